@@ -1,0 +1,45 @@
+# wharf: make help lists the targets.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+GO        ?= go
+GOBIN     := $(shell $(GO) env GOPATH)/bin
+MINIO     := $(GOBIN)/minio
+MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+STATICCHECK_VERSION := v0.8.2
+TESTFLAGS ?= -race -count=1 -timeout 20m
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## build wharf and addrd into ./bin
+	$(GO) build -o bin/ ./cmd/...
+
+.PHONY: run
+run: build ## publish a demo release into ./public and serve it (wharf on :8080, addrd --dev on :8090)
+	./scripts/run.sh
+
+.PHONY: test
+test: ## run all tests (real PostgreSQL, MinIO, openssl, shells, chromium when present)
+	$(GO) test $(TESTFLAGS) ./...
+
+.PHONY: lint
+lint: ## gofmt, go vet, staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+.PHONY: bench
+bench: build $(MINIO) ## benchmarks, each reported as a ratio against a reference in the same run
+	./scripts/bench.sh
+
+.PHONY: minio
+minio: $(MINIO) ## build the pinned MinIO server the tests use (cold: ~10 min)
+$(MINIO):
+	$(GO) install github.com/minio/minio@$(MINIO_VERSION)
+
+.PHONY: clean
+clean: ## remove build output and the demo tree
+	rm -rf bin/wharf bin/addrd public wharf.db addrd.db

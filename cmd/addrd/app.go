@@ -1,0 +1,23 @@
+package main
+
+import (
+	"io"
+
+	"github.com/urfave/cli/v2"
+)
+
+// newApp builds the CLI; tests run commands in-process and read what they print.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:           "addrd",
+		Usage:          "the address-data service: subscriptions, balances and transactions under /v1",
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands: []*cli.Command{
+			serveCommand(),
+			apikeyCommand(),
+			migrateCommand(),
+		},
+	}
+}

@@ -1,0 +1,71 @@
+// Package deptest holds the layering of STYLE.md ("who may import whom")
+// as a test over `go list`.
+package deptest
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/wharfhq/wharf/"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func packages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", mod+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func under(path, root string) bool {
+	return path == mod+root || strings.HasPrefix(path, mod+root+"/")
+}
+
+func TestLayering(t *testing.T) {
+	pkgs := packages(t)
+	if len(pkgs) < 5 {
+		t.Fatalf("go list found %d packages; the module should have more", len(pkgs))
+	}
+	for _, p := range pkgs {
+		for _, imp := range p.Imports {
+			var broken string
+			switch {
+			case under(imp, "cmd"):
+				broken = "nothing imports cmd/*"
+			case under(p.ImportPath, "publish") && (under(imp, "site") || under(imp, "query")):
+				broken = "publish imports neither site nor query"
+			case under(p.ImportPath, "query") && (under(imp, "site") || under(imp, "publish")):
+				broken = "query imports neither site nor publish"
+			case under(p.ImportPath, "site") && under(imp, "query"):
+				broken = "site does not import query"
+			case (p.ImportPath == mod+"publish" || p.ImportPath == mod+"query") &&
+				(imp == "net/http" || imp == "database/sql" || strings.Contains(imp, "minio-go") || strings.Contains(imp, "uptrace/bun") || strings.Contains(imp, "go-ethereum")):
+				broken = "the root of a part imports neither net/http nor a driver"
+			case strings.HasPrefix(imp, "github.com/minio/minio-go") && p.ImportPath != mod+"publish/s3" && p.ImportPath != mod+"internal/testenv":
+				broken = "only publish/s3 imports minio-go"
+			case !strings.HasPrefix(p.ImportPath, mod+"internal/") && under(imp, "internal/testenv"):
+				broken = "only tests import internal/testenv"
+			}
+			if broken != "" {
+				t.Errorf("%s imports %s: %s", p.ImportPath, imp, broken)
+			}
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// Errors a Store returns; adapters wrap them with context, so compare with errors.Is.
+var (
+	// ErrNotFound: no object at the key.
+	ErrNotFound = errors.New("object not found")
+	// ErrPreconditionFailed: a conditional Put lost (IfMatch no longer
+	// matches, or IfNoneMatch and the object exists).
+	ErrPreconditionFailed = errors.New("precondition failed")
+	// ErrUnavailable: the store cannot be reached or answered a server
+	// error; the operation may succeed later.
+	ErrUnavailable = errors.New("store unavailable")
+	// ErrInvalidKey: the key is empty, absolute, or has "." or ".." elements,
+	// backslashes or NUL.
+	ErrInvalidKey = errors.New("invalid object key")
+)
+
+// ObjectInfo describes a stored object.
+type ObjectInfo struct {
+	Key     string
+	Size    int64
+	ETag    string    // opaque, quoted as in HTTP; changes when the content changes
+	ModTime time.Time // last write
+	SHA256  string    // hex SHA-256 of the whole object when the store keeps one, else ""
+}
+
+// Object is an open stored object. Seek and Read let http.ServeContent
+// answer Range requests without reading the whole object.
+type Object interface {
+	io.ReadSeekCloser
+	Info() ObjectInfo
+}
+
+// PutOptions control a write.
+type PutOptions struct {
+	ContentType string
+	// SHA256 is the raw SHA-256 of the content when the caller knows it in
+	// advance; the store verifies the content against it and rejects a
+	// mismatch. May be nil.
+	SHA256 []byte
+	// IfMatch makes the write conditional on the current ETag.
+	IfMatch string
+	// IfNoneMatch makes the write succeed only if no object exists at the key.
+	IfNoneMatch bool
+}
+
+// Store holds a published tree: a directory or an S3 bucket prefix. Writes
+// are atomic: a reader sees the old object or the whole new one, never a
+// part. Implementations are safe for concurrent use.
+type Store interface {
+	// Open opens the object at key for reading. Errors: ErrNotFound,
+	// ErrInvalidKey, ErrUnavailable.
+	Open(ctx context.Context, key string) (Object, error)
+	// Stat describes the object at key. Errors: ErrNotFound, ErrInvalidKey,
+	// ErrUnavailable.
+	Stat(ctx context.Context, key string) (ObjectInfo, error)
+	// Put writes size bytes from r (size -1 when unknown) at key. The
+	// returned info carries the store's SHA-256 when it keeps one. Errors:
+	// ErrPreconditionFailed (conditional writes), ErrInvalidKey,
+	// ErrUnavailable, and content that does not match opts.SHA256.
+	Put(ctx context.Context, key string, r io.Reader, size int64, opts PutOptions) (ObjectInfo, error)
+	// List returns the objects whose keys start with prefix, sorted by key.
+	// Errors: ErrUnavailable.
+	List(ctx context.Context, prefix string) ([]ObjectInfo, error)
+}
+
+// Presigner is implemented by stores that can hand out short-lived URLs
+// for direct downloads (S3). filename sets the response's
+// Content-Disposition attachment name.
+type Presigner interface {
+	PresignGet(ctx context.Context, key, filename string, expiry time.Duration) (string, error)
+}

@@ -1,0 +1,81 @@
+package query
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the storage the /v1 API reads and writes. query/store
+// implements it on bun (SQLite and PostgreSQL). Every method may return
+// ErrUnavailable when the database cannot be reached.
+type Store interface {
+	// CreateAPIKey creates a key for the account named name, creating the
+	// account if needed, and returns the key and its secret, shown once.
+	CreateAPIKey(ctx context.Context, name string) (key APIKey, secret string, err error)
+	// RevokeAPIKey revokes a key. Errors: ErrNotFound.
+	RevokeAPIKey(ctx context.Context, id string) error
+	// ListAPIKeys lists all keys, newest first.
+	ListAPIKeys(ctx context.Context) ([]APIKey, error)
+	// Authenticate checks id and secret in constant time and returns the
+	// account. Errors: ErrUnauthenticated.
+	Authenticate(ctx context.Context, id, secret string) (Account, error)
+
+	// Subscribe subscribes the account; created is false when it already was.
+	Subscribe(ctx context.Context, account int64, chain, address string) (created bool, err error)
+	// Unsubscribe removes a subscription; stored data is kept. Errors: ErrNotFound.
+	Unsubscribe(ctx context.Context, account int64, chain, address string) error
+	// Subscribed reports whether the account is subscribed to any of addresses.
+	Subscribed(ctx context.Context, account int64, chain string, addresses ...string) (bool, error)
+	// Subscriptions lists an account's subscriptions after the cursor (nil:
+	// from the start) in (chain, address) order, at most limit, with the total
+	// count. chain "" means all chains.
+	Subscriptions(ctx context.Context, account int64, chain string, after *SubscriptionCursor, limit int) (subs []Subscription, total int, err error)
+
+	// Balances returns the stored balances of an address, native first.
+	Balances(ctx context.Context, chain, address string) ([]Balance, error)
+	// Transactions returns the transactions touching address after the
+	// cursor (nil: from the most recent), most recent first, at most limit.
+	// Its cost does not grow with the depth of the cursor.
+	Transactions(ctx context.Context, chain, address string, after *TxCursor, limit int) ([]Transaction, error)
+	// Transaction returns one transaction with its transfers. Errors: ErrNotFound.
+	Transaction(ctx context.Context, chain, hash string) (Transaction, error)
+
+	// Secret returns the named server secret, creating 32 random bytes on
+	// first use (page-token HMAC keys).
+	Secret(ctx context.Context, name string) ([]byte, error)
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+}
+
+// FetchStore is the storage the fetcher writes. Inserts ignore conflicts on
+// (chain, hash, log index), so storing a block twice duplicates nothing.
+type FetchStore interface {
+	// Tracked lists the addresses of chain with at least one subscription.
+	Tracked(ctx context.Context, chain string) ([]Tracked, error)
+	// MarkSynced records that the fetcher has synced these addresses (initial
+	// balances and backfill) up to and including block.
+	MarkSynced(ctx context.Context, chain string, addresses []string, block uint64) error
+
+	// Checkpoint returns the last block stored for chain; ok is false when
+	// none is.
+	Checkpoint(ctx context.Context, chain string) (b Block, ok bool, err error)
+	// StoredBlock returns the stored block at number, for finding a fork
+	// point. Errors: ErrNotFound.
+	StoredBlock(ctx context.Context, chain string, number uint64) (Block, error)
+	// StoreBlock stores the matched transactions and fresh balances of block b
+	// and moves the checkpoint to b, all in one database transaction.
+	StoreBlock(ctx context.Context, chain string, b Block, txs []Transaction, balances []Balance) error
+	// Rewind removes every transaction and block stored above number (a
+	// reorg) and moves the checkpoint back to number, in one transaction.
+	Rewind(ctx context.Context, chain string, number uint64) error
+	// PutTransactions stores backfilled transactions without moving the checkpoint.
+	PutTransactions(ctx context.Context, chain string, txs []Transaction) error
+	// PutBalances upserts balances; a balance read at an older block than the
+	// stored one is ignored.
+	PutBalances(ctx context.Context, balances []Balance) error
+
+	// Lead blocks until this process is the one fetcher of chain (an advisory
+	// lock on PostgreSQL; at once on SQLite) or ctx ends. The returned context
+	// ends when leadership is lost; release gives it up.
+	Lead(ctx context.Context, chain string, retry time.Duration) (lead context.Context, release func(), err error)
+}
