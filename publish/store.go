@@ -20,6 +20,9 @@ var (
 	// ErrInvalidKey: the key is empty, absolute, or has "." or ".." elements,
 	// backslashes or NUL.
 	ErrInvalidKey = errors.New("invalid object key")
+	// ErrChecksumMismatch: the content written does not match
+	// PutOptions.SHA256; nothing was stored.
+	ErrChecksumMismatch = errors.New("content does not match its sha256")
 )
 
 // ObjectInfo describes a stored object.
@@ -64,7 +67,8 @@ type Store interface {
 	// Put writes size bytes from r (size -1 when unknown) at key. The
 	// returned info carries the store's SHA-256 when it keeps one. Errors:
 	// ErrPreconditionFailed (conditional writes), ErrInvalidKey,
-	// ErrUnavailable, and content that does not match opts.SHA256.
+	// ErrUnavailable, and ErrChecksumMismatch for content that does not
+	// match opts.SHA256 (nothing is stored then).
 	Put(ctx context.Context, key string, r io.Reader, size int64, opts PutOptions) (ObjectInfo, error)
 	// List returns the objects whose keys start with prefix, sorted by key.
 	// Errors: ErrUnavailable.
