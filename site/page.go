@@ -1,0 +1,494 @@
+package site
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wharfhq/wharf/publish"
+)
+
+// PageConfig configures the browser page.
+type PageConfig struct {
+	Store publish.Store // the published tree
+	// Auth checks what is pasted into the login form. Nil disables login:
+	// the page only lists.
+	Auth Authenticator
+	// Secret signs the session and CSRF cookies (at least 32 bytes). Keep it
+	// stable across restarts and replicas, or sessions end with them.
+	Secret []byte
+	Now    func() time.Time // the clock; nil for time.Now
+	Logger *slog.Logger     // nil for slog.Default()
+	// BaseURL is the server's public URL for the commands the page shows;
+	// "" takes it from each request (Host, TLS, X-Forwarded-Proto).
+	BaseURL string
+	// Secure sets the Secure flag on every cookie, also when a request came
+	// over plain HTTP (a TLS proxy that does not send X-Forwarded-Proto).
+	Secure bool
+	// Recheck is how long a session's credential is trusted after the
+	// Authenticator last accepted it (default 1 minute): a revoked API key
+	// or user keeps a browser session for at most this long.
+	Recheck time.Duration
+	// TokenSession and APIKeySession cap how long a login lasts (defaults
+	// 24 hours and 8 hours); a session never outlives its credential.
+	TokenSession  time.Duration
+	APIKeySession time.Duration
+}
+
+// Page is the browser page of the download server: the release list at
+// "/", the login form at "/login", "/logout" and the stylesheet under
+// "/static/". It is an http.Handler for those paths and implements
+// Sessions for the download handlers.
+type Page struct {
+	cfg      PageConfig
+	render   *publish.PageRenderer
+	keys     *cookieKeys
+	style    []byte
+	styleTag string
+	tree     treeCache
+	sessions sessionCache
+	origin   *http.CrossOriginProtection
+}
+
+var _ Sessions = (*Page)(nil)
+var _ http.Handler = (*Page)(nil)
+
+// NewPage makes the page, parsing its templates.
+func NewPage(cfg PageConfig) (*Page, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("page: no store")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Recheck <= 0 {
+		cfg.Recheck = time.Minute
+	}
+	if cfg.TokenSession <= 0 || cfg.TokenSession > 24*time.Hour {
+		cfg.TokenSession = 24 * time.Hour
+	}
+	if cfg.APIKeySession <= 0 {
+		cfg.APIKeySession = 8 * time.Hour
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	render, err := publish.NewPageRenderer()
+	if err != nil {
+		return nil, err
+	}
+	p := &Page{cfg: cfg, render: render, style: render.Style(), sessions: sessionCache{max: 10000}, origin: http.NewCrossOriginProtection()}
+	sum := sha256.Sum256(p.style)
+	p.styleTag = `"` + hex.EncodeToString(sum[:8]) + `"`
+	if cfg.Auth != nil {
+		if p.keys, err = newCookieKeys(cfg.Secret); err != nil {
+			return nil, err
+		}
+	}
+	p.tree.store = cfg.Store
+	return p, nil
+}
+
+func (p *Page) now() time.Time { return p.cfg.Now() }
+
+// Paths the page answers.
+const (
+	pathStyle = "/static/page.css"
+)
+
+// ServeHTTP answers "/", "/login", "/logout" and "/static/page.css".
+func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/":
+		if !allow(w, r, http.MethodGet, http.MethodHead) {
+			return
+		}
+		p.servePage(w, r)
+	case "/login":
+		if p.cfg.Auth == nil {
+			http.NotFound(w, r)
+			return
+		}
+		if !allow(w, r, http.MethodGet, http.MethodHead, http.MethodPost) {
+			return
+		}
+		if r.Method == http.MethodPost {
+			p.serveLoginPost(w, r)
+			return
+		}
+		p.serveLogin(w, r, http.StatusOK, "", safeNext(r.URL.Query().Get("next")))
+	case "/logout":
+		if p.cfg.Auth == nil {
+			http.NotFound(w, r)
+			return
+		}
+		if !allow(w, r, http.MethodPost) {
+			return
+		}
+		p.serveLogout(w, r)
+	case pathStyle:
+		if !allow(w, r, http.MethodGet, http.MethodHead) {
+			return
+		}
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		w.Header().Set("ETag", p.styleTag)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(p.style))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	return false
+}
+
+// servePage renders the release list for the visitor.
+func (p *Page) servePage(w http.ResponseWriter, r *http.Request) {
+	status := http.StatusOK
+	t, err := p.tree.load(r.Context())
+	var d *publish.PageData
+	if err != nil {
+		p.cfg.Logger.Error("page: read the tree", "err", err)
+		d = publish.NewPageData(nil, publish.PageOptions{BaseURL: p.baseURL(r)})
+		d.Notice = "The release store cannot be read right now. Try again in a minute."
+		status = http.StatusServiceUnavailable
+	} else {
+		d = publish.NewPageData(t.manifest, publish.PageOptions{
+			BaseURL: p.baseURL(r),
+			Latest:  t.latest,
+			Preview: t.preview,
+			Version: strings.TrimSpace(r.URL.Query().Get("version")),
+		})
+	}
+	d.Mac = isMac(r.UserAgent())
+	if err := p.addSession(w, r, d); err != nil {
+		p.fail(w, "session", err)
+		return
+	}
+	p.writeHTML(w, status, publish.PageTemplate, d)
+}
+
+// addSession fills in the visitor's login state and points each download
+// link where it works for this visitor.
+func (p *Page) addSession(w http.ResponseWriter, r *http.Request, d *publish.PageData) error {
+	d.Stylesheet = pathStyle
+	var pr *Principal
+	if p.cfg.Auth != nil {
+		d.Session = &publish.PageSession{}
+		if got, ok := p.Principal(r); ok {
+			pr = &got
+			csrf, err := p.csrfFor(w, r)
+			if err != nil {
+				return err
+			}
+			*d.Session = publish.PageSession{
+				LoggedIn: true,
+				Name:     got.Name,
+				Kind:     got.Kind,
+				Orgs:     got.Orgs,
+				Level:    got.Level,
+				Expires:  got.Expires,
+				CSRF:     csrf,
+			}
+			for _, a := range []string{publish.AccessPublic, publish.AccessBasic, publish.AccessFull} {
+				if got.Allows(a) {
+					d.Session.Allowed = append(d.Session.Allowed, a)
+				}
+			}
+		}
+	}
+	for i := range d.Sections {
+		for j := range d.Sections[i].Artifacts {
+			for k := range d.Sections[i].Artifacts[j].Files {
+				f := &d.Sections[i].Artifacts[j].Files[k]
+				switch {
+				case p.cfg.Auth == nil || pr.Allows(f.Access):
+					f.Link, f.Href = publish.LinkDownload, f.Path
+				case pr == nil:
+					f.Link, f.Href = publish.LinkLogin, "/login?next="+url.QueryEscape(f.Path)
+				default:
+					f.Link, f.Href = publish.LinkDenied, ""
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// loginView is what the "login" template is rendered with.
+type loginView struct {
+	Page  *publish.PageData
+	Error string
+	CSRF  string
+	Next  string
+}
+
+// Messages of the login form. The wrong-credential one never says which
+// part was wrong.
+const (
+	msgBadCredential = "That access token or API key was not accepted. Check that you pasted all of it; it may also have expired or been revoked."
+	msgNoCredential  = "Paste an access token or an API key."
+	msgBadForm       = "The form expired or did not come from this page. Please try again."
+	msgUnavailable   = "Your credential cannot be checked right now. Please try again in a minute."
+)
+
+func (p *Page) serveLogin(w http.ResponseWriter, r *http.Request, status int, msg, next string) {
+	csrf, err := p.csrfFor(w, r)
+	if err != nil {
+		p.fail(w, "login form", err)
+		return
+	}
+	d := &publish.PageData{Title: "Log in", Stylesheet: pathStyle, Session: &publish.PageSession{}}
+	if got, ok := p.Principal(r); ok {
+		d.Session.LoggedIn, d.Session.Name, d.Session.CSRF = true, got.Name, csrf
+	}
+	p.writeHTML(w, status, "login", &loginView{Page: d, Error: msg, CSRF: csrf, Next: next})
+}
+
+// maxForm bounds the login and logout forms.
+const maxForm = 64 << 10
+
+func (p *Page) serveLoginPost(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		p.serveLogin(w, r, http.StatusBadRequest, msgBadForm, "")
+		return
+	}
+	next := safeNext(r.PostForm.Get("next"))
+	if !p.sameOrigin(r) || !p.keys.checkCSRF(r, r.PostForm.Get("csrf")) {
+		p.serveLogin(w, r, http.StatusForbidden, msgBadForm, next)
+		return
+	}
+	cred := strings.TrimSpace(r.PostForm.Get("credential"))
+	if cred == "" {
+		p.serveLogin(w, r, http.StatusBadRequest, msgNoCredential, next)
+		return
+	}
+	if len(cred) > 4096 {
+		p.serveLogin(w, r, http.StatusUnauthorized, msgBadCredential, next)
+		return
+	}
+	kind := credentialKind(cred)
+	pr, err := p.check(r, kind, cred)
+	if err == nil {
+		_, err = p.startSession(w, r, kind, cred, pr)
+	}
+	switch {
+	case errors.Is(err, ErrUnauthenticated):
+		p.cfg.Logger.Info("page: login refused", "kind", kind, "remote", r.RemoteAddr)
+		p.serveLogin(w, r, http.StatusUnauthorized, msgBadCredential, next)
+		return
+	case err != nil:
+		p.cfg.Logger.Error("page: login", "kind", kind, "err", err)
+		p.serveLogin(w, r, http.StatusServiceUnavailable, msgUnavailable, next)
+		return
+	}
+	p.cfg.Logger.Info("page: login", "kind", pr.Kind, "name", pr.Name, "level", pr.Level)
+	if next == "" {
+		next = "/"
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (p *Page) serveLogout(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil || !p.sameOrigin(r) || !p.keys.checkCSRF(r, r.PostForm.Get("csrf")) {
+		p.serveLogin(w, r, http.StatusForbidden, msgBadForm, "")
+		return
+	}
+	p.endSession(w, r)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// sameOrigin refuses cross-origin form posts that browsers label as such
+// (Sec-Fetch-Site, Origin), before the CSRF token is even looked at.
+func (p *Page) sameOrigin(r *http.Request) bool {
+	return p.origin.Check(r) == nil
+}
+
+// safeNext returns next when it is a local path the login may send the
+// browser back to, else "". Only unreserved characters and slashes pass:
+// no scheme, no host ("//", "/\"), no percent-encoded tricks, no dot
+// segments, no query.
+func safeNext(next string) string {
+	if next == "" || len(next) > 1024 || next[0] != '/' || strings.HasPrefix(next, "//") {
+		return ""
+	}
+	for _, c := range next {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-._~/", c)) {
+			return ""
+		}
+	}
+	for _, el := range strings.Split(next[1:], "/") {
+		if el == "." || el == ".." {
+			return ""
+		}
+	}
+	return next
+}
+
+// isMac reports whether a User-Agent is a desktop Mac's.
+func isMac(ua string) bool {
+	return (strings.Contains(ua, "Macintosh") || strings.Contains(ua, "Mac OS X")) &&
+		!strings.Contains(ua, "iPhone") && !strings.Contains(ua, "iPad")
+}
+
+// baseURL is the server's URL as the visitor reaches it.
+func (p *Page) baseURL(r *http.Request) string {
+	if p.cfg.BaseURL != "" {
+		return p.cfg.BaseURL
+	}
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	host := r.Host
+	if host == "" || strings.ContainsAny(host, "/\\ \"'<>") {
+		host = "localhost"
+	}
+	return scheme + "://" + host
+}
+
+// contentSecurityPolicy allows the page nothing but its own stylesheet and
+// forms posting to itself.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+func (p *Page) writeHTML(w http.ResponseWriter, status int, name string, data any) {
+	var buf bytes.Buffer
+	if err := p.render.Render(&buf, name, data); err != nil {
+		p.fail(w, "render", err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	// The page depends on the visitor's session and system.
+	h.Set("Cache-Control", "no-store")
+	h.Set("Vary", "Cookie, User-Agent")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+func (p *Page) fail(w http.ResponseWriter, what string, err error) {
+	p.cfg.Logger.Error("page: "+what, "err", err)
+	http.Error(w, "internal error", http.StatusInternalServerError)
+}
+
+// treeCache keeps the pointers and the manifest the page was last built
+// from, and reads an object again only when its ETag changed.
+type treeCache struct {
+	store publish.Store
+
+	mu       sync.Mutex
+	objects  map[string]cachedObject
+	manETag  string
+	manifest *publish.Manifest
+}
+
+type cachedObject struct {
+	etag string
+	data []byte
+}
+
+// tree is what the page is built from.
+type tree struct {
+	manifest *publish.Manifest // nil when nothing is published
+	latest   string
+	preview  string
+}
+
+// maxManifest bounds how much of releases.json the page reads.
+const maxManifest = 64 << 20
+
+func (c *treeCache) load(ctx context.Context) (tree, error) {
+	var t tree
+	man, manTag, err := c.read(ctx, publish.KeyManifest, maxManifest)
+	switch {
+	case errors.Is(err, publish.ErrNotFound):
+		return t, nil
+	case err != nil:
+		return t, err
+	}
+	for _, ptr := range []struct {
+		key string
+		to  *string
+	}{{publish.KeyLatest, &t.latest}, {publish.KeyPreview, &t.preview}} {
+		b, _, err := c.read(ctx, ptr.key, 1024)
+		if errors.Is(err, publish.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return t, err
+		}
+		*ptr.to = strings.TrimSpace(string(b))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.manifest == nil || manTag == "" || manTag != c.manETag {
+		m, err := publish.ReadManifest(bytes.NewReader(man))
+		if err != nil {
+			return t, err
+		}
+		c.manifest, c.manETag = m, manTag
+	}
+	t.manifest = c.manifest
+	return t, nil
+}
+
+// read returns the content of key, from the cache when the store's ETag
+// is the cached one.
+func (c *treeCache) read(ctx context.Context, key string, limit int64) ([]byte, string, error) {
+	info, err := c.store.Stat(ctx, key)
+	if err != nil {
+		return nil, "", fmt.Errorf("page: stat %s: %w", key, err)
+	}
+	c.mu.Lock()
+	cached, ok := c.objects[key]
+	c.mu.Unlock()
+	if ok && info.ETag != "" && cached.etag == info.ETag {
+		return cached.data, cached.etag, nil
+	}
+	obj, err := c.store.Open(ctx, key)
+	if err != nil {
+		return nil, "", fmt.Errorf("page: open %s: %w", key, err)
+	}
+	defer obj.Close()
+	data, err := io.ReadAll(io.LimitReader(obj, limit+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("page: read %s: %w", key, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, "", fmt.Errorf("page: %s is larger than %d bytes", key, limit)
+	}
+	etag := obj.Info().ETag
+	c.mu.Lock()
+	if c.objects == nil {
+		c.objects = make(map[string]cachedObject)
+	}
+	c.objects[key] = cachedObject{etag: etag, data: data}
+	c.mu.Unlock()
+	return data, etag, nil
+}
