@@ -1,0 +1,336 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/wharfhq/wharf/publish"
+)
+
+// errChecksum marks content that does not match PutOptions.SHA256 or a
+// checksum the server reported back.
+var errChecksum = errors.New("checksum mismatch")
+
+// Put writes the object at key from r.
+//
+// Objects up to the part size go in one PUT with x-amz-checksum-sha256 of
+// the bytes read; the server verifies it and keeps it as the object's
+// whole-object SHA-256. Larger objects go in a multipart upload: parts are
+// read one after the other into buffers of a pool shared by the store,
+// uploaded in parallel, each with its own x-amz-checksum-sha256. While
+// reading, Put hashes the whole stream too, and after the upload compares
+// the server's composite checksum (SHA-256 of the parts' SHA-256s) with the
+// one computed here: equal means the server holds exactly the parts that
+// were hashed, so the whole-object SHA-256 returned in ObjectInfo.SHA256 is
+// the SHA-256 of the stored object, without downloading it again.
+//
+// When opts.SHA256 is set the server checks a single PUT against it; for a
+// multipart upload the whole-stream hash is compared before the upload is
+// completed, so a mismatch leaves nothing visible either way.
+func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, opts publish.PutOptions) (publish.ObjectInfo, error) {
+	name, err := s.objectName(key)
+	if err != nil {
+		return publish.ObjectInfo{}, err
+	}
+	if opts.SHA256 != nil && len(opts.SHA256) != sha256.Size {
+		return publish.ObjectInfo{}, fmt.Errorf("s3: put %s: SHA256 has %d bytes, want %d", key, len(opts.SHA256), sha256.Size)
+	}
+	if size > int64(s.partSize)*maxParts {
+		return publish.ObjectInfo{}, fmt.Errorf("s3: put %s: %d bytes is more than %d parts of %d bytes; raise the part size", key, size, maxParts, s.partSize)
+	}
+	p := &putter{s: s, key: key, name: name, opts: opts, whole: sha256.New()}
+	info, err := p.put(ctx, r, size)
+	if err != nil {
+		return publish.ObjectInfo{}, s.translatePut(key, opts, err)
+	}
+	return info, nil
+}
+
+// putter is one Put.
+type putter struct {
+	s     *Store
+	key   string
+	name  string
+	opts  publish.PutOptions
+	whole hash.Hash // SHA-256 of every byte read
+	n     int64     // bytes read
+}
+
+// fill reads the next part into a pooled buffer, hashing as it goes. It
+// returns io.EOF with no buffer when the stream is at its end.
+func (p *putter) fill(ctx context.Context, r io.Reader, size int64) (*part, error) {
+	want := p.s.partSize
+	if size >= 0 && size-p.n < int64(want) {
+		want = int(size - p.n)
+	}
+	buf, err := p.s.bufs.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n, err := io.ReadFull(r, buf[:want])
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		if size >= 0 {
+			p.s.bufs.put(buf)
+			return nil, fmt.Errorf("read: %w after %d of %d bytes", io.ErrUnexpectedEOF, p.n+int64(n), size)
+		}
+	case err != nil:
+		p.s.bufs.put(buf)
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	if n == 0 && p.n > 0 {
+		p.s.bufs.put(buf)
+		return nil, io.EOF
+	}
+	p.whole.Write(buf[:n])
+	p.n += int64(n)
+	sum := sha256.Sum256(buf[:n])
+	return &part{buf: buf, data: buf[:n], sum: sum[:]}, nil
+}
+
+type part struct {
+	num  int
+	buf  []byte // the pooled buffer, returned after upload
+	data []byte
+	sum  []byte
+}
+
+// more reports whether r has bytes after the n read so far, without taking
+// a buffer: a known size answers at once, else one byte is peeked.
+func more(r io.Reader, size, n int64) (bool, io.Reader, error) {
+	if size >= 0 {
+		return size > n, r, nil
+	}
+	var b [1]byte
+	for {
+		m, err := r.Read(b[:])
+		if m > 0 {
+			return true, io.MultiReader(bytes.NewReader(b[:m]), r), nil
+		}
+		if err == io.EOF {
+			return false, r, nil
+		}
+		if err != nil {
+			return false, r, fmt.Errorf("read: %w", err)
+		}
+	}
+}
+
+func (p *putter) put(ctx context.Context, r io.Reader, size int64) (publish.ObjectInfo, error) {
+	first, err := p.fill(ctx, r, size)
+	if err != nil {
+		return publish.ObjectInfo{}, err
+	}
+	rest, r, err := more(r, size, p.n)
+	if err != nil {
+		p.s.bufs.put(first.buf)
+		return publish.ObjectInfo{}, err
+	}
+	if !rest {
+		defer p.s.bufs.put(first.buf)
+		return p.single(ctx, first)
+	}
+	return p.multipart(ctx, first, r, size)
+}
+
+// conditional sets If-Match / If-None-Match on o.
+func (p *putter) conditional(o *minio.PutObjectOptions) {
+	if p.opts.IfMatch != "" {
+		o.SetMatchETag(strings.Trim(p.opts.IfMatch, `"`))
+	}
+	if p.opts.IfNoneMatch {
+		o.SetMatchETagExcept("*")
+	}
+}
+
+func (p *putter) contentType() string {
+	if p.opts.ContentType != "" {
+		return p.opts.ContentType
+	}
+	return "application/octet-stream"
+}
+
+func (p *putter) single(ctx context.Context, pt *part) (publish.ObjectInfo, error) {
+	claimed := pt.sum
+	if p.opts.SHA256 != nil {
+		claimed = p.opts.SHA256 // the server refuses the body if it differs
+	}
+	o := minio.PutObjectOptions{
+		ContentType:          p.contentType(),
+		DisableContentSha256: true,
+		UserMetadata:         map[string]string{"x-amz-checksum-sha256": base64.StdEncoding.EncodeToString(claimed)},
+	}
+	p.conditional(&o)
+	// The payload is sent as UNSIGNED-PAYLOAD: the signed checksum header
+	// already protects it, and the server hashes the body once.
+	ui, err := p.s.core.PutObject(ctx, p.s.bucket, p.name, bytes.NewReader(pt.data), int64(len(pt.data)), "", "", o)
+	if err != nil {
+		return publish.ObjectInfo{}, err
+	}
+	got := fullSHA256(ui.ChecksumSHA256)
+	if got != "" && got != hex.EncodeToString(claimed) {
+		return publish.ObjectInfo{}, fmt.Errorf("%w: server reports sha256 %s, sent %x", errChecksum, got, claimed)
+	}
+	return publish.ObjectInfo{
+		Key:     p.key,
+		Size:    int64(len(pt.data)),
+		ETag:    `"` + ui.ETag + `"`,
+		ModTime: ui.LastModified,
+		SHA256:  hex.EncodeToString(pt.sum),
+	}, nil
+}
+
+func (p *putter) multipart(ctx context.Context, first *part, r io.Reader, size int64) (info publish.ObjectInfo, err error) {
+	o := minio.PutObjectOptions{
+		ContentType:  p.contentType(),
+		UserMetadata: map[string]string{"x-amz-checksum-algorithm": "SHA256"},
+	}
+	if p.opts.SHA256 != nil {
+		o.UserMetadata[metaSHA256] = hex.EncodeToString(p.opts.SHA256)
+	}
+	p.conditional(&o) // fail early on a lost precondition; checked again at completion
+	uploadID, err := p.s.core.NewMultipartUpload(ctx, p.s.bucket, p.name, o)
+	if err != nil {
+		p.s.bufs.put(first.buf)
+		return publish.ObjectInfo{}, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer func() {
+		if err != nil {
+			// Abort with a fresh context: ctx may be what failed.
+			actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+			defer acancel()
+			p.s.core.AbortMultipartUpload(actx, p.s.bucket, p.name, uploadID)
+		}
+	}()
+
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		parts []minio.CompletePart
+		sums  [][]byte
+	)
+	upload := func(pt *part) {
+		defer wg.Done()
+		defer p.s.bufs.put(pt.buf)
+		op, err := p.s.core.PutObjectPart(ctx, p.s.bucket, p.name, uploadID, pt.num,
+			bytes.NewReader(pt.data), int64(len(pt.data)), minio.PutObjectPartOptions{
+				DisableContentSha256: true,
+				CustomHeader:         map[string][]string{"X-Amz-Checksum-Sha256": {base64.StdEncoding.EncodeToString(pt.sum)}},
+			})
+		if err != nil {
+			cancel(fmt.Errorf("part %d: %w", pt.num, err))
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		parts = append(parts, minio.CompletePart{PartNumber: pt.num, ETag: op.ETag, ChecksumSHA256: op.ChecksumSHA256})
+	}
+	pt := first
+	for num := 1; ; num++ {
+		pt.num = num
+		sums = append(sums, pt.sum)
+		wg.Add(1)
+		go upload(pt)
+		pt, err = p.fill(ctx, r, size)
+		if err == io.EOF {
+			err = nil
+			break
+		}
+		if err != nil {
+			cancel(err)
+			break
+		}
+	}
+	wg.Wait()
+	if cause := context.Cause(ctx); cause != nil {
+		return publish.ObjectInfo{}, cause
+	}
+	if size >= 0 && p.n != size {
+		return publish.ObjectInfo{}, fmt.Errorf("read %d bytes, want %d", p.n, size)
+	}
+	whole := p.whole.Sum(nil)
+	if p.opts.SHA256 != nil && !bytes.Equal(whole, p.opts.SHA256) {
+		return publish.ObjectInfo{}, fmt.Errorf("%w: content has sha256 %x, want %x", errChecksum, whole, p.opts.SHA256)
+	}
+	sortParts(parts)
+	ui, err := p.s.core.CompleteMultipartUpload(ctx, p.s.bucket, p.name, uploadID, parts, p.completeOptions())
+	if err != nil {
+		return publish.ObjectInfo{}, err
+	}
+	if want := compositeSHA256(sums); ui.ChecksumSHA256 != "" && ui.ChecksumSHA256 != want {
+		// Too late to keep it invisible, but never report a wrong object as good.
+		return publish.ObjectInfo{}, fmt.Errorf("%w: server's composite sha256 %s, computed %s", errChecksum, ui.ChecksumSHA256, want)
+	}
+	return publish.ObjectInfo{
+		Key:    p.key,
+		Size:   p.n,
+		ETag:   `"` + ui.ETag + `"`,
+		SHA256: hex.EncodeToString(whole),
+	}, nil
+}
+
+func (p *putter) completeOptions() minio.PutObjectOptions {
+	var o minio.PutObjectOptions
+	p.conditional(&o)
+	return o
+}
+
+// compositeSHA256 is S3's checksum of a multipart object: base64 of the
+// SHA-256 of the concatenated part SHA-256s, then "-" and the part count.
+func compositeSHA256(sums [][]byte) string {
+	h := sha256.New()
+	for _, s := range sums {
+		h.Write(s)
+	}
+	return fmt.Sprintf("%s-%d", base64.StdEncoding.EncodeToString(h.Sum(nil)), len(sums))
+}
+
+func sortParts(parts []minio.CompletePart) {
+	for i := 1; i < len(parts); i++ {
+		for j := i; j > 0 && parts[j].PartNumber < parts[j-1].PartNumber; j-- {
+			parts[j], parts[j-1] = parts[j-1], parts[j]
+		}
+	}
+}
+
+// bufferPool hands out at most n buffers of one size, shared by all Puts
+// of a store, so upload memory stays bounded however many Puts run.
+type bufferPool struct {
+	free chan []byte
+	size int
+}
+
+func newBufferPool(n, size int) *bufferPool {
+	bp := &bufferPool{free: make(chan []byte, n), size: size}
+	for range n {
+		bp.free <- nil // allocated on first use
+	}
+	return bp
+}
+
+func (bp *bufferPool) get(ctx context.Context) ([]byte, error) {
+	select {
+	case b := <-bp.free:
+		if b == nil {
+			b = make([]byte, bp.size)
+		}
+		return b, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+func (bp *bufferPool) put(b []byte) { bp.free <- b[:cap(b)] }
