@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+type blockRow struct {
+	Number     uint64
+	Hash       string
+	ParentHash string
+	Time       time.Time `bun:",nullzero"`
+}
+
+func (r blockRow) block() query.Block {
+	return query.Block{Number: r.Number, Hash: r.Hash, ParentHash: r.ParentHash, Time: utc(r.Time)}
+}
+
+// Checkpoint returns the last block stored for chain; ok is false when
+// none is.
+func (db *DB) Checkpoint(ctx context.Context, chain string) (b query.Block, ok bool, err error) {
+	b, ok, err = db.checkpoint(ctx, db.r, chain)
+	return b, ok, wrap("checkpoint", err)
+}
+
+func (db *DB) checkpoint(ctx context.Context, tx bun.IDB, chain string) (query.Block, bool, error) {
+	var row blockRow
+	err := tx.NewRaw("SELECT number, hash, parent_hash, time FROM checkpoints WHERE chain = ?", chain).Scan(ctx, &row)
+	if isNoRows(err) {
+		return query.Block{}, false, nil
+	}
+	if err != nil {
+		return query.Block{}, false, err
+	}
+	return row.block(), true, nil
+}
+
+// StoredBlock returns the stored block at number. Errors: query.ErrNotFound.
+func (db *DB) StoredBlock(ctx context.Context, chain string, number uint64) (query.Block, error) {
+	b, err := db.storedBlock(ctx, db.r, chain, number)
+	return b, wrap("stored block", err)
+}
+
+func (db *DB) storedBlock(ctx context.Context, tx bun.IDB, chain string, number uint64) (query.Block, error) {
+	var row blockRow
+	err := tx.NewRaw("SELECT number, hash, parent_hash, time FROM blocks WHERE chain = ? AND number = ?",
+		chain, number).Scan(ctx, &row)
+	return row.block(), err
+}
+
+// StoreBlock stores the matched transactions and fresh balances of block b
+// and moves the checkpoint to b, all in one database transaction.
+func (db *DB) StoreBlock(ctx context.Context, chain string, b query.Block, txs []query.Transaction, balances []query.Balance) error {
+	if err := validate(txs, balances); err != nil {
+		return wrap("store block", err)
+	}
+	return wrap("store block", db.tx(ctx, func(tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO blocks (chain, number, hash, parent_hash, time) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, time = excluded.time`,
+			chain, b.Number, b.Hash, b.ParentHash, b.Time.UTC()); err != nil {
+			return err
+		}
+		if err := db.putTransactions(ctx, tx, chain, txs); err != nil {
+			return err
+		}
+		if err := db.putBalances(ctx, tx, balances); err != nil {
+			return err
+		}
+		return db.setCheckpoint(ctx, tx, chain, b)
+	}))
+}
+
+func (db *DB) setCheckpoint(ctx context.Context, tx bun.IDB, chain string, b query.Block) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO checkpoints (chain, number, hash, parent_hash, time) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (chain) DO UPDATE SET number = excluded.number, hash = excluded.hash,
+		parent_hash = excluded.parent_hash, time = excluded.time`,
+		chain, b.Number, b.Hash, b.ParentHash, nullTime(b.Time))
+	return err
+}
+
+// nullTime is nil for the zero time, so that it is stored as NULL.
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC()
+}
+
+// Rewind removes every transaction and block stored above number (a reorg)
+// and moves the checkpoint back to number, in one transaction. Balances
+// are kept: the fetcher reads them again.
+func (db *DB) Rewind(ctx context.Context, chain string, number uint64) error {
+	return wrap("rewind", db.tx(ctx, func(tx bun.Tx) error { return db.rewind(ctx, tx, chain, number) }))
+}
+
+func (db *DB) rewind(ctx context.Context, tx bun.IDB, chain string, number uint64) error {
+	stmts := []struct {
+		q    string
+		args []any
+	}{
+		{"DELETE FROM tx_addresses WHERE chain = ? AND block_number > ?", []any{chain, number}},
+		{"DELETE FROM transfers WHERE chain = ? AND hash IN (SELECT hash FROM transactions WHERE chain = ? AND block_number > ?)",
+			[]any{chain, chain, number}},
+		{"DELETE FROM transactions WHERE chain = ? AND block_number > ?", []any{chain, number}},
+		{"DELETE FROM blocks WHERE chain = ? AND number > ?", []any{chain, number}},
+	}
+	for _, s := range stmts {
+		if _, err := tx.ExecContext(ctx, s.q, s.args...); err != nil {
+			return err
+		}
+	}
+	b, err := db.storedBlock(ctx, tx, chain, number)
+	if isNoRows(err) {
+		// The fork point is below the first stored block: keep its number.
+		b, err = query.Block{Number: number}, nil
+	}
+	if err != nil {
+		return err
+	}
+	return db.setCheckpoint(ctx, tx, chain, b)
+}

@@ -1,0 +1,245 @@
+// Package store implements query.Store and query.FetchStore on bun, over
+// SQLite (modernc.org/sqlite, pure Go; the default) or PostgreSQL
+// (lib/pq). Both share one set of embedded, versioned migrations, applied
+// by Open.
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lib/pq"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// DefaultDSN is the database addrd uses when none is given: a SQLite file
+// in the working directory.
+const DefaultDSN = "addrd.db"
+
+// DB is the address-data storage. It is safe for concurrent use.
+type DB struct {
+	// w takes every write; on SQLite it is a single connection, so writers
+	// queue in Go instead of failing with SQLITE_BUSY.
+	w *bun.DB
+	// r serves reads outside transactions; on PostgreSQL it is w.
+	r        *bun.DB
+	postgres bool
+	now      func() time.Time
+	rand     io.Reader
+}
+
+var (
+	_ query.Store      = (*DB)(nil)
+	_ query.FetchStore = (*DB)(nil)
+)
+
+// Option configures Open.
+type Option func(*DB)
+
+// WithClock sets the clock that stamps rows (default time.Now).
+func WithClock(now func() time.Time) Option { return func(db *DB) { db.now = now } }
+
+// WithRand sets the source of key IDs, secrets and server secrets
+// (default crypto/rand).
+func WithRand(r io.Reader) Option { return func(db *DB) { db.rand = r } }
+
+// IsPostgres reports whether dsn names a PostgreSQL database rather than
+// a SQLite file.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Open opens the database named by dsn (a SQLite file path or a
+// postgres:// URL) and applies the pending migrations.
+func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
+	db, err := open(dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// OpenNoMigrate opens the database without applying migrations, for
+// `addrd migrate` and for tests of the migrations themselves.
+func OpenNoMigrate(dsn string, opts ...Option) (*DB, error) { return open(dsn, opts) }
+
+func open(dsn string, opts []Option) (*DB, error) {
+	if dsn == "" {
+		dsn = DefaultDSN
+	}
+	db := &DB{now: time.Now, rand: rand.Reader}
+	for _, o := range opts {
+		o(db)
+	}
+	if IsPostgres(dsn) {
+		sqldb, err := sql.Open("postgres", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", redact(dsn), err)
+		}
+		sqldb.SetMaxOpenConns(48)
+		sqldb.SetMaxIdleConns(48)
+		sqldb.SetConnMaxIdleTime(5 * time.Minute)
+		db.postgres = true
+		db.w = bun.NewDB(sqldb, pgdialect.New())
+		db.r = db.w
+		return db, nil
+	}
+	if strings.ContainsAny(dsn, "?#") {
+		return nil, fmt.Errorf("store: SQLite path %q: must not contain '?' or '#'", dsn)
+	}
+	const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	w, err := sql.Open("sqlite", "file:"+dsn+"?"+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dsn, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	r, err := sql.Open("sqlite", "file:"+dsn+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", dsn, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxIdleTime(0)
+	db.w = bun.NewDB(w, sqlitedialect.New())
+	db.r = bun.NewDB(r, sqlitedialect.New())
+	return db, nil
+}
+
+// redact hides the password of a DSN for error messages.
+func redact(dsn string) string {
+	i := strings.Index(dsn, "://")
+	j := strings.LastIndex(dsn, "@")
+	if i < 0 || j < i {
+		return dsn
+	}
+	userinfo := dsn[i+3 : j]
+	if k := strings.IndexByte(userinfo, ':'); k >= 0 {
+		return dsn[:i+3] + userinfo[:k] + ":xxxxx" + dsn[j:]
+	}
+	return dsn
+}
+
+// Close closes the database.
+func (db *DB) Close() error {
+	err := db.w.Close()
+	if db.r != db.w {
+		err = errors.Join(err, db.r.Close())
+	}
+	return err
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.w.PingContext(ctx); err != nil {
+		return wrap("ping", err)
+	}
+	// A ping may be answered from an idle pooled connection without a
+	// round trip; a query is not.
+	var one int
+	if err := db.r.NewRaw("SELECT 1").Scan(ctx, &one); err != nil {
+		return wrap("ping", err)
+	}
+	return nil
+}
+
+// Postgres reports whether db is a PostgreSQL database.
+func (db *DB) Postgres() bool { return db.postgres }
+
+// Bun returns the writer handle, for the fetcher's Lead and for tests.
+func (db *DB) Bun() *bun.DB { return db.w }
+
+// stamp is the clock's now, in UTC and at PostgreSQL's precision, so that
+// what is written reads back equal.
+func (db *DB) stamp() time.Time { return db.now().UTC().Truncate(time.Microsecond) }
+
+// tx runs f in a write transaction.
+func (db *DB) tx(ctx context.Context, f func(tx bun.Tx) error) error {
+	return db.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return f(tx) })
+}
+
+// wrap translates a driver error into the query errors and adds the
+// operation: no rows is query.ErrNotFound, a database that cannot be
+// reached is query.ErrUnavailable.
+func wrap(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, query.ErrNotFound), errors.Is(err, query.ErrUnavailable), errors.Is(err, query.ErrUnauthenticated):
+		return fmt.Errorf("store: %s: %w", op, err)
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("store: %s: %w", op, query.ErrNotFound)
+	case unavailable(err):
+		return fmt.Errorf("store: %s: %w: %w", op, query.ErrUnavailable, err)
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
+}
+
+// unavailable reports whether err means the database cannot be reached
+// now but may be later.
+func unavailable(err error) bool {
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var nerr net.Error
+	if errors.As(err, &nerr) {
+		return true
+	}
+	var perr *pq.Error
+	if errors.As(err, &perr) {
+		switch {
+		case perr.Code.Class() == "08", // connection exception
+			perr.Code.Class() == "53",                                        // insufficient resources
+			perr.Code == "57P01", perr.Code == "57P02", perr.Code == "57P03": // shutdown, crash, starting up
+			return true
+		}
+	}
+	var serr *sqlite.Error
+	if errors.As(err, &serr) {
+		switch serr.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR:
+			return true
+		}
+	}
+	// database/sql does not export its "database is closed" error.
+	return strings.Contains(err.Error(), "sql: database is closed")
+}
+
+// isNoRows reports whether err is database/sql's "no rows".
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// utc returns t in UTC, so that times read from either dialect compare
+// equal with ==; the zero time stays zero.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
+}

@@ -1,0 +1,192 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// Subscribe subscribes the account; created is false when it already was.
+func (db *DB) Subscribe(ctx context.Context, account int64, chain, address string) (created bool, err error) {
+	err = db.tx(ctx, func(tx bun.Tx) error {
+		created, err = db.subscribe(ctx, tx, account, chain, address)
+		return err
+	})
+	return created, wrap("subscribe", err)
+}
+
+func (db *DB) subscribe(ctx context.Context, tx bun.IDB, account int64, chain, address string) (bool, error) {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO tracked (chain, address, active, needs_sync, sync_from)
+		VALUES (?, ?, FALSE, TRUE, 0) ON CONFLICT (chain, address) DO NOTHING`, chain, address); err != nil {
+		return false, err
+	}
+	active, err := db.lockTracked(ctx, tx, chain, address)
+	if err != nil {
+		return false, err
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO subscriptions (account_id, chain, address, created)
+		VALUES (?, ?, ?, ?) ON CONFLICT (account_id, chain, address) DO NOTHING`, account, chain, address, db.stamp())
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil || n == 0 {
+		return false, err
+	}
+	if !active {
+		// The first subscriber: the fetcher owes the address its balances
+		// and the blocks from sync_from on.
+		if _, err := tx.ExecContext(ctx, "UPDATE tracked SET active = TRUE, needs_sync = TRUE WHERE chain = ? AND address = ?",
+			chain, address); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// lockTracked reads whether an address is tracked and, on PostgreSQL,
+// locks its row until the transaction ends: subscribers of one address
+// are serialised, so "active" always equals "has a subscription". (A
+// SQLite write transaction holds the whole database already.)
+func (db *DB) lockTracked(ctx context.Context, tx bun.IDB, chain, address string) (active bool, err error) {
+	q := "SELECT active FROM tracked WHERE chain = ? AND address = ?"
+	if db.postgres {
+		q += " FOR UPDATE"
+	}
+	err = tx.NewRaw(q, chain, address).Scan(ctx, &active)
+	return active, err
+}
+
+// Unsubscribe removes a subscription; stored data is kept. Errors:
+// query.ErrNotFound.
+func (db *DB) Unsubscribe(ctx context.Context, account int64, chain, address string) error {
+	return wrap("unsubscribe", db.tx(ctx, func(tx bun.Tx) error {
+		return db.unsubscribe(ctx, tx, account, chain, address)
+	}))
+}
+
+func (db *DB) unsubscribe(ctx context.Context, tx bun.IDB, account int64, chain, address string) error {
+	if _, err := db.lockTracked(ctx, tx, chain, address); err != nil {
+		return err // no rows: never tracked, so not subscribed
+	}
+	res, err := tx.ExecContext(ctx, "DELETE FROM subscriptions WHERE account_id = ? AND chain = ? AND address = ?",
+		account, chain, address)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return query.ErrNotFound
+	}
+	var others bool
+	if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM subscriptions WHERE chain = ? AND address = ?)",
+		chain, address).Scan(ctx, &others); err != nil {
+		return err
+	}
+	if others {
+		return nil
+	}
+	// The last subscriber left: remember where scanning stopped, unless the
+	// address still waits for its first sync (then its sync_from stands).
+	cp, ok, err := db.checkpoint(ctx, tx, chain)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE tracked SET active = FALSE,
+		sync_from = CASE WHEN needs_sync OR ? THEN sync_from ELSE ? END
+		WHERE chain = ? AND address = ?`, !ok, cp.Number, chain, address)
+	return err
+}
+
+// Subscribed reports whether the account is subscribed to any of addresses.
+func (db *DB) Subscribed(ctx context.Context, account int64, chain string, addresses ...string) (bool, error) {
+	if len(addresses) == 0 {
+		return false, nil
+	}
+	var ok bool
+	err := db.r.NewRaw("SELECT EXISTS (SELECT 1 FROM subscriptions WHERE account_id = ? AND chain = ? AND address IN (?))",
+		account, chain, bun.List(addresses)).Scan(ctx, &ok)
+	return ok, wrap("subscribed", err)
+}
+
+type subscriptionRow struct {
+	Chain   string
+	Address string
+	Created time.Time
+}
+
+// Subscriptions lists an account's subscriptions after the cursor in
+// (chain, address) order, at most limit, with the total count.
+func (db *DB) Subscriptions(ctx context.Context, account int64, chain string, after *query.SubscriptionCursor, limit int) ([]query.Subscription, int, error) {
+	subs, total, err := db.subscriptions(ctx, db.r, account, chain, after, limit)
+	return subs, total, wrap("subscriptions", err)
+}
+
+func (db *DB) subscriptions(ctx context.Context, tx bun.IDB, account int64, chain string, after *query.SubscriptionCursor, limit int) ([]query.Subscription, int, error) {
+	count := tx.NewSelect().Table("subscriptions").Where("account_id = ?", account)
+	page := tx.NewSelect().Table("subscriptions").Column("chain", "address", "created").
+		Where("account_id = ?", account).OrderExpr("chain, address").Limit(int64(limit))
+	if chain != "" {
+		count.Where("chain = ?", chain)
+		page.Where("chain = ?", chain)
+	}
+	if after != nil {
+		page.Where("(chain > ? OR (chain = ? AND address > ?))", after.Chain, after.Chain, after.Address)
+	}
+	total, err := count.Count(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	var rows []subscriptionRow
+	if limit > 0 {
+		if err := page.Scan(ctx, &rows); err != nil {
+			return nil, 0, err
+		}
+	}
+	subs := make([]query.Subscription, len(rows))
+	for i, r := range rows {
+		subs[i] = query.Subscription{Chain: r.Chain, Address: r.Address, Created: utc(r.Created)}
+	}
+	return subs, int(total), nil
+}
+
+// Tracked lists the addresses of chain with at least one subscription.
+func (db *DB) Tracked(ctx context.Context, chain string) ([]query.Tracked, error) {
+	var rows []struct {
+		Address   string
+		NeedsSync bool
+		SyncFrom  uint64
+	}
+	err := db.r.NewRaw("SELECT address, needs_sync, sync_from FROM tracked WHERE chain = ? AND active ORDER BY address",
+		chain).Scan(ctx, &rows)
+	if err != nil {
+		return nil, wrap("tracked", err)
+	}
+	out := make([]query.Tracked, len(rows))
+	for i, r := range rows {
+		out[i] = query.Tracked{Address: r.Address, NeedsSync: r.NeedsSync, SyncFrom: r.SyncFrom}
+	}
+	return out, nil
+}
+
+// MarkSynced records that the fetcher has synced these addresses up to and
+// including block.
+func (db *DB) MarkSynced(ctx context.Context, chain string, addresses []string, block uint64) error {
+	if len(addresses) == 0 {
+		return nil
+	}
+	return wrap("mark synced", db.tx(ctx, func(tx bun.Tx) error {
+		for part := range slices.Chunk(addresses, 500) {
+			if _, err := tx.ExecContext(ctx, `UPDATE tracked SET needs_sync = FALSE, synced_to = ?
+				WHERE chain = ? AND address IN (?)`, block, chain, bun.List(part)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}

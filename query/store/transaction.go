@@ -1,0 +1,231 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+type transactionRow struct {
+	bun.BaseModel `bun:"table:transactions"`
+
+	Chain       string    `bun:"chain"`
+	Hash        string    `bun:"hash"`
+	BlockNumber uint64    `bun:"block_number"`
+	BlockHash   string    `bun:"block_hash"`
+	BlockTime   time.Time `bun:"block_time"`
+	Index       uint      `bun:"tx_index"`
+	Status      string    `bun:"status"`
+	From        string    `bun:"from_address"`
+	To          string    `bun:"to_address"`
+	Value       string    `bun:"value"`
+	Fee         string    `bun:"fee"`
+	Nonce       uint64    `bun:"nonce"`
+}
+
+func (r transactionRow) transaction() query.Transaction {
+	return query.Transaction{Chain: r.Chain, Hash: r.Hash, BlockNumber: r.BlockNumber, BlockHash: r.BlockHash,
+		BlockTime: utc(r.BlockTime), Index: r.Index, Status: r.Status, From: r.From, To: r.To, Value: r.Value,
+		Fee: r.Fee, Nonce: r.Nonce}
+}
+
+type transferRow struct {
+	bun.BaseModel `bun:"table:transfers"`
+
+	Chain    string `bun:"chain"`
+	Hash     string `bun:"hash"`
+	LogIndex int    `bun:"log_index"`
+	Asset    string `bun:"asset"`
+	Contract string `bun:"contract"`
+	From     string `bun:"from_address"`
+	To       string `bun:"to_address"`
+	Amount   string `bun:"amount"`
+}
+
+type txAddressRow struct {
+	bun.BaseModel `bun:"table:tx_addresses"`
+
+	Chain       string `bun:"chain"`
+	Address     string `bun:"address"`
+	BlockNumber uint64 `bun:"block_number"`
+	Index       uint   `bun:"tx_index"`
+	Hash        string `bun:"hash"`
+}
+
+// txColumns are the transactions columns a read selects, prefixed t.
+const txColumns = "t.chain, t.hash, t.block_number, t.block_hash, t.block_time, t.tx_index, t.status, " +
+	"t.from_address, t.to_address, t.value, t.fee, t.nonce"
+
+// Transactions returns the transactions touching address after the cursor
+// (nil: from the most recent), most recent first, at most limit. It walks
+// the (chain, address, block_number, tx_index) key, so a deep page costs
+// what the first one costs.
+func (db *DB) Transactions(ctx context.Context, chain, address string, after *query.TxCursor, limit int) ([]query.Transaction, error) {
+	txs, err := db.transactions(ctx, db.r, chain, address, after, limit)
+	return txs, wrap("transactions", err)
+}
+
+func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address string, after *query.TxCursor, limit int) ([]query.Transaction, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	q := tx.NewSelect().ColumnExpr(txColumns).TableExpr("tx_addresses AS a").
+		Join("JOIN transactions AS t ON t.chain = a.chain AND t.hash = a.hash").
+		Where("a.chain = ?", chain).Where("a.address = ?", address).
+		OrderExpr("a.block_number DESC, a.tx_index DESC").Limit(int64(limit))
+	if after != nil {
+		q.Where("(a.block_number, a.tx_index) < (?, ?)", after.BlockNumber, after.Index)
+	}
+	var rows []transactionRow
+	if err := q.Scan(ctx, &rows); err != nil {
+		return nil, err
+	}
+	txs := make([]query.Transaction, len(rows))
+	hashes := make([]string, len(rows))
+	for i, r := range rows {
+		txs[i] = r.transaction()
+		hashes[i] = r.Hash
+	}
+	if err := db.attachTransfers(ctx, tx, chain, txs, hashes); err != nil {
+		return nil, err
+	}
+	return txs, nil
+}
+
+// attachTransfers reads the transfers of txs in one query.
+func (db *DB) attachTransfers(ctx context.Context, tx bun.IDB, chain string, txs []query.Transaction, hashes []string) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	var rows []transferRow
+	err := tx.NewSelect().Model(&rows).Where("chain = ?", chain).Where("hash IN (?)", bun.List(hashes)).
+		OrderExpr("hash, log_index").Scan(ctx)
+	if err != nil {
+		return err
+	}
+	byHash := make(map[string][]query.Transfer, len(hashes))
+	for _, r := range rows {
+		byHash[r.Hash] = append(byHash[r.Hash], query.Transfer{LogIndex: r.LogIndex, Asset: r.Asset,
+			Contract: r.Contract, From: r.From, To: r.To, Amount: r.Amount})
+	}
+	for i := range txs {
+		txs[i].Transfers = byHash[txs[i].Hash]
+	}
+	return nil
+}
+
+// Transaction returns one transaction with its transfers. Errors:
+// query.ErrNotFound.
+func (db *DB) Transaction(ctx context.Context, chain, hash string) (query.Transaction, error) {
+	t, err := db.transaction(ctx, db.r, chain, hash)
+	return t, wrap("transaction "+hash, err)
+}
+
+func (db *DB) transaction(ctx context.Context, tx bun.IDB, chain, hash string) (query.Transaction, error) {
+	var row transactionRow
+	err := tx.NewSelect().ColumnExpr(txColumns).TableExpr("transactions AS t").
+		Where("t.chain = ?", chain).Where("t.hash = ?", hash).Scan(ctx, &row)
+	if err != nil {
+		return query.Transaction{}, err
+	}
+	txs := []query.Transaction{row.transaction()}
+	if err := db.attachTransfers(ctx, tx, chain, txs, []string{hash}); err != nil {
+		return query.Transaction{}, err
+	}
+	return txs[0], nil
+}
+
+// PutTransactions stores backfilled transactions without moving the
+// checkpoint; transactions stored already are left as they are.
+func (db *DB) PutTransactions(ctx context.Context, chain string, txs []query.Transaction) error {
+	if err := validate(txs, nil); err != nil {
+		return wrap("put transactions", err)
+	}
+	return wrap("put transactions", db.tx(ctx, func(tx bun.Tx) error { return db.putTransactions(ctx, tx, chain, txs) }))
+}
+
+// batch bounds the rows of one INSERT statement.
+const batch = 500
+
+func (db *DB) putTransactions(ctx context.Context, tx bun.IDB, chain string, txs []query.Transaction) error {
+	if len(txs) == 0 {
+		return nil
+	}
+	var (
+		trs   []transactionRow
+		tfs   []transferRow
+		addrs []txAddressRow
+	)
+	for _, t := range txs {
+		trs = append(trs, transactionRow{Chain: chain, Hash: t.Hash, BlockNumber: t.BlockNumber, BlockHash: t.BlockHash,
+			BlockTime: t.BlockTime.UTC(), Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value,
+			Fee: t.Fee, Nonce: t.Nonce})
+		for _, f := range t.Transfers {
+			tfs = append(tfs, transferRow{Chain: chain, Hash: t.Hash, LogIndex: f.LogIndex, Asset: f.Asset,
+				Contract: f.Contract, From: f.From, To: f.To, Amount: f.Amount})
+		}
+		for _, a := range t.Addresses() {
+			addrs = append(addrs, txAddressRow{Chain: chain, Address: a, BlockNumber: t.BlockNumber, Index: t.Index, Hash: t.Hash})
+		}
+	}
+	if err := insertIgnore(ctx, tx, trs); err != nil {
+		return fmt.Errorf("transactions: %w", err)
+	}
+	if err := insertIgnore(ctx, tx, tfs); err != nil {
+		return fmt.Errorf("transfers: %w", err)
+	}
+	if err := insertIgnore(ctx, tx, addrs); err != nil {
+		return fmt.Errorf("tx_addresses: %w", err)
+	}
+	return nil
+}
+
+// insertIgnore inserts rows in batches, skipping those whose key exists.
+func insertIgnore[T any](ctx context.Context, tx bun.IDB, rows []T) error {
+	for part := range slices.Chunk(rows, batch) {
+		if _, err := tx.NewInsert().Model(&part).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validate refuses what would store differently on the two dialects:
+// amounts that are not exact decimal integers.
+func validate(txs []query.Transaction, balances []query.Balance) error {
+	for _, t := range txs {
+		if !decimal(t.Value) || !decimal(t.Fee) {
+			return fmt.Errorf("transaction %s: value %q or fee %q is not a decimal integer", t.Hash, t.Value, t.Fee)
+		}
+		for _, f := range t.Transfers {
+			if !decimal(f.Amount) {
+				return fmt.Errorf("transaction %s: transfer %d: amount %q is not a decimal integer", t.Hash, f.LogIndex, f.Amount)
+			}
+		}
+	}
+	for _, b := range balances {
+		if !decimal(b.Amount) {
+			return fmt.Errorf("balance of %s: amount %q is not a decimal integer", b.Address, b.Amount)
+		}
+	}
+	return nil
+}
+
+// decimal reports whether s is a non-negative decimal integer that fits
+// NUMERIC(78, 0) (any uint256 does).
+func decimal(s string) bool {
+	if s == "" || len(s) > 78 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
