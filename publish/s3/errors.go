@@ -50,7 +50,7 @@ func (s *Store) translate(op, key string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("s3: %s %s: %w", op, where, err)
 	}
-	if errors.Is(err, errChecksum) {
+	if errors.Is(err, publish.ErrChecksumMismatch) {
 		return fmt.Errorf("s3: %s %s: %w", op, where, err)
 	}
 	var resp minio.ErrorResponse
@@ -77,7 +77,7 @@ func (s *Store) translate(op, key string, err error) error {
 			}
 			return wrap(nil, "wrong region: %s", hint)
 		case "BadDigest", "InvalidDigest", "XAmzContentChecksumMismatch", "XAmzContentSHA256Mismatch", "InvalidChecksum":
-			return wrap(errChecksum, "the content does not match its SHA-256; nothing was written")
+			return wrap(publish.ErrChecksumMismatch, "the content does not match its SHA-256; nothing was written")
 		case "SlowDown", "ServiceUnavailable", "InternalError", "XMinioServerNotInitialized", "XMinioStorageFull", "RequestTimeout", "XMinioReadQuorum", "XMinioWriteQuorum":
 			return wrap(publish.ErrUnavailable, "%s is unavailable (%s); try again later", s.endpoint, resp.Code)
 		}

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -17,10 +16,6 @@ import (
 
 	"github.com/wharfhq/wharf/publish"
 )
-
-// errChecksum marks content that does not match PutOptions.SHA256 or a
-// checksum the server reported back.
-var errChecksum = errors.New("checksum mismatch")
 
 // Put writes the object at key from r.
 //
@@ -180,7 +175,7 @@ func (p *putter) single(ctx context.Context, pt *part) (publish.ObjectInfo, erro
 	}
 	got := fullSHA256(ui.ChecksumSHA256)
 	if got != "" && got != hex.EncodeToString(claimed) {
-		return publish.ObjectInfo{}, fmt.Errorf("%w: server reports sha256 %s, sent %x", errChecksum, got, claimed)
+		return publish.ObjectInfo{}, fmt.Errorf("%w: server reports sha256 %s, sent %x", publish.ErrChecksumMismatch, got, claimed)
 	}
 	return publish.ObjectInfo{
 		Key:     p.key,
@@ -263,7 +258,7 @@ func (p *putter) multipart(ctx context.Context, first *part, r io.Reader, size i
 	}
 	whole := p.whole.Sum(nil)
 	if p.opts.SHA256 != nil && !bytes.Equal(whole, p.opts.SHA256) {
-		return publish.ObjectInfo{}, fmt.Errorf("%w: content has sha256 %x, want %x", errChecksum, whole, p.opts.SHA256)
+		return publish.ObjectInfo{}, fmt.Errorf("%w: content has sha256 %x, want %x", publish.ErrChecksumMismatch, whole, p.opts.SHA256)
 	}
 	sortParts(parts)
 	ui, err := p.s.core.CompleteMultipartUpload(ctx, p.s.bucket, p.name, uploadID, parts, p.completeOptions())
@@ -272,7 +267,7 @@ func (p *putter) multipart(ctx context.Context, first *part, r io.Reader, size i
 	}
 	if want := compositeSHA256(sums); ui.ChecksumSHA256 != "" && ui.ChecksumSHA256 != want {
 		// Too late to keep it invisible, but never report a wrong object as good.
-		return publish.ObjectInfo{}, fmt.Errorf("%w: server's composite sha256 %s, computed %s", errChecksum, ui.ChecksumSHA256, want)
+		return publish.ObjectInfo{}, fmt.Errorf("%w: server's composite sha256 %s, computed %s", publish.ErrChecksumMismatch, ui.ChecksumSHA256, want)
 	}
 	return publish.ObjectInfo{
 		Key:    p.key,

@@ -414,16 +414,16 @@ func testSHA256Mismatch(t *testing.T, s publish.Store) {
 		data := pattern(6, n)
 		wrong := sha256.Sum256(append([]byte("not "), data...))
 		key := "bad/" + strconv.Itoa(n)
-		if _, err := s.Put(t.Context(), key, bytes.NewReader(data), int64(n), publish.PutOptions{SHA256: wrong[:]}); err == nil {
-			t.Fatalf("Put(%s) with a wrong SHA256 succeeded", key)
+		if _, err := s.Put(t.Context(), key, bytes.NewReader(data), int64(n), publish.PutOptions{SHA256: wrong[:]}); !errors.Is(err, publish.ErrChecksumMismatch) {
+			t.Fatalf("Put(%s) with a wrong SHA256 = %v, want ErrChecksumMismatch", key, err)
 		}
 		if _, err := s.Stat(t.Context(), key); !errors.Is(err, publish.ErrNotFound) {
 			t.Errorf("Stat(%s) after a refused Put = %v, want ErrNotFound", key, err)
 		}
 		// An existing object stays as it was.
 		put(t, s, key, []byte("old"), publish.PutOptions{})
-		if _, err := s.Put(t.Context(), key, bytes.NewReader(data), int64(n), publish.PutOptions{SHA256: wrong[:]}); err == nil {
-			t.Fatalf("overwrite of %s with a wrong SHA256 succeeded", key)
+		if _, err := s.Put(t.Context(), key, bytes.NewReader(data), int64(n), publish.PutOptions{SHA256: wrong[:]}); !errors.Is(err, publish.ErrChecksumMismatch) {
+			t.Fatalf("overwrite of %s with a wrong SHA256 = %v, want ErrChecksumMismatch", key, err)
 		}
 		if got, _ := read(t, s, key); string(got) != "old" {
 			t.Errorf("%s = %.10q after a refused overwrite, want %q", key, got, "old")
