@@ -2,14 +2,66 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/wharfhq/wharf/publish"
 )
 
 func verifyCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "verify",
-		Usage:  "not implemented yet",
-		Action: func(*cli.Context) error { return errors.New("verify: not implemented yet") },
+		Name:      "verify",
+		Usage:     "check a download's signature against dl.pub; exit 0 only if it is valid",
+		ArgsUsage: "FILE [SIG]",
+		Description: `SIG is the detached signature (base64 of an ASN.1 DER ECDSA P-256
+signature over the SHA-256 of FILE), by default FILE.sig. The same check
+as: openssl dgst -sha256 -verify dl.pub -signature <(base64 -d FILE.sig) FILE
+
+Example:
+   curl -fsSLO https://dl.example.com/bin/26.1.2/engine-26.1.2-linux-amd64.tar.gz
+   curl -fsSL -o engine-26.1.2-linux-amd64.tar.gz.sig https://dl.example.com/x86/engine/sig
+   wharf verify --key dl.pub engine-26.1.2-linux-amd64.tar.gz`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "key", Value: "dl.pub", Usage: "public key `FILE` (PEM)", EnvVars: []string{"WHARF_VERIFY_KEY"}},
+		},
+		Action: verify,
 	}
+}
+
+func verify(c *cli.Context) error {
+	if c.NArg() < 1 || c.NArg() > 2 {
+		return errors.New("verify: want FILE [SIG] (see wharf verify --help)")
+	}
+	file := c.Args().Get(0)
+	sigFile := c.Args().Get(1)
+	if sigFile == "" {
+		sigFile = file + ".sig"
+	}
+	keyPEM, err := os.ReadFile(c.String("key"))
+	if err != nil {
+		return fmt.Errorf("verify: public key: %w", err)
+	}
+	pub, err := publish.ParsePublicKeyPEM(keyPEM)
+	if err != nil {
+		return fmt.Errorf("verify: public key %s: %w", c.String("key"), err)
+	}
+	sig, err := os.ReadFile(sigFile)
+	if err != nil {
+		return fmt.Errorf("verify: signature: %w", err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	defer f.Close()
+	if err := publish.Verify(pub, f, sig); err != nil {
+		if errors.Is(err, publish.ErrBadSignature) {
+			return fmt.Errorf("verify %s: INVALID: %s is not a valid signature of this file under %s (%w)", file, sigFile, c.String("key"), err)
+		}
+		return fmt.Errorf("verify %s: %w", file, err)
+	}
+	fmt.Fprintf(c.App.Writer, "%s: signature OK (%s, key %s)\n", file, sigFile, c.String("key"))
+	return nil
 }

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+)
+
+// pubRun runs the CLI in-process and returns what it printed.
+func pubRun(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = newApp(&out, &errOut).Run(append([]string{"wharf"}, args...))
+	return out.String(), errOut.String(), err
+}
+
+func TestKeygen(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "dl.key")
+	if _, _, err := pubRun(t, "keygen", "--out", key); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("dl.key mode = %v, want 0600", st.Mode().Perm())
+	}
+	pub, err := os.ReadFile(filepath.Join(dir, "dl.pub"))
+	if err != nil || !strings.HasPrefix(string(pub), "-----BEGIN PUBLIC KEY-----") {
+		t.Fatalf("dl.pub = %q, %v", pub, err)
+	}
+	// openssl agrees that the pair is a P-256 key pair.
+	openssl := testenv.Tool(t, "openssl")
+	out, err := exec.Command(openssl, "pkey", "-in", key, "-pubout").Output()
+	if err != nil || string(out) != string(pub) {
+		t.Errorf("openssl pkey -pubout = %q, %v; dl.pub = %q", out, err, pub)
+	}
+	text, _ := exec.Command(openssl, "pkey", "-in", key, "-noout", "-text").Output()
+	if !strings.Contains(string(text), "P-256") {
+		t.Errorf("openssl does not see a P-256 key:\n%s", text)
+	}
+
+	if _, _, err := pubRun(t, "keygen", "--out", key); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("keygen over an existing key = %v, want a refusal", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "dl.pub")); string(b) != string(pub) {
+		t.Error("a refused keygen changed dl.pub")
+	}
+	if _, _, err := pubRun(t, "keygen", "--out", key, "--force"); err != nil {
+		t.Errorf("keygen --force: %v", err)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	openssl := testenv.Tool(t, "openssl")
+	dir := t.TempDir()
+	key := filepath.Join(dir, "dl.key")
+	pub := filepath.Join(dir, "dl.pub")
+	if _, _, err := pubRun(t, "keygen", "--out", key); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "engine.tar.gz")
+	os.WriteFile(file, []byte("an archive"), 0o644)
+	// Signed by openssl, independent of our signer.
+	der, err := exec.Command(openssl, "dgst", "-sha256", "-sign", key, file).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(openssl, "base64", "-A")
+	cmd.Stdin = bytes.NewReader(der)
+	sig, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(file+".sig", sig, 0o644)
+	os.WriteFile(filepath.Join(dir, "other.sig"), sig, 0o644)
+	tampered := filepath.Join(dir, "tampered")
+	os.WriteFile(tampered, []byte("an archivE"), 0o644)
+	os.WriteFile(tampered+".sig", sig, 0o644)
+	_, otherPub, _ := func() (string, string, error) {
+		k := filepath.Join(t.TempDir(), "other.key")
+		_, _, err := pubRun(t, "keygen", "--out", k)
+		return k, strings.TrimSuffix(k, ".key") + ".pub", err
+	}()
+
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"OK", []string{"--key", pub, file}, ""},
+		{"ExplicitSig", []string{"--key", pub, file, filepath.Join(dir, "other.sig")}, ""},
+		{"Tampered", []string{"--key", pub, tampered}, "INVALID"},
+		{"OtherKey", []string{"--key", otherPub, file}, "INVALID"},
+		{"MissingSig", []string{"--key", pub, file, filepath.Join(dir, "none.sig")}, "no such file"},
+		{"MissingFile", []string{"--key", pub, filepath.Join(dir, "none")}, "no such file"},
+		{"PrivateKeyAsKey", []string{"--key", key, file}, "not a public key"},
+		{"NoArgs", []string{"--key", pub}, "want FILE [SIG]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := pubRun(t, append([]string{"verify"}, tt.args...)...)
+			if tt.wantErr == "" {
+				if err != nil || !strings.Contains(out, "signature OK") {
+					t.Fatalf("verify = %q, %v; want OK", out, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("verify = %v, want an error mentioning %q", err, tt.wantErr)
+			}
+		})
+	}
+}

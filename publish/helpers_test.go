@@ -1,0 +1,91 @@
+package publish_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/publish"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// testKey writes a fresh key pair as wharf keygen does and returns the
+// paths of the private key and of dl.pub.
+func testKey(t testing.TB) (keyPath, pubPath string) {
+	t.Helper()
+	priv, pub, err := publish.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	keyPath, pubPath = filepath.Join(dir, "dl.key"), filepath.Join(dir, "dl.pub")
+	if err := os.WriteFile(keyPath, priv, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pubPath, pub, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return keyPath, pubPath
+}
+
+// testSigner loads a fresh key from its PEM file through LoadSigner.
+func testSigner(t testing.TB) (publish.Signer, string) {
+	t.Helper()
+	keyPath, pubPath := testKey(t)
+	s, err := publish.LoadSigner(context.Background(), keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, pubPath
+}
+
+// opensslVerify checks with openssl, independent of our code, that sigText
+// (base64 DER, the content of a .sig file) signs content under pubPEM.
+func opensslVerify(t *testing.T, pubPEM, content, sigText []byte) {
+	t.Helper()
+	openssl := testenv.Tool(t, "openssl")
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pub, file, sig := write("dl.pub", pubPEM), write("file", content), write("file.sig", sigText)
+	der := filepath.Join(dir, "file.der")
+	// base64 -d, as the documentation tells users.
+	if out, err := exec.Command(openssl, "base64", "-d", "-A", "-in", sig, "-out", der).CombinedOutput(); err != nil {
+		t.Fatalf("openssl base64 -d: %v\n%s", err, out)
+	}
+	out, err := exec.Command(openssl, "dgst", "-sha256", "-verify", pub, "-signature", der, file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("openssl dgst -verify refused the signature: %v\n%s", err, out)
+	}
+}
+
+func pubPEMOf(t testing.TB, s publish.Signer) []byte {
+	t.Helper()
+	pub, err := s.PublicKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := publish.PublicKeyPEM(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func run(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+	return string(out)
+}
