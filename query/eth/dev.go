@@ -1,0 +1,477 @@
+package eth
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/big"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	gethEth "github.com/ethereum/go-ethereum/eth"
+	"github.com/ethereum/go-ethereum/eth/catalyst"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
+	"github.com/ethereum/go-ethereum/eth/filters"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/node"
+	"github.com/ethereum/go-ethereum/p2p"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// DevConfig configures the dev chain. The zero value is usable: four
+// accounts on a random loopback port, blocks only when the caller steps.
+type DevConfig struct {
+	// Listen is the JSON-RPC HTTP address; default "127.0.0.1:0".
+	Listen string
+	// Accounts is the number of demo accounts; default 4, at least 2.
+	Accounts int
+	// BlockInterval is how often the producer commits a block of demo
+	// transfers; 0 starts no producer (tests call Step and Commit).
+	BlockInterval time.Duration
+	// TxsPerBlock is the number of demo transfers Step sends; default 4.
+	TxsPerBlock int
+	// Seed makes the producer's choice of transfers repeatable; default 1.
+	Seed uint64
+	// Clock paces the producer; default query.SystemClock.
+	Clock query.Clock
+	// Logger receives the producer's errors; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Dev is an in-process Ethereum chain for development and tests: the
+// chain of go-ethereum's simulated backend (ethclient/simulated) built
+// the same way, with deterministic demo accounts funded in genesis and a
+// demo ERC-20 token, served over real HTTP JSON-RPC on loopback.
+//
+// It builds the node itself rather than calling simulated.NewBackend so
+// that it owns the HTTP listener: it binds exactly DevConfig.Listen
+// (port 0 included), and tests can stop and restart serving (StopHTTP,
+// StartHTTP) to play a node that stops answering.
+type Dev struct {
+	// URL is the JSON-RPC endpoint, http://host:port.
+	URL string
+	// Accounts are the demo accounts, funded with 1,000,000 ETH in
+	// genesis and 1,000,000 demo tokens each.
+	Accounts []common.Address
+	// Token is the demo ERC-20 contract (symbol WDT, 18 decimals).
+	Token common.Address
+
+	cfg     DevConfig
+	keys    []*ecdsa.PrivateKey
+	signer  types.Signer
+	token   abi.ABI
+	stack   *node.Node
+	backend *gethEth.Ethereum
+	beacon  *catalyst.SimulatedBeacon
+	client  *ethclient.Client // in-process
+	handler http.Handler
+	addr    string
+
+	mu     sync.Mutex // serialises sending and sealing
+	nonces map[common.Address]uint64
+	rng    *rand.Rand
+	steps  int
+
+	srvMu sync.Mutex
+	srv   *http.Server
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// DevKey returns the private key of demo account i: derived from a fixed
+// seed, so the accounts are the same on every run and every machine.
+func DevKey(i int) *ecdsa.PrivateKey {
+	k, err := crypto.ToECDSA(crypto.Keccak256([]byte(fmt.Sprintf("wharf dev account %d", i))))
+	if err != nil {
+		panic(err) // a Keccak-256 digest is a valid secp256k1 scalar but with negligible odds
+	}
+	return k
+}
+
+// devFunds is each demo account's genesis balance: 1,000,000 ETH.
+var devFunds = new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(params.Ether))
+
+// tokenGas is the gas limit of a demo token transfer: room for a new
+// balance slot at the state-growth prices of the forks the dev chain runs.
+const tokenGas = 300_000
+
+// devTokens is each demo account's starting token balance: 1,000,000 WDT.
+var devTokens = new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(params.Ether))
+
+// StartDev starts the dev chain: genesis, the demo token deployed and
+// shared among the demo accounts (two blocks), JSON-RPC served on
+// cfg.Listen, and the producer when cfg.BlockInterval > 0. Close stops it.
+func StartDev(ctx context.Context, cfg DevConfig) (*Dev, error) {
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.Accounts == 0 {
+		cfg.Accounts = 4
+	}
+	if cfg.Accounts < 2 {
+		return nil, fmt.Errorf("dev chain: %d accounts, need at least 2", cfg.Accounts)
+	}
+	if cfg.TxsPerBlock == 0 {
+		cfg.TxsPerBlock = 4
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = 1
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = query.SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	tokenABI, tokenCode, err := demoToken()
+	if err != nil {
+		return nil, err
+	}
+	d := &Dev{
+		cfg:    cfg,
+		token:  tokenABI,
+		nonces: make(map[common.Address]uint64),
+		rng:    rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+	}
+	alloc := types.GenesisAlloc{}
+	for i := range cfg.Accounts {
+		k := DevKey(i)
+		a := crypto.PubkeyToAddress(k.PublicKey)
+		d.keys = append(d.keys, k)
+		d.Accounts = append(d.Accounts, a)
+		alloc[a] = types.Account{Balance: devFunds}
+	}
+	if err := d.startChain(alloc); err != nil {
+		return nil, err
+	}
+	if err := d.deployToken(ctx, tokenCode); err != nil {
+		d.closeChain()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		d.closeChain()
+		return nil, fmt.Errorf("dev chain: listen: %w", err)
+	}
+	d.addr = ln.Addr().String()
+	d.URL = "http://" + d.addr
+	d.serve(ln)
+	if cfg.BlockInterval > 0 {
+		d.stop, d.done = make(chan struct{}), make(chan struct{})
+		go d.produce()
+	}
+	return d, nil
+}
+
+// startChain builds the node as ethclient/simulated does: every fork
+// active from genesis, full sync, no peers, blocks sealed on demand by
+// the simulated beacon.
+func (d *Dev) startChain(alloc types.GenesisAlloc) error {
+	nodeConf := node.DefaultConfig
+	nodeConf.DataDir = ""
+	nodeConf.P2P = p2p.Config{NoDiscovery: true}
+	genesisAlloc := core.SystemContractAllocs()
+	maps.Copy(genesisAlloc, alloc)
+	ethConf := ethconfig.Defaults
+	ethConf.Genesis = &core.Genesis{
+		Config:   params.AllDevChainProtocolChanges,
+		GasLimit: ethconfig.Defaults.Miner.GasCeil,
+		Alloc:    genesisAlloc,
+	}
+	ethConf.SyncMode = ethconfig.FullSync
+	ethConf.TxPool.NoLocals = true
+	// Room for a benchmark's blocks of a hundred transfers from a few accounts.
+	ethConf.TxPool.AccountSlots = 1024
+	ethConf.TxPool.GlobalSlots = 16384
+	ethConf.TxPool.AccountQueue = 1024
+	ethConf.TxPool.GlobalQueue = 16384
+
+	stack, err := node.New(&nodeConf)
+	if err != nil {
+		return fmt.Errorf("dev chain: node: %w", err)
+	}
+	backend, err := gethEth.New(stack, &ethConf)
+	if err != nil {
+		stack.Close()
+		return fmt.Errorf("dev chain: eth service: %w", err)
+	}
+	fs := filters.NewFilterSystem(backend.APIBackend, filters.Config{})
+	stack.RegisterAPIs([]rpc.API{{Namespace: "eth", Service: filters.NewFilterAPI(fs)}})
+	if err := stack.Start(); err != nil {
+		stack.Close()
+		return fmt.Errorf("dev chain: start node: %w", err)
+	}
+	beacon, err := catalyst.NewSimulatedBeacon(0, common.Address{}, backend)
+	if err != nil {
+		stack.Close()
+		return fmt.Errorf("dev chain: beacon: %w", err)
+	}
+	if err := beacon.Fork(backend.BlockChain().GetCanonicalHash(0)); err != nil {
+		beacon.Stop()
+		stack.Close()
+		return fmt.Errorf("dev chain: beacon: %w", err)
+	}
+	handler, err := stack.RPCHandler()
+	if err != nil {
+		beacon.Stop()
+		stack.Close()
+		return fmt.Errorf("dev chain: rpc handler: %w", err)
+	}
+	d.stack, d.backend, d.beacon, d.handler = stack, backend, beacon, handler
+	d.client = ethclient.NewClient(stack.Attach())
+	d.signer = types.LatestSigner(backend.BlockChain().Config())
+	return nil
+}
+
+// deployToken deploys the demo token from account 0 and gives every
+// other account its share.
+func (d *Dev) deployToken(ctx context.Context, code []byte) error {
+	supply := new(big.Int).Mul(devTokens, big.NewInt(int64(len(d.Accounts))))
+	args, err := d.token.Pack("", supply)
+	if err != nil {
+		return fmt.Errorf("dev chain: token constructor: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.Token = crypto.CreateAddress(d.Accounts[0], d.nonces[d.Accounts[0]])
+	if _, err := d.send(ctx, 0, nil, nil, append(code, args...), 2_000_000); err != nil {
+		return fmt.Errorf("dev chain: deploy token: %w", err)
+	}
+	d.beacon.Commit()
+	for i := 1; i < len(d.Accounts); i++ {
+		if _, err := d.sendToken(ctx, 0, d.Accounts[i], devTokens, tokenGas); err != nil {
+			return fmt.Errorf("dev chain: share tokens: %w", err)
+		}
+	}
+	d.beacon.Commit()
+	code, err = d.client.CodeAt(ctx, d.Token, nil)
+	if err != nil || len(code) == 0 {
+		return fmt.Errorf("dev chain: token not deployed at %s: %v", d.Token.Hex(), err)
+	}
+	return nil
+}
+
+// serve serves JSON-RPC on ln until StopHTTP or Close.
+func (d *Dev) serve(ln net.Listener) {
+	srv := &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second}
+	d.srvMu.Lock()
+	d.srv = srv
+	d.srvMu.Unlock()
+	go srv.Serve(ln) // returns http.ErrServerClosed on StopHTTP or Close
+}
+
+// StopHTTP stops serving JSON-RPC and drops open connections, as a node
+// that goes away; the chain itself keeps running.
+func (d *Dev) StopHTTP() error {
+	d.srvMu.Lock()
+	defer d.srvMu.Unlock()
+	if d.srv == nil {
+		return nil
+	}
+	err := d.srv.Close()
+	d.srv = nil
+	return err
+}
+
+// StartHTTP serves JSON-RPC again on the same address after StopHTTP.
+func (d *Dev) StartHTTP() error {
+	d.srvMu.Lock()
+	running := d.srv != nil
+	d.srvMu.Unlock()
+	if running {
+		return nil
+	}
+	ln, err := net.Listen("tcp", d.addr)
+	if err != nil {
+		return fmt.Errorf("dev chain: listen again: %w", err)
+	}
+	d.serve(ln)
+	return nil
+}
+
+// produce commits a block of demo transfers every BlockInterval until Close.
+func (d *Dev) produce() {
+	defer close(d.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-d.cfg.Clock.After(d.cfg.BlockInterval):
+		}
+		if _, err := d.Step(ctx); err != nil {
+			d.cfg.Logger.Warn("dev chain: producing a block", "err", err)
+		}
+	}
+}
+
+// Step sends a block's worth of demo transfers among the demo accounts,
+// native and ERC-20 (every tenth block also one that fails), and commits
+// them in a new block whose hash it returns.
+func (d *Dev) Step(ctx context.Context) (common.Hash, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.steps++
+	n := len(d.Accounts)
+	for i := range d.cfg.TxsPerBlock {
+		from := d.rng.IntN(n)
+		to := d.Accounts[(from+1+d.rng.IntN(n-1))%n]
+		amount := new(big.Int).Mul(big.NewInt(int64(1+d.rng.IntN(1000))), big.NewInt(params.GWei))
+		var err error
+		if i%2 == 0 {
+			_, err = d.send(ctx, from, &to, amount, nil, 21_000)
+		} else {
+			_, err = d.sendToken(ctx, from, to, amount, tokenGas)
+		}
+		if err != nil {
+			return common.Hash{}, err
+		}
+	}
+	if d.steps%10 == 0 {
+		from := d.rng.IntN(n)
+		if _, err := d.sendFailing(ctx, from); err != nil {
+			return common.Hash{}, err
+		}
+	}
+	return d.beacon.Commit(), nil
+}
+
+// Transfer sends wei from demo account from to to; Commit mines it.
+func (d *Dev) Transfer(ctx context.Context, from int, to common.Address, wei *big.Int) (common.Hash, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.send(ctx, from, &to, wei, nil, 21_000)
+}
+
+// TransferToken sends demo tokens from demo account from to to; Commit mines it.
+func (d *Dev) TransferToken(ctx context.Context, from int, to common.Address, amount *big.Int) (common.Hash, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.sendToken(ctx, from, to, amount, tokenGas)
+}
+
+// FailingTransfer sends a token transfer of more than demo account from
+// holds, which the chain mines as a failed (reverted) transaction.
+func (d *Dev) FailingTransfer(ctx context.Context, from int) (common.Hash, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.sendFailing(ctx, from)
+}
+
+// Commit seals the pending transactions into a new block and returns its hash.
+func (d *Dev) Commit() common.Hash {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.beacon.Commit()
+}
+
+// Fork makes the block parent the head, dropping the blocks above it from
+// the canonical chain; the next Commit builds a side chain on it (a
+// reorg). Transactions of the dropped blocks may be mined again.
+func (d *Dev) Fork(parent common.Hash) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.beacon.Fork(parent); err != nil {
+		return fmt.Errorf("dev chain: fork at %s: %w", parent.Hex(), err)
+	}
+	clear(d.nonces) // read again from the new head
+	return nil
+}
+
+// Head returns the current head block's number and hash.
+func (d *Dev) Head() (uint64, common.Hash) {
+	h := d.backend.BlockChain().CurrentBlock()
+	return h.Number.Uint64(), h.Hash()
+}
+
+// BlockHash returns the canonical hash of block number.
+func (d *Dev) BlockHash(number uint64) common.Hash {
+	return d.backend.BlockChain().GetCanonicalHash(number)
+}
+
+// Close stops the producer, the JSON-RPC server and the chain.
+func (d *Dev) Close() error {
+	if d.stop != nil {
+		close(d.stop)
+		<-d.done
+		d.stop = nil
+	}
+	err := d.StopHTTP()
+	return errors.Join(err, d.closeChain())
+}
+
+func (d *Dev) closeChain() error {
+	d.client.Close()
+	return errors.Join(d.beacon.Stop(), d.stack.Close())
+}
+
+// sendToken sends a token transfer; d.mu is held.
+func (d *Dev) sendToken(ctx context.Context, from int, to common.Address, amount *big.Int, gas uint64) (common.Hash, error) {
+	data, err := d.token.Pack("transfer", to, amount)
+	if err != nil {
+		return common.Hash{}, err
+	}
+	return d.send(ctx, from, &d.Token, nil, data, gas)
+}
+
+// sendFailing sends a token transfer that reverts; d.mu is held.
+func (d *Dev) sendFailing(ctx context.Context, from int) (common.Hash, error) {
+	too := new(big.Int).Mul(devTokens, big.NewInt(1_000_000))
+	to := d.Accounts[(from+1)%len(d.Accounts)]
+	return d.sendToken(ctx, from, to, too, tokenGas)
+}
+
+// send signs and submits a dynamic-fee transaction from demo account from
+// with a locally tracked nonce; d.mu is held.
+func (d *Dev) send(ctx context.Context, from int, to *common.Address, value *big.Int, data []byte, gas uint64) (common.Hash, error) {
+	if from < 0 || from >= len(d.keys) {
+		return common.Hash{}, fmt.Errorf("dev chain: no demo account %d", from)
+	}
+	addr := d.Accounts[from]
+	nonce, ok := d.nonces[addr]
+	if !ok {
+		n, err := d.client.PendingNonceAt(ctx, addr)
+		if err != nil {
+			return common.Hash{}, fmt.Errorf("dev chain: nonce of %s: %w", addr.Hex(), err)
+		}
+		nonce = n
+	}
+	if value == nil {
+		value = new(big.Int)
+	}
+	tx, err := types.SignNewTx(d.keys[from], d.signer, &types.DynamicFeeTx{
+		ChainID:   d.signer.ChainID(),
+		Nonce:     nonce,
+		GasTipCap: big.NewInt(params.GWei),
+		GasFeeCap: big.NewInt(100 * params.GWei),
+		Gas:       gas,
+		To:        to,
+		Value:     value,
+		Data:      data,
+	})
+	if err != nil {
+		return common.Hash{}, fmt.Errorf("dev chain: sign: %w", err)
+	}
+	if err := d.client.SendTransaction(ctx, tx); err != nil {
+		delete(d.nonces, addr) // read it again next time
+		return common.Hash{}, fmt.Errorf("dev chain: send from %s: %w", addr.Hex(), err)
+	}
+	d.nonces[addr] = nonce + 1
+	return tx.Hash(), nil
+}
