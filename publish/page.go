@@ -212,7 +212,7 @@ func (d *PageData) release(r Release, title string) PageRelease {
 		if !ok {
 			i = len(pr.Artifacts)
 			index[a.Name] = i
-			pa := PageArtifact{Name: a.Name, Kind: a.Kind, Access: a.Access, ID: htmlID(r.Version + "-" + a.Name)}
+			pa := PageArtifact{Name: a.Name, Kind: a.Kind, Access: a.Access, ID: releaseID(r.Version + "-" + a.Name)}
 			if a.Kind == KindBinary {
 				pa.Install = fmt.Sprintf("curl -fsSL %s | binary=%s version=%s sh",
 					shellQuote(d.BaseURL+"/"+KeyInstall), shellQuote(a.Name), shellQuote(r.Version))

@@ -1,0 +1,189 @@
+package publish_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wharfhq/wharf/publish"
+)
+
+// The golden files are rewritten with go test -update. The flag may be
+// registered by another test file of the package too.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files in testdata")
+	}
+}
+
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// golden compares got with testdata/<test name>.golden.
+func golden(t *testing.T, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", strings.ReplaceAll(t.Name(), "/", "_")+".golden")
+	if updateGolden() {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the rendered output (go test -update rewrites it); got:\n%s", path, got)
+	}
+}
+
+// pageManifest is a small tree: a release, an older release and a preview.
+func pageManifest() *publish.Manifest {
+	m := &publish.Manifest{}
+	day := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	for i, v := range []string{"26.1.1", "26.2.1", "26.2.2-pre.3"} {
+		ver, err := publish.ParseVersion(v)
+		if err != nil {
+			panic(err)
+		}
+		r := publish.Release{Version: v, Kind: ver.Kind(), Published: day.AddDate(0, 0, 7*i)}
+		for _, spec := range []publish.ArtifactSpec{
+			{Name: "treasury-cli", Kind: publish.KindBinary, Access: publish.AccessPublic},
+			{Name: "engine", Kind: publish.KindBinary, Access: publish.AccessBasic},
+			{Name: "treasury-node", Kind: publish.KindImage, Access: publish.AccessFull},
+		} {
+			for _, b := range publish.Builds() {
+				if spec.Kind == publish.KindImage && !b.Images {
+					continue
+				}
+				r.Artifacts = append(r.Artifacts, publish.Artifact{
+					Name: spec.Name, Kind: spec.Kind, Build: b.Name, OS: b.OS, Platform: b.Platform,
+					Key:       publish.Key(spec.Kind, spec.Name, ver, b),
+					Size:      int64(1500000 + 1000*len(r.Artifacts)),
+					SHA256:    strings.Repeat("ab", 32),
+					Signature: "MEUCIQ==",
+					Access:    spec.Access,
+				})
+			}
+		}
+		m.Merge(r)
+	}
+	return m
+}
+
+func TestRenderIndex(t *testing.T) {
+	r, err := publish.NewPageRenderer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := r.RenderIndex(&buf, pageManifest(), "https://dl.example.com/"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, buf.Bytes())
+}
+
+func TestNewPageData(t *testing.T) {
+	m := pageManifest()
+	tests := []struct {
+		name     string
+		opts     publish.PageOptions
+		sections []string
+		notice   bool
+	}{
+		{"LatestAndPreview", publish.PageOptions{Latest: "26.2.1", Preview: "26.2.2-pre.3"}, []string{"26.2.1", "26.2.2-pre.3"}, false},
+		{"NoPreview", publish.PageOptions{Latest: "26.2.1"}, []string{"26.2.1"}, false},
+		{"ChosenVersion", publish.PageOptions{Latest: "26.2.1", Version: "26.1.1"}, []string{"26.1.1"}, false},
+		{"UnknownVersion", publish.PageOptions{Latest: "26.2.1", Version: "9.9.9"}, []string{"26.2.1"}, true},
+		{"PointerNotInManifest", publish.PageOptions{Latest: "27.1.1"}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := publish.NewPageData(m, tt.opts)
+			var got []string
+			for _, s := range d.Sections {
+				got = append(got, s.Version)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.sections, ",") {
+				t.Errorf("sections = %v, want %v", got, tt.sections)
+			}
+			if (d.Notice != "") != tt.notice {
+				t.Errorf("notice = %q, want one: %v", d.Notice, tt.notice)
+			}
+			if len(d.Versions) != 3 || d.Versions[0].Version != "26.2.2-pre.3" || d.Versions[2].Version != "26.1.1" {
+				t.Errorf("versions = %+v, want every version newest first", d.Versions)
+			}
+		})
+	}
+
+	t.Run("ArtifactsPerBuild", func(t *testing.T) {
+		d := publish.NewPageData(m, publish.PageOptions{BaseURL: "https://dl.example.com", Latest: "26.2.1"})
+		arts := d.Sections[0].Artifacts
+		var names []string
+		for _, a := range arts {
+			var builds []string
+			for _, f := range a.Files {
+				builds = append(builds, f.Build)
+			}
+			names = append(names, a.Name+":"+strings.Join(builds, "/"))
+		}
+		want := "treasury-cli:x86/arm/mac engine:x86/arm/mac treasury-node:x86/arm"
+		if got := strings.Join(names, " "); got != want {
+			t.Errorf("artifacts = %s, want %s", got, want)
+		}
+		cli := arts[0]
+		if want := "curl -fsSL https://dl.example.com/install | binary=treasury-cli version=26.2.1 sh"; cli.Install != want {
+			t.Errorf("install line = %q, want %q", cli.Install, want)
+		}
+		f := cli.Files[2]
+		if f.Path != "/bin/26.2.1/treasury-cli-26.2.1-macos-arm64.tar.gz" || f.SigHref != f.Path+"/sig" {
+			t.Errorf("mac file path %q, sig %q", f.Path, f.SigHref)
+		}
+		for _, want := range []string{
+			"openssl dgst -sha256 -verify dl.pub -signature <(base64 -d treasury-cli-26.2.1-macos-arm64.tar.gz.sig) treasury-cli-26.2.1-macos-arm64.tar.gz",
+			"cosign verify-blob --key dl.pub --signature treasury-cli-26.2.1-macos-arm64.tar.gz.sig --insecure-ignore-tlog=true treasury-cli-26.2.1-macos-arm64.tar.gz",
+		} {
+			if !strings.Contains(f.Verify, want) {
+				t.Errorf("verify commands lack %q:\n%s", want, f.Verify)
+			}
+		}
+		if img := arts[2].Files[0]; img.Use != "docker load -i treasury-node-26.2.1-amd64.tar" {
+			t.Errorf("image use = %q", img.Use)
+		}
+	})
+}
+
+func TestRenderEscapes(t *testing.T) {
+	m := pageManifest()
+	evil := `<script>alert("x")</script>`
+	r := &m.Releases[0]
+	r.Artifacts[0].Name = evil
+	r.Artifacts[0].Key = "bin/" + r.Version + "/" + `"><img src=x onerror=alert(1)>.tar.gz`
+	r.Artifacts[0].SHA256 = `<b>bold</b>`
+	p, err := publish.NewPageRenderer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := p.RenderIndex(&buf, m, "https://dl.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, bad := range []string{"<script>alert", "<img src=x", "<b>bold"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the page contains %q unescaped", bad)
+		}
+	}
+	if !strings.Contains(out, "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;") {
+		t.Errorf("the page does not show the escaped name")
+	}
+}
