@@ -11,6 +11,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/minio/minio-go/v7"
 
@@ -304,8 +305,9 @@ func sortParts(parts []minio.CompletePart) {
 // bufferPool hands out at most n buffers of one size, shared by all Puts
 // of a store, so upload memory stays bounded however many Puts run.
 type bufferPool struct {
-	free chan []byte
-	size int
+	free      chan []byte
+	size      int
+	allocated atomic.Int64 // buffers made so far, for tests
 }
 
 func newBufferPool(n, size int) *bufferPool {
@@ -321,6 +323,7 @@ func (bp *bufferPool) get(ctx context.Context) ([]byte, error) {
 	case b := <-bp.free:
 		if b == nil {
 			b = make([]byte, bp.size)
+			bp.allocated.Add(1)
 		}
 		return b, nil
 	case <-ctx.Done():
