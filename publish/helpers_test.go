@@ -1,7 +1,10 @@
 package publish_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,4 +91,52 @@ func run(t testing.TB, name string, args ...string) string {
 		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
 	}
 	return string(out)
+}
+
+// demoInputs fills a fresh INPUT_DIR for the default config: a tiny shell
+// script for every binary and build, a small docker-save-like tar for
+// every image and build. seed changes every file's bytes.
+func demoInputs(t testing.TB, seed string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, a := range publish.DefaultArtifacts() {
+		for _, b := range publish.Builds() {
+			switch {
+			case a.Kind == publish.KindBinary:
+				name := fmt.Sprintf("%s-%s-%s", a.Name, b.OS, b.Platform)
+				body := fmt.Sprintf("#!/bin/sh\necho '%s %s %s/%s'\n", a.Executable, seed, b.OS, b.Platform)
+				writeFile(t, filepath.Join(dir, name), []byte(body), 0o755)
+			case b.Images:
+				name := fmt.Sprintf("%s-%s.tar", a.Name, b.Platform)
+				writeFile(t, filepath.Join(dir, name), imageTar(t, a.Name+" "+seed+" "+b.Platform), 0o644)
+			}
+		}
+	}
+	return dir
+}
+
+// imageTar is a small valid tar shaped like docker save output.
+func imageTar(t testing.TB, content string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	files := []struct{ name, body string }{
+		{"manifest.json", `[{"Config":"config.json","RepoTags":["demo:latest"],"Layers":["layer.tar"]}]`},
+		{"config.json", `{"architecture":"amd64","os":"linux","comment":"` + content + `"}`},
+	}
+	for _, f := range files {
+		tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), Typeflag: tar.TypeReg})
+		tw.Write([]byte(f.body))
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func writeFile(t testing.TB, p string, b []byte, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(p, b, mode); err != nil {
+		t.Fatal(err)
+	}
 }

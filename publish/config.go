@@ -1,0 +1,291 @@
+package publish
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is the release contents, read from wharf.toml:
+//
+//	[[artifact]]
+//	name = "engine"
+//	kind = "binary"       # binary or image
+//	access = "basic"      # public, basic or full
+//
+//	[[artifact]]
+//	name = "treasury-cli"
+//	kind = "binary"
+//	executable = "treasury"
+//	access = "public"
+//
+// A file that lists artifacts replaces the built-in list (DefaultArtifacts)
+// as a whole.
+type Config struct {
+	Artifacts []ArtifactSpec `toml:"artifact"`
+}
+
+// DefaultConfig is the built-in release contents of DESIGN.md.
+func DefaultConfig() *Config {
+	return &Config{Artifacts: DefaultArtifacts()}
+}
+
+// LoadConfig reads the config file at path; an empty path means the
+// built-in defaults.
+func LoadConfig(path string) (*Config, error) {
+	if path == "" {
+		return DefaultConfig(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	c, err := ParseConfig(f)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ParseConfig decodes wharf.toml, fills in defaults (executable = name;
+// access basic for binaries, full for images) and validates it. Unknown
+// keys are errors, so a typo does not silently publish the defaults.
+func ParseConfig(r io.Reader) (*Config, error) {
+	var c Config
+	md, err := toml.NewDecoder(r).Decode(&c)
+	if err != nil {
+		return nil, err
+	}
+	if undec := md.Undecoded(); len(undec) > 0 {
+		keys := make([]string, len(undec))
+		for i, k := range undec {
+			keys[i] = k.String()
+		}
+		return nil, fmt.Errorf("unknown keys %s (an artifact has name, kind, executable, access)", strings.Join(keys, ", "))
+	}
+	if len(c.Artifacts) == 0 {
+		return DefaultConfig(), nil
+	}
+	for i := range c.Artifacts {
+		a := &c.Artifacts[i]
+		if a.Kind == KindBinary && a.Executable == "" {
+			a.Executable = a.Name
+		}
+		if a.Access == "" {
+			a.Access = AccessBasic
+			if a.Kind == KindImage {
+				a.Access = AccessFull
+			}
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Validate checks every artifact and that names are unique.
+func (c *Config) Validate() error {
+	if len(c.Artifacts) == 0 {
+		return errors.New("no artifacts configured")
+	}
+	seen := map[string]bool{}
+	for _, a := range c.Artifacts {
+		if err := a.Validate(); err != nil {
+			return err
+		}
+		if a.Kind == KindImage && a.Executable != "" {
+			return fmt.Errorf("artifact %s: an image has no executable", a.Name)
+		}
+		if seen[a.Name] {
+			return fmt.Errorf("artifact %s: configured twice", a.Name)
+		}
+		seen[a.Name] = true
+	}
+	return nil
+}
+
+// Input is one file of INPUT_DIR matched to a configured artifact build.
+type Input struct {
+	Spec  ArtifactSpec
+	Build Build
+	Path  string // the file
+	Form  string // FormExecutable, FormArchive or FormImage
+	Size  int64  // of the file
+}
+
+// InputError lists what is wrong with an input directory: files that match
+// no configured artifact, configured artifacts without a file, and files
+// that cannot be used.
+type InputError struct {
+	Dir     string
+	Unknown []string // file names matching no configured artifact
+	Missing []string // "engine for mac (engine-macos-arm64 or engine-macos-arm64.tar.gz)"
+	Bad     []string // "name: reason"
+}
+
+func (e *InputError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "input dir %s:", e.Dir)
+	for _, s := range e.Bad {
+		fmt.Fprintf(&b, "\n  refused: %s", s)
+	}
+	for _, s := range e.Unknown {
+		fmt.Fprintf(&b, "\n  unknown file %q: matches no configured artifact", s)
+	}
+	for _, s := range e.Missing {
+		fmt.Fprintf(&b, "\n  missing: %s", s)
+	}
+	if len(e.Unknown) > 0 {
+		b.WriteString("\n  (file names: BINARY-OS-PLATFORM for an executable, BINARY-OS-PLATFORM.tar.gz for an archive, IMAGE-PLATFORM.tar for a docker save; OS linux or macos, PLATFORM amd64 or arm64)")
+	}
+	if len(e.Missing) > 0 {
+		b.WriteString("\n  (--allow-missing publishes a partial release on purpose)")
+	}
+	return b.String()
+}
+
+// expected is what a file name of INPUT_DIR may stand for.
+type expected struct {
+	spec  ArtifactSpec
+	build Build
+	form  string
+}
+
+// inputNames maps every acceptable input file name to what it stands for.
+func (c *Config) inputNames() map[string]expected {
+	names := map[string]expected{}
+	for _, a := range c.Artifacts {
+		for _, b := range Builds() {
+			switch a.Kind {
+			case KindBinary:
+				base := fmt.Sprintf("%s-%s-%s", a.Name, b.OS, b.Platform)
+				names[base] = expected{a, b, FormExecutable}
+				names[base+".tar.gz"] = expected{a, b, FormArchive}
+			case KindImage:
+				if b.Images {
+					names[fmt.Sprintf("%s-%s.tar", a.Name, b.Platform)] = expected{a, b, FormImage}
+				}
+			}
+		}
+	}
+	return names
+}
+
+// ScanInput matches the files of dir to the configured artifacts. Every
+// file must match, and every configured artifact build must have a file
+// unless allowMissing; all problems are reported at once in an
+// *InputError. Only the first bytes of a file are looked at, to check that
+// an archive is one. Inputs come in config and build order.
+func (c *Config) ScanInput(dir string, allowMissing bool) ([]Input, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("input dir: %w", err)
+	}
+	names := c.inputNames()
+	ierr := &InputError{Dir: dir}
+	found := map[string]Input{} // by artifact/build
+	refused := map[string]bool{} // artifact/build with a refused file: not also missing
+	for _, e := range entries {
+		name := e.Name()
+		if reason := badFileName(name); reason != "" {
+			ierr.Bad = append(ierr.Bad, fmt.Sprintf("%q: %s", name, reason))
+			continue
+		}
+		want, ok := names[name]
+		if !ok {
+			ierr.Unknown = append(ierr.Unknown, name)
+			continue
+		}
+		p := filepath.Join(dir, name)
+		id := want.spec.Name + "/" + want.build.Name
+		in, err := inspect(p, want)
+		if err != nil {
+			ierr.Bad = append(ierr.Bad, fmt.Sprintf("%s: %v", name, err))
+			refused[id] = true
+			continue
+		}
+		if prev, dup := found[id]; dup {
+			ierr.Bad = append(ierr.Bad, fmt.Sprintf("%s and %s: both are %s for %s; keep one", filepath.Base(prev.Path), name, want.spec.Name, want.build.Name))
+			continue
+		}
+		found[id] = in
+	}
+	var inputs []Input
+	for _, a := range c.Artifacts {
+		for _, b := range Builds() {
+			if a.Kind == KindImage && !b.Images {
+				continue
+			}
+			in, ok := found[a.Name+"/"+b.Name]
+			if ok {
+				inputs = append(inputs, in)
+				continue
+			}
+			if !allowMissing && !refused[a.Name+"/"+b.Name] {
+				if a.Kind == KindImage {
+					ierr.Missing = append(ierr.Missing, fmt.Sprintf("%s for %s (%s-%s.tar)", a.Name, b.Name, a.Name, b.Platform))
+				} else {
+					base := fmt.Sprintf("%s-%s-%s", a.Name, b.OS, b.Platform)
+					ierr.Missing = append(ierr.Missing, fmt.Sprintf("%s for %s (%s or %s.tar.gz)", a.Name, b.Name, base, base))
+				}
+			}
+		}
+	}
+	if len(ierr.Unknown)+len(ierr.Missing)+len(ierr.Bad) > 0 {
+		return nil, ierr
+	}
+	if len(inputs) == 0 {
+		return nil, fmt.Errorf("input dir %s: no artifacts to publish", dir)
+	}
+	return inputs, nil
+}
+
+// badFileName explains why a name is refused outright, or returns "".
+func badFileName(name string) string {
+	switch {
+	case strings.ContainsAny(name, " \t"):
+		return "white space in a file name; artifact names are BINARY-OS-PLATFORM[.tar.gz] or IMAGE-PLATFORM.tar"
+	case strings.Contains(name, ".."):
+		return `".." in a file name`
+	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }):
+		return "control character or backslash in a file name"
+	}
+	return ""
+}
+
+func inspect(p string, want expected) (Input, error) {
+	st, err := os.Stat(p) // follows symlinks: CI jobs link build outputs
+	if err != nil {
+		return Input{}, err
+	}
+	if !st.Mode().IsRegular() {
+		return Input{}, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return Input{}, err
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return Input{}, err
+	}
+	if err := checkForm(want.form, head[:n]); err != nil {
+		return Input{}, err
+	}
+	return Input{Spec: want.spec, Build: want.build, Path: p, Form: want.form, Size: st.Size()}, nil
+}
+
+// Binaries returns the configured binaries, in order.
+func (c *Config) Binaries() []ArtifactSpec {
+	return slices.DeleteFunc(slices.Clone(c.Artifacts), func(a ArtifactSpec) bool { return a.Kind != KindBinary })
+}
