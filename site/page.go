@@ -258,9 +258,10 @@ func (p *Page) serveLogin(w http.ResponseWriter, r *http.Request, status int, ms
 		p.fail(w, "login form", err)
 		return
 	}
-	d := &publish.PageData{Title: "Log in", Stylesheet: pathStyle, Session: &publish.PageSession{}}
+	// The header offers no second "Log in" on the login form.
+	d := &publish.PageData{Title: "Log in", Stylesheet: pathStyle}
 	if got, ok := p.Principal(r); ok {
-		d.Session.LoggedIn, d.Session.Name, d.Session.CSRF = true, got.Name, csrf
+		d.Session = &publish.PageSession{LoggedIn: true, Name: got.Name, Kind: got.Kind, Orgs: got.Orgs, CSRF: csrf}
 	}
 	p.writeHTML(w, status, "login", &loginView{Page: d, Error: msg, CSRF: csrf, Next: next})
 }

@@ -216,22 +216,27 @@ func pageDownloads(st publish.Store, m *publish.Manifest, sessions site.Sessions
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.URL.Path[1:]
-		if k, ok := strings.CutSuffix(key, "/sig"); ok {
-			key = publish.SigKey(k)
-		} else {
-			class, ok := access[key]
-			if !ok {
-				http.NotFound(w, r)
-				return
-			}
-			p, ok := sessions.Principal(r)
-			switch {
-			case class != publish.AccessPublic && !ok:
-				http.Error(w, "unauthenticated", http.StatusUnauthorized)
-				return
-			case !p.Allows(class) && class != publish.AccessPublic:
-				http.Error(w, "permission denied", http.StatusForbidden)
-				return
+		switch key {
+		case publish.KeyLatest, publish.KeyPreview, publish.KeyManifest, publish.KeyPublicKey:
+			// Served to anyone, as the download server does.
+		default:
+			if k, ok := strings.CutSuffix(key, "/sig"); ok {
+				key = publish.SigKey(k)
+			} else {
+				class, ok := access[key]
+				if !ok {
+					http.NotFound(w, r)
+					return
+				}
+				p, ok := sessions.Principal(r)
+				switch {
+				case class != publish.AccessPublic && !ok:
+					http.Error(w, "unauthenticated", http.StatusUnauthorized)
+					return
+				case !p.Allows(class) && class != publish.AccessPublic:
+					http.Error(w, "permission denied", http.StatusForbidden)
+					return
+				}
 			}
 		}
 		obj, err := st.Open(r.Context(), key)
@@ -243,7 +248,9 @@ func pageDownloads(st publish.Store, m *publish.Manifest, sessions site.Sessions
 			return
 		}
 		defer obj.Close()
-		w.Header().Set("Content-Disposition", `attachment; filename="`+filepath.Base(key)+`"`)
+		if _, ok := access[key]; ok {
+			w.Header().Set("Content-Disposition", `attachment; filename="`+filepath.Base(key)+`"`)
+		}
 		http.ServeContent(w, r, "", obj.Info().ModTime, obj)
 	})
 }

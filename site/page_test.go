@@ -265,7 +265,7 @@ func TestPageLogin(t *testing.T) {
 		}
 		_, body = e.get(t, c, "/")
 		for _, want := range []string{
-			"Logged in as <strong>k-basic</strong>",
+			"Logged in with the API key <strong>k-basic</strong> of acme (level basic).",
 			`<strong id="allowed">public, basic</strong>`,
 			`href="/bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz" data-link="download"`,
 			`Your organisation's level does not include full downloads.`,
@@ -523,7 +523,7 @@ func TestPageLogout(t *testing.T) {
 	if resp, _ := e.post(t, c, "/logout", url.Values{}); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("logout without the CSRF token = %d, want 403", resp.StatusCode)
 	}
-	if _, body := e.get(t, c, "/"); !strings.Contains(body, "Logged in as <strong>k-full</strong>") {
+	if _, body := e.get(t, c, "/"); !strings.Contains(body, "Logged in with API key <strong>k-full</strong>") {
 		t.Fatal("a refused logout ended the session")
 	}
 	tok := e.csrf(t, c, "/")

@@ -1,0 +1,332 @@
+package site_test
+
+import (
+	"context"
+	"encoding/base64"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/site"
+	"github.com/wharfhq/wharf/site/auth"
+)
+
+// go test -update also copies a screenshot to docs/page.png. The flag may
+// be registered by another test file of the package too.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files and docs/page.png")
+	}
+}
+
+func pageUpdate() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// pageServe starts the page and the download routes on loopback, with
+// the real auth database, and returns the base URL.
+func pageServe(t *testing.T, tree *pageTree, db *auth.DB) string {
+	t.Helper()
+	page, err := site.NewPage(site.PageConfig{
+		Store:  tree.Store,
+		Auth:   db,
+		Secret: pageSecret,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page)
+	mux.Handle("/login", page)
+	mux.Handle("/logout", page)
+	mux.Handle("/static/", page)
+	mux.Handle("/", pageDownloads(tree.Store, tree.Manifest, page))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestPageChromium drives Debian's chromium through the page: list, log
+// in with an API key from the download link, download and verify with
+// openssl, see what the session may take, log out.
+func TestPageChromium(t *testing.T) {
+	chromium := testenv.Chromium(t)
+	openssl := testenv.Tool(t, "openssl")
+	ctx := context.Background()
+
+	tree := newPageTree(t)
+	db, err := auth.Open(ctx, filepath.Join(t.TempDir(), "wharf.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.CreateOrg(ctx, "acme", site.LevelBasic); err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := db.CreateAPIKey(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := pageServe(t, tree, db)
+
+	allocCtx, cancelAlloc := remote.NewAllocator(ctx, chromium.DevToolsURL)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+	bctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
+	defer cancel()
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return strings.Join(strings.Fields(s), " ")
+	}
+	status := func(path string) int {
+		t.Helper()
+		// The browser navigates with its session cookie, as a click on a
+		// link would (the page's CSP allows no fetch).
+		resp, err := chromedp.Run(bctx, chromedp.NavigateResponse(base+path))
+		if err != nil {
+			t.Fatalf("navigate to %s: %v", path, err)
+		}
+		return int(resp.Status)
+	}
+	shots := t.TempDir()
+	shot := func(name string, width int64) string {
+		t.Helper()
+		run("viewport", chromedp.EmulateViewport(width, 900))
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		p := filepath.Join(shots, name)
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot %s (%d bytes)", p, len(png))
+		return p
+	}
+
+	downloads := t.TempDir()
+	if _, err := chromedp.CallBrowser(bctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior:      browser.SetDownloadBehaviorBehaviorAllowAndName,
+		DownloadPath:  downloads,
+		EventsEnabled: new(true),
+	}); err != nil {
+		t.Fatalf("download behaviour: %v", err)
+	}
+
+	// The list: exactly the files of latest and preview in releases.json.
+	run("open the page", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("login")))
+	listed, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("[data-file]")].map(e => e.dataset.file)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	m := pageFetchManifest(t, base)
+	for _, v := range []string{pageFetch(t, base+"/latest"), pageFetch(t, base+"/preview")} {
+		r, ok := m.Find(strings.TrimSpace(v))
+		if !ok {
+			t.Fatalf("releases.json has no %s", v)
+		}
+		for _, a := range r.Artifacts {
+			want = append(want, a.FileName())
+		}
+	}
+	slices.Sort(listed)
+	slices.Sort(want)
+	if !slices.Equal(listed, want) {
+		t.Errorf("the page lists\n%v\nreleases.json has\n%v", listed, want)
+	}
+	shot("page-1280.png", 1280)
+	p390 := shot("page-390.png", 390)
+	run("back to desktop", chromedp.EmulateViewport(1280, 900))
+
+	// "Log in" with a wrong key: a clear message that names no part.
+	run("wrong key",
+		chromedp.Click(chromedp.ID("login")),
+		chromedp.WaitVisible(chromedp.ID("credential")),
+		chromedp.SendKeys(chromedp.ID("credential"), "wk_not-a-key"),
+		chromedp.Click(chromedp.ID("submit")),
+		chromedp.WaitVisible(chromedp.ID("login-error")),
+	)
+	if got := text("#login-error"); !strings.Contains(got, "was not accepted") {
+		t.Errorf("wrong key message = %q", got)
+	}
+	shot("login-error-390.png", 390)
+	run("back to desktop", chromedp.EmulateViewport(1280, 900))
+
+	// A basic download leads to the login form and, after it, to the file.
+	file := "engine-26.1.1-linux-amd64.tar.gz"
+	run("download link",
+		chromedp.Navigate(base+"/"),
+		chromedp.Click(chromedp.CSS(`li[data-file="`+file+`"] a.dl`)),
+		chromedp.WaitVisible(chromedp.ID("credential")),
+	)
+	begins := chromedp.BrowserEvents(bctx, browser.DownloadWillBegin)
+	progress := chromedp.BrowserEvents(bctx, browser.DownloadProgress)
+	run("log in", chromedp.SendKeys(chromedp.ID("credential"), key), chromedp.Click(chromedp.ID("submit")))
+	var guid string
+	for ev, err := range begins {
+		if err != nil {
+			t.Fatalf("no download began: %v", err)
+		}
+		if ev.SuggestedFilename != file {
+			t.Errorf("download named %q, want %q", ev.SuggestedFilename, file)
+		}
+		guid = ev.GUID
+		break
+	}
+	for ev, err := range progress {
+		if err != nil {
+			t.Fatalf("download did not finish: %v", err)
+		}
+		if ev.GUID != guid {
+			continue
+		}
+		if ev.State == browser.DownloadProgressStateCanceled {
+			t.Fatalf("download canceled")
+		}
+		if ev.State == browser.DownloadProgressStateCompleted {
+			break
+		}
+	}
+	got := filepath.Join(downloads, guid)
+	pageOpenSSLVerify(t, openssl, base, "/"+tree.artifact(t, "26.1.1", "engine", "x86").Key, got)
+
+	// Logged in: who, what the session may take, full refused.
+	run("page after login", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("logout")))
+	if got := text("#allowed"); got != "public, basic" {
+		t.Errorf("the session may download %q, want public, basic", got)
+	}
+	if got := text(".account .who"); !strings.Contains(got, "Logged in with API key") || !strings.Contains(got, "acme") {
+		t.Errorf("account = %q", got)
+	}
+	node := "treasury-node-26.1.1-amd64.tar"
+	if n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('li[data-file="`+node+`"] a.dl').length`)); err != nil || n != 0 {
+		t.Errorf("a full artifact has %d links for a basic org (%v)", n, err)
+	}
+	if got := status("/img/26.1.1/" + node); got != http.StatusForbidden {
+		t.Errorf("full artifact for a basic org = %d, want 403", got)
+	}
+	run("page after login", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("logout")))
+	loggedIn := shot("page-logged-in-1280.png", 1280)
+	shot("page-logged-in-390.png", 390)
+	run("back to desktop", chromedp.EmulateViewport(1280, 900))
+
+	// Log out: the session is gone, basic downloads need a login again.
+	run("log out", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("login")))
+	if href, err := chromedp.Run(bctx, chromedp.AttributeValue(chromedp.CSS(`li[data-file="`+file+`"] a.dl`), "href")); err != nil || !strings.HasPrefix(href.Value, "/login?next=") {
+		t.Errorf("after logout the download link is %q (%v)", href.Value, err)
+	}
+	if got := status("/bin/26.1.1/engine-26.1.1-linux-arm64.tar.gz"); got != http.StatusUnauthorized {
+		t.Errorf("basic artifact after logout = %d, want 401", got)
+	}
+
+	// macOS visitors get the quarantine note first.
+	if _, err := chromedp.Call(bctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
+		UserAgent: "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	run("mac", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("macos")))
+	first, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector("#macos, .release").id`))
+	if err != nil || first != "macos" {
+		t.Errorf("first section for macOS = %q (%v), want macos", first, err)
+	}
+	shot("page-mac-390.png", 390)
+
+	if pageUpdate() {
+		for src, dst := range map[string]string{loggedIn: "page.png", p390: "page-390.png"} {
+			b, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join("..", "docs", dst), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if dir := os.Getenv("WHARF_SCREENSHOTS"); dir != "" {
+		entries, _ := os.ReadDir(shots)
+		for _, e := range entries {
+			b, _ := os.ReadFile(filepath.Join(shots, e.Name()))
+			os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+		}
+	}
+}
+
+func jsString(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "<", `\x3c`)
+	return `"` + r.Replace(s) + `"`
+}
+
+func pageFetch(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := pageBody(t, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s = %d", url, resp.StatusCode)
+	}
+	return body
+}
+
+func pageFetchManifest(t *testing.T, base string) *publish.Manifest {
+	t.Helper()
+	m, err := publish.ReadManifest(strings.NewReader(pageFetch(t, base+"/"+publish.KeyManifest)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// pageOpenSSLVerify checks the downloaded file against its /sig and dl.pub
+// from the server, with openssl.
+func pageOpenSSLVerify(t *testing.T, openssl, base, path, file string) {
+	t.Helper()
+	dir := t.TempDir()
+	der, err := base64.StdEncoding.DecodeString(strings.TrimSpace(pageFetch(t, base+path+"/sig")))
+	if err != nil {
+		t.Fatalf("signature: %v", err)
+	}
+	sig, pub := filepath.Join(dir, "file.sig.der"), filepath.Join(dir, "dl.pub")
+	if err := os.WriteFile(sig, der, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pub, []byte(pageFetch(t, base+"/"+publish.KeyPublicKey)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(openssl, "dgst", "-sha256", "-verify", pub, "-signature", sig, file).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Verified OK") {
+		t.Fatalf("openssl does not verify the download: %v\n%s", err, out)
+	}
+}
