@@ -213,28 +213,31 @@ func (s *Source) Transfers(ctx context.Context, from, to uint64, addresses []str
 	if len(addresses) == 0 {
 		return nil, nil
 	}
-	topics := make([]common.Hash, len(addresses))
+	all := make([]common.Hash, len(addresses))
 	for i, a := range addresses {
-		topics[i] = common.BytesToHash(common.HexToAddress(a).Bytes())
+		all[i] = common.BytesToHash(common.HexToAddress(a).Bytes())
 	}
 	var out []query.TokenTransfer
 	seen := make(map[[2]uint64]bool)
 	for lo := from; lo <= to; lo += s.cfg.LogRange {
 		hi := min(to, lo+s.cfg.LogRange-1)
-		for _, t := range [][][]common.Hash{{{transferTopic}, topics}, {{transferTopic}, nil, topics}} {
-			got, err := s.filterTransfers(ctx, ethereum.FilterQuery{
-				FromBlock: new(big.Int).SetUint64(lo),
-				ToBlock:   new(big.Int).SetUint64(hi),
-				Topics:    t,
-			})
-			if err != nil {
-				return nil, err
-			}
-			for _, tt := range got {
-				k := [2]uint64{tt.BlockNumber, uint64(tt.LogIndex)}
-				if !seen[k] {
-					seen[k] = true
-					out = append(out, tt)
+		// geth refuses more than 1000 alternatives for one topic.
+		for topics := range slices.Chunk(all, 500) {
+			for _, t := range [][][]common.Hash{{{transferTopic}, topics}, {{transferTopic}, nil, topics}} {
+				got, err := s.filterTransfers(ctx, ethereum.FilterQuery{
+					FromBlock: new(big.Int).SetUint64(lo),
+					ToBlock:   new(big.Int).SetUint64(hi),
+					Topics:    t,
+				})
+				if err != nil {
+					return nil, err
+				}
+				for _, tt := range got {
+					k := [2]uint64{tt.BlockNumber, uint64(tt.LogIndex)}
+					if !seen[k] {
+						seen[k] = true
+						out = append(out, tt)
+					}
 				}
 			}
 		}

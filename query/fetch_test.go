@@ -1,0 +1,623 @@
+package query_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const chain = "ETH"
+
+// backends are the databases every fetcher test runs on.
+var backends = []struct {
+	name string
+	dsn  func(testing.TB) string
+}{
+	{"SQLite", func(tb testing.TB) string { return filepath.Join(tb.TempDir(), "addrd.db") }},
+	{"PostgreSQL", func(tb testing.TB) string { return testenv.Postgres(tb) }},
+}
+
+// env is a dev chain over HTTP JSON-RPC, a real store and a fetcher.
+type env struct {
+	t       *testing.T
+	dev     *eth.Dev
+	src     *eth.Source
+	dsn     string
+	db      *store.DB
+	account int64
+	reg     *prometheus.Registry
+	f       *query.Fetcher
+	cfg     query.FetcherConfig
+}
+
+func newEnv(t *testing.T, dsn string, cfg query.FetcherConfig) *env {
+	t.Helper()
+	ctx := context.Background()
+	dev, err := eth.StartDev(ctx, eth.DevConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	e := &env{t: t, dev: dev, src: src, dsn: dsn, cfg: cfg}
+	e.open()
+	key, _, err := e.db.CreateAPIKey(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.account = key.AccountID
+	e.newFetcher(e.db)
+	return e
+}
+
+// open opens the store (again, as a restarted process would).
+func (e *env) open() {
+	e.t.Helper()
+	db, err := store.Open(context.Background(), e.dsn)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { db.Close() })
+	e.db = db
+}
+
+// newFetcher replaces the fetcher with a new one over st, as after a restart.
+func (e *env) newFetcher(st query.FetcherStore) {
+	e.t.Helper()
+	cfg := e.cfg
+	cfg.Chain, cfg.Store, cfg.Source = chain, st, e.src
+	e.reg = prometheus.NewRegistry()
+	cfg.Metrics = e.reg
+	f, err := query.NewFetcher(cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.f = f
+}
+
+func (e *env) fetch() {
+	e.t.Helper()
+	if err := e.f.FetchOnce(context.Background()); err != nil {
+		e.t.Fatalf("FetchOnce: %v", err)
+	}
+}
+
+// catchUp calls FetchOnce until the checkpoint reaches the confirmed head.
+func (e *env) catchUp() {
+	e.t.Helper()
+	for range 100 {
+		e.fetch()
+		cp, ok, err := e.db.Checkpoint(context.Background(), chain)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		head, _ := e.dev.Head()
+		if ok && cp.Number+e.cfg.Confirmations >= head {
+			return
+		}
+	}
+	e.t.Fatal("fetcher did not catch up in 100 steps")
+}
+
+func (e *env) subscribe(a common.Address) {
+	e.t.Helper()
+	if _, err := e.db.Subscribe(context.Background(), e.account, chain, addr(a)); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) txs(a common.Address) []query.Transaction {
+	e.t.Helper()
+	txs, err := e.db.Transactions(context.Background(), chain, addr(a), nil, 1000)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return txs
+}
+
+func (e *env) balances(a common.Address) map[string]string {
+	e.t.Helper()
+	bals, err := e.db.Balances(context.Background(), chain, addr(a))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := make(map[string]string)
+	for _, b := range bals {
+		out[b.Asset+b.Contract] = b.Amount
+	}
+	return out
+}
+
+// nodeBalance reads what the node says a's balance is now.
+func (e *env) nodeBalance(a common.Address, contract string) string {
+	e.t.Helper()
+	head, _ := e.dev.Head()
+	bals, err := e.src.Balances(context.Background(), head-e.cfg.Confirmations, []query.BalanceQuery{{Address: addr(a), Contract: contract}})
+	if err != nil || len(bals) != 1 {
+		e.t.Fatalf("node balance: %v %v", bals, err)
+	}
+	return bals[0].Amount
+}
+
+func (e *env) must(h common.Hash, err error) string {
+	e.t.Helper()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return h.Hex()
+}
+
+func addr(a common.Address) string { return strings.ToLower(a.Hex()) }
+
+func byHash(txs []query.Transaction) map[string]query.Transaction {
+	m := make(map[string]query.Transaction, len(txs))
+	for _, t := range txs {
+		m[t.Hash] = t
+	}
+	return m
+}
+
+func forBackends(t *testing.T, test func(t *testing.T, dsn func(testing.TB) string)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { test(t, b.dsn) })
+	}
+}
+
+func TestFetchTransfers(t *testing.T) {
+	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
+		ctx := context.Background()
+		e := newEnv(t, dsn(t), query.FetcherConfig{})
+		d := e.dev
+		a, b, c, x := d.Accounts[0], d.Accounts[1], d.Accounts[2], d.Accounts[3]
+		e.subscribe(a)
+		e.fetch()
+
+		native := e.must(d.Transfer(ctx, 0, b, big.NewInt(12345)))
+		token := e.must(d.TransferToken(ctx, 1, a, big.NewInt(777)))
+		failed := e.must(d.FailingTransfer(ctx, 0))
+		other := e.must(d.Transfer(ctx, 2, x, big.NewInt(5))) // touches no tracked address
+		d.Commit()
+		e.catchUp()
+
+		got := byHash(e.txs(a))
+		if _, ok := got[other]; ok {
+			t.Errorf("stored %s, a transaction between untracked %s and %s", other, c, x)
+		}
+		for _, tc := range []struct {
+			name, hash, status string
+			transfers          []query.Transfer
+		}{
+			{"Native", native, query.StatusSuccess, []query.Transfer{
+				{LogIndex: -1, Asset: query.AssetNative, From: addr(a), To: addr(b), Amount: "12345"}}},
+			{"Token", token, query.StatusSuccess, []query.Transfer{
+				{LogIndex: 0, Asset: query.AssetERC20, Contract: addr(d.Token), From: addr(b), To: addr(a), Amount: "777"}}},
+			{"Failed", failed, query.StatusFailed, nil},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				tx, ok := got[tc.hash]
+				if !ok {
+					t.Fatalf("transaction %s not stored for %s", tc.hash, a)
+				}
+				if tx.Status != tc.status {
+					t.Errorf("status = %s, want %s", tx.Status, tc.status)
+				}
+				if fee, ok := new(big.Int).SetString(tx.Fee, 10); !ok || fee.Sign() <= 0 {
+					t.Errorf("fee = %q, want a positive amount", tx.Fee)
+				}
+				if tx.BlockHash != d.BlockHash(tx.BlockNumber).Hex() {
+					t.Errorf("block hash %s is not the canonical %s", tx.BlockHash, d.BlockHash(tx.BlockNumber).Hex())
+				}
+				full, err := e.db.Transaction(ctx, chain, tc.hash)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(full.Transfers) != len(tc.transfers) {
+					t.Fatalf("transfers = %+v, want %+v", full.Transfers, tc.transfers)
+				}
+				for i := range tc.transfers {
+					if full.Transfers[i] != tc.transfers[i] {
+						t.Errorf("transfer %d = %+v, want %+v", i, full.Transfers[i], tc.transfers[i])
+					}
+				}
+			})
+		}
+		bals := e.balances(a)
+		if got, want := bals[query.AssetNative], e.nodeBalance(a, ""); got != want {
+			t.Errorf("native balance = %s, want %s", got, want)
+		}
+		if got, want := bals[query.AssetERC20+addr(d.Token)], e.nodeBalance(a, addr(d.Token)); got != want {
+			t.Errorf("token balance = %s, want %s", got, want)
+		}
+	})
+}
+
+func TestFetchConfirmations(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{Confirmations: 2})
+	d := e.dev
+	a := d.Accounts[0]
+	e.subscribe(a)
+	e.fetch()
+	hash := e.must(d.Transfer(ctx, 1, a, big.NewInt(1)))
+	d.Commit()
+	for i, want := range []bool{false, false, true} {
+		e.fetch()
+		if _, ok := byHash(e.txs(a))[hash]; ok != want {
+			t.Errorf("with %d confirmations: stored = %v, want %v", i, ok, want)
+		}
+		d.Commit()
+	}
+}
+
+func TestFetchReorg(t *testing.T) {
+	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
+		ctx := context.Background()
+		e := newEnv(t, dsn(t), query.FetcherConfig{})
+		d := e.dev
+		a, b := d.Accounts[0], d.Accounts[1]
+		e.subscribe(a)
+		e.subscribe(b)
+		e.fetch()
+		forkAt, parent := d.Head()
+		old := e.must(d.Transfer(ctx, 0, b, big.NewInt(111)))
+		d.Commit()
+		e.must(d.Transfer(ctx, 0, b, big.NewInt(112)))
+		oldHead := d.Commit()
+		e.catchUp()
+		if _, ok := byHash(e.txs(a))[old]; !ok {
+			t.Fatalf("before the reorg: %s not stored", old)
+		}
+
+		// A side chain from forkAt, one block longer, with another transfer.
+		if err := d.Fork(parent); err != nil {
+			t.Fatal(err)
+		}
+		replacement := e.must(d.Transfer(ctx, 2, a, big.NewInt(222)))
+		d.Commit()
+		d.Commit()
+		d.Commit()
+		e.catchUp()
+
+		if got := testutil.ToFloat64(reorgs(t, e.reg)); got != 1 {
+			t.Errorf("reorgs_total = %v, want 1", got)
+		}
+		txs := e.txs(a)
+		if _, ok := byHash(txs)[replacement]; !ok {
+			t.Errorf("transaction %s of the new chain not stored", replacement)
+		}
+		for _, tx := range txs {
+			if canonical := d.BlockHash(tx.BlockNumber).Hex(); tx.BlockHash != canonical {
+				t.Errorf("tx %s stored in block %d %s, not the canonical %s", tx.Hash, tx.BlockNumber, tx.BlockHash, canonical)
+			}
+			if tx.BlockHash == oldHead.Hex() {
+				t.Errorf("tx %s still in the dropped block", tx.Hash)
+			}
+		}
+		head, _ := d.Head()
+		for n := forkAt; n <= head; n++ {
+			stored, err := e.db.StoredBlock(ctx, chain, n)
+			if err != nil {
+				t.Fatalf("block %d: %v", n, err)
+			}
+			if stored.Hash != d.BlockHash(n).Hex() {
+				t.Errorf("stored block %d = %s, want %s", n, stored.Hash, d.BlockHash(n).Hex())
+			}
+		}
+		if got, want := e.balances(a)[query.AssetNative], e.nodeBalance(a, ""); got != want {
+			t.Errorf("native balance after the reorg = %s, want %s", got, want)
+		}
+	})
+}
+
+// reorgs finds the fetcher's reorg counter in reg.
+func reorgs(t *testing.T, reg *prometheus.Registry) prometheus.Collector {
+	return metric(t, reg, "addrd_fetch_reorgs_total")
+}
+
+// metric returns a collector that reports the one sample of name in reg.
+func metric(t *testing.T, reg *prometheus.Registry, name string) prometheus.Collector {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			m := mf.GetMetric()[0]
+			v := m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "v", Help: "v"}, func() float64 { return v })
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return nil
+}
+
+// crashingStore fails StoreBlock after a number of calls, as a process
+// killed in the middle of a step: the block's transaction never commits.
+type crashingStore struct {
+	query.FetcherStore
+	left atomic.Int64
+}
+
+var errCrash = errors.New("killed")
+
+func (s *crashingStore) StoreBlock(ctx context.Context, chain string, b query.Block, txs []query.Transaction, bals []query.Balance) error {
+	if s.left.Add(-1) < 0 {
+		return errCrash
+	}
+	return s.FetcherStore.StoreBlock(ctx, chain, b, txs, bals)
+}
+
+func TestFetchRestart(t *testing.T) {
+	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
+		ctx := context.Background()
+		e := newEnv(t, dsn(t), query.FetcherConfig{Batch: 4})
+		d := e.dev
+		a := d.Accounts[0]
+		e.subscribe(a)
+		e.fetch()
+		start, _ := d.Head()
+		for range 12 {
+			if _, err := d.Step(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The first process stores two blocks of its batch of four, then dies.
+		crash := &crashingStore{FetcherStore: e.db}
+		crash.left.Store(2)
+		e.newFetcher(crash)
+		if err := e.f.FetchOnce(ctx); !errors.Is(err, errCrash) {
+			t.Fatalf("FetchOnce = %v, want the crash", err)
+		}
+		cp, _, err := e.db.Checkpoint(ctx, chain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Number != start+2 {
+			t.Fatalf("checkpoint after the crash = %d, want %d", cp.Number, start+2)
+		}
+		// A new process over the same database continues.
+		e.open()
+		e.newFetcher(e.db)
+		e.catchUp()
+
+		want := make(map[string]bool)
+		head, _ := d.Head()
+		blocks, err := e.src.Blocks(ctx, start+1, head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs, err := e.src.Transfers(ctx, start+1, head, []string{addr(a)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			for _, tx := range b.Txs {
+				if tx.From == addr(a) || tx.To == addr(a) {
+					want[tx.Hash] = true
+				}
+			}
+		}
+		for _, l := range logs {
+			want[l.TxHash] = true
+		}
+		seen := make(map[string]int)
+		for _, tx := range e.txs(a) {
+			if tx.BlockNumber > start {
+				seen[tx.Hash]++
+			}
+		}
+		for h := range want {
+			if seen[h] != 1 {
+				t.Errorf("transaction %s stored %d times, want once", h, seen[h])
+			}
+		}
+		for h := range seen {
+			if !want[h] {
+				t.Errorf("transaction %s stored but does not touch %s", h, a)
+			}
+		}
+		if len(want) == 0 {
+			t.Fatal("the demo blocks touched nothing; the test proves nothing")
+		}
+	})
+}
+
+func TestFetchNodeDown(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{})
+	d := e.dev
+	a := d.Accounts[0]
+	e.subscribe(a)
+	e.fetch()
+	before := e.balances(a)
+	if err := e.f.Health(); err != nil {
+		t.Fatalf("Health = %v, want nil", err)
+	}
+
+	if err := d.StopHTTP(); err != nil {
+		t.Fatal(err)
+	}
+	hash := e.must(d.Transfer(ctx, 1, a, big.NewInt(99)))
+	d.Commit()
+	err := e.f.FetchOnce(ctx)
+	if !errors.Is(err, query.ErrUnavailable) {
+		t.Fatalf("FetchOnce with the node down = %v, want ErrUnavailable", err)
+	}
+	if err := e.f.Health(); err == nil || !errors.Is(err, query.ErrUnavailable) {
+		t.Errorf("Health with the node down = %v, want ErrUnavailable", err)
+	}
+	if got := testutil.ToFloat64(metric(t, e.reg, "addrd_fetch_node_errors_total")); got < 1 {
+		t.Errorf("node_errors_total = %v, want ≥ 1", got)
+	}
+	// The store still serves what it has.
+	if got := e.balances(a); got[query.AssetNative] != before[query.AssetNative] {
+		t.Errorf("balances while the node is down = %v, want %v", got, before)
+	}
+
+	if err := d.StartHTTP(); err != nil {
+		t.Fatal(err)
+	}
+	e.catchUp()
+	if err := e.f.Health(); err != nil {
+		t.Errorf("Health after the node came back = %v", err)
+	}
+	if _, ok := byHash(e.txs(a))[hash]; !ok {
+		t.Errorf("transfer %s mined while the node was down not stored after it came back", hash)
+	}
+}
+
+func TestFetchNewSubscription(t *testing.T) {
+	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
+		ctx := context.Background()
+		e := newEnv(t, dsn(t), query.FetcherConfig{BackfillBlocks: 8})
+		d := e.dev
+		a, b := d.Accounts[0], d.Accounts[1]
+		e.subscribe(a)
+		e.fetch()
+		early := e.must(d.TransferToken(ctx, 2, b, big.NewInt(3))) // touches no tracked address yet
+		d.Commit()
+		for range 5 {
+			d.Commit()
+		}
+		e.catchUp()
+		if got := e.balances(b); len(got) != 0 {
+			t.Fatalf("balances of %s before subscribing: %v", b, got)
+		}
+
+		e.subscribe(b)
+		e.fetch() // one step
+		bals := e.balances(b)
+		if got, want := bals[query.AssetNative], e.nodeBalance(b, ""); got != want {
+			t.Errorf("native balance after one step = %q, want %s", got, want)
+		}
+		if got, want := bals[query.AssetERC20+addr(d.Token)], e.nodeBalance(b, addr(d.Token)); got != want {
+			t.Errorf("token balance after one step = %q, want %s", got, want)
+		}
+		if _, ok := byHash(e.txs(b))[early]; !ok {
+			t.Errorf("transfer %s in the backfill window not backfilled", early)
+		}
+	})
+}
+
+func TestFetchResubscribeFillsGap(t *testing.T) {
+	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
+		ctx := context.Background()
+		// A backfill window too short to cover the gap: only the gap fill does.
+		e := newEnv(t, dsn(t), query.FetcherConfig{BackfillBlocks: 1})
+		d := e.dev
+		a := d.Accounts[0]
+		e.subscribe(a)
+		e.fetch()
+		if err := e.db.Unsubscribe(ctx, e.account, chain, addr(a)); err != nil {
+			t.Fatal(err)
+		}
+		var gap []string
+		for i := range 6 {
+			gap = append(gap, e.must(d.Transfer(ctx, 1+i%3, a, big.NewInt(int64(1000+i)))))
+			d.Commit()
+			e.fetch()
+		}
+		if _, ok := byHash(e.txs(a))[gap[0]]; ok {
+			t.Fatalf("stored %s while nobody was subscribed", gap[0])
+		}
+		e.subscribe(a)
+		e.fetch()
+		got := byHash(e.txs(a))
+		for _, h := range gap {
+			if _, ok := got[h]; !ok {
+				t.Errorf("transfer %s in the gap not filled", h)
+			}
+		}
+	})
+}
+
+// countingSource counts calls to the node.
+type countingSource struct {
+	query.Source
+	calls atomic.Int64
+}
+
+func (s *countingSource) Head(ctx context.Context) (uint64, error) {
+	s.calls.Add(1)
+	return s.Source.Head(ctx)
+}
+
+func (s *countingSource) Blocks(ctx context.Context, from, to uint64) ([]query.SourceBlock, error) {
+	s.calls.Add(1)
+	return s.Source.Blocks(ctx, from, to)
+}
+
+func (s *countingSource) Transfers(ctx context.Context, from, to uint64, addrs []string) ([]query.TokenTransfer, error) {
+	s.calls.Add(1)
+	return s.Source.Transfers(ctx, from, to, addrs)
+}
+
+func (s *countingSource) Receipts(ctx context.Context, b query.Block, hashes []string) ([]query.Receipt, error) {
+	s.calls.Add(1)
+	return s.Source.Receipts(ctx, b, hashes)
+}
+
+func (s *countingSource) Balances(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
+	s.calls.Add(1)
+	return s.Source.Balances(ctx, at, qs)
+}
+
+// TestFetchCostIndependentOfSubscriptions checks that scanning the same
+// blocks costs the same calls to the node with 2 tracked addresses as
+// with 2 and 2,000 idle ones.
+func TestFetchCostIndependentOfSubscriptions(t *testing.T) {
+	ctx := context.Background()
+	calls := make(map[int]int64)
+	for _, idle := range []int{0, 2000} {
+		e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{SyncBatch: 5000})
+		d := e.dev
+		e.subscribe(d.Accounts[0])
+		e.subscribe(d.Accounts[1])
+		for i := range idle {
+			if _, err := e.db.Subscribe(ctx, e.account, chain, fmt.Sprintf("0x%040x", i+1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.fetch() // first checkpoint and the sync of every subscription
+		for range 20 {
+			if _, err := d.Step(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		src := &countingSource{Source: e.src}
+		cfg := e.cfg
+		cfg.Chain, cfg.Store, cfg.Source = chain, e.db, src
+		f, err := query.NewFetcher(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.FetchOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		calls[idle] = src.calls.Load()
+	}
+	if calls[0] != calls[2000] {
+		t.Errorf("calls to the node for 20 blocks: %d with 2 subscriptions, %d with 2,002", calls[0], calls[2000])
+	}
+}
