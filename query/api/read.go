@@ -1,0 +1,207 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// balance is a balance as the API writes it.
+type balance struct {
+	Asset       string `json:"asset"`
+	Contract    string `json:"contract"`
+	Symbol      string `json:"symbol"`
+	Decimals    int    `json:"decimals"`
+	Amount      string `json:"amount"`
+	BlockNumber uint64 `json:"block_number"`
+	UpdateTime  string `json:"update_time"`
+}
+
+type balancesBody struct {
+	Balances []balance `json:"balances"`
+}
+
+// transaction is a transaction as the API writes it.
+type transaction struct {
+	Hash        string     `json:"hash"`
+	BlockNumber uint64     `json:"block_number"`
+	BlockHash   string     `json:"block_hash"`
+	BlockTime   string     `json:"block_time"`
+	Index       uint       `json:"index"`
+	Status      string     `json:"status"`
+	From        string     `json:"from"`
+	To          string     `json:"to"`
+	Value       string     `json:"value"`
+	Fee         string     `json:"fee"`
+	Nonce       uint64     `json:"nonce"`
+	Transfers   []transfer `json:"transfers"`
+}
+
+// transfer is a native or ERC-20 transfer inside a transaction.
+type transfer struct {
+	LogIndex int    `json:"log_index"`
+	Asset    string `json:"asset"`
+	Contract string `json:"contract"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Amount   string `json:"amount"`
+}
+
+// transactionPage is a page of an address's transactions.
+type transactionPage struct {
+	Transactions  []transaction `json:"transactions"`
+	NextPageToken string        `json:"next_page_token"`
+}
+
+func timestamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// toTransaction renders t; with only set, just the transfers touching it.
+func toTransaction(t query.Transaction, only string) transaction {
+	out := transaction{Hash: t.Hash, BlockNumber: t.BlockNumber, BlockHash: t.BlockHash, BlockTime: timestamp(t.BlockTime),
+		Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value, Fee: t.Fee, Nonce: t.Nonce,
+		Transfers: make([]transfer, 0, len(t.Transfers))}
+	for _, f := range t.Transfers {
+		if only != "" && f.From != only && f.To != only {
+			continue
+		}
+		out.Transfers = append(out.Transfers, transfer{LogIndex: f.LogIndex, Asset: f.Asset, Contract: f.Contract,
+			From: f.From, To: f.To, Amount: f.Amount})
+	}
+	return out
+}
+
+// readable returns the not-subscribed error unless the account is
+// subscribed to address.
+func (s *Server) readable(r *http.Request, a query.Account, chain, address string) error {
+	ok, err := s.store.Subscribed(r.Context(), a.ID, chain, address)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errorf(codeUnauthenticated, "requester is not subscribed for address '%s'", address)
+	}
+	return nil
+}
+
+// balances is GET /v1/chains/{chain}/addresses/{address}/balances.
+func (s *Server) balances(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	chain, address, err := s.chainAddress(r)
+	if err != nil {
+		return err
+	}
+	if err := noParams(r); err != nil {
+		return err
+	}
+	if err := s.readable(r, a, chain, address); err != nil {
+		return err
+	}
+	bs, err := s.store.Balances(r.Context(), chain, address)
+	if err != nil {
+		return err
+	}
+	body := balancesBody{Balances: make([]balance, len(bs))}
+	for i, b := range bs {
+		body.Balances[i] = balance{Asset: b.Asset, Contract: b.Contract, Symbol: b.Symbol, Decimals: b.Decimals,
+			Amount: b.Amount, BlockNumber: b.Block, UpdateTime: timestamp(b.Updated)}
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+// transactions is GET /v1/chains/{chain}/addresses/{address}/transactions.
+func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	chain, address, err := s.chainAddress(r)
+	if err != nil {
+		return err
+	}
+	size, tok, err := pageParams(r, defaultTxSize, maxTxSize)
+	if err != nil {
+		return err
+	}
+	if err := s.readable(r, a, chain, address); err != nil {
+		return err
+	}
+	codec, err := s.tokens(r.Context())
+	if err != nil {
+		return err
+	}
+	sc := scope(a.ID, chain, address)
+	var after *query.TxCursor
+	if tok != "" {
+		cur, err := codec.decode(kindTransactions, sc, tok)
+		if err != nil {
+			return badToken()
+		}
+		rd := reader{b: cur}
+		after = &query.TxCursor{BlockNumber: rd.uvarint(), Index: uint(rd.uvarint())}
+		if rd.done() != nil {
+			return badToken()
+		}
+	}
+	txs, err := s.store.Transactions(r.Context(), chain, address, after, size+1)
+	if err != nil {
+		return err
+	}
+	page := transactionPage{Transactions: make([]transaction, 0, min(len(txs), size))}
+	if len(txs) > size {
+		txs = txs[:size]
+		last := txs[len(txs)-1]
+		page.NextPageToken = codec.encode(kindTransactions, sc, appendUvarint(appendUvarint(nil, last.BlockNumber), uint64(last.Index)))
+	}
+	for _, t := range txs {
+		page.Transactions = append(page.Transactions, toTransaction(t, address))
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// transaction is GET /v1/chains/{chain}/transactions/{hash}: readable by
+// a requester subscribed to one of its addresses; to anyone else it does
+// not exist.
+func (s *Server) transaction(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	chain, err := s.chain(r)
+	if err != nil {
+		return err
+	}
+	hash, err := parseHash(r.PathValue("hash"))
+	if err != nil {
+		return err
+	}
+	if err := noParams(r); err != nil {
+		return err
+	}
+	notFound := errorf(codeNotFound, "transaction '%s' not found", hash)
+	t, err := s.store.Transaction(r.Context(), chain, hash)
+	if errors.Is(err, query.ErrNotFound) {
+		return notFound
+	}
+	if err != nil {
+		return err
+	}
+	ok, err := s.store.Subscribed(r.Context(), a.ID, chain, t.Addresses()...)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notFound
+	}
+	writeJSON(w, http.StatusOK, toTransaction(t, ""))
+	return nil
+}
+
+// parseQuery parses a query string, refusing malformed escapes.
+func parseQuery(raw string) (url.Values, error) {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, errorf(codeInvalidArgument, "malformed query string")
+	}
+	return q, nil
+}

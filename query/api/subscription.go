@@ -1,0 +1,183 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// subscriptionName is the body of PUT: the resource name.
+type subscriptionName struct {
+	Name string `json:"name"`
+}
+
+// addressPage is a page of an address list.
+type addressPage struct {
+	Addresses     []string `json:"addresses"`
+	NextPageToken string   `json:"next_page_token"`
+	TotalSize     int      `json:"total_size"`
+}
+
+// chainAddress reads and validates the {chain} and {address} of a path.
+func (s *Server) chainAddress(r *http.Request) (chain, address string, err error) {
+	if chain, err = s.chain(r); err != nil {
+		return "", "", err
+	}
+	address, err = parseAddress(r.PathValue("address"))
+	return chain, address, err
+}
+
+// chain reads and validates the {chain} of a path.
+func (s *Server) chain(r *http.Request) (string, error) {
+	c := r.PathValue("chain")
+	if !slices.Contains(s.chains, c) {
+		return "", errorf(codeInvalidArgument, "unknown chain %s; this server serves %v", quote(c), s.chains)
+	}
+	return c, nil
+}
+
+// subscribe is PUT /v1/chains/{chain}/addresses/{address}: idempotent.
+func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	chain, address, err := s.chainAddress(r)
+	if err != nil {
+		return err
+	}
+	if err := noParams(r); err != nil {
+		return err
+	}
+	if _, err := s.store.Subscribe(r.Context(), a.ID, chain, address); err != nil {
+		return err
+	}
+	sub := query.Subscription{Chain: chain, Address: address}
+	writeJSON(w, http.StatusOK, subscriptionName{Name: sub.Name()})
+	return nil
+}
+
+// unsubscribe is DELETE /v1/chains/{chain}/addresses/{address}.
+func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	chain, address, err := s.chainAddress(r)
+	if err != nil {
+		return err
+	}
+	if err := noParams(r); err != nil {
+		return err
+	}
+	err = s.store.Unsubscribe(r.Context(), a.ID, chain, address)
+	if errors.Is(err, query.ErrNotFound) {
+		return errorf(codeNotFound, "requester is not subscribed for address '%s'", address)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+	return nil
+}
+
+// listAll is GET /v1/addresses.
+func (s *Server) listAll(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	return s.list(w, r, a, "")
+}
+
+// listChain is GET /v1/chains/{chain}/addresses.
+func (s *Server) listChain(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	chain, err := s.chain(r)
+	if err != nil {
+		return err
+	}
+	return s.list(w, r, a, chain)
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, a query.Account, chain string) error {
+	size, tok, err := pageParams(r, defaultListSize, maxListSize)
+	if err != nil {
+		return err
+	}
+	codec, err := s.tokens(r.Context())
+	if err != nil {
+		return err
+	}
+	sc := scope(a.ID, chain)
+	var after *query.SubscriptionCursor
+	if tok != "" {
+		cur, err := codec.decode(kindSubscriptions, sc, tok)
+		if err != nil {
+			return badToken()
+		}
+		rd := reader{b: cur}
+		after = &query.SubscriptionCursor{Chain: rd.string(), Address: rd.string()}
+		if rd.done() != nil {
+			return badToken()
+		}
+	}
+	subs, total, err := s.store.Subscriptions(r.Context(), a.ID, chain, after, size+1)
+	if err != nil {
+		return err
+	}
+	page := addressPage{Addresses: make([]string, 0, min(len(subs), size)), TotalSize: total}
+	if len(subs) > size {
+		subs = subs[:size]
+		last := subs[len(subs)-1]
+		page.NextPageToken = codec.encode(kindSubscriptions, sc, appendString(appendString(nil, last.Chain), last.Address))
+	}
+	for _, sub := range subs {
+		page.Addresses = append(page.Addresses, sub.Name())
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func badToken() error {
+	return errorf(codeInvalidArgument, "invalid page_token: pass the next_page_token of the previous page of the same list, unchanged")
+}
+
+// noParams refuses any query parameter.
+func noParams(r *http.Request) error {
+	q, err := parseQuery(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	for k := range q {
+		return errorf(codeInvalidArgument, "unknown query parameter %s", quote(k))
+	}
+	return nil
+}
+
+// pageParams reads page_size and page_token and refuses anything else.
+// page_size: absent or 0 is def, above max is max, anything but a
+// non-negative decimal integer is an error.
+func pageParams(r *http.Request, def, max int) (size int, token string, err error) {
+	q, perr := parseQuery(r.URL.RawQuery)
+	if perr != nil {
+		return 0, "", perr
+	}
+	size = def
+	for k, v := range q {
+		if len(v) > 1 {
+			return 0, "", errorf(codeInvalidArgument, "query parameter %s given %d times", quote(k), len(v))
+		}
+		switch k {
+		case "page_size":
+			n, err := strconv.ParseUint(v[0], 10, 64)
+			switch {
+			case errors.Is(err, strconv.ErrRange):
+				size = max
+			case err != nil:
+				return 0, "", errorf(codeInvalidArgument, "page_size must be a non-negative integer, not %s", quote(v[0]))
+			case n == 0:
+				size = def
+			case n > uint64(max):
+				size = max
+			default:
+				size = int(n)
+			}
+		case "page_token":
+			token = v[0]
+		default:
+			return 0, "", errorf(codeInvalidArgument, "unknown query parameter %s (this list takes page_size and page_token)", quote(k))
+		}
+	}
+	return size, token, nil
+}
