@@ -3,6 +3,7 @@ package site_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/publish/dir"
 	"github.com/wharfhq/wharf/site"
 )
 
@@ -637,6 +639,65 @@ func TestPageMethods(t *testing.T) {
 			resp.Body.Close()
 			if resp.StatusCode != tt.status {
 				t.Errorf("%s %s = %d, want %d", tt.method, tt.path, resp.StatusCode, tt.status)
+			}
+		})
+	}
+}
+
+// failingStore is a store that cannot be reached.
+type failingStore struct{ publish.Store }
+
+func (failingStore) Stat(context.Context, string) (publish.ObjectInfo, error) {
+	return publish.ObjectInfo{}, fmt.Errorf("stat: %w", publish.ErrUnavailable)
+}
+
+func TestPageStoreStates(t *testing.T) {
+	empty, err := dir.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer empty.Close()
+	tests := []struct {
+		name   string
+		store  publish.Store
+		status int
+		want   string
+	}{
+		{"NothingPublished", empty, http.StatusOK, "Nothing is published yet."},
+		{"StoreUnavailable", failingStore{empty}, http.StatusServiceUnavailable, "The release store cannot be read right now."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			page, err := site.NewPage(site.PageConfig{Store: tt.store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := httptest.NewRecorder()
+			page.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+			if rec.Code != tt.status || !strings.Contains(rec.Body.String(), tt.want) {
+				t.Errorf("GET / = %d, want %d with %q", rec.Code, tt.status, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewPageRefuses(t *testing.T) {
+	st, err := dir.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tests := []struct {
+		name string
+		cfg  site.PageConfig
+	}{
+		{"NoStore", site.PageConfig{}},
+		{"ShortSecret", site.PageConfig{Store: st, Auth: newPageAuth(), Secret: []byte("too short")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := site.NewPage(tt.cfg); err == nil {
+				t.Error("NewPage accepted it")
 			}
 		})
 	}
