@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,15 +92,13 @@ func (p *putter) fill(ctx context.Context, r io.Reader, size int64) (*part, erro
 	}
 	p.whole.Write(buf[:n])
 	p.n += int64(n)
-	sum := sha256.Sum256(buf[:n])
-	return &part{buf: buf, data: buf[:n], sum: sum[:]}, nil
+	return &part{buf: buf, data: buf[:n]}, nil
 }
 
 type part struct {
 	num  int
 	buf  []byte // the pooled buffer, returned after upload
 	data []byte
-	sum  []byte
 }
 
 // more reports whether r has bytes after the n read so far, without taking
@@ -158,7 +157,8 @@ func (p *putter) contentType() string {
 }
 
 func (p *putter) single(ctx context.Context, pt *part) (publish.ObjectInfo, error) {
-	claimed := pt.sum
+	sum := p.whole.Sum(nil) // the whole object is this one part
+	claimed := sum
 	if p.opts.SHA256 != nil {
 		claimed = p.opts.SHA256 // the server refuses the body if it differs
 	}
@@ -183,7 +183,7 @@ func (p *putter) single(ctx context.Context, pt *part) (publish.ObjectInfo, erro
 		Size:    int64(len(pt.data)),
 		ETag:    `"` + ui.ETag + `"`,
 		ModTime: ui.LastModified,
-		SHA256:  hex.EncodeToString(pt.sum),
+		SHA256:  hex.EncodeToString(sum),
 	}, nil
 }
 
@@ -216,15 +216,18 @@ func (p *putter) multipart(ctx context.Context, first *part, r io.Reader, size i
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		parts []minio.CompletePart
-		sums  [][]byte
+		sums  = map[int][]byte{}
 	)
+	// Each part is hashed in its own goroutine, beside the whole-stream
+	// hash of the reading one, so the hashing spreads over the cores.
 	upload := func(pt *part) {
 		defer wg.Done()
 		defer p.s.bufs.put(pt.buf)
+		sum := sha256.Sum256(pt.data)
 		op, err := p.s.core.PutObjectPart(ctx, p.s.bucket, p.name, uploadID, pt.num,
 			bytes.NewReader(pt.data), int64(len(pt.data)), minio.PutObjectPartOptions{
 				DisableContentSha256: true,
-				CustomHeader:         map[string][]string{"X-Amz-Checksum-Sha256": {base64.StdEncoding.EncodeToString(pt.sum)}},
+				CustomHeader:         map[string][]string{"X-Amz-Checksum-Sha256": {base64.StdEncoding.EncodeToString(sum[:])}},
 			})
 		if err != nil {
 			cancel(fmt.Errorf("part %d: %w", pt.num, err))
@@ -233,11 +236,11 @@ func (p *putter) multipart(ctx context.Context, first *part, r io.Reader, size i
 		mu.Lock()
 		defer mu.Unlock()
 		parts = append(parts, minio.CompletePart{PartNumber: pt.num, ETag: op.ETag, ChecksumSHA256: op.ChecksumSHA256})
+		sums[pt.num] = sum[:]
 	}
 	pt := first
 	for num := 1; ; num++ {
 		pt.num = num
-		sums = append(sums, pt.sum)
 		wg.Add(1)
 		go upload(pt)
 		pt, err = p.fill(ctx, r, size)
@@ -261,12 +264,16 @@ func (p *putter) multipart(ctx context.Context, first *part, r io.Reader, size i
 	if p.opts.SHA256 != nil && !bytes.Equal(whole, p.opts.SHA256) {
 		return publish.ObjectInfo{}, fmt.Errorf("%w: content has sha256 %x, want %x", publish.ErrChecksumMismatch, whole, p.opts.SHA256)
 	}
-	sortParts(parts)
+	slices.SortFunc(parts, func(a, b minio.CompletePart) int { return a.PartNumber - b.PartNumber })
 	ui, err := p.s.core.CompleteMultipartUpload(ctx, p.s.bucket, p.name, uploadID, parts, p.completeOptions())
 	if err != nil {
 		return publish.ObjectInfo{}, err
 	}
-	if want := compositeSHA256(sums); ui.ChecksumSHA256 != "" && ui.ChecksumSHA256 != want {
+	ordered := make([][]byte, len(parts))
+	for i, cp := range parts {
+		ordered[i] = sums[cp.PartNumber]
+	}
+	if want := compositeSHA256(ordered); ui.ChecksumSHA256 != "" && ui.ChecksumSHA256 != want {
 		// Too late to keep it invisible, but never report a wrong object as good.
 		return publish.ObjectInfo{}, fmt.Errorf("%w: server's composite sha256 %s, computed %s", publish.ErrChecksumMismatch, ui.ChecksumSHA256, want)
 	}
@@ -292,14 +299,6 @@ func compositeSHA256(sums [][]byte) string {
 		h.Write(s)
 	}
 	return fmt.Sprintf("%s-%d", base64.StdEncoding.EncodeToString(h.Sum(nil)), len(sums))
-}
-
-func sortParts(parts []minio.CompletePart) {
-	for i := 1; i < len(parts); i++ {
-		for j := i; j > 0 && parts[j].PartNumber < parts[j-1].PartNumber; j-- {
-			parts[j], parts[j-1] = parts[j-1], parts[j]
-		}
-	}
 }
 
 // bufferPool hands out at most n buffers of one size, shared by all Puts
