@@ -194,4 +194,3 @@ func BenchmarkStorePut(b *testing.B) {
 			took.Round(time.Millisecond), ref.Round(time.Millisecond), took.Seconds()/ref.Seconds(), total>>20, read, total, after["GetObject"]-before["GetObject"])
 	}
 }
-
