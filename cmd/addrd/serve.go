@@ -1,15 +1,225 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/urfave/cli/v2"
+
+	"github.com/wharfhq/wharf/query/api"
+	"github.com/wharfhq/wharf/query/store"
 )
+
+// dbFlag is the --db flag every command shares.
+func dbFlag() cli.Flag {
+	return &cli.StringFlag{Name: "db", Value: store.DefaultDSN, EnvVars: []string{"ADDRD_DB"},
+		Usage: "the database: a SQLite `FILE` or a postgres:// URL"}
+}
 
 func serveCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "serve",
-		Usage:  "not implemented yet",
-		Action: func(*cli.Context) error { return errors.New("serve: not implemented yet") },
+		Name:  "serve",
+		Usage: "serve the /v1 API for the chains given with --chain",
+		Description: `Serves /v1 (see /v1/openapi.yaml), /healthz and /metrics on --listen.
+The database (--db) is migrated at start. Every /v1 request needs an API
+key (addrd apikey create). --chain declares a chain the API accepts and
+the node it is fetched from; repeat it for several chains.
+SIGINT or SIGTERM stop it gracefully.
+
+Example:
+   addrd serve --listen 127.0.0.1:8090 --db addrd.db --chain ETH=http://127.0.0.1:8545
+   ADDRD_DB=postgres://addrd@db/addrd?sslmode=disable ADDRD_CHAIN=ETH=http://node:8545 addrd serve`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8090", EnvVars: []string{"ADDRD_LISTEN"},
+				Usage: "serve HTTP on `ADDR`"},
+			dbFlag(),
+			&cli.StringSliceFlag{Name: "chain", EnvVars: []string{"ADDRD_CHAIN"},
+				Usage: "a chain and its node's JSON-RPC URL, `NAME=RPC_URL` (repeatable; comma-separated in ADDRD_CHAIN)"},
+			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"ADDRD_LOG_LEVEL"},
+				Usage: "log `LEVEL`: debug (every request), info, warn, error"},
+			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"ADDRD_LOG_FORMAT"},
+				Usage: "log `FORMAT`: text or json"},
+			&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, EnvVars: []string{"ADDRD_SHUTDOWN_TIMEOUT"},
+				Usage: "how long in-flight requests may finish at shutdown"},
+		},
+		Action: serve,
 	}
+}
+
+// chain is a --chain NAME=RPC_URL.
+type chain struct {
+	Name string
+	RPC  string
+}
+
+var chainName = regexp.MustCompile(`^[A-Z][A-Z0-9]{0,15}$`)
+
+// parseChains reads the --chain values.
+func parseChains(values []string) ([]chain, error) {
+	var out []chain
+	seen := make(map[string]bool)
+	for _, v := range values {
+		name, rpc, ok := strings.Cut(v, "=")
+		if !ok || !chainName.MatchString(name) {
+			return nil, fmt.Errorf("--chain %q: want NAME=RPC_URL with NAME in capitals, such as ETH=http://127.0.0.1:8545", v)
+		}
+		u, err := url.Parse(rpc)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			return nil, fmt.Errorf("--chain %s: %q is not an http(s) or ws(s) URL", name, rpc)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("--chain %s given twice", name)
+		}
+		seen[name] = true
+		out = append(out, chain{Name: name, RPC: rpc})
+	}
+	return out, nil
+}
+
+// newLogger builds the process logger.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// server is what serve runs: the API's HTTP server over one database,
+// and the background workers beside it.
+type server struct {
+	log    *slog.Logger
+	db     *store.DB
+	chains []chain
+	http   *http.Server
+}
+
+// newServer opens the database and builds the API server.
+func newServer(ctx context.Context, log *slog.Logger, dsn, listen string, chains []chain) (*server, error) {
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	names := make([]string, len(chains))
+	for i, c := range chains {
+		names[i] = c.Name
+	}
+	h := api.New(api.Config{Store: db, Chains: names, Logger: log, Metrics: reg})
+	return &server{
+		log:    log,
+		db:     db,
+		chains: chains,
+		http: &http.Server{
+			Addr:              listen,
+			Handler:           h,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		},
+	}, nil
+}
+
+// startWorkers starts the background workers, each in wg, stopped when
+// ctx ends. The chain fetchers belong here; until then each chain's node
+// URL is only recorded.
+func (s *server) startWorkers(ctx context.Context, wg *sync.WaitGroup) {
+	for _, c := range s.chains {
+		s.log.Info("chain", "name", c.Name, "rpc", redactURL(c.RPC), "fetcher", "not started")
+	}
+	_ = ctx
+	_ = wg
+}
+
+// redactURL hides credentials in a node URL for the logs.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "?"
+	}
+	return u.Redacted()
+}
+
+func serve(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("serve: unexpected argument %q", c.Args().First())
+	}
+	log, err := newLogger(c.App.ErrWriter, c.String("log-level"), c.String("log-format"))
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	chains, err := parseChains(c.StringSlice("chain"))
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if len(chains) == 0 {
+		return errors.New("serve: give at least one --chain NAME=RPC_URL, such as --chain ETH=http://127.0.0.1:8545")
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	s, err := newServer(ctx, log, c.String("db"), c.String("listen"), chains)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer s.db.Close()
+	ln, err := net.Listen("tcp", s.http.Addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+
+	var workers sync.WaitGroup
+	workCtx, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
+	s.startWorkers(workCtx, &workers)
+
+	served := make(chan error, 1)
+	go func() { served <- s.http.Serve(ln) }()
+	log.Info("addrd serving", "addr", ln.Addr().String(), "db", store.Redact(c.String("db")))
+	fmt.Fprintf(c.App.Writer, "addrd listening on http://%s\n", ln.Addr())
+
+	select {
+	case err := <-served:
+		stopWorkers()
+		workers.Wait()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.Duration("shutdown-timeout"))
+	defer cancel()
+	err = s.http.Shutdown(shutdownCtx)
+	stopWorkers()
+	workers.Wait()
+	if err != nil {
+		return fmt.Errorf("serve: shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
 }

@@ -94,7 +94,7 @@ func open(dsn string, opts []Option) (*DB, error) {
 	if IsPostgres(dsn) {
 		sqldb, err := sql.Open("postgres", dsn)
 		if err != nil {
-			return nil, fmt.Errorf("store: open %s: %w", redact(dsn), err)
+			return nil, fmt.Errorf("store: open %s: %w", Redact(dsn), err)
 		}
 		sqldb.SetMaxOpenConns(48)
 		sqldb.SetMaxIdleConns(48)
@@ -130,8 +130,8 @@ func open(dsn string, opts []Option) (*DB, error) {
 	return db, nil
 }
 
-// redact hides the password of a DSN for error messages.
-func redact(dsn string) string {
+// Redact hides the password of a DSN, for logs and error messages.
+func Redact(dsn string) string {
 	i := strings.Index(dsn, "://")
 	j := strings.LastIndex(dsn, "@")
 	if i < 0 || j < i {

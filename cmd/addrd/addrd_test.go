@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// run runs addrd with args in-process and returns what it printed.
+func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err = newApp(&out, &errb).RunContext(context.Background(), append([]string{"addrd"}, args...))
+	return out.String(), errb.String(), err
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// dbs are the databases every command is tried on.
+func dbs(t *testing.T, f func(t *testing.T, db string)) {
+	t.Helper()
+	t.Run("SQLite", func(t *testing.T) { f(t, filepath.Join(t.TempDir(), "addrd.db")) })
+	t.Run("PostgreSQL", func(t *testing.T) { f(t, testenv.Postgres(t)) })
+}
+
+func TestMigrate(t *testing.T) {
+	dbs(t, func(t *testing.T, db string) {
+		out, _, err := run(t, "migrate", "--db", db)
+		if err != nil || !strings.Contains(out, "applied 0001_init") {
+			t.Fatalf("first migrate: %q, %v", out, err)
+		}
+		out, _, err = run(t, "migrate", "--db", db)
+		if err != nil || out != "up to date\n" {
+			t.Fatalf("second migrate: %q, %v", out, err)
+		}
+	})
+}
+
+func TestAPIKey(t *testing.T) {
+	dbs(t, func(t *testing.T, db string) {
+		out, _, err := run(t, "apikey", "create", "--name", "alice", "--db", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, secret, ok := strings.Cut(lastLine(out), ":")
+		if !ok || !strings.HasPrefix(id, "ak") || len(secret) < 40 {
+			t.Fatalf("last line %q is not API_ID:API_SECRET", lastLine(out))
+		}
+		out, _, err = run(t, "apikey", "list", "--db", db)
+		if err != nil || !strings.Contains(out, id) || !strings.Contains(out, "alice") || strings.Contains(out, secret) {
+			t.Fatalf("list: %q, %v", out, err)
+		}
+		if _, _, err := run(t, "apikey", "revoke", "--db", db, id); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := run(t, "apikey", "revoke", "--db", db, id); err == nil || !strings.Contains(err.Error(), "no active key") {
+			t.Fatalf("revoking twice: %v", err)
+		}
+		if _, _, err := run(t, "apikey", "create", "--db", db); err == nil {
+			t.Fatal("create without --name succeeded")
+		}
+	})
+}
+
+func TestEnvVars(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "env.db")
+	t.Setenv("ADDRD_DB", db)
+	if out, _, err := run(t, "apikey", "create", "--name", "env"); err != nil || !strings.Contains(out, ":") {
+		t.Fatalf("create with ADDRD_DB: %q, %v", out, err)
+	}
+	if out, _, err := run(t, "apikey", "list", "--db", db); err != nil || !strings.Contains(out, "env") {
+		t.Fatalf("the key is not in ADDRD_DB's database: %q, %v", out, err)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, cmd := range [][]string{{"serve"}, {"migrate"}, {"apikey"}, {"apikey", "create"}, {"apikey", "revoke"}, {"apikey", "list"}} {
+		t.Run(strings.Join(cmd, "_"), func(t *testing.T) {
+			out, _, err := run(t, append(cmd, "--help")...)
+			if err != nil || !strings.Contains(out, "Example:") {
+				t.Fatalf("%v --help: %v\n%s", cmd, err, out)
+			}
+		})
+	}
+	out, _, _ := run(t, "serve", "--help")
+	for _, env := range []string{"ADDRD_LISTEN", "ADDRD_DB", "ADDRD_CHAIN", "ADDRD_LOG_LEVEL"} {
+		if !strings.Contains(out, env) {
+			t.Errorf("serve --help does not name %s", env)
+		}
+	}
+}
+
+func TestServeFlags(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "addrd.db")
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"NoChain", nil, "at least one --chain"},
+		{"NoURL", []string{"--chain", "ETH"}, "NAME=RPC_URL"},
+		{"LowerName", []string{"--chain", "eth=http://x:8545"}, "NAME=RPC_URL"},
+		{"BadURL", []string{"--chain", "ETH=ftp://x"}, "not an http"},
+		{"Twice", []string{"--chain", "ETH=http://a:1", "--chain", "ETH=http://b:1"}, "twice"},
+		{"LogLevel", []string{"--chain", "ETH=http://a:1", "--log-level", "loud"}, "--log-level"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := run(t, append([]string{"serve", "--db", db, "--listen", "127.0.0.1:0"}, c.args...)...)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// lines is a writer that hands each line written to a channel.
+type lines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	ch  chan string
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	for {
+		line, err := l.buf.ReadString('\n')
+		if err != nil {
+			l.buf.WriteString(line)
+			return len(p), nil
+		}
+		l.ch <- strings.TrimSuffix(line, "\n")
+	}
+}
+
+// TestServe runs the newcomer's walk-through of docs/addrd.md against a
+// real serve: create a key, subscribe, list, unsubscribe, and see the
+// not-subscribed error; then stops it gracefully.
+func TestServe(t *testing.T) {
+	dbs(t, func(t *testing.T, db string) {
+		out, _, err := run(t, "apikey", "create", "--name", "alice", "--db", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, secret, _ := strings.Cut(lastLine(out), ":")
+
+		ctx, cancel := context.WithCancel(context.Background())
+		stdout := &lines{ch: make(chan string, 16)}
+		var stderr bytes.Buffer
+		done := make(chan error, 1)
+		go func() {
+			done <- newApp(stdout, &stderr).RunContext(ctx, []string{"addrd", "serve", "--db", db,
+				"--listen", "127.0.0.1:0", "--chain", "ETH=http://127.0.0.1:8545"})
+		}()
+		var base string
+		select {
+		case line := <-stdout.ch:
+			base = strings.TrimPrefix(line, "addrd listening on ")
+		case err := <-done:
+			t.Fatalf("serve ended: %v\n%s", err, stderr.String())
+		}
+
+		do := func(method, path string) (int, string) {
+			t.Helper()
+			req, _ := http.NewRequest(method, base+path, nil)
+			req.SetBasicAuth(id, secret)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		addr := "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+		low := strings.ToLower(addr)
+		for _, step := range []struct {
+			method, path string
+			status       int
+			body         string
+		}{
+			{"PUT", "/v1/chains/ETH/addresses/" + addr, 200, `{"name":"chains/ETH/addresses/` + low + `"}`},
+			{"GET", "/v1/addresses", 200, `{"addresses":["chains/ETH/addresses/` + low + `"],"next_page_token":"","total_size":1}`},
+			{"GET", "/v1/chains/ETH/addresses/" + low + "/balances", 200, `{"balances":[]}`},
+			{"GET", "/v1/chains/ETH/addresses/" + low + "/transactions", 200, `{"transactions":[],"next_page_token":""}`},
+			{"DELETE", "/v1/chains/ETH/addresses/" + low, 200, `{}`},
+			{"GET", "/v1/chains/ETH/addresses/" + low + "/balances", 401,
+				`{"code":16,"message":"requester is not subscribed for address '` + low + `'","status":"UNAUTHENTICATED"}`},
+		} {
+			status, body := do(step.method, step.path)
+			if status != step.status || strings.TrimSpace(body) != step.body {
+				t.Fatalf("%s %s = %d %s\nwant %d %s", step.method, step.path, status, body, step.status, step.body)
+			}
+		}
+		if status, _ := do("GET", "/healthz"); status != 200 {
+			t.Fatalf("/healthz: %d", status)
+		}
+		if status, body := do("GET", "/metrics"); status != 200 || !strings.Contains(body, "addrd_http_requests_total") {
+			t.Fatalf("/metrics: %d", status)
+		}
+
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("serve after cancel: %v\n%s", err, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "stopped") {
+			t.Fatalf("no graceful stop in the log:\n%s", stderr.String())
+		}
+	})
+}
