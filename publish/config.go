@@ -191,7 +191,7 @@ func (c *Config) ScanInput(dir string, allowMissing bool) ([]Input, error) {
 	}
 	names := c.inputNames()
 	ierr := &InputError{Dir: dir}
-	found := map[string]Input{} // by artifact/build
+	found := map[string]Input{}  // by artifact/build
 	refused := map[string]bool{} // artifact/build with a refused file: not also missing
 	for _, e := range entries {
 		name := e.Name()

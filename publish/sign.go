@@ -231,19 +231,24 @@ func ParsePublicKeyPEM(b []byte) (*ecdsa.PublicKey, error) {
 // surrounding white space ignored) is a valid signature of the content of
 // r under pub. It reads r once. Errors: ErrBadSignature, or the read error.
 func Verify(pub *ecdsa.PublicKey, r io.Reader, sigText []byte) error {
-	der, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(sigText)))
-	if err != nil {
-		return fmt.Errorf("%w: not base64: %v", ErrBadSignature, err)
-	}
 	h := sha256.New()
 	if _, err := io.Copy(h, r); err != nil {
 		return fmt.Errorf("verify: %w", err)
+	}
+	return VerifyDigest(pub, h.Sum(nil), sigText)
+}
+
+// VerifyDigest is Verify for a file whose SHA-256 digest is known.
+func VerifyDigest(pub *ecdsa.PublicKey, digest, sigText []byte) error {
+	der, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(sigText)))
+	if err != nil {
+		return fmt.Errorf("%w: not base64: %v", ErrBadSignature, err)
 	}
 	v, err := signature.LoadECDSAVerifier(pub, crypto.SHA256)
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
-	if err := v.VerifySignature(bytes.NewReader(der), nil, options.WithDigest(h.Sum(nil))); err != nil {
+	if err := v.VerifySignature(bytes.NewReader(der), nil, options.WithDigest(digest)); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
 	return nil

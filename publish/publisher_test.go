@@ -1,0 +1,623 @@
+package publish_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/publish/dir"
+)
+
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files in testdata")
+	}
+}
+
+// goldenFile compares got with testdata/<name>.golden; go test -update
+// rewrites it.
+func goldenFile(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update rewrites it); got:\n%s", path, got)
+	}
+}
+
+const baseURL = "https://dl.example.com"
+
+// fixedSigner loads the test-only key of testdata, so rendered output
+// that pins the public key is stable.
+func fixedSigner(t testing.TB) publish.Signer {
+	t.Helper()
+	s, err := publish.LoadSigner(context.Background(), filepath.Join("testdata", "test-only.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func dirStore(t testing.TB, root string) *dir.Store {
+	t.Helper()
+	s, err := dir.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newPublisher(t testing.TB, store publish.Store, signer publish.Signer) *publish.Publisher {
+	t.Helper()
+	p, err := publish.NewPublisher(store, signer, publish.DefaultConfig(), baseURL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Now = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
+	return p
+}
+
+func scan(t testing.TB, dir string) []publish.Input {
+	t.Helper()
+	inputs, err := publish.DefaultConfig().ScanInput(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inputs
+}
+
+func mustPublish(t testing.TB, p *publish.Publisher, version, seed string) *publish.Result {
+	t.Helper()
+	res, err := p.Publish(context.Background(), version, scan(t, demoInputs(t, seed)))
+	if err != nil {
+		t.Fatalf("publish %s: %v", version, err)
+	}
+	return res
+}
+
+func readKey(t testing.TB, s publish.Store, key string) []byte {
+	t.Helper()
+	o, err := s.Open(context.Background(), key)
+	if err != nil {
+		t.Fatalf("open %s: %v", key, err)
+	}
+	defer o.Close()
+	b, err := io.ReadAll(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func manifest(t testing.TB, s publish.Store) *publish.Manifest {
+	t.Helper()
+	m, err := publish.ReadManifest(bytes.NewReader(readKey(t, s, publish.KeyManifest)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// snapshot maps every key of the store to its ETag.
+func snapshot(t testing.TB, s publish.Store) map[string]string {
+	t.Helper()
+	list, err := s.List(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, in := range list {
+		m[in.Key] = in.ETag
+	}
+	return m
+}
+
+func sameSnapshot(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	for k, v := range after {
+		if before[k] != v {
+			t.Errorf("%s was written (etag %s -> %s)", k, before[k], v)
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			t.Errorf("%s disappeared", k)
+		}
+	}
+}
+
+// TestPublishTree publishes a demo release and checks the tree: the key
+// layout (golden), every signature with openssl, SHA256SUMS with
+// sha256sum, the manifest and the pointers.
+func TestPublishTree(t *testing.T) {
+	root := t.TempDir()
+	s := dirStore(t, root)
+	signer := fixedSigner(t)
+	res := mustPublish(t, newPublisher(t, s, signer), "26.1.1", "one")
+	if res.Latest != "26.1.1" || res.Preview != "" || res.Existing {
+		t.Errorf("result = %+v", res)
+	}
+	list, err := s.List(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys bytes.Buffer
+	for _, in := range list {
+		fmt.Fprintln(&keys, in.Key)
+	}
+	goldenFile(t, "TestPublishTree.keys", keys.Bytes())
+	if len(res.Written) != len(list) {
+		t.Errorf("Result.Written has %d keys, the tree %d", len(res.Written), len(list))
+	}
+
+	pubPEM := readKey(t, s, publish.KeyPublicKey)
+	if want, _ := os.ReadFile("testdata/test-only.pub"); !bytes.Equal(pubPEM, want) {
+		t.Errorf("dl.pub = %s, want the signing key's public key", pubPEM)
+	}
+	m := manifest(t, s)
+	if len(m.Releases) != 1 || m.Releases[0].Version != "26.1.1" || m.Releases[0].Kind != "release" || len(m.Releases[0].Artifacts) != 22 {
+		t.Fatalf("manifest = %+v", m)
+	}
+	for _, a := range m.Releases[0].Artifacts {
+		body := readKey(t, s, a.Key)
+		sig := readKey(t, s, publish.SigKey(a.Key))
+		if string(sig) != a.Signature {
+			t.Errorf("%s.sig differs from the manifest's signature", a.Key)
+		}
+		opensslVerify(t, pubPEM, body, sig)
+		if int64(len(body)) != a.Size {
+			t.Errorf("%s: size %d, manifest %d", a.Key, len(body), a.Size)
+		}
+		wantAccess := map[string]string{"treasury-cli": "public", "treasury-node": "full", "treasury-demo": "full"}[a.Name]
+		if wantAccess == "" {
+			wantAccess = "basic"
+		}
+		if a.Access != wantAccess {
+			t.Errorf("%s: access %s, want %s", a.Key, a.Access, wantAccess)
+		}
+	}
+	for _, kind := range []string{"bin", "img"} {
+		sums := kind + "/26.1.1/SHA256SUMS"
+		opensslVerify(t, pubPEM, readKey(t, s, sums), readKey(t, s, sums+".sig"))
+		sha256sum := testenv.Tool(t, "sha256sum")
+		cmd := exec.Command(sha256sum, "--strict", "-c", "SHA256SUMS")
+		cmd.Dir = filepath.Join(root, kind, "26.1.1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("sha256sum -c %s: %v\n%s", sums, err, out)
+		}
+	}
+	if got := string(readKey(t, s, publish.KeyLatest)); got != "26.1.1\n" {
+		t.Errorf("latest = %q", got)
+	}
+	if _, err := s.Stat(context.Background(), publish.KeyPreview); !errors.Is(err, publish.ErrNotFound) {
+		t.Errorf("preview exists without a preview release: %v", err)
+	}
+	// treasury-cli's archive holds treasury.
+	tarBin := testenv.Tool(t, "tar")
+	out := run(t, tarBin, "tzvf", filepath.Join(root, "bin/26.1.1/treasury-cli-26.1.1-linux-amd64.tar.gz"))
+	if !strings.Contains(out, " treasury\n") || !strings.HasPrefix(out, "-rwxr-xr-x 0/0") {
+		t.Errorf("treasury-cli archive lists:\n%s", out)
+	}
+	checkTree(t, s)
+}
+
+// TestPublishRedirects checks _redirects and the pointers over a release,
+// a preview and a newer release.
+func TestPublishRedirects(t *testing.T) {
+	s := dirStore(t, t.TempDir())
+	p := newPublisher(t, s, fixedSigner(t))
+	mustPublish(t, p, "26.1.1", "one")
+	res := mustPublish(t, p, "26.1.2-pre.3", "pre")
+	if res.Latest != "26.1.1" || res.Preview != "26.1.2-pre.3" {
+		t.Errorf("after the preview: latest %q, preview %q", res.Latest, res.Preview)
+	}
+	res = mustPublish(t, p, "26.1.2", "two")
+	if res.Latest != "26.1.2" || res.Preview != "26.1.2-pre.3" {
+		t.Errorf("after 26.1.2: latest %q, preview %q", res.Latest, res.Preview)
+	}
+	redirects := readKey(t, s, publish.KeyRedirects)
+	goldenFile(t, "TestPublishRedirects", redirects)
+	for _, want := range []string{
+		"/x86/engine /bin/26.1.2/engine-26.1.2-linux-amd64.tar.gz 302\n",
+		"/macos/treasury-cli/sig /bin/26.1.2/treasury-cli-26.1.2-macos-arm64.tar.gz/sig 302\n",
+		"/preview/arm/treasury-node /img/26.1.2-pre.3/treasury-node-26.1.2-pre.3-arm64.tar 302\n",
+		"/26.1.1/mac/cord /bin/26.1.1/cord-26.1.1-macos-arm64.tar.gz 302\n",
+		"/bin/26.1.1/cord-26.1.1-macos-arm64.tar.gz/sig /bin/26.1.1/cord-26.1.1-macos-arm64.tar.gz.sig 200\n",
+	} {
+		if !bytes.Contains(redirects, []byte(want)) {
+			t.Errorf("_redirects lacks %q", want)
+		}
+	}
+	if bytes.Contains(redirects, []byte("/mac/treasury-node")) {
+		t.Error("_redirects has a mac image")
+	}
+	checkTree(t, s)
+}
+
+// TestPublishInstall renders the install script with the base URL and
+// the pinned key.
+func TestPublishInstall(t *testing.T) {
+	s := dirStore(t, t.TempDir())
+	mustPublish(t, newPublisher(t, s, fixedSigner(t)), "26.1.1", "one")
+	script := readKey(t, s, publish.KeyInstall)
+	goldenFile(t, "TestPublishInstall", script)
+	pub, _ := os.ReadFile("testdata/test-only.pub")
+	if !bytes.Contains(script, []byte(baseURL)) || !bytes.Contains(script, bytes.TrimSpace(pub)) {
+		t.Error("install script lacks the base URL or the pinned key")
+	}
+}
+
+func TestPublishVersionRules(t *testing.T) {
+	tests := []struct {
+		name, before, version string
+		is                    error
+		want                  string
+	}{
+		{name: "Empty", version: "", is: publish.ErrVersionMalformed},
+		{name: "TwoParts", version: "26.1", is: publish.ErrVersionMalformed},
+		{name: "FourDigitYear", version: "2026.1.1", is: publish.ErrVersionMalformed},
+		{name: "LeadingZero", version: "26.01.1", is: publish.ErrVersionMalformed},
+		{name: "ZeroPatch", version: "26.1.0", is: publish.ErrVersionMalformed},
+		{name: "VPrefix", version: "v26.1.1", is: publish.ErrVersionMalformed},
+		{name: "BadPre", version: "26.1.2-rc.1", is: publish.ErrVersionMalformed},
+		{name: "PreZero", version: "26.1.2-pre.0", is: publish.ErrVersionMalformed},
+		{name: "PathInVersion", version: "26.1.1/../x", is: publish.ErrVersionMalformed},
+		{name: "PreviewSkipsPatch", before: "26.1.1", version: "26.1.3-pre.1", want: "P must be the previous release's P + 1"},
+		{name: "PreviewOfReleased", before: "26.1.1", version: "26.1.1-pre.1", want: "already released"},
+		{name: "PreviewOK", before: "26.1.1", version: "26.1.2-pre.7"},
+		{name: "OlderReleaseOK", before: "26.1.1", version: "25.4.3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := dirStore(t, t.TempDir())
+			p := newPublisher(t, s, fixedSigner(t))
+			if tt.before != "" {
+				mustPublish(t, p, tt.before, "before")
+			}
+			before := snapshot(t, s)
+			res, err := p.Publish(context.Background(), tt.version, scan(t, demoInputs(t, "x")))
+			if tt.is == nil && tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tt.before != "" && res.Latest != tt.before {
+					t.Errorf("latest = %s, want it to stay at %s", res.Latest, tt.before)
+				}
+				checkTree(t, s)
+				return
+			}
+			if err == nil {
+				t.Fatalf("Publish(%q) succeeded", tt.version)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("Publish(%q) = %v, want %v", tt.version, err, tt.is)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Publish(%q) = %v, want it to say %q", tt.version, err, tt.want)
+			}
+			sameSnapshot(t, before, snapshot(t, s))
+		})
+	}
+}
+
+func TestPublishIdentical(t *testing.T) {
+	s := dirStore(t, t.TempDir())
+	p := newPublisher(t, s, fixedSigner(t))
+	in := demoInputs(t, "one")
+	if _, err := p.Publish(context.Background(), "26.1.1", scan(t, in)); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, s)
+	res, err := p.Publish(context.Background(), "26.1.1", scan(t, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Existing || len(res.Written) != 0 {
+		t.Errorf("identical re-publish: existing %v, wrote %q; want a no-op", res.Existing, res.Written)
+	}
+	sameSnapshot(t, before, snapshot(t, s))
+}
+
+func TestPublishDifferentBytes(t *testing.T) {
+	s := dirStore(t, t.TempDir())
+	p := newPublisher(t, s, fixedSigner(t))
+	mustPublish(t, p, "26.1.1", "one")
+	before := snapshot(t, s)
+
+	t.Run("OtherContent", func(t *testing.T) {
+		_, err := p.Publish(context.Background(), "26.1.1", scan(t, demoInputs(t, "other")))
+		if !errors.Is(err, publish.ErrVersionExists) {
+			t.Fatalf("Publish = %v, want ErrVersionExists", err)
+		}
+		sameSnapshot(t, before, snapshot(t, s))
+	})
+	t.Run("FewerArtifacts", func(t *testing.T) {
+		in := demoInputs(t, "one")
+		os.Remove(filepath.Join(in, "engine-macos-arm64"))
+		inputs, err := publish.DefaultConfig().ScanInput(in, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Publish(context.Background(), "26.1.1", inputs); !errors.Is(err, publish.ErrVersionExists) {
+			t.Fatalf("Publish = %v, want ErrVersionExists", err)
+		}
+		sameSnapshot(t, before, snapshot(t, s))
+	})
+}
+
+// TestPublishLeftoverDifferentBytes: an unfinished publish left an
+// artifact; a re-run with other bytes is refused rather than overwriting a
+// canonical URL, and the same bytes are adopted.
+func TestPublishLeftoverDifferentBytes(t *testing.T) {
+	s := dirStore(t, t.TempDir())
+	p := newPublisher(t, s, fixedSigner(t))
+	key := "bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz"
+	if _, err := s.Put(context.Background(), key, strings.NewReader("leftover"), 8, publish.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.Publish(context.Background(), "26.1.1", scan(t, demoInputs(t, "one")))
+	if !errors.Is(err, publish.ErrVersionExists) {
+		t.Fatalf("Publish = %v, want ErrVersionExists", err)
+	}
+	if _, err := s.Stat(context.Background(), publish.KeyManifest); !errors.Is(err, publish.ErrNotFound) {
+		t.Errorf("manifest written after a refused artifact: %v", err)
+	}
+}
+
+func TestPublishDryRun(t *testing.T) {
+	s := dirStore(t, t.TempDir())
+	p := newPublisher(t, s, fixedSigner(t))
+	p.DryRun = true
+	res, err := p.Publish(context.Background(), "26.1.1", scan(t, demoInputs(t, "one")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshot(t, s); len(got) != 0 {
+		t.Fatalf("dry run wrote %v", got)
+	}
+	// The plan is the layout a real publish writes.
+	want, _ := os.ReadFile("testdata/TestPublishTree.keys.golden")
+	got := slices.Clone(res.Written)
+	slices.Sort(got)
+	if strings.Join(got, "\n")+"\n" != string(want) {
+		t.Errorf("dry-run plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+}
+
+// TestPublishConcurrent races publishers of different versions on one
+// directory, each with its own Store as separate processes would: every
+// version ends in the manifest and latest at the newest.
+func TestPublishConcurrent(t *testing.T) {
+	root := t.TempDir()
+	signer := fixedSigner(t)
+	versions := []string{"26.1.1", "26.1.2", "26.2.1", "26.1.3", "25.9.9"}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(versions))
+	for _, v := range versions {
+		p := newPublisher(t, dirStore(t, root), signer)
+		inputs := scan(t, demoInputs(t, v))
+		wg.Go(func() {
+			if _, err := p.Publish(context.Background(), v, inputs); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	s := dirStore(t, root)
+	m := manifest(t, s)
+	var got []string
+	for _, r := range m.Releases {
+		got = append(got, r.Version)
+	}
+	if want := []string{"26.2.1", "26.1.3", "26.1.2", "26.1.1", "25.9.9"}; !slices.Equal(got, want) {
+		t.Errorf("manifest versions = %q, want %q", got, want)
+	}
+	if got := string(readKey(t, s, publish.KeyLatest)); got != "26.2.1\n" {
+		t.Errorf("latest = %q, want 26.2.1", got)
+	}
+	redirects := readKey(t, s, publish.KeyRedirects)
+	for _, v := range versions {
+		if !bytes.Contains(redirects, []byte("/"+v+"/x86/engine ")) {
+			t.Errorf("_redirects lost %s", v)
+		}
+	}
+	checkTree(t, s)
+}
+
+// failingStore fails the Put number failAt (counting from 0) after half
+// of its bytes, like a store that goes away mid-upload.
+type failingStore struct {
+	publish.Store
+	puts   atomic.Int64
+	failAt int64
+}
+
+var errStoreGone = fmt.Errorf("%w: the store went away", publish.ErrUnavailable)
+
+func (f *failingStore) Put(ctx context.Context, key string, r io.Reader, size int64, opts publish.PutOptions) (publish.ObjectInfo, error) {
+	if f.puts.Add(1)-1 != f.failAt {
+		return f.Store.Put(ctx, key, r, size, opts)
+	}
+	// Read some of the bytes, then fail: the store keeps nothing.
+	io.CopyN(io.Discard, r, max(size/2, 1))
+	return publish.ObjectInfo{}, errStoreGone
+}
+
+// TestPublishStoreFails fails every write of a publish in turn. After each
+// failure the previous release is still fully served and the tree is
+// consistent; a re-run completes the release.
+func TestPublishStoreFails(t *testing.T) {
+	signer := fixedSigner(t)
+	// The previous release, copied for every subtest; and the count of
+	// the writes of the next publish.
+	prepared := t.TempDir()
+	counting := &failingStore{Store: dirStore(t, prepared), failAt: -1}
+	mustPublish(t, newPublisher(t, counting, signer), "26.1.1", "one")
+	counting.puts.Store(0)
+	mustPublish(t, newPublisher(t, counting, signer), "26.1.2", "two")
+	writes := counting.puts.Load()
+	if writes < 50 {
+		t.Fatalf("a publish made %d writes; expected more", writes)
+	}
+	prepared = t.TempDir()
+	mustPublish(t, newPublisher(t, dirStore(t, prepared), signer), "26.1.1", "one")
+	in2 := demoInputs(t, "two")
+	for failAt := range writes {
+		t.Run(fmt.Sprint(failAt), func(t *testing.T) {
+			t.Parallel() // each on its own directory; fsync-bound
+			root := filepath.Join(t.TempDir(), "tree")
+			if err := os.CopyFS(root, os.DirFS(prepared)); err != nil {
+				t.Fatal(err)
+			}
+			base := dirStore(t, root)
+			failing := &failingStore{Store: base, failAt: failAt}
+			_, err := newPublisher(t, failing, signer).Publish(context.Background(), "26.1.2", scan(t, in2))
+			if !errors.Is(err, publish.ErrUnavailable) {
+				t.Fatalf("Publish through a failing store = %v, want ErrUnavailable", err)
+			}
+			checkTree(t, base)
+			if _, ok := manifest(t, base).Find("26.1.1"); !ok {
+				t.Fatal("26.1.1 left the manifest")
+			}
+			res, err := newPublisher(t, base, signer).Publish(context.Background(), "26.1.2", scan(t, in2))
+			if err != nil {
+				t.Fatalf("re-run: %v", err)
+			}
+			if res.Latest != "26.1.2" {
+				t.Errorf("after the re-run latest = %s", res.Latest)
+			}
+			checkTree(t, base)
+		})
+	}
+}
+
+// corruptingStore flips a byte of every artifact it stores and keeps no
+// checksum, like a disk that lies.
+type corruptingStore struct{ publish.Store }
+
+func (c corruptingStore) Put(ctx context.Context, key string, r io.Reader, size int64, opts publish.PutOptions) (publish.ObjectInfo, error) {
+	if !strings.HasSuffix(key, ".tar.gz") {
+		return c.Store.Put(ctx, key, r, size, opts)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return publish.ObjectInfo{}, err
+	}
+	b[len(b)/2] ^= 1
+	info, err := c.Store.Put(ctx, key, bytes.NewReader(b), int64(len(b)), publish.PutOptions{ContentType: opts.ContentType})
+	info.SHA256 = ""
+	return info, err
+}
+
+func TestPublishCorruptStore(t *testing.T) {
+	base := dirStore(t, t.TempDir())
+	_, err := newPublisher(t, corruptingStore{base}, fixedSigner(t)).Publish(context.Background(), "26.1.1", scan(t, demoInputs(t, "one")))
+	if err == nil || !strings.Contains(err.Error(), "stored object has sha256") {
+		t.Fatalf("Publish through a corrupting store = %v, want the integrity check to fail", err)
+	}
+	for _, key := range []string{publish.KeyManifest, publish.KeyLatest} {
+		if _, err := base.Stat(context.Background(), key); !errors.Is(err, publish.ErrNotFound) {
+			t.Errorf("%s written after a failed integrity check", key)
+		}
+	}
+}
+
+// checkTree checks what a reader of the tree relies on: every release of
+// the manifest is complete (each artifact there, with its size, digest and
+// a valid .sig equal to the manifest's, and its SHA256SUMS), the pointers
+// name published versions, and every redirect leads to an object.
+func checkTree(t *testing.T, s publish.Store) {
+	t.Helper()
+	ctx := context.Background()
+	pub, err := publish.ParsePublicKeyPEM(readKey(t, s, publish.KeyPublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := manifest(t, s)
+	for _, r := range m.Releases {
+		for _, a := range r.Artifacts {
+			body := readKey(t, s, a.Key)
+			if int64(len(body)) != a.Size {
+				t.Errorf("%s: %d bytes, manifest says %d", a.Key, len(body), a.Size)
+			}
+			sig := readKey(t, s, publish.SigKey(a.Key))
+			if string(sig) != a.Signature {
+				t.Errorf("%s.sig is not the manifest's signature", a.Key)
+			}
+			if err := publish.Verify(pub, bytes.NewReader(body), sig); err != nil {
+				t.Errorf("%s: %v", a.Key, err)
+			}
+			v, _ := publish.ParseVersion(r.Version)
+			sums := readKey(t, s, publish.SumsKey(a.Kind, v))
+			if !bytes.Contains(sums, []byte(a.SHA256+"  "+a.FileName()+"\n")) {
+				t.Errorf("%s is not in its SHA256SUMS", a.Key)
+			}
+		}
+	}
+	for _, key := range []string{publish.KeyLatest, publish.KeyPreview} {
+		o, err := s.Open(ctx, key)
+		if errors.Is(err, publish.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(o)
+		o.Close()
+		if _, ok := m.Find(strings.TrimSpace(string(b))); !ok {
+			t.Errorf("%s names %q, which is not in the manifest", key, b)
+		}
+	}
+	redirects := readKey(t, s, publish.KeyRedirects)
+	rewrites := map[string]bool{}
+	for _, r := range publish.Redirects(m) {
+		if r.Status == 200 {
+			rewrites[r.From] = true
+		}
+	}
+	for _, line := range strings.Split(string(redirects), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		to := f[1]
+		if rewrites[to] {
+			continue
+		}
+		if _, err := s.Stat(ctx, strings.TrimPrefix(to, "/")); err != nil {
+			t.Errorf("_redirects: %s leads to %s: %v", f[0], to, err)
+		}
+	}
+	for _, key := range []string{publish.KeyInstall, publish.KeyIndex} {
+		if _, err := s.Stat(ctx, key); err != nil {
+			t.Errorf("%s: %v", key, err)
+		}
+	}
+}
