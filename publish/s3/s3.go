@@ -17,7 +17,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -335,50 +334,21 @@ func (s *Store) objectName(key string) (string, error) {
 	return s.prefix + key, nil
 }
 
-// Open opens the object at key. The object reads with ranged GETs pinned
-// to the ETag it was opened at, so Seek is cheap and a concurrent overwrite
-// makes a later Read fail rather than mix two versions.
+// Open opens the object at key with one GET, whose answer carries both
+// the object's description and its bytes, so what Info says and what Read
+// returns are the same version. After a Seek, reads continue with a ranged
+// GET pinned to that version's ETag: if the object was replaced meanwhile,
+// Read fails with ErrPreconditionFailed instead of mixing two versions.
 func (s *Store) Open(ctx context.Context, key string) (publish.Object, error) {
 	name, err := s.objectName(key)
 	if err != nil {
 		return nil, err
 	}
-	gopts := minio.GetObjectOptions{Checksum: true}
-	obj, err := s.client.GetObject(ctx, s.bucket, name, gopts)
+	body, oi, _, err := s.core.GetObject(ctx, s.bucket, name, minio.GetObjectOptions{Checksum: true})
 	if err != nil {
 		return nil, s.translate("open", key, err)
 	}
-	oi, err := obj.Stat()
-	if err != nil {
-		obj.Close()
-		return nil, s.translate("open", key, err)
-	}
-	return &object{Object: obj, info: s.info(key, oi), s: s, key: key}, nil
-}
-
-type object struct {
-	*minio.Object
-	info publish.ObjectInfo
-	s    *Store
-	key  string
-}
-
-func (o *object) Info() publish.ObjectInfo { return o.info }
-
-func (o *object) Read(p []byte) (int, error) {
-	n, err := o.Object.Read(p)
-	if err != nil && err != io.EOF {
-		err = o.s.translate("read", o.key, err)
-	}
-	return n, err
-}
-
-func (o *object) Seek(offset int64, whence int) (int64, error) {
-	n, err := o.Object.Seek(offset, whence)
-	if err != nil {
-		err = o.s.translate("seek", o.key, err)
-	}
-	return n, err
+	return &object{s: s, ctx: ctx, key: key, name: name, info: s.info(key, oi), etag: oi.ETag, body: body}, nil
 }
 
 // Stat describes the object at key.

@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) publish.Store) {
 		{"PutUnknownSize", testPutUnknownSize},
 		{"PutShortReader", testPutShortReader},
 		{"Overwrite", testOverwrite},
+		{"OpenedVersion", testOpenedVersion},
 		{"Large", testLarge},
 		{"Seek", testSeek},
 		{"List", testList},
@@ -174,6 +175,23 @@ func testOverwrite(t *testing.T, s publish.Store) {
 	}
 	if got, info := read(t, s, "k"); string(got) != "two!" || info.ETag != b.ETag {
 		t.Errorf("read %q ETag %s, want %q ETag %s", got, info.ETag, "two!", b.ETag)
+	}
+}
+
+// testOpenedVersion: an open object reads the version it was opened at,
+// whole, even when the key is overwritten before the read; Info describes
+// that version.
+func testOpenedVersion(t *testing.T, s publish.Store) {
+	old := put(t, s, "pointer", []byte("26.1.1\n"), publish.PutOptions{})
+	obj, err := s.Open(t.Context(), "pointer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obj.Close()
+	put(t, s, "pointer", []byte("26.1.22\n"), publish.PutOptions{})
+	got, err := io.ReadAll(obj)
+	if err != nil || string(got) != "26.1.1\n" || obj.Info().ETag != old.ETag {
+		t.Errorf("read %q, %v, ETag %s after an overwrite; want %q, ETag %s", got, err, obj.Info().ETag, "26.1.1\n", old.ETag)
 	}
 }
 
