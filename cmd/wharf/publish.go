@@ -1,15 +1,141 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/wharfhq/wharf/publish"
+	// KMS key URIs for --key.
+	_ "github.com/wharfhq/wharf/publish/kms"
 )
 
 func publishCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "publish",
-		Usage:  "not implemented yet",
-		Action: func(*cli.Context) error { return errors.New("publish: not implemented yet") },
+		Name:      "publish",
+		Usage:     "publish a signed release from a build's output into a directory or an S3 bucket",
+		ArgsUsage: "INPUT_DIR",
+		Description: `INPUT_DIR holds what the build produced, named without the version:
+BINARY-OS-PLATFORM (a raw executable, packed into a reproducible .tar.gz),
+BINARY-OS-PLATFORM.tar.gz (a ready archive) and IMAGE-PLATFORM.tar (docker
+save), OS linux or macos, PLATFORM amd64 or arm64. Every file must match a
+configured artifact and every configured artifact must have its files,
+unless --allow-missing.
+
+Writes artifacts and .sig files, SHA256SUMS, releases.json, _redirects,
+index.html, dl.pub and install, and moves latest (or preview) last, only
+forward. A version is immutable: publishing it again with the same bytes
+does nothing, with other bytes is refused. A failed publish leaves the
+previous release served; run it again to finish.
+
+KEYREF is a PEM file (wharf keygen) or a KMS URI: awskms://, gcpkms://,
+azurekms://, hashivault://. STORE is a directory or s3://bucket/prefix
+(credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...).
+
+Examples:
+   wharf publish --version 26.1.2 --key dl.key --store ./public \
+       --base-url https://dl.example.com ./dist
+   wharf publish --version 26.1.3-pre.4 --key awskms:///alias/wharf \
+       --store s3://releases/dl --base-url https://dl.example.com ./dist
+   wharf publish --dry-run --version 26.1.2 --key dl.key --base-url https://dl.example.com ./dist`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "version", Usage: "release `VERSION`: YY.F.P or YY.F.P-pre.C", Required: true, EnvVars: []string{"WHARF_VERSION"}},
+			&cli.StringFlag{Name: "key", Usage: "signing key `KEYREF`: PEM file or KMS URI", Required: true, EnvVars: []string{"WHARF_KEY"}},
+			&cli.StringFlag{Name: "store", Value: "./public", Usage: "`STORE`: a directory or s3://bucket/prefix", EnvVars: []string{"WHARF_STORE"}},
+			&cli.StringFlag{Name: "base-url", Usage: "the download server's `URL`, for the install script and page", Required: true, EnvVars: []string{"WHARF_BASE_URL"}},
+			&cli.StringFlag{Name: "config", Usage: "release contents `FILE` (wharf.toml); default: the built-in artifacts", EnvVars: []string{"WHARF_CONFIG"}},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print every key that would be written, write nothing", EnvVars: []string{"WHARF_DRY_RUN"}},
+			&cli.BoolFlag{Name: "allow-missing", Usage: "publish a partial release when configured artifacts have no file", EnvVars: []string{"WHARF_ALLOW_MISSING"}},
+			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` (host:port or URL) for MinIO and other non-AWS stores", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
+			&cli.IntFlag{Name: "parallel", Value: 4, Usage: "concurrent artifact uploads", EnvVars: []string{"WHARF_PARALLEL"}},
+			&cli.StringFlag{Name: "input-dir", Hidden: true, EnvVars: []string{"WHARF_INPUT_DIR"}},
+		},
+		Action: publishAction,
 	}
+}
+
+func publishAction(c *cli.Context) error {
+	inputDir := c.Args().First()
+	if inputDir == "" {
+		inputDir = c.String("input-dir")
+	}
+	if inputDir == "" || c.NArg() > 1 {
+		return errors.New("publish: want one INPUT_DIR (see wharf publish --help)")
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cfg, err := publish.LoadConfig(c.String("config"))
+	if err != nil {
+		return err
+	}
+	inputs, err := cfg.ScanInput(inputDir, c.Bool("allow-missing"))
+	if err != nil {
+		return err
+	}
+	signer, err := publish.LoadSigner(ctx, c.String("key"))
+	if err != nil {
+		return err
+	}
+	store, closeStore, err := openStore(ctx, c.String("store"), storeOptions{S3Endpoint: c.String("s3-endpoint")})
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	p, err := publish.NewPublisher(store, signer, cfg, c.String("base-url"))
+	if err != nil {
+		return err
+	}
+	p.DryRun = c.Bool("dry-run")
+	p.Parallel = c.Int("parallel")
+	p.Progress = progressFor(c)
+	return runPublish(ctx, c, p, c.String("version"), inputs)
+}
+
+func runPublish(ctx context.Context, c *cli.Context, p *publish.Publisher, version string, inputs []publish.Input) error {
+	out := c.App.Writer
+	if !p.DryRun {
+		p.Progress.Logf("publishing %s: %d artifacts to %s", version, len(inputs), c.String("store"))
+	}
+	res, err := p.Publish(ctx, version, inputs)
+	if err != nil {
+		return err
+	}
+	switch {
+	case p.DryRun:
+		for _, k := range res.Written {
+			fmt.Fprintln(out, k)
+		}
+		fmt.Fprintf(out, "dry run: %d keys would be written; nothing was written\n", len(res.Written))
+	case res.Existing && len(res.Written) == 0:
+		fmt.Fprintf(out, "%s is already published with these bytes; nothing to do\n", res.Version)
+	default:
+		fmt.Fprintf(out, "published %s: %d objects written; latest %s, preview %s\n",
+			res.Version, len(res.Written), orNone(res.Latest), orNone(res.Preview))
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// progressFor draws progress bars on a terminal and writes plain lines
+// otherwise (CI logs, tests).
+func progressFor(c *cli.Context) publish.Progress {
+	w := c.App.ErrWriter
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return publish.TerminalProgress(w, time.Now)
+	}
+	return publish.LineProgress(w, time.Now)
 }

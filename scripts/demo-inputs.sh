@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# demo-inputs.sh DIR [LABEL]: fill DIR with a demo INPUT_DIR for wharf
+# publish, as a build job would leave it: a tiny shell-script "executable"
+# for every binary and build (BINARY-OS-PLATFORM) and a small docker-save
+# shaped tar for every image and platform (IMAGE-PLATFORM.tar). LABEL
+# (default "demo") goes into every file, so two labels give different bytes.
+set -euo pipefail
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  echo "usage: $0 DIR [LABEL]" >&2
+  exit 2
+fi
+dir=$1
+label=${2:-demo}
+mkdir -p "$dir"
+
+binaries="connector cord engine signer treasury-api treasury-cli"
+images="treasury-node treasury-demo"
+builds="linux-amd64 linux-arm64 macos-arm64"
+
+for b in $binaries; do
+  exe=$b
+  [ "$b" = treasury-cli ] && exe=treasury
+  for build in $builds; do
+    f="$dir/$b-$build"
+    printf '#!/bin/sh\necho "%s (%s build %s)"\n' "$exe" "$label" "$build" >"$f"
+    chmod 0755 "$f"
+  done
+done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for img in $images; do
+  for platform in amd64 arm64; do
+    rm -rf "${tmp:?}"/*
+    printf '[{"Config":"config.json","RepoTags":["%s:demo"],"Layers":[]}]\n' "$img" >"$tmp/manifest.json"
+    printf '{"architecture":"%s","os":"linux","comment":"%s %s"}\n' "$platform" "$img" "$label" >"$tmp/config.json"
+    tar --format=ustar --owner=0 --group=0 --numeric-owner --mtime=@946684800 \
+      -C "$tmp" -cf "$dir/$img-$platform.tar" manifest.json config.json
+  done
+done
+echo "demo inputs in $dir ($label)"
