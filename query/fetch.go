@@ -304,7 +304,9 @@ func (f *Fetcher) storeBlocks(ctx context.Context, cp Block, end uint64, set map
 	if len(blocks) == 0 {
 		return 0, nil
 	}
-	if blocks[0].ParentHash != cp.Hash {
+	// A checkpoint without a hash is a rewind below the first stored
+	// block: any parent will do.
+	if cp.Hash != "" && blocks[0].ParentHash != cp.Hash {
 		return 0, f.rewind(ctx, cp)
 	}
 	for i := 1; i < len(blocks); i++ {

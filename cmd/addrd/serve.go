@@ -42,9 +42,10 @@ the node it is fetched from; repeat it for several chains.
 SIGINT or SIGTERM stop it gracefully.
 
 Example:
+   addrd serve --dev
    addrd serve --listen 127.0.0.1:8090 --db addrd.db --chain ETH=http://127.0.0.1:8545
    ADDRD_DB=postgres://addrd@db/addrd?sslmode=disable ADDRD_CHAIN=ETH=http://node:8545 addrd serve`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8090", EnvVars: []string{"ADDRD_LISTEN"},
 				Usage: "serve HTTP on `ADDR`"},
 			dbFlag(),
@@ -56,7 +57,7 @@ Example:
 				Usage: "log `FORMAT`: text or json"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, EnvVars: []string{"ADDRD_SHUTDOWN_TIMEOUT"},
 				Usage: "how long in-flight requests may finish at shutdown"},
-		},
+		}, fetchFlags()...),
 		Action: serve,
 	}
 }
@@ -114,6 +115,8 @@ type server struct {
 	db     *store.DB
 	chains []chain
 	http   *http.Server
+	reg    *prometheus.Registry
+	fetch  fetchOptions
 }
 
 // newServer opens the database and builds the API server.
@@ -133,6 +136,7 @@ func newServer(ctx context.Context, log *slog.Logger, dsn, listen string, chains
 		log:    log,
 		db:     db,
 		chains: chains,
+		reg:    reg,
 		http: &http.Server{
 			Addr:              listen,
 			Handler:           h,
@@ -147,14 +151,21 @@ func newServer(ctx context.Context, log *slog.Logger, dsn, listen string, chains
 }
 
 // startWorkers starts the background workers, each in wg, stopped when
-// ctx ends. The chain fetchers belong here; until then each chain's node
-// URL is only recorded.
-func (s *server) startWorkers(ctx context.Context, wg *sync.WaitGroup) {
-	for _, c := range s.chains {
-		s.log.Info("chain", "name", c.Name, "rpc", redactURL(c.RPC), "fetcher", "not started")
+// ctx ends: one fetcher per chain unless --fetch=false, whose health
+// /healthz reports.
+func (s *server) startWorkers(ctx context.Context, wg *sync.WaitGroup) error {
+	if !s.fetch.fetch {
+		for _, c := range s.chains {
+			s.log.Info("chain", "name", c.Name, "rpc", redactURL(c.RPC), "fetcher", "off (--fetch=false)")
+		}
+		return nil
 	}
-	_ = ctx
-	_ = wg
+	fetchers, err := startFetchers(ctx, wg, s.log, s.db, s.reg, s.chains, s.fetch)
+	if err != nil {
+		return err
+	}
+	s.http.Handler = fetchHealth{next: s.http.Handler, db: s.db, fetchers: fetchers}
+	return nil
 }
 
 // redactURL hides credentials in a node URL for the logs.
@@ -178,17 +189,28 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	if len(chains) == 0 {
-		return errors.New("serve: give at least one --chain NAME=RPC_URL, such as --chain ETH=http://127.0.0.1:8545")
+	if len(chains) == 0 && !c.Bool("dev") {
+		return errors.New("serve: give at least one --chain NAME=RPC_URL, such as --chain ETH=http://127.0.0.1:8545, or --dev")
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	s, err := newServer(ctx, log, c.String("db"), c.String("listen"), chains)
+	dev, chains, dsn, err := startDevChain(ctx, c, log, chains)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer dev.close()
+	s, err := newServer(ctx, log, dsn, c.String("listen"), chains)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer s.db.Close()
+	s.fetch = fetchOptionsFrom(c)
+	if dev != nil {
+		if err := dev.announce(ctx, c.App.Writer, s.db); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", s.http.Addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -197,11 +219,13 @@ func serve(c *cli.Context) error {
 	var workers sync.WaitGroup
 	workCtx, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
-	s.startWorkers(workCtx, &workers)
+	if err := s.startWorkers(workCtx, &workers); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- s.http.Serve(ln) }()
-	log.Info("addrd serving", "addr", ln.Addr().String(), "db", store.Redact(c.String("db")))
+	log.Info("addrd serving", "addr", ln.Addr().String(), "db", store.Redact(dsn))
 	fmt.Fprintf(c.App.Writer, "addrd listening on http://%s\n", ln.Addr())
 
 	select {

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+// devChain is the --dev chain and the temporary database beside it.
+type devChain struct {
+	dev *eth.Dev
+	dir string // removed at close; "" when --db was given
+}
+
+// startDevChain starts the in-process chain when --dev is set and returns
+// the chains with ETH on it, and the database to use: --db when given,
+// else a fresh SQLite file in a temporary directory (the chain lives in
+// memory, so data of an earlier run would belong to another chain).
+func startDevChain(ctx context.Context, c *cli.Context, log *slog.Logger, chains []chain) (*devChain, []chain, string, error) {
+	dsn := c.String("db")
+	if !c.Bool("dev") {
+		return nil, chains, dsn, nil
+	}
+	for _, ch := range chains {
+		if ch.Name == "ETH" {
+			return nil, nil, "", errors.New("--dev runs ETH itself: give no --chain ETH=... with it")
+		}
+	}
+	d := &devChain{}
+	if !c.IsSet("db") {
+		dir, err := os.MkdirTemp("", "addrd-dev-")
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("dev database: %w", err)
+		}
+		d.dir = dir
+		dsn = filepath.Join(dir, "addrd.db")
+	}
+	dev, err := eth.StartDev(ctx, eth.DevConfig{BlockInterval: 2 * time.Second, Logger: log})
+	if err != nil {
+		d.close()
+		return nil, nil, "", err
+	}
+	d.dev = dev
+	log.Info("dev chain", "rpc", dev.URL, "token", dev.Token.Hex(), "db", dsn)
+	return d, append(chains, chain{Name: "ETH", RPC: dev.URL}), dsn, nil
+}
+
+// announce checks that db holds no other chain's ETH data and prints the
+// demo accounts and a ready API key.
+func (d *devChain) announce(ctx context.Context, w io.Writer, db *store.DB) error {
+	cp, ok, err := db.Checkpoint(ctx, "ETH")
+	if err != nil {
+		return err
+	}
+	if ok && cp.Hash != "" && d.dev.BlockHash(cp.Number).Hex() != cp.Hash {
+		return errors.New("--dev: the database holds ETH data of another chain (the dev chain starts anew every run); give --dev a fresh --db or none")
+	}
+	fmt.Fprintf(w, "dev chain %s (token WDT %s)\n", d.dev.URL, d.dev.Token.Hex())
+	for _, a := range d.dev.Accounts {
+		fmt.Fprintf(w, "dev account %s\n", a.Hex())
+	}
+	key, secret, err := db.CreateAPIKey(ctx, "dev")
+	if err != nil {
+		return fmt.Errorf("dev api key: %w", err)
+	}
+	fmt.Fprintf(w, "dev api key %s:%s\n", key.ID, secret)
+	return nil
+}
+
+// close stops the chain and removes the temporary database.
+func (d *devChain) close() {
+	if d == nil {
+		return
+	}
+	if d.dev != nil {
+		d.dev.Close()
+	}
+	if d.dir != "" {
+		os.RemoveAll(d.dir)
+	}
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/urfave/cli/v2"
+
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+// fetchFlags are serve's flags for the chain fetchers and the dev chain.
+func fetchFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "fetch", Value: true, EnvVars: []string{"ADDRD_FETCH"},
+			Usage: "fetch the chains in this process (--fetch=false for API-only replicas; with PostgreSQL one replica per chain is elected)"},
+		&cli.Uint64Flag{Name: "confirmations", Value: 2, EnvVars: []string{"ADDRD_CONFIRMATIONS"},
+			Usage: "store a block once `N` blocks sit on it (default 0 with --dev)"},
+		&cli.Uint64Flag{Name: "backfill-blocks", Value: 1000, EnvVars: []string{"ADDRD_BACKFILL_BLOCKS"},
+			Usage: "a new subscription gets the transactions of the last `N` blocks"},
+		&cli.BoolFlag{Name: "dev", EnvVars: []string{"ADDRD_DEV"},
+			Usage: "run an in-process Ethereum dev chain as ETH, with demo accounts and a ready API key (a fresh temporary database unless --db is given)"},
+	}
+}
+
+// fetchOptions are the fetch flags as read.
+type fetchOptions struct {
+	fetch          bool
+	confirmations  uint64
+	backfillBlocks uint64
+	interval       time.Duration
+}
+
+func fetchOptionsFrom(c *cli.Context) fetchOptions {
+	o := fetchOptions{
+		fetch:          c.Bool("fetch"),
+		confirmations:  c.Uint64("confirmations"),
+		backfillBlocks: c.Uint64("backfill-blocks"),
+		interval:       2 * time.Second,
+	}
+	if c.Bool("dev") {
+		if !c.IsSet("confirmations") {
+			o.confirmations = 0
+		}
+		o.interval = 500 * time.Millisecond
+	}
+	return o
+}
+
+// chainFetcher is a started fetcher and its chain.
+type chainFetcher struct {
+	chain string
+	f     *query.Fetcher
+}
+
+// startFetchers starts one fetcher per chain in wg, stopped when ctx ends.
+func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db *store.DB, reg prometheus.Registerer, chains []chain, o fetchOptions) ([]chainFetcher, error) {
+	var out []chainFetcher
+	for _, c := range chains {
+		src, err := eth.Dial(ctx, c.RPC, eth.SourceConfig{})
+		if err != nil {
+			return nil, err
+		}
+		f, err := query.NewFetcher(query.FetcherConfig{
+			Chain:          c.Name,
+			Store:          db,
+			Source:         src,
+			Logger:         log,
+			Metrics:        reg,
+			Confirmations:  o.confirmations,
+			BackfillBlocks: o.backfillBlocks,
+			Interval:       o.interval,
+		})
+		if err != nil {
+			src.Close()
+			return nil, err
+		}
+		log.Info("chain", "name", c.Name, "rpc", redactURL(c.RPC), "fetcher", "started",
+			"confirmations", o.confirmations, "backfill_blocks", o.backfillBlocks)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer src.Close()
+			f.Run(ctx)
+		}()
+		out = append(out, chainFetcher{chain: c.Name, f: f})
+	}
+	return out, nil
+}
+
+// fetchHealth answers GET /healthz with the API's own answer when every
+// fetcher is healthy, and otherwise with 200 and status "degraded" naming
+// the failing chains: the API still serves what is stored, so a failing
+// node must not take API replicas out of a load balancer. The database
+// being away is the API's 503.
+type fetchHealth struct {
+	next     http.Handler
+	db       *store.DB
+	fetchers []chainFetcher
+}
+
+func (h fetchHealth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet || r.URL.Path != "/healthz" {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	failing := make(map[string]string)
+	for _, cf := range h.fetchers {
+		if err := cf.f.Health(); err != nil {
+			failing[cf.chain] = err.Error()
+		}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if len(failing) == 0 || h.db.Ping(ctx) != nil {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"status": "degraded", "fetch": failing})
+}
