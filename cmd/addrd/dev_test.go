@@ -81,7 +81,9 @@ func TestServeDev(t *testing.T) {
 		}
 	}
 	took := poll("balances", "/v1/chains/ETH/addresses/"+low+"/balances", 5*time.Second, func(b []byte) bool {
-		var r struct{ Balances []struct{ Asset, Amount string } }
+		var r struct {
+			Balances []struct{ Asset, Amount string }
+		}
 		return json.Unmarshal(b, &r) == nil && len(r.Balances) == 2
 	})
 	t.Logf("PUT to balances: %s", took)
