@@ -1,5 +1,55 @@
 #!/usr/bin/env bash
 # make bench: every benchmark prints a ratio against a reference measured in the same run.
+#
+# Each section is a function bench_<name> that prints its figures; list it in SECTIONS.
+# ./scripts/bench.sh runs them all, ./scripts/bench.sh publish one. Sections run real parts
+# (MinIO, PostgreSQL): a missing part fails the run rather than skipping it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "bench: none yet"
+GO=${GO:-go}
+export WHARF_REQUIRE_ALL=1
+
+SECTIONS=(publish)
+
+# gobench PKG BENCH [TIMEOUT]: one iteration of a Go benchmark; prints the result line
+# and the benchmark's log lines without their file:line prefix.
+gobench() {
+	local pkg=$1 bench=$2 timeout=${3:-15m} out
+	out=$(mktemp)
+	if ! "$GO" test -run '^$' -bench "^${bench}\$" -benchtime 1x -count 1 -timeout "$timeout" "$pkg" >"$out" 2>&1; then
+		cat "$out"
+		rm -f "$out"
+		return 1
+	fi
+	grep -E "^${bench}" "$out" | sed -E 's/^/  /'
+	grep -E '^\s+[a-z_]+\.go:[0-9]+: ' "$out" | sed -E 's/^\s+[a-z_]+\.go:[0-9]+: /  /'
+	rm -f "$out"
+}
+
+# publish: `wharf publish` of ~1 GiB (18 archives of 4 MiB, 2 image tars of 500 MiB) to a
+# local MinIO against minio-go PutObject of the same files. Targets: publish/ref <= 1.15,
+# read/input 1.00 (each file read once), rss_MiB < 256, no artifact downloaded again.
+# WHARF_BENCH_IMAGE_MIB and WHARF_BENCH_BINARY_MIB change the sizes.
+bench_publish() {
+	echo "== publish: wharf publish to MinIO vs minio-go PutObject of the same files"
+	if [ -x bin/wharf ]; then
+		export WHARF_BIN="$PWD/bin/wharf"
+	fi
+	gobench ./publish/s3/ BenchmarkPublish 15m
+}
+
+main() {
+	local run=("$@") s
+	if [ ${#run[@]} -eq 0 ]; then
+		run=("${SECTIONS[@]}")
+	fi
+	for s in "${run[@]}"; do
+		if ! declare -F "bench_$s" >/dev/null; then
+			echo "bench: no section $s (have: ${SECTIONS[*]})" >&2
+			exit 2
+		fi
+		"bench_$s"
+	done
+}
+
+main "$@"

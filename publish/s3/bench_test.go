@@ -9,14 +9,17 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"golang.org/x/sys/unix"
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
@@ -79,8 +82,11 @@ func writeRandom(tb testing.TB, path string, size int64, seed uint64) {
 		rng.Read(buf[:n])
 		// A gzip or tar header, so a publisher that sniffs the form accepts it.
 		if left == size {
-			if filepath.Ext(path) == ".gz" {
+			switch filepath.Ext(path) {
+			case ".gz":
 				copy(buf, []byte{0x1f, 0x8b, 0x08})
+			case ".tar":
+				copy(buf[257:], "ustar\x0000")
 			}
 		}
 		w.Write(buf[:n])
@@ -93,14 +99,14 @@ func writeRandom(tb testing.TB, path string, size int64, seed uint64) {
 
 // referenceUpload uploads every file with minio-go PutObject and nothing
 // else: the cost of moving the bytes.
-func referenceUpload(tb testing.TB, m *testenv.MinIO, files []benchFile) time.Duration {
+func referenceUpload(tb testing.TB, m *testenv.MinIO, files []benchFile, bucket string) time.Duration {
 	tb.Helper()
 	ctx := context.Background()
 	c, err := minio.New(m.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(m.AccessKey, m.SecretKey, "")})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := c.MakeBucket(ctx, "reference", minio.MakeBucketOptions{}); err != nil {
+	if err := c.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 	start := time.Now()
@@ -109,7 +115,7 @@ func referenceUpload(tb testing.TB, m *testenv.MinIO, files []benchFile) time.Du
 		if err != nil {
 			tb.Fatal(err)
 		}
-		_, err = c.PutObject(ctx, "reference", f.name, r, f.size, minio.PutObjectOptions{})
+		_, err = c.PutObject(ctx, bucket, f.name, r, f.size, minio.PutObjectOptions{})
 		r.Close()
 		if err != nil {
 			tb.Fatalf("reference PutObject %s: %v", f.name, err)
@@ -136,6 +142,11 @@ func apiRequests(tb testing.TB, m *testenv.MinIO) map[string]float64 {
 	for _, m := range re.FindAllSubmatch(body, -1) {
 		v, _ := strconv.ParseFloat(string(m[2]), 64)
 		out[string(m[1])] += v
+	}
+	sent := regexp.MustCompile(`(?m)^minio_api_requests_traffic_sent_bytes\{[^}]*\} ([0-9.e+]+)$`)
+	for _, m := range sent.FindAllSubmatch(body, -1) {
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		out["sent bytes"] += v
 	}
 	return out
 }
@@ -165,7 +176,7 @@ func BenchmarkStorePut(b *testing.B) {
 	s := s3test.Store(b, m, "", s3.Options{})
 	b.ResetTimer()
 	for b.Loop() {
-		ref := referenceUpload(b, m, files)
+		ref := referenceUpload(b, m, files, "reference")
 		before := apiRequests(b, m)
 		var read int64
 		start := time.Now()
@@ -192,5 +203,176 @@ func BenchmarkStorePut(b *testing.B) {
 		b.ReportMetric(after["PutObject"]+after["PutObjectPart"]-before["PutObject"]-before["PutObjectPart"], "PUTs")
 		b.Logf("store put %v, reference %v (%.2fx) for %d MiB; read %d of %d bytes; GETs %v",
 			took.Round(time.Millisecond), ref.Round(time.Millisecond), took.Seconds()/ref.Seconds(), total>>20, read, total, after["GetObject"]-before["GetObject"])
+	}
+}
+
+// benchConfig is the release contents of the benchmark: the six binaries
+// and one image, for the files of benchInput.
+const benchConfig = `
+[[artifact]]
+name = "connector"
+kind = "binary"
+[[artifact]]
+name = "cord"
+kind = "binary"
+[[artifact]]
+name = "engine"
+kind = "binary"
+[[artifact]]
+name = "signer"
+kind = "binary"
+[[artifact]]
+name = "treasury-api"
+kind = "binary"
+[[artifact]]
+name = "treasury-cli"
+kind = "binary"
+executable = "treasury"
+access = "public"
+[[artifact]]
+name = "treasury-node"
+kind = "image"
+`
+
+// wharfBinary is $WHARF_BIN (make bench passes bin/wharf), else a fresh
+// build of cmd/wharf.
+func wharfBinary(tb testing.TB) string {
+	tb.Helper()
+	if p := os.Getenv("WHARF_BIN"); p != "" {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return abs
+	}
+	p := filepath.Join(tb.TempDir(), "wharf")
+	out, err := exec.Command("go", "build", "-o", p, "github.com/wharfhq/wharf/cmd/wharf").CombinedOutput()
+	if err != nil {
+		tb.Fatalf("go build cmd/wharf: %v\n%s", err, out)
+	}
+	return p
+}
+
+// procStats is what the kernel counted for a finished process.
+type procStats struct {
+	wall   time.Duration
+	maxRSS int64 // bytes, the peak resident set (VmHWM)
+	rchar  int64 // bytes passed by read(2) and friends: files, sockets, pipes
+}
+
+// runMeasured runs cmd and reads its I/O counters from /proc while it is a
+// zombie (waitid with WNOWAIT), then reaps it for its peak RSS.
+func runMeasured(tb testing.TB, cmd *exec.Cmd) procStats {
+	tb.Helper()
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			if err != nil {
+				tb.Fatalf("waitid: %v", err)
+			}
+			break
+		}
+	}
+	wall := time.Since(start)
+	io, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", cmd.Process.Pid))
+	if err != nil {
+		tb.Fatalf("read the I/O counters of wharf publish: %v", err)
+	}
+	werr := cmd.Wait()
+	if werr != nil {
+		tb.Fatalf("wharf publish: %v", werr)
+	}
+	st := procStats{wall: wall}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		st.maxRSS = ru.Maxrss << 10 // KiB on Linux
+	}
+	if m := regexp.MustCompile(`(?m)^rchar: (\d+)$`).FindSubmatch(io); m != nil {
+		st.rchar, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	}
+	return st
+}
+
+// BenchmarkPublish runs the real `wharf publish` on about 1 GiB (eighteen
+// archives and two image tars) into a fresh MinIO, against a reference in
+// the same run that uploads the same files with minio-go PutObject and
+// nothing else. It reports:
+//
+//   - publish/ref: wall time of the publish over the reference's (target ≤ 1.15)
+//   - read/input:  bytes the publishing process read (rchar) over the input
+//     bytes: 1.00 when every file is read once (sockets count too; their
+//     answers are small)
+//   - rss_MiB:     peak RSS of the publishing process (target < 256)
+//   - GETs, sent/input: GET requests the server answered during the publish
+//     and bytes it sent over the input bytes: near 0 when the integrity
+//     check uses the store's checksum instead of downloading again
+//
+// make bench runs it (scripts/bench.sh); alone:
+//
+//	go test -run '^$' -bench BenchmarkPublish -benchtime 1x ./publish/s3/
+func BenchmarkPublish(b *testing.B) {
+	b.Setenv("MINIO_PROMETHEUS_AUTH_TYPE", "public")
+	wharf := wharfBinary(b)
+	m := testenv.NewMinIO(b)
+	work := b.TempDir()
+	in := filepath.Join(work, "dist")
+	if err := os.Mkdir(in, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	files, total := benchInput(b, in)
+	config := filepath.Join(work, "wharf.toml")
+	if err := os.WriteFile(config, []byte(benchConfig), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	privPEM, _, err := publish.GenerateKey()
+	if err != nil {
+		b.Fatal(err)
+	}
+	key := filepath.Join(work, "dl.key")
+	if err := os.WriteFile(key, privPEM, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	opts := s3test.Options(m)
+	if err := s3.MakeBucket(context.Background(), "s3://releases", opts); err != nil {
+		b.Fatal(err)
+	}
+	env := append(os.Environ(), "AWS_ACCESS_KEY_ID="+m.AccessKey, "AWS_SECRET_ACCESS_KEY="+m.SecretKey, "AWS_REGION=us-east-1")
+	b.SetBytes(total)
+	b.ResetTimer()
+	n := 0
+	for b.Loop() {
+		n++
+		ref := referenceUpload(b, m, files, fmt.Sprintf("reference-%d", n))
+		before := apiRequests(b, m)
+		version := fmt.Sprintf("26.1.%d", n)
+		log, err := os.Create(filepath.Join(work, "publish-"+version+".log"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command(wharf, "publish", "--version", version, "--key", key, "--config", config,
+			"--store", "s3://releases/dl", "--s3-endpoint", m.URL(), "--base-url", "https://dl.example.com", in)
+		cmd.Env = env
+		cmd.Stdout, cmd.Stderr = log, log
+		st := runMeasured(b, cmd)
+		log.Close()
+		after := apiRequests(b, m)
+		gets := after["GetObject"] - before["GetObject"]
+		sent := after["sent bytes"] - before["sent bytes"]
+		ratio := st.wall.Seconds() / ref.Seconds()
+		b.ReportMetric(ratio, "publish/ref")
+		b.ReportMetric(float64(st.rchar)/float64(total), "read/input")
+		b.ReportMetric(float64(st.maxRSS)/(1<<20), "rss_MiB")
+		b.ReportMetric(gets, "GETs")
+		b.ReportMetric(sent/float64(total), "sent/input")
+		b.Logf("%d files, %d MiB: publish %v, reference PutObject %v: ratio %.2f (target <= 1.15)",
+			len(files), total>>20, st.wall.Round(time.Millisecond), ref.Round(time.Millisecond), ratio)
+		b.Logf("wharf publish read %d bytes for %d input bytes (%.4fx), peak RSS %d MiB (target < 256)",
+			st.rchar, total, float64(st.rchar)/float64(total), st.maxRSS>>20)
+		b.Logf("during the publish the server answered %.0f GETs and sent %.0f bytes (%.5f of the input): no artifact downloaded again",
+			gets, sent, sent/float64(total))
 	}
 }
