@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,6 +88,7 @@ func (e *env) newFetcher(st query.FetcherStore) {
 	e.t.Helper()
 	cfg := e.cfg
 	cfg.Chain, cfg.Store, cfg.Source = chain, st, e.src
+	cfg.Logger = slog.New(slog.DiscardHandler)
 	e.reg = prometheus.NewRegistry()
 	cfg.Metrics = e.reg
 	f, err := query.NewFetcher(cfg)
@@ -619,5 +622,76 @@ func TestFetchCostIndependentOfSubscriptions(t *testing.T) {
 	}
 	if calls[0] != calls[2000] {
 		t.Errorf("calls to the node for 20 blocks: %d with 2 subscriptions, %d with 2,002", calls[0], calls[2000])
+	}
+}
+
+// stepClock hands every wait of Run to the test, which decides when it ends.
+type stepClock struct {
+	waits chan time.Duration
+	tick  chan time.Time
+}
+
+func (c *stepClock) Now() time.Time { return time.Now() }
+
+func (c *stepClock) After(d time.Duration) <-chan time.Time {
+	c.waits <- d
+	return c.tick
+}
+
+func TestFetcherRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := &stepClock{waits: make(chan time.Duration), tick: make(chan time.Time)}
+	const interval = time.Second
+	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{Clock: clk, Interval: interval, MaxBackoff: 3 * interval, Batch: 2})
+	d := e.dev
+	a := d.Accounts[0]
+	e.subscribe(a)
+	e.fetch()
+	for range 3 {
+		d.Commit()
+	}
+	done := make(chan error, 1)
+	go func() { done <- e.f.Run(ctx) }()
+
+	// Behind by more than a batch, Run steps again at once; caught up, it
+	// waits Interval; failing, it backs off, doubling up to MaxBackoff.
+	if got := <-clk.waits; got != interval {
+		t.Fatalf("first wait = %s, want %s once caught up", got, interval)
+	}
+	head, _ := d.Head()
+	if cp, _, _ := e.db.Checkpoint(ctx, chain); cp.Number != head {
+		t.Fatalf("checkpoint = %d, want the head %d", cp.Number, head)
+	}
+	hash := e.must(d.Transfer(ctx, 1, a, big.NewInt(7)))
+	d.Commit()
+	if err := d.StopHTTP(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []time.Duration{interval, 2 * interval, 3 * interval, 3 * interval} {
+		clk.tick <- time.Now()
+		if got := <-clk.waits; got != want {
+			t.Fatalf("wait with the node down = %s, want %s", got, want)
+		}
+	}
+	if e.f.Health() == nil {
+		t.Error("Health = nil with the node down")
+	}
+	if err := d.StartHTTP(); err != nil {
+		t.Fatal(err)
+	}
+	clk.tick <- time.Now()
+	if got := <-clk.waits; got != interval {
+		t.Fatalf("wait after the node came back = %s, want %s", got, interval)
+	}
+	if _, ok := byHash(e.txs(a))[hash]; !ok {
+		t.Errorf("transfer %s not stored after the node came back", hash)
+	}
+	if err := e.f.Health(); err != nil {
+		t.Errorf("Health = %v after the node came back", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run = %v, want nil after cancel", err)
 	}
 }
