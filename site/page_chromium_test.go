@@ -282,11 +282,6 @@ func TestPageChromium(t *testing.T) {
 	}
 }
 
-func jsString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "<", `\x3c`)
-	return `"` + r.Replace(s) + `"`
-}
-
 func pageFetch(t *testing.T, url string) string {
 	t.Helper()
 	resp, err := http.Get(url)
