@@ -63,6 +63,9 @@ func (s *Store) translate(op, key string, err error) error {
 		case "NoSuchBucket":
 			return wrap(nil, "bucket %q does not exist at %s (create it, or check the bucket name and --s3-endpoint)", s.bucket, s.endpoint)
 		case "AccessDenied", "AllAccessDisabled":
+			if s.anonymous() {
+				return wrap(nil, "access denied to an unsigned request: no credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, or run with an instance role)")
+			}
 			return wrap(nil, "access denied: the credentials (AWS_ACCESS_KEY_ID) lack permission for this object; the policy needs s3:GetObject, s3:PutObject and s3:ListBucket on bucket %q", s.bucket)
 		case "InvalidAccessKeyId":
 			return wrap(nil, "the access key in AWS_ACCESS_KEY_ID is not known to %s (check the key, and that --s3-endpoint is the right server)", s.endpoint)

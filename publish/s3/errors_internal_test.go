@@ -22,7 +22,8 @@ import (
 // TestTranslate is the table of S3 and network failures and what a user
 // reads about them (goreleaser blob/upload.go handleError style).
 func TestTranslate(t *testing.T) {
-	s, err := newStore("s3://releases/tree", Options{Endpoint: "http://127.0.0.1:9000", Getenv: func(string) string { return "" }})
+	env := map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret"}
+	s, err := newStore("s3://releases/tree", Options{Endpoint: "http://127.0.0.1:9000", Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,6 +66,7 @@ type Options struct {
 type Store struct {
 	client   *minio.Client
 	core     minio.Core
+	creds    *credentials.Credentials
 	bucket   string
 	prefix   string // "" or ends in "/"
 	endpoint string // scheme://host, for messages
@@ -184,8 +185,9 @@ func newStore(rawurl string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	creds := credentialsFrom(getenv)
 	mo := &minio.Options{
-		Creds:           credentialsFrom(getenv),
+		Creds:           creds,
 		Secure:          secure,
 		Transport:       tr,
 		Region:          firstNonEmpty(opts.Region, getenv("AWS_REGION"), getenv("AWS_DEFAULT_REGION")),
@@ -205,6 +207,7 @@ func newStore(rawurl string, opts Options) (*Store, error) {
 	return &Store{
 		client:   client,
 		core:     minio.Core{Client: client},
+		creds:    creds,
 		bucket:   bucket,
 		prefix:   prefix,
 		endpoint: scheme + host,
@@ -321,6 +324,13 @@ func (e *envAWS) RetrieveWithCredContext(*credentials.CredContext) (credentials.
 }
 
 func (e *envAWS) IsExpired() bool { return false }
+
+// anonymous reports whether the chain found no credentials at all, so the
+// requests went unsigned.
+func (s *Store) anonymous() bool {
+	v, err := s.creds.GetWithContext(&credentials.CredContext{Client: &http.Client{Timeout: 2 * time.Second}})
+	return err == nil && v.SignerType.IsAnonymous()
+}
 
 // String names the store as s3://bucket/prefix.
 func (s *Store) String() string {

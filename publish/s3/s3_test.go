@@ -175,12 +175,22 @@ func TestOpenErrors(t *testing.T) {
 		{"no such bucket", "s3://wharf-no-such-bucket", good, nil, `bucket "wharf-no-such-bucket" does not exist`},
 		{"unknown access key", rawurl, s3.Options{Endpoint: m.URL(), Getenv: env("AWS_ACCESS_KEY_ID", "nobody")}, nil, "AWS_ACCESS_KEY_ID is not known"},
 		{"wrong secret", rawurl, s3.Options{Endpoint: m.URL(), Getenv: env("AWS_SECRET_ACCESS_KEY", "wrong-secret")}, nil, "AWS_SECRET_ACCESS_KEY"},
+		{"no credentials", rawurl, s3.Options{Endpoint: m.URL(), Getenv: func(string) string { return "" }}, nil, "no credentials found"},
 		{"nothing listening", rawurl, s3.Options{Endpoint: "http://" + testenv.FreeAddr(t), Getenv: good.Getenv}, publish.ErrUnavailable, "cannot reach"},
 		{"part size too small", rawurl, s3.Options{Endpoint: m.URL(), PartSize: 1 << 20, Getenv: good.Getenv}, nil, "part size"},
 		{"bad store url", "s3://Bad_Bucket", good, nil, "not a valid S3 bucket name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.name == "no credentials" {
+				// Nothing for the fallback providers either.
+				for _, k := range []string{"MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD", "MINIO_ACCESS_KEY", "MINIO_SECRET_KEY",
+					"AWS_PROFILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_WEB_IDENTITY_TOKEN_FILE"} {
+					t.Setenv(k, "")
+				}
+				t.Setenv("HOME", t.TempDir())
+				t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+			}
 			_, err := s3.Open(t.Context(), tt.url, tt.opts)
 			if err == nil {
 				t.Fatal("Open succeeded")
