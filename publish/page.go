@@ -259,9 +259,13 @@ func (d *PageData) file(a Artifact) PageFile {
 	}
 	url := d.BaseURL + f.Path
 	name := shellQuote(f.FileName)
-	if a.Kind == KindImage {
+	switch {
+	case a.Kind == KindImage:
 		f.Use = "docker load -i " + name
-	} else {
+	case a.OS == "macos":
+		// A browser download is quarantined; the flag goes before unpacking.
+		f.Use = "xattr -d com.apple.quarantine " + name + "\ntar xzf " + name + " -C ~/.local/bin"
+	default:
 		f.Use = "tar xzf " + name + " -C ~/.local/bin"
 	}
 	auth := ""

@@ -156,6 +156,9 @@ func TestNewPageData(t *testing.T) {
 				t.Errorf("verify commands lack %q:\n%s", want, f.Verify)
 			}
 		}
+		if want := "xattr -d com.apple.quarantine treasury-cli-26.2.1-macos-arm64.tar.gz\n"; !strings.HasPrefix(f.Use, want) {
+			t.Errorf("mac use = %q, want it to start with %q", f.Use, want)
+		}
 		if img := arts[2].Files[0]; img.Use != "docker load -i treasury-node-26.2.1-amd64.tar" {
 			t.Errorf("image use = %q", img.Use)
 		}
