@@ -1,0 +1,134 @@
+package site
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/wharfhq/wharf/publish"
+)
+
+// Codes of google.rpc.Code used in error bodies, with the HTTP status
+// grpc-gateway maps each to.
+const (
+	codeInvalidArgument   = 3
+	codeNotFound          = 5
+	codePermissionDenied  = 7
+	codeResourceExhausted = 8
+	codeUnimplemented     = 12
+	codeInternal          = 13
+	codeUnavailable       = 14
+	codeUnauthenticated   = 16
+)
+
+var codeNames = map[int]string{
+	codeInvalidArgument:   "INVALID_ARGUMENT",
+	codeNotFound:          "NOT_FOUND",
+	codePermissionDenied:  "PERMISSION_DENIED",
+	codeResourceExhausted: "RESOURCE_EXHAUSTED",
+	codeUnimplemented:     "UNIMPLEMENTED",
+	codeInternal:          "INTERNAL",
+	codeUnavailable:       "UNAVAILABLE",
+	codeUnauthenticated:   "UNAUTHENTICATED",
+}
+
+// Error is the JSON body of every error response.
+type Error struct {
+	Code    int    `json:"code"`    // google.rpc.Code
+	Message string `json:"message"` // for people
+	Status  string `json:"status"`  // the code's name, e.g. NOT_FOUND
+}
+
+// httpError is an error with the status and code it answers.
+type httpError struct {
+	status  int
+	code    int
+	message string
+	err     error // the cause, logged but not shown
+}
+
+func (e *httpError) Error() string {
+	if e.err != nil {
+		return e.message + ": " + e.err.Error()
+	}
+	return e.message
+}
+
+func (e *httpError) Unwrap() error { return e.err }
+
+func notFound(msg string) error { return &httpError{http.StatusNotFound, codeNotFound, msg, nil} }
+
+func badRequest(msg string) error {
+	return &httpError{http.StatusBadRequest, codeInvalidArgument, msg, nil}
+}
+
+// storeError classifies an error of the store: a missing object is 404, a
+// malformed key 400, and anything else means the store cannot serve now.
+func storeError(err error) error {
+	switch {
+	case errors.Is(err, publish.ErrNotFound):
+		return &httpError{http.StatusNotFound, codeNotFound, "not found", err}
+	case errors.Is(err, publish.ErrInvalidKey):
+		return &httpError{http.StatusBadRequest, codeInvalidArgument, "malformed path", err}
+	case errors.Is(err, context.Canceled):
+		return err
+	}
+	return &httpError{http.StatusServiceUnavailable, codeUnavailable, "the release store is unavailable; try again later", err}
+}
+
+// writeError answers err as JSON with its HTTP status. Anything it does not
+// recognise is an internal error to the client and logged in full.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var he *httpError
+	switch {
+	case errors.As(err, &he):
+	case errors.Is(err, ErrUnauthenticated):
+		he = &httpError{http.StatusUnauthorized, codeUnauthenticated, "missing or invalid credentials: send an access token (Authorization: Bearer) or an API key (curl -u KEY:)", err}
+	case errors.Is(err, ErrForbidden):
+		he = &httpError{http.StatusForbidden, codePermissionDenied, "the permission level of your organisations does not include this download", err}
+	case errors.Is(err, context.Canceled):
+		// The client went away; nobody reads an answer.
+		return
+	default:
+		he = &httpError{http.StatusInternalServerError, codeInternal, "internal error", err}
+	}
+	if he.status >= 500 || he.err != nil && he.status != http.StatusNotFound {
+		s.log.LogAttrs(r.Context(), levelFor(he.status), "request failed",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", he.status), slog.Any("error", err))
+	}
+	h := w.Header()
+	for _, k := range []string{"Content-Disposition", "ETag", "Last-Modified", "Accept-Ranges", "Content-Encoding"} {
+		h.Del(k)
+	}
+	if he.status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Basic realm="wharf", Bearer`)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	body, _ := json.Marshal(Error{Code: he.code, Message: he.message, Status: codeNames[he.code]})
+	body = append(body, '\n')
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(he.status)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+func levelFor(status int) slog.Level {
+	if status >= 500 {
+		return slog.LevelError
+	}
+	return slog.LevelWarn
+}
+
+// tooMany answers 429 with the wait before the next request may pass.
+func tooMany(wait time.Duration) error {
+	return &httpError{http.StatusTooManyRequests, codeResourceExhausted,
+		"too many requests; retry in " + strconv.Itoa(int(wait/time.Second)+1) + "s", nil}
+}
