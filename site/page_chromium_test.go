@@ -40,28 +40,23 @@ func pageUpdate() bool {
 	return f != nil && f.Value.String() == "true"
 }
 
-// pageServe starts the page and the download routes on loopback, with
-// the real auth database, and returns the base URL.
+// pageServe starts the download server on loopback over tree, with the
+// page mounted and the real auth database, and returns its base URL.
 func pageServe(t *testing.T, tree *pageTree, db *auth.DB) string {
 	t.Helper()
-	page, err := site.NewPage(site.PageConfig{
-		Store:  tree.Store,
-		Auth:   db,
-		Secret: pageSecret,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// The commands on the page show a public URL, as in production.
+	page, err := site.NewPage(site.PageConfig{Store: tree.Store, Auth: db, Secret: pageSecret, Logger: logger, BaseURL: "https://dl.example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/{$}", page)
-	mux.Handle("/login", page)
-	mux.Handle("/logout", page)
-	mux.Handle("/static/", page)
-	mux.Handle("/", pageDownloads(tree.Store, tree.Manifest, page))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	srv, err := site.New(site.Config{Store: tree.Store, Auth: db, Sessions: page, Page: page, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return hs.URL
 }
 
 // TestPageChromium drives Debian's chromium through the page: list, log
@@ -125,6 +120,15 @@ func TestPageChromium(t *testing.T) {
 		if err != nil {
 			t.Fatalf("screenshot: %v", err)
 		}
+		// Nothing may be wider than the viewport (no sideways scrolling).
+		wide, err := chromedp.Run(bctx, chromedp.Evaluate[string](`(() => {
+			const w = document.documentElement.clientWidth;
+			const e = [...document.querySelectorAll("body *")].find(e => e.getBoundingClientRect().right > w + 1);
+			return e ? e.outerHTML.slice(0, 120) + " right=" + e.getBoundingClientRect().right + " width=" + w : "";
+		})()`))
+		if err != nil || wide != "" {
+			t.Errorf("%s: an element is wider than the viewport (%v): %s", name, err, wide)
+		}
 		p := filepath.Join(shots, name)
 		if err := os.WriteFile(p, png, 0o644); err != nil {
 			t.Fatal(err)
@@ -165,7 +169,7 @@ func TestPageChromium(t *testing.T) {
 		t.Errorf("the page lists\n%v\nreleases.json has\n%v", listed, want)
 	}
 	shot("page-1280.png", 1280)
-	p390 := shot("page-390.png", 390)
+	shot("page-390.png", 390)
 	run("back to desktop", chromedp.EmulateViewport(1280, 900))
 
 	// "Log in" with a wrong key: a clear message that names no part.
@@ -236,7 +240,16 @@ func TestPageChromium(t *testing.T) {
 		t.Errorf("full artifact for a basic org = %d, want 403", got)
 	}
 	run("page after login", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("logout")))
-	loggedIn := shot("page-logged-in-1280.png", 1280)
+	shot("page-logged-in-1280.png", 1280)
+	// The README's picture: the first screen of the logged-in page.
+	run("viewport", chromedp.EmulateViewport(1280, 1000))
+	hero, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(shots, "docs-page.png"), hero, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	shot("page-logged-in-390.png", 390)
 	run("back to desktop", chromedp.EmulateViewport(1280, 900))
 
@@ -263,21 +276,24 @@ func TestPageChromium(t *testing.T) {
 	shot("page-mac-390.png", 390)
 
 	if pageUpdate() {
-		for src, dst := range map[string]string{loggedIn: "page.png", p390: "page-390.png"} {
-			b, err := os.ReadFile(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join("..", "docs", dst), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+		if err := os.WriteFile(filepath.Join("..", "docs", "page.png"), hero, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
+	// WHARF_SCREENSHOTS=DIR keeps the screenshots for a look.
 	if dir := os.Getenv("WHARF_SCREENSHOTS"); dir != "" {
-		entries, _ := os.ReadDir(shots)
+		entries, err := os.ReadDir(shots)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, e := range entries {
-			b, _ := os.ReadFile(filepath.Join(shots, e.Name()))
-			os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+			b, err := os.ReadFile(filepath.Join(shots, e.Name()))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+			}
+			if err != nil {
+				t.Error(err)
+			}
 		}
 	}
 }
