@@ -1,0 +1,233 @@
+package site_test
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/publish"
+)
+
+func TestInstallScriptShellcheck(t *testing.T) {
+	sc := testenv.Tool(t, "shellcheck")
+	pub, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	pem, _ := publish.PublicKeyPEM(&pub.PublicKey)
+	script := filepath.Join(t.TempDir(), "install")
+	writeFile(t, script, renderInstall(t, "https://dl.example.com", string(pem)))
+	if out, err := exec.Command(sc, "--shell=sh", "--severity=style", script).CombinedOutput(); err != nil {
+		t.Errorf("shellcheck: %v\n%s", err, out)
+	}
+}
+
+// shells are the shells the install script must run under, each as the
+// command that reads a script from stdin.
+func shells(t *testing.T) map[string]string {
+	return map[string]string{
+		"dash":    testenv.Tool(t, "dash"),
+		"bash":    testenv.Tool(t, "bash"),
+		"busybox": testenv.Tool(t, "busybox") + " sh",
+	}
+}
+
+// installRun is one run of `curl -fsSL $URL/install | sh` in a fresh HOME.
+type installRun struct {
+	home, stdout, stderr string
+	err                  error
+}
+
+// runInstall pipes script (the server's /install when script is "") into
+// shell with env, in a fresh HOME whose ~/.local/bin is on PATH when
+// onPath, and with extra directories first on PATH.
+func runInstall(t *testing.T, shell, url, script string, onPath bool, extraPath string, env ...string) installRun {
+	t.Helper()
+	home := t.TempDir()
+	path := "/usr/local/bin:/usr/bin:/bin"
+	if onPath {
+		path = filepath.Join(home, ".local", "bin") + ":" + path
+	}
+	if extraPath != "" {
+		path = extraPath + ":" + path
+	}
+	var cmd *exec.Cmd
+	if script == "" {
+		cmd = exec.Command(testenv.Tool(t, "dash"), "-c", `curl -fsSL "$URL/install" | `+shell)
+	} else {
+		cmd = exec.Command(testenv.Tool(t, "dash"), "-c", shell+" < \"$SCRIPT\"")
+	}
+	cmd.Env = append([]string{"HOME=" + home, "PATH=" + path, "URL=" + url, "SCRIPT=" + script}, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return installRun{home: home, stdout: stdout.String(), stderr: stderr.String(), err: err}
+}
+
+// fakeTreasury puts a `treasury` on PATH whose `token create` prints some
+// chatter and the token on its last line.
+func fakeTreasury(t *testing.T, token string) string {
+	t.Helper()
+	dir := t.TempDir()
+	body := "#!/bin/sh\n[ \"$1 $2\" = 'token create' ] || exit 2\necho 'Logged in as alice.'\necho 'Your access token, valid for one day:'\necho '" + token + "'\n"
+	if err := os.WriteFile(filepath.Join(dir, "treasury"), []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestInstallScript(t *testing.T) {
+	e := newEnv(t)
+	testenv.Tool(t, "openssl")
+	for name, shell := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Run("PublicIntoLocalBin", func(t *testing.T) {
+				r := runInstall(t, shell, e.url, "", true, "")
+				if r.err != nil {
+					t.Fatalf("install: %v\n%s%s", r.err, r.stdout, r.stderr)
+				}
+				wantRun(t, filepath.Join(r.home, ".local", "bin", "treasury"), "treasury 26.1.2")
+				if !strings.Contains(r.stdout, "installed treasury from treasury-cli-26.1.2-linux-amd64.tar.gz") {
+					t.Errorf("stdout = %q", r.stdout)
+				}
+			})
+			t.Run("ToVersion", func(t *testing.T) {
+				to := filepath.Join(t.TempDir(), "opt bin")
+				r := runInstall(t, shell, e.url, "", false, "", "to="+to, "version=26.1.1")
+				if r.err != nil {
+					t.Fatalf("install: %v\n%s%s", r.err, r.stdout, r.stderr)
+				}
+				wantRun(t, filepath.Join(to, "treasury"), "treasury 26.1.1")
+				entries, _ := os.ReadDir(to)
+				if len(entries) != 1 {
+					t.Errorf("%s holds %d files, want only treasury", to, len(entries))
+				}
+			})
+			t.Run("Preview", func(t *testing.T) {
+				r := runInstall(t, shell, e.url, "", true, "", "version=preview")
+				if r.err != nil {
+					t.Fatalf("install: %v\n%s%s", r.err, r.stdout, r.stderr)
+				}
+				wantRun(t, filepath.Join(r.home, ".local", "bin", "treasury"), "treasury 26.1.3-pre.4")
+			})
+			t.Run("TokenFromTreasury", func(t *testing.T) {
+				r := runInstall(t, shell, e.url, "", true, fakeTreasury(t, e.cr.alice), "binary=engine")
+				if r.err != nil {
+					t.Fatalf("install: %v\n%s%s", r.err, r.stdout, r.stderr)
+				}
+				wantRun(t, filepath.Join(r.home, ".local", "bin", "engine"), "engine 26.1.2")
+			})
+			t.Run("TokenFromEnv", func(t *testing.T) {
+				r := runInstall(t, shell, e.url, "", true, "", "binary=signer", "token="+e.cr.bob)
+				if r.err != nil {
+					t.Fatalf("install: %v\n%s%s", r.err, r.stdout, r.stderr)
+				}
+				wantRun(t, filepath.Join(r.home, ".local", "bin", "signer"), "signer 26.1.2")
+			})
+			t.Run("APIKey", func(t *testing.T) {
+				r := runInstall(t, shell, e.url, "", true, "", "binary=treasury-api", "api_key="+e.cr.basicKey)
+				if r.err != nil {
+					t.Fatalf("install: %v\n%s%s", r.err, r.stdout, r.stderr)
+				}
+				wantRun(t, filepath.Join(r.home, ".local", "bin", "treasury-api"), "treasury-api 26.1.2")
+			})
+
+			bad := []struct {
+				name    string
+				env     []string
+				treas   string // token printed by a fake treasury, "" for none
+				message string
+			}{
+				{"ErrNoCredentials", []string{"binary=engine"}, "", "engine needs authentication"},
+				{"ErrExpiredOrWrongToken", []string{"binary=engine", "token=" + e.cr.carol}, "", "authentication failed (HTTP 401)"},
+				{"ErrWrongKey", []string{"binary=cord", "api_key=wk_wrong"}, "", "authentication failed (HTTP 401)"},
+				{"ErrBadTokenFromTreasury", []string{"binary=engine"}, "garbage", "authentication failed (HTTP 401)"},
+				{"ErrNoLevel", []string{"binary=engine", "token=" + e.cr.loneUser}, "", "permission level"},
+				{"ErrUnknownBinary", []string{"binary=treasury-node"}, "", "unknown binary 'treasury-node'"},
+				{"ErrMalformedVersion", []string{"version=1.2"}, "", "malformed version '1.2'"},
+				{"ErrUnknownVersion", []string{"version=26.9.9"}, "", "not found for x86 in version 26.9.9 (HTTP 404)"},
+			}
+			for _, tt := range bad {
+				t.Run(tt.name, func(t *testing.T) {
+					extra := ""
+					if tt.treas != "" {
+						extra = fakeTreasury(t, tt.treas)
+					}
+					r := runInstall(t, shell, e.url, "", true, extra, tt.env...)
+					wantFailure(t, r, tt.message)
+				})
+			}
+			t.Run("ErrServerDown", func(t *testing.T) {
+				script := filepath.Join(t.TempDir(), "install")
+				writeFile(t, script, renderInstall(t, "http://"+testenv.FreeAddr(t), string(e.tr.pubPEM)))
+				wantFailure(t, runInstall(t, shell, e.url, script, true, ""), "cannot download")
+			})
+			t.Run("ErrSignature", func(t *testing.T) {
+				// A script pinning another key refuses what this server serves.
+				other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+				pem, _ := publish.PublicKeyPEM(&other.PublicKey)
+				script := filepath.Join(t.TempDir(), "install")
+				writeFile(t, script, renderInstall(t, e.url, string(pem)))
+				wantFailure(t, runInstall(t, shell, e.url, script, true, ""), "signature verification of treasury-cli-26.1.2-linux-amd64.tar.gz FAILED")
+			})
+			t.Run("Truncated", func(t *testing.T) {
+				full := renderInstall(t, e.url, string(e.tr.pubPEM))
+				for _, cut := range []int{len(full) / 3, len(full) / 2, len(full) - len("wharf_install \"$@\"\n") - 2} {
+					script := filepath.Join(t.TempDir(), "install")
+					writeFile(t, script, full[:cut])
+					r := runInstall(t, shell, e.url, script, true, "")
+					if entries, _ := os.ReadDir(filepath.Join(r.home, ".local", "bin")); len(entries) != 0 {
+						t.Errorf("cut at %d: installed %v", cut, entries)
+					}
+					if strings.Contains(r.stdout+r.stderr, "installed") {
+						t.Errorf("cut at %d: ran: %s%s", cut, r.stdout, r.stderr)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestInstallScriptTamperedDownload: an archive that does not match its
+// signature is refused before it is unpacked.
+func TestInstallScriptTamperedDownload(t *testing.T) {
+	e := newEnv(t)
+	k := key(t, "26.1.2", "treasury-cli", "x86")
+	e.tr.put(k, binaryArchive(t, "treasury", "evil"))
+	for name, shell := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			wantFailure(t, runInstall(t, shell, e.url, "", true, ""), "signature verification")
+		})
+	}
+}
+
+func wantRun(t *testing.T, exe, want string) {
+	t.Helper()
+	out, err := exec.Command(exe).Output()
+	if err != nil {
+		t.Fatalf("run %s: %v", exe, err)
+	}
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Errorf("%s printed %q, want %q", exe, got, want)
+	}
+}
+
+// wantFailure checks a run failed with one line naming the problem and
+// left nothing in ~/.local/bin.
+func wantFailure(t *testing.T, r installRun, message string) {
+	t.Helper()
+	if r.err == nil {
+		t.Fatalf("install succeeded, want a failure %q\n%s", message, r.stdout)
+	}
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "install: ") || !strings.Contains(lines[0], message) {
+		t.Errorf("stderr = %q, want one line with %q", r.stderr, message)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(r.home, ".local", "bin")); len(entries) != 0 {
+		t.Errorf("left files in the target: %v", entries)
+	}
+}
