@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"time"
 
@@ -102,6 +103,12 @@ func (s *Store) translate(op, key string, err error) error {
 	if errors.As(err, &unknownAuthority) || errors.As(err, &certInvalid) || errors.As(err, &hostname) {
 		return wrap(nil, "TLS: the certificate of %s is not trusted (add its CA to AWS_CA_BUNDLE, or use an http:// endpoint for a local server)", s.endpoint)
 	}
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
+		return wrap(nil, "%s answers plain HTTP: write the endpoint as http://host:port", s.endpoint)
+	case strings.Contains(msg, "Client sent an HTTP request to an HTTPS server"):
+		return wrap(nil, "%s answers HTTPS: write the endpoint as https://host:port or host:port", s.endpoint)
+	}
 	if unavailable(err) {
 		return wrap(publish.ErrUnavailable, "cannot reach %s", s.endpoint)
 	}
@@ -125,5 +132,7 @@ func unavailable(err error) bool {
 	case errors.As(err, &op), errors.As(err, &dns):
 		return true
 	}
-	return false
+	// minio-go replaces an EOF from a server that went away with its own
+	// "Connection closed by foreign host" error; it knows its messages.
+	return minio.IsNetworkOrHostDown(err, true)
 }

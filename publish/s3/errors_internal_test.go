@@ -58,6 +58,8 @@ func TestTranslate(t *testing.T) {
 		{"connection refused", refused, publish.ErrUnavailable, []string{"cannot reach http://127.0.0.1:9000", "connection refused"}},
 		{"connection reset", fmt.Errorf("read: %w", syscall.ECONNRESET), publish.ErrUnavailable, nil},
 		{"server gone mid-answer", io.ErrUnexpectedEOF, publish.ErrUnavailable, nil},
+		{"server gone before the answer", &url.Error{Op: "Put", URL: "http://127.0.0.1:9000/x", Err: errors.New("Connection closed by foreign host http://127.0.0.1:9000/x. Retry again.")}, publish.ErrUnavailable, nil},
+		{"https to an http server", &url.Error{Op: "Get", URL: "https://127.0.0.1:9000/x", Err: errors.New("http: server gave HTTP response to HTTPS client")}, nil, []string{"write the endpoint as http://host:port"}},
 		{"timeout", &url.Error{Op: "Get", URL: "x", Err: timeoutError{}}, publish.ErrUnavailable, nil},
 		{"dns", &net.DNSError{Err: "no such host", Name: "minio.invalid", IsNotFound: true}, publish.ErrUnavailable, nil},
 		{"untrusted certificate", &url.Error{Op: "Get", URL: "x", Err: &tlsVerifyError{x509.UnknownAuthorityError{}}}, nil, []string{"AWS_CA_BUNDLE"}},

@@ -224,14 +224,24 @@ func (k *killStore) Put(ctx context.Context, key string, r io.Reader, size int64
 // completes.
 func TestPublishKilled(t *testing.T) {
 	m := testenv.NewMinIO(t)
-	s := s3test.Store(t, m, "", s3.Options{PartSize: s3.MinPartSize})
+	rawurl, opts := s3test.Bucket(t, m)
+	opts.PartSize = s3.MinPartSize
+	s, err := s3.Open(t.Context(), rawurl, opts) // default retries: rides out a restart
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.MaxRetries = 1 // the crashing publish fails at once
+	crashing, err := s3.Open(t.Context(), rawurl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	signer, pub := newSigner(t)
 	if _, err := newPublisher(t, s, signer).Publish(t.Context(), "26.1.1", releaseInput(t, "26.1.1", 6<<20)); err != nil {
 		t.Fatal(err)
 	}
 	next := releaseInput(t, "26.1.2", 12<<20)
-	ks := &killStore{Store: s, key: "img/26.1.2/treasury-node-26.1.2-amd64.tar", n: 7 << 20, kill: m.Kill}
-	_, err := newPublisher(t, ks, signer).Publish(t.Context(), "26.1.2", next)
+	ks := &killStore{Store: crashing, key: "img/26.1.2/treasury-node-26.1.2-amd64.tar", n: 7 << 20, kill: m.Kill}
+	_, err = newPublisher(t, ks, signer).Publish(t.Context(), "26.1.2", next)
 	if !errors.Is(err, publish.ErrUnavailable) {
 		t.Fatalf("publish with the server killed = %v, want ErrUnavailable", err)
 	}

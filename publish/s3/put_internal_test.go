@@ -27,9 +27,9 @@ func TestBuffersBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := bytes.Repeat([]byte("0123456789abcdef"), 16<<20/16+1) // 16 MiB + 16: four parts
+	data := bytes.Repeat([]byte("0123456789abcdef"), 11<<20/16+1) // 11 MiB + 16: three parts
 	var wg sync.WaitGroup
-	for i := range 4 {
+	for i := range 3 {
 		wg.Go(func() {
 			key := "big/" + string(rune('a'+i))
 			if _, err := s.Put(t.Context(), key, bytes.NewReader(data), int64(len(data)), publish.PutOptions{}); err != nil {

@@ -56,6 +56,10 @@ type Options struct {
 	// concurrent Puts; 0 means DefaultConcurrency. Memory for uploads is
 	// bounded by (Concurrency+1) * PartSize.
 	Concurrency uint
+	// MaxRetries is how many times a failed request is tried in all, with
+	// backoff, before Put or Open report ErrUnavailable; 0 means minio-go's
+	// default (10).
+	MaxRetries int
 	// Getenv reads the environment (AWS_* credentials, region, endpoint and
 	// AWS_CA_BUNDLE); nil means os.Getenv.
 	Getenv func(string) string
@@ -192,6 +196,7 @@ func newStore(rawurl string, opts Options) (*Store, error) {
 		Transport:       tr,
 		Region:          firstNonEmpty(opts.Region, getenv("AWS_REGION"), getenv("AWS_DEFAULT_REGION")),
 		TrailingHeaders: true,
+		MaxRetries:      opts.MaxRetries,
 	}
 	if custom {
 		mo.BucketLookup = minio.BucketLookupPath

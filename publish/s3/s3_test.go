@@ -176,7 +176,7 @@ func TestOpenErrors(t *testing.T) {
 		{"unknown access key", rawurl, s3.Options{Endpoint: m.URL(), Getenv: env("AWS_ACCESS_KEY_ID", "nobody")}, nil, "AWS_ACCESS_KEY_ID is not known"},
 		{"wrong secret", rawurl, s3.Options{Endpoint: m.URL(), Getenv: env("AWS_SECRET_ACCESS_KEY", "wrong-secret")}, nil, "AWS_SECRET_ACCESS_KEY"},
 		{"no credentials", rawurl, s3.Options{Endpoint: m.URL(), Getenv: func(string) string { return "" }}, nil, "no credentials found"},
-		{"nothing listening", rawurl, s3.Options{Endpoint: "http://" + testenv.FreeAddr(t), Getenv: good.Getenv}, publish.ErrUnavailable, "cannot reach"},
+		{"nothing listening", rawurl, s3.Options{Endpoint: "http://" + testenv.FreeAddr(t), Getenv: good.Getenv, MaxRetries: 1}, publish.ErrUnavailable, "cannot reach"},
 		{"part size too small", rawurl, s3.Options{Endpoint: m.URL(), PartSize: 1 << 20, Getenv: good.Getenv}, nil, "part size"},
 		{"bad store url", "s3://Bad_Bucket", good, nil, "not a valid S3 bucket name"},
 	}
@@ -246,7 +246,7 @@ func TestCABundle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := s3.Open(t.Context(), rawurl, s3.Options{Endpoint: tt.endpoint, Getenv: env(tt.bundle)})
+			s, err := s3.Open(t.Context(), rawurl, s3.Options{Endpoint: tt.endpoint, Getenv: env(tt.bundle), MaxRetries: 1})
 			if tt.msg != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.msg) {
 					t.Fatalf("Open = %v, want an error saying %q", err, tt.msg)
@@ -290,15 +290,29 @@ func (k *killingReader) Read(p []byte) (int, error) {
 // restart, the old object is intact, and the same Put then succeeds.
 func TestKilledMidPut(t *testing.T) {
 	m := testenv.NewMinIO(t)
-	s := s3test.Store(t, m, "", s3.Options{PartSize: s3.MinPartSize})
+	rawurl, opts := s3test.Bucket(t, m)
+	opts.PartSize = s3.MinPartSize
+	s, err := s3.Open(t.Context(), rawurl, opts) // default retries: rides out a restart
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.MaxRetries = 1 // fail at once when the server is gone
+	crashing, err := s3.Open(t.Context(), rawurl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	old := []byte("26.1.1\n")
 	if _, err := s.Put(t.Context(), "latest", bytes.NewReader(old), int64(len(old)), publish.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	data := bytes.Repeat([]byte("image layer "), 4*s3.MinPartSize/12)
 	for _, key := range []string{"img/big.tar", "latest"} {
+		// The server answers again (a restart may take a moment to be ready).
+		if _, err := s.Stat(t.Context(), "latest"); err != nil {
+			t.Fatal(err)
+		}
 		r := &killingReader{r: bytes.NewReader(data), n: 2 * s3.MinPartSize, kill: m.Kill}
-		_, err := s.Put(t.Context(), key, r, int64(len(data)), publish.PutOptions{})
+		_, err := crashing.Put(t.Context(), key, r, int64(len(data)), publish.PutOptions{})
 		if !errors.Is(err, publish.ErrUnavailable) {
 			t.Fatalf("Put %s with the server killed = %v, want ErrUnavailable", key, err)
 		}
