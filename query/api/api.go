@@ -128,8 +128,9 @@ func New(cfg Config) *Server {
 // benchmark, say). With auth true, h runs behind the API-key check.
 func (s *Server) Handle(pattern string, h http.Handler, auth bool) {
 	if auth {
+		inner := h
 		h = s.authenticated(func(_ *Server, w http.ResponseWriter, r *http.Request, _ query.Account) error {
-			h.ServeHTTP(w, r)
+			inner.ServeHTTP(w, r)
 			return nil
 		})
 	}

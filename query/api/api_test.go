@@ -677,3 +677,30 @@ func TestHealthAndMetrics(t *testing.T) {
 		t.Fatalf("/metrics: %d\n%s", r.status, r.body)
 	}
 }
+
+func TestHandleBehindAuth(t *testing.T) {
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "addrd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	k, secret, _ := db.CreateAPIKey(context.Background(), "alice")
+	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}})
+	s.Handle("GET /constant", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}), true)
+	for _, c := range []struct {
+		user, pass string
+		status     int
+	}{{"", "", 401}, {k.ID, "wrong", 401}, {k.ID, secret, 200}} {
+		req := httptest.NewRequest("GET", "/constant", nil)
+		if c.user != "" {
+			req.SetBasicAuth(c.user, c.pass)
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != c.status {
+			t.Errorf("%q: %d, want %d", c.user, rec.Code, c.status)
+		}
+	}
+}

@@ -28,11 +28,14 @@ type Migration struct {
 // dialectTypes fill the type placeholders of the migration files.
 type dialectTypes struct {
 	Serial, Time, Bytes, Amount string
+	IncludeHash, WithoutRowID   string
 }
 
 var (
-	postgresTypes = dialectTypes{Serial: "BIGSERIAL PRIMARY KEY", Time: "TIMESTAMPTZ", Bytes: "BYTEA", Amount: "NUMERIC(78, 0)"}
-	sqliteTypes   = dialectTypes{Serial: "INTEGER PRIMARY KEY AUTOINCREMENT", Time: "TIMESTAMP", Bytes: "BLOB", Amount: "TEXT"}
+	postgresTypes = dialectTypes{Serial: "BIGSERIAL PRIMARY KEY", Time: "TIMESTAMPTZ", Bytes: "BYTEA", Amount: "NUMERIC(78, 0)",
+		IncludeHash: " INCLUDE (hash)"}
+	sqliteTypes = dialectTypes{Serial: "INTEGER PRIMARY KEY AUTOINCREMENT", Time: "TIMESTAMP", Bytes: "BLOB", Amount: "TEXT",
+		WithoutRowID: " WITHOUT ROWID"}
 )
 
 // migrations returns the embedded migrations in order, rendered for the dialect.

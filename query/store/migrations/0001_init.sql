@@ -1,6 +1,8 @@
 -- The address-data service's first schema. Written once for both
 -- dialects: {{.Serial}}, {{.Time}}, {{.Bytes}} and {{.Amount}} are
--- replaced per dialect (see migrate.go). Amounts are exact decimals.
+-- replaced per dialect, and so are {{.IncludeHash}} (a covering index on
+-- PostgreSQL) and {{.WithoutRowID}} (a clustered table on SQLite); see
+-- migrate.go. Amounts are exact decimals.
 
 CREATE TABLE accounts (
 	id {{.Serial}},
@@ -91,15 +93,16 @@ CREATE TABLE transfers (
 	PRIMARY KEY (chain, hash, log_index)
 );
 
--- The keyset index of an address's transactions, most recent first.
+-- The keyset index of an address's transactions, most recent first. A
+-- page reads the key alone: covering on PostgreSQL, clustered on SQLite.
 CREATE TABLE tx_addresses (
 	chain TEXT NOT NULL,
 	address TEXT NOT NULL,
 	block_number BIGINT NOT NULL,
 	tx_index INTEGER NOT NULL,
 	hash TEXT NOT NULL,
-	PRIMARY KEY (chain, address, block_number, tx_index)
-);
+	PRIMARY KEY (chain, address, block_number, tx_index){{.IncludeHash}}
+){{.WithoutRowID}};
 
 CREATE INDEX tx_addresses_block ON tx_addresses (chain, block_number);
 

@@ -1,0 +1,104 @@
+// Package benchdata fills an address-data database with a large,
+// deterministic data set for benchmarks: many subscribed addresses, a
+// million transactions, balances, and one hot address with a long
+// history. The rows are generated inside the database (generate_series
+// on PostgreSQL, a recursive CTE on SQLite), so loading is bounded by the
+// database, not by round trips.
+package benchdata
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wharfhq/wharf/query/store"
+)
+
+// Config sizes the data set.
+type Config struct {
+	Chain        string
+	Account      int64 // the account subscribed to every address
+	Addresses    int   // subscribed addresses, Address(1) to Address(Addresses)
+	Transactions int   // transactions, 100 a block
+	// HotEvery sends every HotEvery-th transaction from Address(1), so it
+	// has Transactions/HotEvery transactions more than the others.
+	HotEvery int
+}
+
+// Address is the k-th generated address.
+func Address(k int) string { return fmt.Sprintf("0x%040x", k) }
+
+// dialect holds the SQL spellings that differ.
+type dialect struct {
+	series func(from, to string) string // a FROM item yielding g.i
+	addr   func(expr string) string
+	hash   func(expr string) string
+	time   func(expr string) string
+}
+
+var (
+	postgres = dialect{
+		series: func(from, to string) string { return fmt.Sprintf("generate_series(%s, %s) AS g(i)", from, to) },
+		addr:   func(e string) string { return fmt.Sprintf("'0x' || lpad(to_hex(%s), 40, '0')", e) },
+		hash:   func(e string) string { return fmt.Sprintf("'0x' || lpad(to_hex(%s), 64, '0')", e) },
+		time:   func(e string) string { return fmt.Sprintf("to_timestamp(%s)", e) },
+	}
+	sqlite = dialect{
+		series: func(from, to string) string {
+			return fmt.Sprintf("(WITH RECURSIVE s(i) AS (SELECT %s UNION ALL SELECT i + 1 FROM s WHERE i < %s) SELECT i FROM s) AS g", from, to)
+		},
+		addr: func(e string) string { return fmt.Sprintf("printf('0x%%040x', %s)", e) },
+		hash: func(e string) string { return fmt.Sprintf("printf('0x%%064x', %s)", e) },
+		time: func(e string) string { return fmt.Sprintf("datetime(%s, 'unixepoch')", e) },
+	}
+)
+
+// Seed loads the data set into db, which must be empty of it.
+func Seed(ctx context.Context, db *store.DB, c Config) error {
+	d := sqlite
+	if db.Postgres() {
+		d = postgres
+	}
+	now := time.Now().UTC().Format("2006-01-02 15:04:05")
+	n, m := c.Addresses, c.Transactions
+	from := fmt.Sprintf("CASE WHEN g.i %% %d = 0 THEN %s ELSE %s END", c.HotEvery, d.addr("1"), d.addr(fmt.Sprintf("1 + g.i %% %d", n)))
+	to := d.addr(fmt.Sprintf("1 + (g.i * 7 + 3) %% %d", n))
+	stmts := []string{
+		fmt.Sprintf(`INSERT INTO subscriptions (account_id, chain, address, created)
+			SELECT %d, '%s', %s, '%s' FROM %s`, c.Account, c.Chain, d.addr("g.i"), now, d.series("1", fmt.Sprint(n))),
+		fmt.Sprintf(`INSERT INTO tracked (chain, address, active, needs_sync, sync_from)
+			SELECT '%s', %s, TRUE, FALSE, 0 FROM %s`, c.Chain, d.addr("g.i"), d.series("1", fmt.Sprint(n))),
+		fmt.Sprintf(`INSERT INTO balances (chain, address, contract, asset, symbol, decimals, amount, block_number, updated)
+			SELECT '%s', %s, '', 'native', 'ETH', 18, '1000000000000000000', 1, '%s' FROM %s`,
+			c.Chain, d.addr("g.i"), now, d.series("1", fmt.Sprint(n))),
+		fmt.Sprintf(`INSERT INTO balances (chain, address, contract, asset, symbol, decimals, amount, block_number, updated)
+			SELECT '%s', %s, '0x00000000000000000000000000000000000000ff', 'erc20', 'DEMO', 6, '123456789', 1, '%s' FROM %s`,
+			c.Chain, d.addr("g.i"), now, d.series("1", fmt.Sprint(n))),
+		fmt.Sprintf(`INSERT INTO transactions (chain, hash, block_number, block_hash, block_time, tx_index, status,
+			from_address, to_address, value, fee, nonce)
+			SELECT '%s', %s, g.i / 100, %s, %s, g.i %% 100, 'success', %s, %s, '1000000000000000000', '21000000000000', g.i
+			FROM %s`, c.Chain, d.hash("g.i"), d.hash("g.i / 100"), d.time("1700000000 + (g.i / 100) * 12"), from, to,
+			d.series("0", fmt.Sprint(m-1))),
+		fmt.Sprintf(`INSERT INTO transfers (chain, hash, log_index, asset, contract, from_address, to_address, amount)
+			SELECT '%s', %s, -1, 'native', '', %s, %s, '1000000000000000000' FROM %s`,
+			c.Chain, d.hash("g.i"), from, to, d.series("0", fmt.Sprint(m-1))),
+		fmt.Sprintf(`INSERT INTO tx_addresses (chain, address, block_number, tx_index, hash)
+			SELECT '%s', %s, g.i / 100, g.i %% 100, %s FROM %s`, c.Chain, from, d.hash("g.i"), d.series("0", fmt.Sprint(m-1))),
+		fmt.Sprintf(`INSERT INTO tx_addresses (chain, address, block_number, tx_index, hash)
+			SELECT '%s', %s, g.i / 100, g.i %% 100, %s FROM %s WHERE %s <> %s ON CONFLICT DO NOTHING`,
+			c.Chain, to, d.hash("g.i"), d.series("0", fmt.Sprint(m-1)), to, from),
+	}
+	analyze := "ANALYZE"
+	if db.Postgres() {
+		// Sets the visibility map too, so that pages are index-only scans.
+		analyze = "VACUUM ANALYZE"
+	}
+	stmts = append(stmts, analyze)
+	for _, s := range stmts {
+		if _, err := db.Bun().ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("benchdata: %.40s: %w", strings.Join(strings.Fields(s), " "), err)
+		}
+	}
+	return nil
+}
