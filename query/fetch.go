@@ -42,7 +42,7 @@ type FetcherConfig struct {
 	// BackfillBlocks is how many blocks before the checkpoint a new
 	// subscription is backfilled; default 1000.
 	BackfillBlocks uint64
-	// Batch is the most blocks one FetchOnce stores; default 32.
+	// Batch is the most blocks one FetchOnce stores; default 64.
 	Batch int
 	// SyncBatch is the most new subscriptions one FetchOnce syncs; default 1000.
 	SyncBatch int
@@ -106,7 +106,7 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 		cfg.BackfillBlocks = 1000
 	}
 	if cfg.Batch <= 0 {
-		cfg.Batch = 32
+		cfg.Batch = 64
 	}
 	if cfg.SyncBatch <= 0 {
 		cfg.SyncBatch = 1000
@@ -288,102 +288,229 @@ func (f *Fetcher) storeFirst(ctx context.Context, number uint64, set map[string]
 	if len(blocks) == 0 {
 		return Block{}, fmt.Errorf("fetch %s: block %d: %w", f.cfg.Chain, number, ErrUnavailable)
 	}
-	if _, err := f.storeScanned(ctx, blocks, set); err != nil {
+	c, err := f.scan(ctx, blocks, set)
+	if err != nil {
+		return Block{}, err
+	}
+	if _, err := f.storeChunk(ctx, c); err != nil {
 		return Block{}, err
 	}
 	return blocks[0].Block, nil
 }
 
-// storeBlocks fetches the blocks after cp up to end, checks that they
-// extend the stored chain, and stores them; it returns how many it stored.
-func (f *Fetcher) storeBlocks(ctx context.Context, cp Block, end uint64, set map[string]bool) (int, error) {
-	blocks, err := f.cfg.Source.Blocks(ctx, cp.Number+1, end)
-	if err != nil {
-		return 0, f.nodeErr(err)
-	}
-	if len(blocks) == 0 {
-		return 0, nil
-	}
-	// A checkpoint without a hash is a rewind below the first stored
-	// block: any parent will do.
-	if cp.Hash != "" && blocks[0].ParentHash != cp.Hash {
-		return 0, f.rewind(ctx, cp)
-	}
-	for i := 1; i < len(blocks); i++ {
-		if blocks[i].ParentHash != blocks[i-1].Hash {
-			blocks = blocks[:i] // the chain moved while we read: the rest next step
-			break
-		}
-	}
-	return f.storeScanned(ctx, blocks, set)
+// chunk is a run of consecutive blocks scanned and ready to store.
+type chunk struct {
+	blocks   []SourceBlock
+	txs      [][]Transaction // matched transactions, per block
+	balances []Balance       // of the touched addresses, at the last block
+	reorg    bool            // the first block does not extend the checkpoint
+	err      error
 }
 
-// storeScanned scans consecutive blocks for the tracked addresses and
-// stores each in its own transaction, in order. The balances of the
-// addresses they touch are read once, at the last block, and stored with
-// the first, so that a crash between blocks never leaves a touched
-// address without its new balances.
-func (f *Fetcher) storeScanned(ctx context.Context, blocks []SourceBlock, set map[string]bool) (int, error) {
+// chunkBlocks is the number of blocks scanned together: the blocks are
+// read in one batch, the Transfer logs in one call.
+const chunkBlocks = 16
+
+// storeBlocks fetches the blocks after cp up to end, checks that they
+// extend the stored chain, and stores them, each in its own transaction;
+// it returns how many it stored. Reading runs one chunk ahead of
+// writing, so that the node and the database work at the same time.
+func (f *Fetcher) storeBlocks(ctx context.Context, cp Block, end uint64, set map[string]bool) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	chunks := make(chan chunk, 1)
+	go func() {
+		defer close(chunks)
+		f.readChunks(ctx, cp, end, set, chunks)
+	}()
+	defer func() {
+		cancel()
+		for range chunks { // wait for the reader to end
+		}
+	}()
+	stored := 0
+	for c := range chunks {
+		if c.err != nil {
+			return stored, c.err
+		}
+		if c.reorg {
+			return stored, f.rewind(ctx, cp)
+		}
+		n, err := f.storeChunk(ctx, c)
+		stored += n
+		if err != nil {
+			return stored, err
+		}
+	}
+	return stored, nil
+}
+
+// readChunks reads and scans the blocks after cp up to end, a chunk at a
+// time, until the end, an error, or the chain no longer extends what was
+// read (the rest is for the next step).
+func (f *Fetcher) readChunks(ctx context.Context, cp Block, end uint64, set map[string]bool, out chan<- chunk) {
+	send := func(c chunk) bool {
+		select {
+		case out <- c:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	prev := cp
+	for lo := cp.Number + 1; lo <= end; lo += chunkBlocks {
+		hi := min(end, lo+chunkBlocks-1)
+		blocks, err := f.cfg.Source.Blocks(ctx, lo, hi)
+		if err != nil {
+			send(chunk{err: f.nodeErr(err)})
+			return
+		}
+		if len(blocks) == 0 {
+			return
+		}
+		// A checkpoint without a hash is a rewind below the first stored
+		// block: any parent will do.
+		if prev.Hash != "" && blocks[0].ParentHash != prev.Hash {
+			if lo == cp.Number+1 {
+				send(chunk{reorg: true})
+			}
+			return // the chain moved while we read: the rest next step
+		}
+		whole := len(blocks) == int(hi-lo+1)
+		for i := 1; i < len(blocks); i++ {
+			if blocks[i].ParentHash != blocks[i-1].Hash {
+				blocks, whole = blocks[:i], false
+				break
+			}
+		}
+		c, err := f.scan(ctx, blocks, set)
+		if err != nil {
+			send(chunk{err: err})
+			return
+		}
+		if len(c.blocks) == 0 || !send(c) || len(c.blocks) < len(blocks) || !whole {
+			return
+		}
+		prev = blocks[len(blocks)-1].Block
+	}
+}
+
+// scan scans consecutive blocks for the tracked addresses: the Transfer
+// logs of all of them in one call, receipts of the blocks that matched,
+// and the balances of the addresses they touch, read once at the last
+// block.
+func (f *Fetcher) scan(ctx context.Context, blocks []SourceBlock, set map[string]bool) (chunk, error) {
 	first, last := blocks[0].Number, blocks[len(blocks)-1].Number
 	logs, err := f.cfg.Source.Transfers(ctx, first, last, nil)
 	if err != nil {
-		return 0, f.nodeErr(err)
+		return chunk{}, f.nodeErr(err)
 	}
 	byBlock := logsByBlock(logs)
 	for i, b := range blocks {
 		if slices.ContainsFunc(byBlock[b.Number], func(l TokenTransfer) bool { return l.BlockHash != b.Hash }) {
 			// The logs come from another chain than the blocks: a reorg
-			// while reading; store the blocks before it, the rest next step.
+			// while reading; keep the blocks before it.
 			blocks = blocks[:i]
 			break
 		}
 	}
+	c := chunk{blocks: blocks, txs: make([][]Transaction, len(blocks))}
 	if len(blocks) == 0 {
-		return 0, nil
+		return c, nil
 	}
 	tracked := func(a string) bool { return set[a] }
-	txs := make([][]Transaction, len(blocks))
+	ms := make([]matched, len(blocks))
 	touched := make(map[string]bool)
 	for i, b := range blocks {
-		m := match(b, byBlock[b.Number], tracked)
-		if len(m.hashes) == 0 {
-			continue
-		}
-		receipts, err := f.cfg.Source.Receipts(ctx, b.Block, m.hashes)
-		if err != nil {
-			return 0, f.nodeErr(err)
-		}
-		txs[i] = m.transactions(b, receipts)
-		for _, a := range m.touched {
+		ms[i] = match(b, byBlock[b.Number], tracked)
+		for _, a := range ms[i].touched {
 			touched[a] = true
 		}
-		for _, h := range m.hashes {
-			for _, t := range m.logs[h] {
+		for _, h := range ms[i].hashes {
+			for _, t := range ms[i].logs[h] {
 				if err := f.learnToken(ctx, set, t); err != nil {
-					return 0, err
+					return chunk{}, err
 				}
 			}
 		}
 	}
-	at := blocks[len(blocks)-1].Number
-	balances, err := f.readBalances(ctx, sortedKeys(touched), at)
+	// Receipts of the matched blocks, a few calls in flight.
+	err = parallel(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
+		if len(ms[i].hashes) == 0 {
+			return nil
+		}
+		receipts, err := f.cfg.Source.Receipts(ctx, blocks[i].Block, ms[i].hashes)
+		if err != nil {
+			return f.nodeErr(err)
+		}
+		c.txs[i] = ms[i].transactions(blocks[i], receipts)
+		return nil
+	})
 	if err != nil {
-		return 0, err
+		return chunk{}, err
 	}
-	for i, b := range blocks {
+	if c.balances, err = f.readBalances(ctx, sortedKeys(touched), last); err != nil {
+		return chunk{}, err
+	}
+	return c, nil
+}
+
+// storeChunk stores the blocks of c in order, each in its own database
+// transaction. The balances go with the first block, so that a crash
+// between blocks never leaves a touched address without new balances.
+func (f *Fetcher) storeChunk(ctx context.Context, c chunk) (int, error) {
+	for i, b := range c.blocks {
 		var bals []Balance
 		if i == 0 {
-			bals = balances
+			bals = c.balances
 		}
-		if err := f.cfg.Store.StoreBlock(ctx, f.cfg.Chain, b.Block, txs[i], bals); err != nil {
+		if err := f.cfg.Store.StoreBlock(ctx, f.cfg.Chain, b.Block, c.txs[i], bals); err != nil {
 			return i, err
 		}
 		f.metrics.blocks.Inc()
-		f.metrics.txs.Add(float64(len(txs[i])))
+		f.metrics.txs.Add(float64(len(c.txs[i])))
 		f.metrics.checkpoint.Set(float64(b.Number))
 	}
-	f.setCaughtUp(false, blocks[len(blocks)-1].Block)
-	return len(blocks), nil
+	f.setCaughtUp(false, c.blocks[len(c.blocks)-1].Block)
+	return len(c.blocks), nil
+}
+
+// parallel runs f(0..n-1) with at most limit at once and returns the
+// first error, cancelling the rest.
+func parallel(ctx context.Context, n, limit int, f func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	sem := make(chan struct{}, limit)
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := f(ctx, i); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+					cancel()
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		first = ctx.Err()
+	}
+	return first
 }
 
 // learnToken remembers the token of a transfer for its tracked parties.

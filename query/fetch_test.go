@@ -162,6 +162,25 @@ func (e *env) nodeBalance(a common.Address, contract string) string {
 	return bals[0].Amount
 }
 
+// mine commits blocks until the transactions hashes are all mined: the
+// payload builder may leave a transaction sent last for the next block.
+func (e *env) mine(hashes ...string) {
+	e.t.Helper()
+	for range 5 {
+		e.dev.Commit()
+		left := 0
+		for _, h := range hashes {
+			if !e.dev.Mined(context.Background(), common.HexToHash(h)) {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+	}
+	e.t.Fatalf("transactions %v not mined in 5 blocks", hashes)
+}
+
 func (e *env) must(h common.Hash, err error) string {
 	e.t.Helper()
 	if err != nil {
@@ -199,7 +218,7 @@ func TestFetchTransfers(t *testing.T) {
 		token := e.must(d.TransferToken(ctx, 1, a, big.NewInt(777)))
 		failed := e.must(d.FailingTransfer(ctx, 0))
 		other := e.must(d.Transfer(ctx, 2, x, big.NewInt(5))) // touches no tracked address
-		d.Commit()
+		e.mine(native, token, failed, other)
 		e.catchUp()
 
 		got := byHash(e.txs(a))

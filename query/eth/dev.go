@@ -195,6 +195,8 @@ func (d *Dev) startChain(alloc types.GenesisAlloc) error {
 	}
 	ethConf.SyncMode = ethconfig.FullSync
 	ethConf.TxPool.NoLocals = true
+	// As ethclient/simulated: no log index, eth_getLogs scans receipts.
+	ethConf.LogNoHistory = true
 	// Room for a benchmark's blocks of a hundred transfers from a few accounts.
 	ethConf.TxPool.AccountSlots = 1024
 	ethConf.TxPool.GlobalSlots = 16384
@@ -392,6 +394,12 @@ func (d *Dev) Fork(parent common.Hash) error {
 	}
 	clear(d.nonces) // read again from the new head
 	return nil
+}
+
+// Mined reports whether the transaction hash is in a block of the chain.
+func (d *Dev) Mined(ctx context.Context, hash common.Hash) bool {
+	r, err := d.client.TransactionReceipt(ctx, hash)
+	return err == nil && r != nil
 }
 
 // Head returns the current head block's number and hash.

@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/wharfhq/wharf/query"
@@ -76,7 +77,10 @@ func Dial(ctx context.Context, url string, cfg SourceConfig) (*Source, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	c, err := rpc.DialOptions(ctx, url, rpc.WithHTTPClient(&http.Client{Timeout: cfg.Timeout}))
+	// Receipts are read a few blocks at a time: keep those connections.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 16
+	c, err := rpc.DialOptions(ctx, url, rpc.WithHTTPClient(&http.Client{Timeout: cfg.Timeout, Transport: transport}))
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w: %w", url, query.ErrUnavailable, err)
 	}
@@ -259,7 +263,9 @@ func (s *Source) filterTransfers(ctx context.Context, q ethereum.FilterQuery) ([
 	out := make([]query.TokenTransfer, 0, len(logs))
 	for _, l := range logs {
 		// ERC-721 Transfer has the same topic 0 but a third indexed topic.
-		if l.Removed || len(l.Topics) != 3 || len(l.Data) != 32 {
+		// From Amsterdam on, moves of ether are logged the same way by the
+		// system address (EIP-7708): those are native, not ERC-20.
+		if l.Removed || len(l.Topics) != 3 || len(l.Data) != 32 || l.Address == params.SystemAddress {
 			continue
 		}
 		out = append(out, query.TokenTransfer{

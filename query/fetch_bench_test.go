@@ -1,0 +1,171 @@
+package query_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
+	"github.com/uptrace/bun"
+
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+var (
+	benchBlocks = flag.Int("fetch.blocks", 1000, "BenchmarkFetch: blocks on the chain")
+	benchTxs    = flag.Int("fetch.txs", 100, "BenchmarkFetch: transactions per block")
+	benchSubs   = flag.Int("fetch.subs", 100_000, "BenchmarkFetch: subscriptions of the large run")
+)
+
+// BenchmarkFetch measures blocks indexed per second on the dev chain over
+// HTTP JSON-RPC into SQLite, with 10 subscriptions (the demo accounts,
+// which every transaction touches) and with -fetch.subs subscriptions
+// (the same 10 and idle ones), against a reference loop in the same run
+// that only reads the same blocks and receipts over the same endpoint
+// with ethclient. It is one measurement, whatever b.N: run it with
+// -benchtime=1x (scripts/bench-fetch.sh does).
+func BenchmarkFetch(b *testing.B) {
+	ctx := context.Background()
+	dev, err := eth.StartDev(ctx, eth.DevConfig{Accounts: 10, TxsPerBlock: *benchTxs, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dev.Close()
+	start, _ := dev.Head()
+	t0 := time.Now()
+	for range *benchBlocks {
+		if _, err := dev.Step(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	end, _ := dev.Head()
+	b.Logf("chain: %d blocks of %d transactions made in %s", end-start, *benchTxs, time.Since(t0).Round(time.Millisecond))
+
+	reference := func() float64 {
+		c, err := ethclient.DialContext(ctx, dev.URL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		t0 := time.Now()
+		for n := start + 1; n <= end; n++ {
+			blk, err := c.BlockByNumber(ctx, new(big.Int).SetUint64(n))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.BlockReceipts(ctx, rpc.BlockNumberOrHashWithHash(blk.Hash(), false)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return float64(end-start) / time.Since(t0).Seconds()
+	}
+	fetch := func(subs int) float64 {
+		db, err := store.Open(ctx, filepath.Join(b.TempDir(), "addrd.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		seedSubscriptions(b, db, dev, subs, start)
+		src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer src.Close()
+		f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		for {
+			if err := f.FetchOnce(ctx); err != nil {
+				b.Fatal(err)
+			}
+			cp, _, err := db.Checkpoint(ctx, chain)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if cp.Number >= end {
+				break
+			}
+		}
+		rate := float64(end-start) / time.Since(t0).Seconds()
+		txs, err := db.Transactions(ctx, chain, addr(dev.Accounts[0]), nil, 1)
+		if err != nil || len(txs) == 0 || txs[0].BlockNumber != end {
+			b.Fatalf("the fetcher did not store the last block's transactions: %v %v", txs, err)
+		}
+		return rate
+	}
+
+	b.ResetTimer()
+	ref1 := reference()
+	few := fetch(10)
+	many := fetch(*benchSubs)
+	ref2 := reference()
+	b.StopTimer()
+	ref := (ref1 + ref2) / 2
+	b.ReportMetric(ref, "ref-blocks/s")
+	b.ReportMetric(few, "blocks/s-10subs")
+	b.ReportMetric(many, fmt.Sprintf("blocks/s-%dsubs", *benchSubs))
+	b.ReportMetric(many/few, "ratio-subs")
+	b.ReportMetric(few/ref, "ratio-ref")
+	fmt.Printf("fetch: %d blocks x %d txs: reference %.1f blocks/s (runs %.1f, %.1f); 10 subscriptions %.1f blocks/s; %d subscriptions %.1f blocks/s\n",
+		end-start, *benchTxs, ref, ref1, ref2, few, *benchSubs, many)
+	fmt.Printf("fetch: ratio %d/10 subscriptions = %.2f (want >= 0.8); 10 subscriptions / reference = %.2f, %d / reference = %.2f (want >= 0.7)\n",
+		*benchSubs, many/few, few/ref, *benchSubs, many/ref)
+}
+
+// seedSubscriptions subscribes the demo accounts and n-10 idle addresses,
+// already synced up to block at (a steady state, not a first sync), and
+// makes block at the checkpoint.
+func seedSubscriptions(b *testing.B, db *store.DB, dev *eth.Dev, n int, at uint64) {
+	b.Helper()
+	ctx := context.Background()
+	key, _, err := db.CreateAPIKey(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var addrs []string
+	for _, a := range dev.Accounts {
+		addrs = append(addrs, addr(a))
+	}
+	for i := len(addrs); i < n; i++ {
+		addrs = append(addrs, fmt.Sprintf("0x%040x", 0xbe7c4000000+i))
+	}
+	// Rows written in bulk: subscribing one by one would time the setup.
+	now := time.Now().UTC()
+	err = db.Bun().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		for lo := 0; lo < len(addrs); lo += 500 {
+			part := addrs[lo:min(len(addrs), lo+500)]
+			var subs, tracked []string
+			var subArgs, trackedArgs []any
+			for _, a := range part {
+				subs = append(subs, "(?, ?, ?, ?)")
+				subArgs = append(subArgs, key.AccountID, chain, a, now)
+				tracked = append(tracked, "(?, ?, TRUE, FALSE, 0, ?)")
+				trackedArgs = append(trackedArgs, chain, a, at)
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO subscriptions (account_id, chain, address, created) VALUES "+strings.Join(subs, ", "), subArgs...); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO tracked (chain, address, active, needs_sync, sync_from, synced_to) VALUES "+strings.Join(tracked, ", "), trackedArgs...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := db.StoreBlock(ctx, chain, query.Block{Number: at, Hash: dev.BlockHash(at).Hex(), Time: time.Now()}, nil, nil); err != nil {
+		b.Fatal(err)
+	}
+}
