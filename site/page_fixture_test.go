@@ -8,12 +8,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -202,57 +198,6 @@ func (c *pageClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
-}
-
-// pageDownloads is a stand-in for the download server's canonical routes
-// while the page is tested alone: it serves bin/ and img/ files to a
-// session (through Sessions) that may take them, and the /sig files.
-func pageDownloads(st publish.Store, m *publish.Manifest, sessions site.Sessions) http.Handler {
-	access := map[string]string{}
-	for _, r := range m.Releases {
-		for _, a := range r.Artifacts {
-			access[a.Key] = a.Access
-		}
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.URL.Path[1:]
-		switch key {
-		case publish.KeyLatest, publish.KeyPreview, publish.KeyManifest, publish.KeyPublicKey:
-			// Served to anyone, as the download server does.
-		default:
-			if k, ok := strings.CutSuffix(key, "/sig"); ok {
-				key = publish.SigKey(k)
-			} else {
-				class, ok := access[key]
-				if !ok {
-					http.NotFound(w, r)
-					return
-				}
-				p, ok := sessions.Principal(r)
-				switch {
-				case class != publish.AccessPublic && !ok:
-					http.Error(w, "unauthenticated", http.StatusUnauthorized)
-					return
-				case !p.Allows(class) && class != publish.AccessPublic:
-					http.Error(w, "permission denied", http.StatusForbidden)
-					return
-				}
-			}
-		}
-		obj, err := st.Open(r.Context(), key)
-		if errors.Is(err, publish.ErrNotFound) {
-			http.NotFound(w, r)
-			return
-		} else if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		defer obj.Close()
-		if _, ok := access[key]; ok {
-			w.Header().Set("Content-Disposition", `attachment; filename="`+filepath.Base(key)+`"`)
-		}
-		http.ServeContent(w, r, "", obj.Info().ModTime, obj)
-	})
 }
 
 // pageBody reads and closes a response body.

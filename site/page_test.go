@@ -31,8 +31,8 @@ const (
 
 var pageSecret = []byte("0123456789abcdef0123456789abcdef-test-secret")
 
-// pageEnv is the page on an httptest server beside a stand-in for the
-// download routes, with a fake Authenticator and a hand-moved clock.
+// pageEnv is the page mounted in the download server on an httptest
+// server, with a fake Authenticator and a hand-moved clock.
 type pageEnv struct {
 	tree  *pageTree
 	auth  *pageAuth
@@ -58,14 +58,18 @@ func newPageEnv(t *testing.T) *pageEnv {
 		t.Fatal(err)
 	}
 	e.page = page
-	downloads := pageDownloads(e.tree.Store, e.tree.Manifest, page)
-	mux := http.NewServeMux()
-	mux.Handle("/{$}", page)
-	mux.Handle("/login", page)
-	mux.Handle("/logout", page)
-	mux.Handle("/static/", page)
-	mux.Handle("/", downloads)
-	e.srv = httptest.NewServer(mux)
+	srv, err := site.New(site.Config{
+		Store:    e.tree.Store,
+		Auth:     e.auth,
+		Sessions: page,
+		Page:     page,
+		Clock:    e.clock.Now,
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = httptest.NewServer(srv)
 	t.Cleanup(e.srv.Close)
 	return e
 }
