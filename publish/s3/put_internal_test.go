@@ -72,3 +72,17 @@ func TestParseEndpoint(t *testing.T) {
 		}
 	}
 }
+
+func TestAttachment(t *testing.T) {
+	tests := []struct{ name, want string }{
+		{"cord-26.1.1-linux-amd64.tar.gz", `attachment; filename="cord-26.1.1-linux-amd64.tar.gz"`},
+		{"with space.tar", `attachment; filename="with space.tar"`},
+		{`quote".tar`, `attachment; filename="quote\".tar"`},
+		{"ünïcode.tar", `attachment; filename*=utf-8''%C3%BCn%C3%AFcode.tar`},
+	}
+	for _, tt := range tests {
+		if got := attachment(tt.name); got != tt.want {
+			t.Errorf("attachment(%q) = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}

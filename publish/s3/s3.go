@@ -409,13 +409,24 @@ func (s *Store) PresignGet(ctx context.Context, key, filename string, expiry tim
 	}
 	params := url.Values{}
 	if filename != "" {
-		params.Set("response-content-disposition", mime.FormatMediaType("attachment", map[string]string{"filename": filename}))
+		params.Set("response-content-disposition", attachment(filename))
 	}
 	u, err := s.client.PresignedGetObject(ctx, s.bucket, name, expiry, params)
 	if err != nil {
 		return "", s.translate("presign", key, err)
 	}
 	return u.String(), nil
+}
+
+// attachment is the Content-Disposition of a download named filename, in
+// the form the download server sends: filename quoted. A name that cannot be
+// quoted as it is gets mime's RFC 2231 form.
+func attachment(filename string) string {
+	plain := !strings.ContainsFunc(filename, func(r rune) bool { return r < 0x20 || r >= 0x7f || r == '"' || r == '\\' })
+	if plain {
+		return `attachment; filename="` + filename + `"`
+	}
+	return mime.FormatMediaType("attachment", map[string]string{"filename": filename})
 }
 
 // metaSHA256 is the user metadata that carries the whole-object SHA-256 of

@@ -146,7 +146,7 @@ func TestPresignGet(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !bytes.Equal(body, data) {
 		t.Fatalf("GET presigned = %s %q, want 200 %q", resp.Status, body, data)
 	}
-	if got, want := resp.Header.Get("Content-Disposition"), `attachment; filename=cord-26.1.1-linux-amd64.tar.gz`; got != want {
+	if got, want := resp.Header.Get("Content-Disposition"), `attachment; filename="cord-26.1.1-linux-amd64.tar.gz"`; got != want {
 		t.Errorf("Content-Disposition = %q, want %q", got, want)
 	}
 	if _, err := s.PresignGet(t.Context(), "../x", "x", time.Minute); !errors.Is(err, publish.ErrInvalidKey) {
