@@ -146,6 +146,11 @@ func TestPageChromium(t *testing.T) {
 		t.Fatalf("download behaviour: %v", err)
 	}
 
+	// The page needs no JavaScript: the whole flow runs with it off.
+	if _, err := chromedp.Call(bctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatalf("disable JavaScript: %v", err)
+	}
+
 	// The list: exactly the files of latest and preview in releases.json.
 	run("open the page", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("login")))
 	listed, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("[data-file]")].map(e => e.dataset.file)`))
