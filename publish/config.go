@@ -121,6 +121,9 @@ type Input struct {
 	Size  int64  // of the file
 }
 
+// Kind is the artifact kind of the input: KindBinary or KindImage.
+func (in Input) Kind() string { return in.Spec.Kind }
+
 // InputError lists what is wrong with an input directory: files that match
 // no configured artifact, configured artifacts without a file, and files
 // that cannot be used.

@@ -621,3 +621,20 @@ func checkTree(t *testing.T, s publish.Store) {
 		}
 	}
 }
+
+// TestPublishPreviewAgain: a CI retry of a preview after its release is a
+// no-op, not a version-rule error.
+func TestPublishPreviewAgain(t *testing.T) {
+	s := dirStore(t, t.TempDir())
+	p := newPublisher(t, s, fixedSigner(t))
+	mustPublish(t, p, "26.1.1", "one")
+	pre := demoInputs(t, "pre")
+	if _, err := p.Publish(context.Background(), "26.1.2-pre.1", scan(t, pre)); err != nil {
+		t.Fatal(err)
+	}
+	mustPublish(t, p, "26.1.2", "two")
+	res, err := p.Publish(context.Background(), "26.1.2-pre.1", scan(t, pre))
+	if err != nil || !res.Existing || len(res.Written) != 0 {
+		t.Fatalf("re-publish of the preview = %+v, %v; want a no-op", res, err)
+	}
+}
