@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# addrd benchmarks (issue 4 "Performance"), each a ratio against a
+# reference measured in the same run, on PostgreSQL and SQLite:
+#   - a page of 50 transactions at depth 10,000 against the first page
+#     (keyset paging: should be <= 1.2), 10,000 addresses, 1,000,000 txs;
+#   - wrk on loopback, 64 connections, 10 s each: balances and first-page
+#     transaction reads against a constant JSON handler in the same server
+#     behind the same auth (target >= 0.25), with their p99 (target < 20 ms).
+# Each part seeds its own throwaway databases (a few minutes each).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+echo "== addrd: deep page vs first page (go test -bench BenchmarkTransactionsDepth ./query/store)"
+$GO test -run '^$' -bench 'BenchmarkTransactionsDepth' -benchtime 300x -timeout 60m ./query/store | tee -a "$out"
+
+echo "== addrd: HTTP reads vs a constant handler (wrk, go test -bench BenchmarkHTTP ./query/api)"
+$GO test -run '^$' -bench 'BenchmarkHTTP' -benchtime 1x -timeout 60m ./query/api | tee -a "$out"
+
+echo
+echo "== addrd ratios"
+awk '
+/^BenchmarkTransactionsDepth\// {
+	split($1, p, "/"); db = p[2]; sub(/-[0-9]+$/, "", db)
+	for (i = 3; i < NF; i++) if ($(i+1) == "depth/first") printf "%-10s depth 10000 / first page   %6s  (target <= 1.2)\n", db, $i
+}
+/^BenchmarkHTTP\// {
+	split($1, p, "/"); db = p[2]; sub(/-[0-9]+$/, "", db)
+	for (i = 3; i < NF; i++) {
+		if ($(i+1) == "balances/constant")     printf "%-10s balances / constant        %6s  (target >= 0.25)\n", db, $i
+		if ($(i+1) == "transactions/constant") printf "%-10s transactions / constant    %6s  (target >= 0.25)\n", db, $i
+		if ($(i+1) == "balances-p99-ms")       printf "%-10s balances p99 ms            %6s  (target < 20)\n", db, $i
+		if ($(i+1) == "transactions-p99-ms")   printf "%-10s transactions p99 ms        %6s  (target < 20)\n", db, $i
+		if ($(i+1) == "constant-rps")          printf "%-10s constant req/s             %6s\n", db, $i
+	}
+}' "$out"
