@@ -43,10 +43,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, op
 	if opts.SHA256 != nil && len(opts.SHA256) != sha256.Size {
 		return publish.ObjectInfo{}, fmt.Errorf("s3: put %s: SHA256 has %d bytes, want %d", key, len(opts.SHA256), sha256.Size)
 	}
-	if size > int64(s.partSize)*maxParts {
-		return publish.ObjectInfo{}, fmt.Errorf("s3: put %s: %d bytes is more than %d parts of %d bytes; raise the part size", key, size, maxParts, s.partSize)
-	}
-	p := &putter{s: s, key: key, name: name, opts: opts, whole: sha256.New()}
+	p := &putter{s: s, key: key, name: name, opts: opts, whole: sha256.New(), partSize: partSizeFor(size, s.partSize)}
 	info, err := p.put(ctx, r, size)
 	if err != nil {
 		return publish.ObjectInfo{}, s.translatePut(key, opts, err)
@@ -60,18 +57,32 @@ type putter struct {
 	key   string
 	name  string
 	opts  publish.PutOptions
-	whole hash.Hash // SHA-256 of every byte read
-	n     int64     // bytes read
+	whole    hash.Hash // SHA-256 of every byte read
+	n        int64     // bytes read
+	partSize int
+}
+
+// partSizeFor is the part size for an object of size bytes: the store's,
+// or more for objects that would need more than the 10000 parts S3 allows
+// (over 156 GiB with 16 MiB parts), rounded up to a MiB. An object of
+// unknown size gets the store's part size.
+func partSizeFor(size int64, partSize int) int {
+	if size <= int64(partSize)*maxParts {
+		return partSize
+	}
+	const mib = 1 << 20
+	need := (size + maxParts - 1) / maxParts
+	return int((need + mib - 1) / mib * mib)
 }
 
 // fill reads the next part into a pooled buffer, hashing as it goes. It
 // returns io.EOF with no buffer when the stream is at its end.
 func (p *putter) fill(ctx context.Context, r io.Reader, size int64) (*part, error) {
-	want := p.s.partSize
+	want := p.partSize
 	if size >= 0 && size-p.n < int64(want) {
 		want = int(size - p.n)
 	}
-	buf, err := p.s.bufs.get(ctx)
+	buf, err := p.s.bufs.get(ctx, p.partSize)
 	if err != nil {
 		return nil, err
 	}
@@ -301,8 +312,9 @@ func compositeSHA256(sums [][]byte) string {
 	return fmt.Sprintf("%s-%d", base64.StdEncoding.EncodeToString(h.Sum(nil)), len(sums))
 }
 
-// bufferPool hands out at most n buffers of one size, shared by all Puts
-// of a store, so upload memory stays bounded however many Puts run.
+// bufferPool hands out at most n part buffers, shared by all Puts of a
+// store, so upload memory stays bounded however many Puts run and however
+// large the objects are.
 type bufferPool struct {
 	free      chan []byte
 	size      int
@@ -317,14 +329,16 @@ func newBufferPool(n, size int) *bufferPool {
 	return bp
 }
 
-func (bp *bufferPool) get(ctx context.Context) ([]byte, error) {
+// get takes a buffer of at least n bytes (the pool's size, or more for the
+// rare object that needs larger parts), waiting for one to be free.
+func (bp *bufferPool) get(ctx context.Context, n int) ([]byte, error) {
 	select {
 	case b := <-bp.free:
-		if b == nil {
-			b = make([]byte, bp.size)
+		if cap(b) < max(n, bp.size) {
+			b = make([]byte, max(n, bp.size))
 			bp.allocated.Add(1)
 		}
-		return b, nil
+		return b[:cap(b)], nil
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}

@@ -86,3 +86,27 @@ func TestAttachment(t *testing.T) {
 		}
 	}
 }
+
+func TestPartSizeFor(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		size int64
+		want int
+	}{
+		{-1, 16 * mib},
+		{0, 16 * mib},
+		{500 * mib, 16 * mib},
+		{16 * mib * maxParts, 16 * mib},
+		{16*mib*maxParts + 1, 17 * mib},
+		{200 << 30, 21 * mib},
+	}
+	for _, tt := range tests {
+		got := partSizeFor(tt.size, 16*mib)
+		if got != tt.want {
+			t.Errorf("partSizeFor(%d) = %d, want %d", tt.size, got, tt.want)
+		}
+		if tt.size > 0 && int64(got)*maxParts < tt.size {
+			t.Errorf("partSizeFor(%d) = %d: more than %d parts", tt.size, got, maxParts)
+		}
+	}
+}

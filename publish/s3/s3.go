@@ -54,7 +54,8 @@ type Options struct {
 	PartSize uint64
 	// Concurrency is the number of parts the store uploads at once, over all
 	// concurrent Puts; 0 means DefaultConcurrency. Memory for uploads is
-	// bounded by (Concurrency+1) * PartSize.
+	// bounded by (Concurrency+1) * PartSize (objects over 10000 parts, 156
+	// GiB with the default, get larger parts).
 	Concurrency uint
 	// MaxRetries is how many times a failed request is tried in all, with
 	// backoff, before Put or Open report ErrUnavailable; 0 means minio-go's
