@@ -53,10 +53,10 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, op
 
 // putter is one Put.
 type putter struct {
-	s     *Store
-	key   string
-	name  string
-	opts  publish.PutOptions
+	s        *Store
+	key      string
+	name     string
+	opts     publish.PutOptions
 	whole    hash.Hash // SHA-256 of every byte read
 	n        int64     // bytes read
 	partSize int
