@@ -13,12 +13,16 @@ import (
 	"github.com/wharfhq/wharf/templates"
 )
 
-// The download page's template files.
+// The download page's template files in templates/.
 const (
-	PageTemplate       = "page.html.tmpl"
-	PageStyleTemplate  = "page.css.tmpl"
-	pageDateLayout     = "2 January 2006"
-	pageMaxVersionList = 1000
+	PageTemplate      = "page.html.tmpl" // the page; its "login" template is the login form
+	PageStyleTemplate = "page.css.tmpl"  // the stylesheet, served and inlined
+)
+
+const (
+	pageDateLayout = "2 January 2006"
+	// pageMaxVersions bounds the version picker.
+	pageMaxVersions = 1000
 )
 
 // Link states of a PageFile: what following its link does for this visitor.
@@ -138,7 +142,7 @@ func NewPageData(m *Manifest, opts PageOptions) *PageData {
 		return vb.Compare(va)
 	})
 	for i, r := range releases {
-		if i == pageMaxVersionList {
+		if i == pageMaxVersions {
 			break
 		}
 		label := r.Version
@@ -168,7 +172,10 @@ func NewPageData(m *Manifest, opts PageOptions) *PageData {
 			d.Sections = append(d.Sections, d.release(r, releaseTitle(r, opts)))
 			return d
 		}
-		d.Notice = fmt.Sprintf("Version %s is not published; showing the latest release instead.", opts.Version)
+		d.Notice = "That version is not published; showing the latest release instead."
+		if len(opts.Version) <= 64 {
+			d.Notice = fmt.Sprintf("Version %s is not published; showing the latest release instead.", opts.Version)
+		}
 	}
 	shown := map[string]bool{}
 	for _, v := range []string{opts.Latest, opts.Preview} {
