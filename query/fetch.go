@@ -67,7 +67,8 @@ type FetcherConfig struct {
 // Fetcher keeps the balances and transactions of a chain's tracked
 // addresses current from a Source. One pass over each new block serves
 // every subscription of the chain. FetchOnce does one step; Run repeats
-// it while this process leads the chain.
+// it while this process leads the chain. Steps must not run concurrently
+// (call FetchOnce or Run, not both); Health may be called at any time.
 type Fetcher struct {
 	cfg     FetcherConfig
 	log     *slog.Logger

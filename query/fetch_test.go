@@ -714,3 +714,20 @@ func TestFetcherRun(t *testing.T) {
 		t.Errorf("Run = %v, want nil after cancel", err)
 	}
 }
+
+// laterClock is the system clock moved forward, so that the chain's
+// newest block looks old.
+type laterClock struct{ by time.Duration }
+
+func (c laterClock) Now() time.Time                         { return time.Now().Add(c.by) }
+func (c laterClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+func TestFetchHealthNodeLags(t *testing.T) {
+	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{Clock: laterClock{2 * time.Hour}, LagAfter: time.Hour})
+	e.subscribe(e.dev.Accounts[0])
+	e.fetch()
+	err := e.f.Health()
+	if err == nil || !strings.Contains(err.Error(), "lags") {
+		t.Fatalf("Health with a newest block 2 h old = %v, want the node lagging", err)
+	}
+}
