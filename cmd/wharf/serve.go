@@ -1,15 +1,250 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/urfave/cli/v2"
+	"golang.org/x/time/rate"
+
+	"github.com/wharfhq/wharf/site"
+	"github.com/wharfhq/wharf/site/auth"
 )
 
 func serveCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "serve",
-		Usage:  "not implemented yet",
-		Action: func(*cli.Context) error { return errors.New("serve: not implemented yet") },
+		Name:  "serve",
+		Usage: "serve a published tree: short URLs, downloads, signatures, the install script and the page",
+		Description: `Serves STORE (a directory, or s3://bucket/prefix with --s3-endpoint and
+the AWS_* credentials) over HTTP. Downloads that are not public need an
+access token (wharf token create) or an organisation API key (wharf
+apikey create), both kept in --db. A release published while the server
+runs is served without a restart.
+
+Example:
+   wharf serve --store ./public --listen 127.0.0.1:8080 --db wharf.db
+   wharf serve --store s3://releases --s3-endpoint 127.0.0.1:9000 --presign`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "store", Value: "./public", Usage: "`STORE`: a directory or s3://bucket/prefix", EnvVars: []string{"WHARF_STORE"}},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "`ADDR` to listen on", EnvVars: []string{"WHARF_LISTEN"}},
+			dbFlag(),
+			&cli.BoolFlag{Name: "presign", Usage: "answer downloads from S3 with a 302 to a short-lived presigned URL", EnvVars: []string{"WHARF_PRESIGN"}},
+			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` (host:port or URL) for MinIO and other non-AWS stores", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
+			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the server for the page's commands (default: from each request)", EnvVars: []string{"WHARF_BASE_URL"}},
+			&cli.StringFlag{Name: "session-secret", Usage: "`SECRET` (32+ bytes) signing browser sessions; default: random, so logins end with a restart", EnvVars: []string{"WHARF_SESSION_SECRET"}},
+			&cli.Float64Flag{Name: "rate-ip", Value: 50, Usage: "requests per second per client address (0: no limit)", EnvVars: []string{"WHARF_RATE_IP"}},
+			&cli.Float64Flag{Name: "rate-key", Value: 10, Usage: "downloads per second per API key or user (0: no limit)", EnvVars: []string{"WHARF_RATE_KEY"}},
+			&cli.DurationFlag{Name: "refresh", Value: time.Second, Usage: "how often the manifest and pointers are checked for a new release", EnvVars: []string{"WHARF_REFRESH"}},
+			&cli.DurationFlag{Name: "shutdown-grace", Value: 30 * time.Second, Usage: "how long downloads in flight may finish after SIGTERM", EnvVars: []string{"WHARF_SHUTDOWN_GRACE"}},
+			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log `FORMAT`: text or json", EnvVars: []string{"WHARF_LOG_FORMAT"}},
+		},
+		Action: serve,
 	}
+}
+
+func serve(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return fmt.Errorf("serve: unexpected argument %q (the tree is --store)", c.Args().First())
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var h slog.Handler
+	switch c.String("log-format") {
+	case "text":
+		h = slog.NewTextHandler(c.App.ErrWriter, nil)
+	case "json":
+		h = slog.NewJSONHandler(c.App.ErrWriter, nil)
+	default:
+		return fmt.Errorf("serve: --log-format %q is neither text nor json", c.String("log-format"))
+	}
+	log := slog.New(h)
+
+	st, closeStore, err := openStore(ctx, c.String("store"), storeOptions{S3Endpoint: c.String("s3-endpoint")})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer closeStore()
+	db, err := auth.Open(ctx, c.String("db"))
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer db.Close()
+
+	secret := []byte(c.String("session-secret"))
+	if len(secret) == 0 {
+		secret = make([]byte, 32)
+		rand.Read(secret)
+		log.Warn("no --session-secret: browser logins end when the server restarts")
+	}
+	page, err := site.NewPage(site.PageConfig{Store: st, Auth: db, Secret: secret, Logger: log, BaseURL: c.String("base-url")})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	rateIP, rateKey := c.Float64("rate-ip"), c.Float64("rate-key")
+	srv, err := site.New(site.Config{
+		Store:           st,
+		Auth:            db,
+		Sessions:        page,
+		Page:            page,
+		Logger:          log,
+		Presign:         c.Bool("presign"),
+		Metrics:         reg,
+		RefreshInterval: c.Duration("refresh"),
+		RateIP:          rate.Limit(rateIP),
+		BurstIP:         int(2*rateIP) + 1,
+		RateKey:         rate.Limit(rateKey),
+		BurstKey:        int(2*rateKey) + 1,
+	})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	ln, err := net.Listen("tcp", c.String("listen"))
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	fmt.Fprintf(c.App.Writer, "serving %s on http://%s\n", c.String("store"), ln.Addr())
+	log.Info("serving", slog.String("store", c.String("store")), slog.String("addr", ln.Addr().String()), slog.Bool("presign", c.Bool("presign")))
+	if err := site.Serve(ctx, site.HTTPServer(srv, log), ln, c.Duration("shutdown-grace")); err != nil {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// dbFlag is the --db flag every command of the auth database takes.
+func dbFlag() cli.Flag {
+	return &cli.StringFlag{Name: "db", Value: "wharf.db", Usage: "auth `DB`: a SQLite file or a postgres:// DSN", EnvVars: []string{"WHARF_DB"}}
+}
+
+// withDB opens --db around an admin command. It also lets flags follow
+// the positional arguments, as in `wharf org create acme --level full`
+// (urfave/cli stops reading flags at the first argument): such a command
+// line is run again with its flags first.
+func withDB(f func(context.Context, *cli.Context, *auth.DB) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if args, ok := flagsFirst(c); ok {
+			return rootApp(c).RunContext(c.Context, args)
+		}
+		path := strings.Join(commandPath(c), " ")
+		for _, name := range requiredFlags[path] {
+			if c.String(name) == "" {
+				return fmt.Errorf("%s: --%s is required", path, name)
+			}
+		}
+		db, err := auth.Open(c.Context, c.String("db"))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		defer db.Close()
+		return f(c.Context, c, db)
+	}
+}
+
+// requiredFlags are checked by withDB rather than marked Required, which
+// urfave/cli would check before the flags after the arguments are read.
+var requiredFlags = map[string][]string{
+	"user add":      {"org"},
+	"apikey create": {"org"},
+	"token create":  {"user"},
+}
+
+// flagsFirst returns the command line of c with the flags among its
+// arguments moved before them, and whether there were any.
+func flagsFirst(c *cli.Context) ([]string, bool) {
+	bools := map[string]bool{"help": true, "h": true}
+	for _, f := range c.Command.Flags {
+		if _, ok := f.(*cli.BoolFlag); ok {
+			for _, n := range f.Names() {
+				bools[n] = true
+			}
+		}
+	}
+	args := c.Args().Slice()
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if !strings.Contains(name, "=") && !bools[name] && i+1 < len(args) {
+			flags = append(flags, args[i+1])
+			i++
+		}
+	}
+	if len(flags) == 0 {
+		return nil, false
+	}
+	line := append([]string{rootApp(c).Name}, commandPath(c)...)
+	// The flags already parsed, as given, then the moved ones.
+	for _, name := range c.FlagNames() {
+		if c.IsSet(name) && !fromEnv(c, name) {
+			line = append(line, "--"+name+"="+c.String(name))
+		}
+	}
+	line = append(line, flags...)
+	return append(line, pos...), true
+}
+
+// commandPath is the names of the commands from the root to c, e.g.
+// ["org", "create"].
+func commandPath(c *cli.Context) []string {
+	var names []string
+	root := rootApp(c).Name
+	for _, ctx := range c.Lineage() {
+		if ctx.Command != nil && ctx.Command.Name != "" && ctx.Command.Name != root {
+			names = append([]string{ctx.Command.Name}, names...)
+		}
+	}
+	return names
+}
+
+// rootApp is the application a subcommand's context belongs to (its own
+// App is one made for the subcommand's parent).
+func rootApp(c *cli.Context) *cli.App {
+	app := c.App
+	for _, ctx := range c.Lineage() {
+		if ctx.App != nil {
+			app = ctx.App
+		}
+	}
+	return app
+}
+
+// fromEnv reports whether a flag's value came from its environment
+// variable rather than the command line.
+func fromEnv(c *cli.Context, name string) bool {
+	for _, f := range c.Command.Flags {
+		for _, n := range f.Names() {
+			if n != name {
+				continue
+			}
+			if ev, ok := f.(interface{ GetEnvVars() []string }); ok {
+				for _, e := range ev.GetEnvVars() {
+					if _, set := os.LookupEnv(e); set {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }

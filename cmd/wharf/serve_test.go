@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+)
+
+// lastLine is what `| tail -n 1` gives.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// notifyWriter is a concurrency-safe buffer that closes ready when a
+// line containing mark is written.
+type notifyWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	mark  string
+	ready chan struct{}
+	once  sync.Once
+}
+
+func (w *notifyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.mark != "" && strings.Contains(w.buf.String(), w.mark) {
+		w.once.Do(func() { close(w.ready) })
+	}
+	return len(p), nil
+}
+
+func (w *notifyWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestServeWalkthrough is docs/serve.md as a test: publish the demo
+// release, create an organisation, a key, a user and a token, serve, and
+// download with curl and the install script.
+func TestServeWalkthrough(t *testing.T) {
+	curl := testenv.Tool(t, "curl")
+	dash := testenv.Tool(t, "dash")
+	testenv.Tool(t, "openssl")
+	dir := t.TempDir()
+	addr := testenv.FreeAddr(t)
+	url := "http://" + addr
+	store := filepath.Join(dir, "public")
+	db := filepath.Join(dir, "wharf.db")
+	run := func(args ...string) string {
+		t.Helper()
+		out, errOut, err := pubRun(t, args...)
+		if err != nil {
+			t.Fatalf("wharf %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+		}
+		return out
+	}
+	run("keygen", "--out", filepath.Join(dir, "dl.key"))
+	run("publish", "--version", "26.1.1", "--key", filepath.Join(dir, "dl.key"), "--store", store, "--base-url", url, demoInputDir(t, "demo"))
+
+	run("org", "create", "acme", "--level", "basic", "--db", db)
+	run("org", "create", "--db", db, "globex", "--level=full")
+	if out := run("org", "list", "--db", db); !strings.Contains(out, "acme") || !strings.Contains(out, "globex  full") {
+		t.Errorf("org list:\n%s", out)
+	}
+	key := lastLine(run("apikey", "create", "--org", "acme", "--db", db))
+	if !strings.HasPrefix(key, "wk_") {
+		t.Fatalf("apikey create: last line %q is not a key", key)
+	}
+	run("user", "add", "alice", "--org", "globex", "--db", db)
+	t.Setenv("WHARF_DB", db) // the environment works as well as --db
+	token := lastLine(run("token", "create", "--user", "alice"))
+	if strings.Count(token, ".") != 2 {
+		t.Fatalf("token create: last line %q is not a JWT", token)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout := &notifyWriter{mark: "serving", ready: make(chan struct{})}
+	var stderr notifyWriter
+	done := make(chan error, 1)
+	go func() {
+		done <- newApp(stdout, &stderr).RunContext(ctx, []string{"wharf", "serve", "--store", store, "--listen", addr, "--refresh", "0"})
+	}()
+	select {
+	case <-stdout.ready:
+	case err := <-done:
+		t.Fatalf("serve: %v\n%s", err, stderr.String())
+	}
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+
+	code := func(args ...string) string {
+		t.Helper()
+		out, _ := exec.Command(curl, append([]string{"-s", "-o", os.DevNull, "-w", "%{http_code}"}, args...)...).Output()
+		return string(out)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"PublicCLI", []string{"-L", url + "/x86/treasury-cli"}, "200"},
+		{"Latest", []string{url + "/latest"}, "200"},
+		{"EngineNeedsAuth", []string{"-L", url + "/x86/engine"}, "401"},
+		{"EngineWithKey", []string{"-L", "-u", key + ":", url + "/x86/engine"}, "200"},
+		{"ImageBasicKey", []string{"-L", "-u", key + ":", url + "/x86/treasury-node"}, "403"},
+		{"ImageToken", []string{"-L", "-H", "Authorization: Bearer " + token, url + "/x86/treasury-node"}, "200"},
+		{"Sig", []string{"-L", url + "/arm/treasury-demo/sig"}, "200"},
+	}
+	for _, tt := range tests {
+		if got := code(tt.args...); got != tt.want {
+			t.Errorf("%s: curl %s = %s, want %s", tt.name, strings.Join(tt.args, " "), got, tt.want)
+		}
+	}
+	if out := run("apikey", "list"); strings.Contains(out, "never") {
+		t.Errorf("apikey list shows no last use after a download:\n%s", out)
+	}
+
+	home := t.TempDir()
+	cmd := exec.Command(dash, "-c", `curl -fsSL "$URL/install" | sh`)
+	cmd.Env = []string{"URL=" + url, "HOME=" + home, "PATH=" + filepath.Join(home, ".local/bin") + ":/usr/bin:/bin"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(filepath.Join(home, ".local/bin/treasury")).Output(); err != nil || !strings.Contains(string(out), "treasury") {
+		t.Errorf("installed treasury: %v %s", err, out)
+	}
+
+	// Revoking the key and removing the user take effect at once.
+	id := strings.Fields(lastLine(run("apikey", "list")))[0]
+	run("apikey", "revoke", id)
+	run("user", "remove", "alice")
+	if got := code("-L", "-u", key+":", url+"/x86/engine"); got != "401" {
+		t.Errorf("revoked key: %s, want 401", got)
+	}
+	if got := code("-L", "-H", "Authorization: Bearer "+token, url+"/x86/engine"); got != "401" {
+		t.Errorf("removed user's token: %s, want 401", got)
+	}
+}
+
+func TestAdminErrors(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "wharf.db")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"org", "create", "acme", "--level", "admin"}, "neither"},
+		{[]string{"org", "create"}, "want one NAME"},
+		{[]string{"org", "set-level", "nope", "full"}, "not found"},
+		{[]string{"apikey", "create", "--org", "nope"}, "not found"},
+		{[]string{"apikey", "revoke", "123"}, "not found"},
+		{[]string{"token", "create", "--user", "nobody"}, "not found"},
+		{[]string{"user", "add", "bob", "--org", "nope"}, "not found"},
+		{[]string{"serve", "--store", "ftp://x"}, "want a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, _, err := pubRun(t, append(tt.args, "--db", db)...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestServeHelpHasExample(t *testing.T) {
+	for _, cmd := range [][]string{{"serve"}, {"org", "create"}, {"org", "set-level"}, {"user", "add"}, {"user", "remove"}, {"apikey", "create"}, {"apikey", "revoke"}, {"apikey", "list"}, {"token", "create"}} {
+		out, _, err := pubRun(t, append(cmd, "--help")...)
+		if err != nil || !strings.Contains(out, "Example") || !strings.Contains(out, "wharf "+cmd[0]) {
+			t.Errorf("wharf %s --help = %v:\n%s", strings.Join(cmd, " "), err, out)
+		}
+	}
+}
