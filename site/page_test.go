@@ -11,6 +11,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/publish/dir"
 	"github.com/wharfhq/wharf/site"
+	"github.com/wharfhq/wharf/site/auth"
 )
 
 const (
@@ -702,6 +704,82 @@ func TestNewPageRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := site.NewPage(tt.cfg); err == nil {
 				t.Error("NewPage accepted it")
+			}
+		})
+	}
+}
+
+// TestPageRealAuth logs in with a real access token and a real API key of
+// site/auth, and shows that removing the user or revoking the key ends the
+// browser session within Recheck.
+func TestPageRealAuth(t *testing.T) {
+	ctx := context.Background()
+	e := newPageEnv(t)
+	db, err := auth.Open(ctx, filepath.Join(t.TempDir(), "wharf.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.Now = e.clock.Now
+	if _, err := db.CreateOrg(ctx, "bigco", site.LevelFull); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddUser(ctx, "grace", "bigco"); err != nil {
+		t.Fatal(err)
+	}
+	token, _, err := db.CreateToken(ctx, "grace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, key, err := db.CreateAPIKey(ctx, "bigco")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := site.NewPage(site.PageConfig{Store: e.tree.Store, Auth: db, Secret: pageSecret, Now: e.clock.Now, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := site.New(site.Config{Store: e.tree.Store, Auth: db, Sessions: page, Page: page, Clock: e.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.page, e.srv = page, httptest.NewServer(srv)
+	defer e.srv.Close()
+
+	image := "/img/26.1.1/treasury-node-26.1.1-arm64.tar"
+	tests := []struct {
+		name, cred, who string
+		maxAge          time.Duration
+		revoke          func() error
+	}{
+		{"Token", token, "as <strong>grace</strong> with an access token of bigco (level full)", 24 * time.Hour,
+			func() error { return db.RemoveUser(ctx, "grace", "") }},
+		{"APIKey", key, "with the API key <strong>" + k.ID + "</strong> of bigco (level full)", 8 * time.Hour,
+			func() error { return db.RevokeAPIKey(ctx, k.ID) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := e.client(t)
+			resp := e.login(t, c, tt.cred, image)
+			ck := sessionCookie(resp)
+			if resp.StatusCode != http.StatusSeeOther || ck == nil || resp.Header.Get("Location") != image {
+				t.Fatalf("login = %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+			}
+			if ck.MaxAge <= 0 || time.Duration(ck.MaxAge)*time.Second > tt.maxAge {
+				t.Errorf("Max-Age = %d s, want at most %v", ck.MaxAge, tt.maxAge)
+			}
+			if _, body := e.get(t, c, "/"); !strings.Contains(body, tt.who) {
+				t.Errorf("the page does not say %s", tt.who)
+			}
+			if resp, _ := e.get(t, c, image); resp.StatusCode != http.StatusOK {
+				t.Errorf("full download = %d, want 200", resp.StatusCode)
+			}
+			if err := tt.revoke(); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(time.Minute + time.Second)
+			if resp, _ := e.get(t, c, image); resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("a minute after revocation: download = %d, want 401", resp.StatusCode)
 			}
 		})
 	}
