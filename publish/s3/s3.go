@@ -62,7 +62,9 @@ type Options struct {
 	// default (10).
 	MaxRetries int
 	// Getenv reads the environment (AWS_* credentials, region, endpoint and
-	// AWS_CA_BUNDLE); nil means os.Getenv.
+	// AWS_CA_BUNDLE); nil means os.Getenv. The fallback credential
+	// providers (MINIO_*, ~/.aws, ~/.mc, the instance role) read the process
+	// environment.
 	Getenv func(string) string
 }
 

@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) publish.Store) {
 		{"IfNoneMatch", testIfNoneMatch},
 		{"IfMatch", testIfMatch},
 		{"CASRace", testCASRace},
+		{"CreateRace", testCreateRace},
 		{"SHA256", testSHA256},
 		{"SHA256Mismatch", testSHA256Mismatch},
 		{"Atomic", testAtomic},
@@ -409,6 +410,43 @@ func testCASRace(t *testing.T, s publish.Store) {
 	}
 	if got, _ := read(t, s, "counter"); string(got) != strconv.Itoa(workers*each) {
 		t.Errorf("counter = %s after %d increments", got, workers*each)
+	}
+}
+
+// testCreateRace: several writers create the same key with IfNoneMatch at
+// once, small objects and large ones (multipart on S3, where the condition
+// is checked again at completion): exactly one wins, and its bytes are what
+// is stored.
+func testCreateRace(t *testing.T, s publish.Store) {
+	const writers = 3
+	for _, n := range []int{100, LargeSize} {
+		key := "created/" + strconv.Itoa(n)
+		var wg sync.WaitGroup
+		results := make([]error, writers)
+		for i := range writers {
+			wg.Go(func() {
+				data := pattern(byte(10+i), n)
+				_, results[i] = s.Put(t.Context(), key, bytes.NewReader(data), int64(n), publish.PutOptions{IfNoneMatch: true})
+			})
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range results {
+			switch {
+			case err == nil && winner >= 0:
+				t.Errorf("%s: writers %d and %d both created it", key, winner, i)
+			case err == nil:
+				winner = i
+			case !errors.Is(err, publish.ErrPreconditionFailed):
+				t.Errorf("%s: writer %d: %v, want ErrPreconditionFailed", key, i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("%s: no writer created it", key)
+		}
+		if got, _ := read(t, s, key); !bytes.Equal(got, pattern(byte(10+winner), n)) {
+			t.Errorf("%s: stored bytes are not the winner's", key)
+		}
 	}
 }
 
