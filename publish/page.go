@@ -206,8 +206,8 @@ func releaseTitle(r Release, opts PageOptions) string {
 	return "Release " + r.Version
 }
 
-// release builds the view of r: artifacts grouped by name, binaries before
-// images, builds in the order of Builds.
+// release builds the view of r: artifacts grouped by name, builds in the
+// order of Builds.
 func (d *PageData) release(r Release, title string) PageRelease {
 	pr := PageRelease{Title: title, ID: releaseID(r.Version), Version: r.Version, Kind: r.Kind}
 	if !r.Published.IsZero() {
@@ -239,8 +239,12 @@ func (d *PageData) release(r Release, title string) PageRelease {
 	for i := range pr.Artifacts {
 		slices.SortStableFunc(pr.Artifacts[i].Files, func(a, b PageFile) int { return order[a.Build] - order[b.Build] })
 	}
+	// Binaries before images, and the public ones (what anyone can take) first.
 	slices.SortStableFunc(pr.Artifacts, func(a, b PageArtifact) int {
-		return kindRank(a.Kind) - kindRank(b.Kind)
+		if d := kindRank(a.Kind) - kindRank(b.Kind); d != 0 {
+			return d
+		}
+		return accessRank(a.Access) - accessRank(b.Access)
 	})
 	return pr
 }

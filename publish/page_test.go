@@ -46,7 +46,8 @@ func golden(t *testing.T, got []byte) {
 	}
 }
 
-// pageManifest is a small tree: a release, an older release and a preview.
+// pageManifest is a small tree: a release, an older release and a preview,
+// artifacts in an order the page must not keep (image first, public last).
 func pageManifest() *publish.Manifest {
 	m := &publish.Manifest{}
 	day := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
@@ -57,9 +58,9 @@ func pageManifest() *publish.Manifest {
 		}
 		r := publish.Release{Version: v, Kind: ver.Kind(), Published: day.AddDate(0, 0, 7*i)}
 		for _, spec := range []publish.ArtifactSpec{
-			{Name: "treasury-cli", Kind: publish.KindBinary, Access: publish.AccessPublic},
-			{Name: "engine", Kind: publish.KindBinary, Access: publish.AccessBasic},
 			{Name: "treasury-node", Kind: publish.KindImage, Access: publish.AccessFull},
+			{Name: "engine", Kind: publish.KindBinary, Access: publish.AccessBasic},
+			{Name: "treasury-cli", Kind: publish.KindBinary, Access: publish.AccessPublic},
 		} {
 			for _, b := range publish.Builds() {
 				if spec.Kind == publish.KindImage && !b.Images {
