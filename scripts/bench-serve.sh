@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# bench-serve.sh: wharf serve against references measured in the same run,
+# on loopback only, each wrk run bounded (DURATION seconds, default 8).
+#
+#   redirects     short-URL 302s per second, wharf vs nginx `return 302`      (want >= 0.5)
+#   download      authenticated 50 MiB downloads from the directory store,
+#                 bytes per second, wharf vs nginx `sendfile`                 (want >= 0.8)
+#   memory        peak RSS of wharf while 100 clients download a 500 MiB
+#                 image at once                                               (want < 128 MiB)
+#   minio         streaming from MinIO through wharf vs a direct MinIO GET
+#                 of the same object, bytes per second                        (want >= 0.7)
+#   presign       p50 time to the first byte that --presign adds: wharf's
+#                 302 to the presigned URL                                    (want < 1 ms)
+#
+# Needs wrk, nginx (Debian nginx-light), curl, and the pinned MinIO
+# (make minio) for the last two. Prints one line per benchmark.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${DURATION:-8}
+for tool in wrk nginx curl go; do
+  command -v "$tool" >/dev/null || { echo "bench-serve: $tool is required" >&2; exit 1; }
+done
+MINIO=${WHARF_MINIO:-$(go env GOPATH)/bin/minio}
+
+work=$(mktemp -d /tmp/wharf-bench.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || :; done
+  wait 2>/dev/null || :
+  rm -rf "$work"
+}
+trap cleanup EXIT
+chmod 755 "$work"
+
+port() { echo $((20000 + RANDOM % 30000)); }
+wait_http() { # URL: wait up to 30 s for a server to answer
+  for _ in $(seq 300); do
+    curl -s -o /dev/null "$1" && return 0
+    sleep 0.1
+  done
+  echo "bench-serve: $1 did not come up" >&2
+  exit 1
+}
+# bytes_per_sec WRK_OUTPUT: Transfer/sec in bytes
+bytes_per_sec() {
+  awk '/Transfer\/sec/ { v=$2; u=v; sub(/[0-9.]+/, "", u); sub(/[A-Za-z]+$/, "", v);
+    m=1; if (u=="KB") m=1024; if (u=="MB") m=1048576; if (u=="GB") m=1073741824; printf "%.0f\n", v*m }' <<<"$1"
+}
+reqs_per_sec() { awk '/Requests\/sec/ { printf "%.0f\n", $2 }' <<<"$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+mib() { awk -v a="$1" 'BEGIN { printf "%.0f MiB/s", a / 1048576 }'; }
+
+echo "bench-serve: building and publishing the bench release into $work" >&2
+go build -o "$work/wharf" ./cmd/wharf
+wharf=$work/wharf
+input=$work/input
+bash scripts/demo-inputs.sh "$input" bench >/dev/null
+# A 50 MiB binary archive and a 500 MiB image, taken as they are.
+rm -f "$input/engine-linux-amd64"
+mkdir -p "$work/big"
+head -c $((50 << 20)) /dev/urandom >"$work/big/engine"
+chmod 755 "$work/big/engine"
+tar -C "$work/big" -czf "$input/engine-linux-amd64.tar.gz" engine
+printf '[{"Config":"config.json","RepoTags":["treasury-node:bench"],"Layers":["layer.tar"]}]\n' >"$work/big/manifest.json"
+printf '{"architecture":"amd64","os":"linux"}\n' >"$work/big/config.json"
+head -c $((500 << 20)) /dev/urandom >"$work/big/layer.tar"
+tar -C "$work/big" -cf "$input/treasury-node-amd64.tar" manifest.json config.json layer.tar
+rm -rf "$work/big"
+
+wport=$(port)
+url=http://127.0.0.1:$wport
+"$wharf" keygen --out "$work/dl.key" >/dev/null
+"$wharf" publish --version 26.1.1 --key "$work/dl.key" --store "$work/public" --base-url "$url" "$input" >/dev/null 2>&1
+db=$work/wharf.db
+"$wharf" org create bench --level full --db "$db" >/dev/null
+key=$("$wharf" apikey create --org bench --db "$db" | tail -n 1)
+auth="Authorization: Basic $(printf '%s:' "$key" | base64 -w0)"
+engine=bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz
+node=img/26.1.1/treasury-node-26.1.1-amd64.tar
+
+"$wharf" serve --store "$work/public" --listen "127.0.0.1:$wport" --db "$db" \
+  --rate-ip 0 --rate-key 0 >/dev/null 2>"$work/wharf.log" &
+wpid=$!
+pids+=("$wpid")
+
+nport=$(port)
+cat >"$work/nginx.conf" <<EOF
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  access_log $work/nginx-access.log;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 100000;
+  server {
+    listen 127.0.0.1:$nport;
+    root $work/public;
+    location = /x86/engine { return 302 /$engine; }
+    location / { }
+  }
+}
+EOF
+nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' 2>"$work/nginx.err" &
+pids+=($!)
+nurl=http://127.0.0.1:$nport
+wait_http "$url/latest"
+wait_http "$nurl/latest"
+
+run_wrk() { wrk -d "${DURATION}s" "$@" 2>&1; }
+
+# 1. Redirects.
+w=$(run_wrk -t2 -c64 "$url/x86/engine")
+n=$(run_wrk -t2 -c64 "$nurl/x86/engine")
+wr=$(reqs_per_sec "$w") nr=$(reqs_per_sec "$n")
+echo "redirects: wharf $wr req/s, nginx $nr req/s, ratio $(ratio "$wr" "$nr") (want >= 0.5)"
+
+# 2. Authenticated 50 MiB downloads from the directory store.
+w=$(run_wrk -t2 -c8 -H "$auth" "$url/$engine")
+n=$(run_wrk -t2 -c8 "$nurl/$engine")
+wb=$(bytes_per_sec "$w") nb=$(bytes_per_sec "$n")
+echo "download 50 MiB: wharf $(mib "$wb"), nginx $(mib "$nb"), ratio $(ratio "$wb" "$nb") (want >= 0.8)"
+
+# 3. Memory while 100 clients download a 500 MiB image.
+w=$(run_wrk -t2 -c100 -H "$auth" "$url/$node")
+hwm=$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$wpid/status")
+echo "memory: peak RSS $hwm MiB with 100 clients on a 500 MiB image, $(mib "$(bytes_per_sec "$w")") served (want < 128 MiB)"
+
+# 4 and 5: MinIO.
+if [ ! -x "$MINIO" ]; then
+  echo "minio: skipped ($MINIO missing: make minio)"
+  echo "presign: skipped"
+  exit 0
+fi
+mport=$(port)
+murl=http://127.0.0.1:$mport
+export AWS_ACCESS_KEY_ID=wharfbench AWS_SECRET_ACCESS_KEY=wharfbench-secret AWS_REGION=us-east-1
+MINIO_ROOT_USER=$AWS_ACCESS_KEY_ID MINIO_ROOT_PASSWORD=$AWS_SECRET_ACCESS_KEY MINIO_BROWSER=off \
+  "$MINIO" server "$work/minio" --address "127.0.0.1:$mport" --console-address "127.0.0.1:$(port)" --quiet >/dev/null 2>&1 &
+pids+=($!)
+wait_http "$murl/minio/health/ready"
+curl -fsS -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" -u "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" "$murl/bench" >/dev/null
+rm -f "$input/treasury-node-amd64.tar" # 50 MiB is enough here
+"$wharf" publish --version 26.1.1 --key "$work/dl.key" --store s3://bench --s3-endpoint "$murl" \
+  --base-url "$url" --allow-missing "$input" >/dev/null 2>&1
+
+sport=$(port) pport=$(port)
+"$wharf" serve --store s3://bench --s3-endpoint "$murl" --listen "127.0.0.1:$sport" --db "$db" \
+  --rate-ip 0 --rate-key 0 >/dev/null 2>"$work/wharf-s3.log" &
+pids+=($!)
+"$wharf" serve --store s3://bench --s3-endpoint "$murl" --listen "127.0.0.1:$pport" --db "$db" \
+  --rate-ip 0 --rate-key 0 --presign >/dev/null 2>"$work/wharf-presign.log" &
+pids+=($!)
+wait_http "http://127.0.0.1:$sport/latest"
+wait_http "http://127.0.0.1:$pport/latest"
+presigned=$(curl -s -o /dev/null -w '%{redirect_url}' -H "$auth" "http://127.0.0.1:$pport/$engine")
+
+w=$(run_wrk -t2 -c8 -H "$auth" "http://127.0.0.1:$sport/$engine")
+d=$(run_wrk -t2 -c8 "$presigned")
+wb=$(bytes_per_sec "$w") db_=$(bytes_per_sec "$d")
+echo "minio 50 MiB: through wharf $(mib "$wb"), direct GET $(mib "$db_"), ratio $(ratio "$wb" "$db_") (want >= 0.7)"
+
+p=$(run_wrk -t1 -c1 --latency -H "$auth" "http://127.0.0.1:$pport/$engine")
+p50=$(awk '/^ +50%/ { print $2 }' <<<"$p")
+echo "presign: p50 of wharf's 302 to the presigned URL $p50 (the time --presign adds to the first byte; want < 1ms)"
