@@ -18,8 +18,12 @@ var PackModTime = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
 // PackModTime, and a gzip header without name or time. The same input
 // gives the same bytes (with the same Go release: the archive is as stable
 // as compress/flate's output).
+//
+// It compresses with gzip.BestSpeed: on Go executables that costs a third
+// of the CPU of the default level for archives about 8% larger, and
+// publishing should cost little more than moving the bytes.
 func Pack(w io.Writer, name string, r io.Reader, size int64) error {
-	gz, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
+	gz, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
 	if err != nil {
 		return fmt.Errorf("pack %s: %w", name, err)
 	}
