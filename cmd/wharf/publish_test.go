@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/publish/s3/s3test"
 )
 
 // demoInputDir runs scripts/demo-inputs.sh, as make run does.
@@ -105,5 +106,33 @@ func TestHelpHasExample(t *testing.T) {
 		if err != nil || !strings.Contains(out, "Example") || !strings.Contains(out, "wharf "+cmd) {
 			t.Errorf("wharf %s --help = %v:\n%s", cmd, err, out)
 		}
+	}
+}
+
+// TestPublishCommandS3 publishes to a bucket of a real MinIO through the
+// s3:// store, with the endpoint flag and AWS_* credentials, as a CI job.
+func TestPublishCommandS3(t *testing.T) {
+	m := testenv.SharedMinIO(t)
+	bucket, _ := s3test.Bucket(t, m)
+	for k, v := range s3test.Env(m) {
+		t.Setenv(k, v)
+	}
+	key := filepath.Join(t.TempDir(), "dl.key")
+	if _, _, err := pubRun(t, "keygen", "--out", key); err != nil {
+		t.Fatal(err)
+	}
+	input := demoInputDir(t, "s3")
+	out, logs, err := pubRun(t, "publish", "--version", "26.1.1", "--key", key, "--store", bucket+"/dl",
+		"--s3-endpoint", m.URL(), "--base-url", "https://dl.example.com", input)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, logs)
+	}
+	if !strings.Contains(out, "published 26.1.1") {
+		t.Errorf("stdout: %s", out)
+	}
+	out, _, err = pubRun(t, "publish", "--version", "26.1.1", "--key", key, "--store", bucket+"/dl",
+		"--s3-endpoint", m.URL(), "--base-url", "https://dl.example.com", input)
+	if err != nil || !strings.Contains(out, "nothing to do") {
+		t.Errorf("identical re-publish to S3 = %q, %v", out, err)
 	}
 }
