@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/chromedp/chromedp/remote"
 
 	"github.com/wharfhq/wharf/internal/testenv"
@@ -172,6 +173,15 @@ func TestPageChromium(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(listed, want) {
 		t.Errorf("the page lists\n%v\nreleases.json has\n%v", listed, want)
+	}
+	// Keyboard: the first Tab reaches the skip link, which shows a focus ring.
+	run("tab", chromedp.KeyEvent(kb.Tab))
+	focus, err := chromedp.Run(bctx, chromedp.Evaluate[string](`(() => {
+		const e = document.activeElement, st = getComputedStyle(e);
+		return e.className + " " + st.outlineStyle + " " + st.outlineWidth;
+	})()`))
+	if err != nil || focus != "skip solid 3px" {
+		t.Errorf("after Tab the focus is on %q (%v), want the skip link with a 3px outline", focus, err)
 	}
 	shot("page-1280.png", 1280)
 	shot("page-390.png", 390)
