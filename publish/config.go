@@ -134,6 +134,7 @@ type InputError struct {
 	Bad     []string // "name: reason"
 }
 
+// Error lists every problem, one a line, with the naming rules.
 func (e *InputError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "input dir %s:", e.Dir)
