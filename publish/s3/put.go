@@ -185,17 +185,23 @@ func (p *putter) single(ctx context.Context, pt *part) (publish.ObjectInfo, erro
 	if err != nil {
 		return publish.ObjectInfo{}, err
 	}
-	got := fullSHA256(ui.ChecksumSHA256)
-	if got != "" && got != hex.EncodeToString(claimed) {
-		return publish.ObjectInfo{}, fmt.Errorf("%w: server reports sha256 %s, sent %x", publish.ErrChecksumMismatch, got, claimed)
-	}
-	return publish.ObjectInfo{
+	info := publish.ObjectInfo{
 		Key:     p.key,
 		Size:    int64(len(pt.data)),
 		ETag:    `"` + ui.ETag + `"`,
 		ModTime: ui.LastModified,
-		SHA256:  hex.EncodeToString(sum),
-	}, nil
+	}
+	// The server echoes the checksum it verified and keeps; a server that
+	// ignores checksums echoes nothing, and then SHA256 stays empty so the
+	// caller checks some other way.
+	switch got := fullSHA256(ui.ChecksumSHA256); {
+	case got == "":
+	case got != hex.EncodeToString(claimed):
+		return publish.ObjectInfo{}, fmt.Errorf("%w: server reports sha256 %s, sent %x", publish.ErrChecksumMismatch, got, claimed)
+	default:
+		info.SHA256 = hex.EncodeToString(sum)
+	}
+	return info, nil
 }
 
 func (p *putter) multipart(ctx context.Context, first *part, r io.Reader, size int64) (info publish.ObjectInfo, err error) {
@@ -284,16 +290,24 @@ func (p *putter) multipart(ctx context.Context, first *part, r io.Reader, size i
 	for i, cp := range parts {
 		ordered[i] = sums[cp.PartNumber]
 	}
-	if want := compositeSHA256(ordered); ui.ChecksumSHA256 != "" && ui.ChecksumSHA256 != want {
+	info = publish.ObjectInfo{
+		Key:  p.key,
+		Size: p.n,
+		ETag: `"` + ui.ETag + `"`,
+	}
+	// The whole-stream SHA-256 stands for the stored object only when the
+	// server's composite of the parts it kept matches the one computed
+	// over the same bytes; a server that keeps no checksum leaves SHA256
+	// empty.
+	switch want := compositeSHA256(ordered); ui.ChecksumSHA256 {
+	case "":
+	case want:
+		info.SHA256 = hex.EncodeToString(whole)
+	default:
 		// Too late to keep it invisible, but never report a wrong object as good.
 		return publish.ObjectInfo{}, fmt.Errorf("%w: server's composite sha256 %s, computed %s", publish.ErrChecksumMismatch, ui.ChecksumSHA256, want)
 	}
-	return publish.ObjectInfo{
-		Key:    p.key,
-		Size:   p.n,
-		ETag:   `"` + ui.ETag + `"`,
-		SHA256: hex.EncodeToString(whole),
-	}, nil
+	return info, nil
 }
 
 func (p *putter) completeOptions() minio.PutObjectOptions {
