@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -78,6 +81,7 @@ type Server struct {
 	keyLimit  *limiter
 	minRate   int64
 	grace     time.Duration
+	buffers   sync.Pool // copy buffers of bigCopy
 }
 
 // New returns a Server for cfg.
@@ -156,20 +160,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusOK
 		}
 		elapsed := time.Since(start)
-		code := fmt.Sprint(status)
+		code := strconv.Itoa(status)
 		s.metrics.requests.WithLabelValues(route, code).Inc()
 		s.metrics.bytes.WithLabelValues(route).Add(float64(req.bytes))
 		s.metrics.duration.WithLabelValues(route).Observe(elapsed.Seconds())
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.EscapedPath()),
-			slog.String("route", route),
-			slog.Int("status", status),
-			slog.Int64("bytes", req.bytes),
-			slog.Duration("duration", elapsed),
-			slog.String("remote", r.RemoteAddr),
-			slog.String("principal", req.who),
-		)
+		// The record is built by hand: slog.Logger would capture the caller's
+		// program counter, a cost per request the access log does not need.
+		if h := s.log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
+			rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+			rec.AddAttrs(
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.EscapedPath()),
+				slog.String("route", route),
+				slog.Int("status", status),
+				slog.Int64("bytes", req.bytes),
+				slog.Duration("duration", elapsed),
+				slog.String("remote", r.RemoteAddr),
+				slog.String("principal", req.who),
+			)
+			_ = h.Handle(r.Context(), rec)
+		}
 	}()
 	if err != nil {
 		s.writeError(req, r, badRequest("malformed path: dot segments, encoded slashes, backslashes and control characters are refused"))
@@ -351,8 +361,29 @@ func (s *Server) serveObject(w *request, r *http.Request, key, ctype, attachment
 	// An object backed by a file (publish/dir) goes out with sendfile(2):
 	// the recorder forwards ReadFrom, and net/http hands the object to the
 	// TCP connection, which takes any syscall.Conn.
-	http.ServeContent(w, r, "", info.ModTime, obj)
+	var out http.ResponseWriter = w
+	if _, ok := obj.(syscall.Conn); !ok {
+		out = bigCopy{w, &s.buffers}
+	}
+	http.ServeContent(out, r, "", info.ModTime, obj)
 	return nil
+}
+
+// bigCopy streams an object that is not a file (S3) in 256 KiB writes
+// rather than net/http's 32 KiB: a quarter of the system calls.
+type bigCopy struct {
+	*request
+	buffers *sync.Pool // of *[]byte
+}
+
+func (b bigCopy) ReadFrom(src io.Reader) (int64, error) {
+	buf, ok := b.buffers.Get().(*[]byte)
+	if !ok {
+		nb := make([]byte, 256<<10)
+		buf = &nb
+	}
+	defer b.buffers.Put(buf)
+	return io.CopyBuffer(struct{ io.Writer }{b.request}, src, *buf)
 }
 
 // authorize checks that the request may download an artifact of an

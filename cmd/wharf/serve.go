@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -58,12 +61,14 @@ func serve(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	logs := newLogBuffer(c.App.ErrWriter, 200*time.Millisecond)
+	defer logs.Close()
 	var h slog.Handler
 	switch c.String("log-format") {
 	case "text":
-		h = slog.NewTextHandler(c.App.ErrWriter, nil)
+		h = slog.NewTextHandler(logs, nil)
 	case "json":
-		h = slog.NewJSONHandler(c.App.ErrWriter, nil)
+		h = slog.NewJSONHandler(logs, nil)
 	default:
 		return fmt.Errorf("serve: --log-format %q is neither text nor json", c.String("log-format"))
 	}
@@ -121,6 +126,53 @@ func serve(c *cli.Context) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// logBuffer batches the log: a write per access-log line would cost a
+// system call per request, more than answering a redirect does. Lines
+// reach the output within the flush interval, and all of them on Close.
+type logBuffer struct {
+	mu   sync.Mutex
+	w    *bufio.Writer
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newLogBuffer(w io.Writer, every time.Duration) *logBuffer {
+	b := &logBuffer{w: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				b.flush()
+			case <-b.stop:
+				return
+			}
+		}
+	}()
+	return b
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.w.Write(p)
+}
+
+func (b *logBuffer) flush() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.w.Flush()
+}
+
+// Close stops the flusher and writes what is buffered.
+func (b *logBuffer) Close() error {
+	close(b.stop)
+	<-b.done
+	return b.flush()
 }
 
 // dbFlag is the --db flag every command of the auth database takes.
