@@ -341,3 +341,43 @@ func TestKilledMidPut(t *testing.T) {
 		t.Errorf("Put after restart: SHA256 %s, want %x", info.SHA256, want)
 	}
 }
+
+// TestChecksumNotConfirmed: against an S3 API that accepts writes but
+// keeps no checksums (it echoes none), Put reports no SHA-256, so the
+// publisher falls back to reading the object back.
+func TestChecksumNotConfirmed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		q := r.URL.Query()
+		w.Header().Set("ETag", `"0123456789abcdef0123456789abcdef"`)
+		switch {
+		case r.Method == http.MethodHead || r.Method == http.MethodGet && q.Has("location"):
+			if q.Has("location") {
+				io.WriteString(w, `<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/"></LocationConstraint>`)
+			}
+		case r.Method == http.MethodPost && q.Has("uploads"):
+			io.WriteString(w, `<InitiateMultipartUploadResult><Bucket>plain</Bucket><Key>k</Key><UploadId>u1</UploadId></InitiateMultipartUploadResult>`)
+		case r.Method == http.MethodPost && q.Has("uploadId"):
+			io.WriteString(w, `<CompleteMultipartUploadResult><Bucket>plain</Bucket><Key>k</Key><ETag>"abc-2"</ETag></CompleteMultipartUploadResult>`)
+		case r.Method == http.MethodPut:
+		default:
+			http.Error(w, "unexpected", http.StatusNotImplemented)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "us-east-1"}
+	s, err := s3.Open(t.Context(), "s3://plain", s3.Options{Endpoint: srv.URL, PartSize: s3.MinPartSize, Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{100, s3.MinPartSize + 100} {
+		data := bytes.Repeat([]byte("x"), n)
+		info, err := s.Put(t.Context(), "k", bytes.NewReader(data), int64(n), publish.PutOptions{})
+		if err != nil {
+			t.Fatalf("Put %d bytes: %v", n, err)
+		}
+		if info.SHA256 != "" {
+			t.Errorf("Put %d bytes: SHA256 %q though the server confirmed no checksum", n, info.SHA256)
+		}
+	}
+}
