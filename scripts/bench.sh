@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 export WHARF_REQUIRE_ALL=1
 
-SECTIONS=(publish)
+SECTIONS=(publish serve fetch addrd)
 
 # gobench PKG BENCH [TIMEOUT]: one iteration of a Go benchmark; prints the result line
 # and the benchmark's log lines without their file:line prefix.
@@ -37,6 +37,26 @@ bench_publish() {
 	fi
 	gobench ./publish/s3/ BenchmarkPublish 15m
 }
+
+# The other parts keep their benchmarks in scripts of their own; a section runs one.
+script_section() {
+	local name=$1 script=$2
+	echo "== $name: $script"
+	if [ ! -x "$script" ] && [ ! -f "$script" ]; then
+		echo "bench: $script is missing" >&2
+		return 1
+	fi
+	bash "$script"
+}
+
+# serve: wharf serve against nginx and MinIO (scripts/bench-serve.sh).
+bench_serve() { script_section serve scripts/bench-serve.sh; }
+
+# fetch: addrd's fetcher against a JSON-RPC reference (scripts/bench-fetch.sh).
+bench_fetch() { script_section fetch scripts/bench-fetch.sh; }
+
+# addrd: the /v1 API on PostgreSQL and SQLite (scripts/bench-addrd.sh).
+bench_addrd() { script_section addrd scripts/bench-addrd.sh; }
 
 main() {
 	local run=("$@") s
