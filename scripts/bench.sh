@@ -68,8 +68,18 @@ main() {
 			echo "bench: no section $s (have: ${SECTIONS[*]})" >&2
 			exit 2
 		fi
-		"bench_$s"
 	done
+	# A failing section does not stop the others; the run fails at the end.
+	local failed=()
+	for s in "${run[@]}"; do
+		if ! "bench_$s"; then
+			failed+=("$s")
+		fi
+	done
+	if [ ${#failed[@]} -gt 0 ]; then
+		echo "bench: failed: ${failed[*]}" >&2
+		exit 1
+	fi
 }
 
 main "$@"
