@@ -53,7 +53,7 @@ type Options struct {
 	// in one PUT; 0 means DefaultPartSize, less than MinPartSize is refused.
 	PartSize uint64
 	// Concurrency is the number of parts the store uploads at once, over all
-	// concurrent Puts; 0 means DefaultConcurrency. Memory for uploads is
+	// concurrent Puts, while one more is read; 0 means DefaultConcurrency. Memory for uploads is
 	// bounded by (Concurrency+1) * PartSize (objects over 10000 parts, 156
 	// GiB with the default, get larger parts).
 	Concurrency uint
@@ -340,8 +340,11 @@ func (s *Store) anonymous() bool {
 	return err == nil && v.SignerType.IsAnonymous()
 }
 
-// String names the store as s3://bucket/prefix.
+// String names the store as s3://bucket or s3://bucket/prefix.
 func (s *Store) String() string {
+	if s.prefix == "" {
+		return "s3://" + s.bucket
+	}
 	return "s3://" + s.bucket + "/" + strings.TrimSuffix(s.prefix, "/")
 }
 
