@@ -130,6 +130,10 @@ echo "memory: peak RSS $hwm MiB with 100 clients on a 500 MiB image, $(mib "$(by
 
 # 4 and 5: MinIO.
 if [ ! -x "$MINIO" ]; then
+  if [ "${WHARF_REQUIRE_ALL:-}" = 1 ]; then
+    echo "bench-serve: $MINIO missing (make minio)" >&2
+    exit 1
+  fi
   echo "minio: skipped ($MINIO missing: make minio)"
   echo "presign: skipped"
   exit 0
