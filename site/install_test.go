@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -229,5 +230,37 @@ func wantFailure(t *testing.T, r installRun, message string) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(r.home, ".local", "bin")); len(entries) != 0 {
 		t.Errorf("left files in the target: %v", entries)
+	}
+}
+
+// TestInstallScriptSystemDirNotWritable: without ~/.local/bin on PATH the
+// script installs into /usr/local/bin; a user who cannot write there and
+// has no sudo gets one clear line, and nothing is left behind.
+func TestInstallScriptSystemDirNotWritable(t *testing.T) {
+	var notRoot error
+	if os.Geteuid() != 0 {
+		notRoot = errors.New("running the script as another user needs root")
+	}
+	testenv.Need(t, "root", notRoot)
+	runuser := testenv.Tool(t, "runuser")
+	dash := testenv.Tool(t, "dash")
+	if _, err := os.Stat("/usr/local/bin/treasury"); err == nil {
+		t.Skip("/usr/local/bin/treasury exists on this machine")
+	}
+	e := newEnv(t)
+	home, err := os.MkdirTemp("", "wharf-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	os.Chmod(home, 0o777)
+	cmd := exec.Command(runuser, "-u", "nobody", "--", dash, "-c", `curl -fsSL "$URL/install" | sh`)
+	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "URL=" + e.url}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	r := installRun{home: home, err: cmd.Run(), stdout: stdout.String(), stderr: stderr.String()}
+	wantFailure(t, r, "cannot write to /usr/local/bin")
+	if matches, _ := filepath.Glob("/usr/local/bin/*treasury*"); len(matches) != 0 {
+		t.Errorf("left %v", matches)
 	}
 }
