@@ -42,7 +42,7 @@ type FetcherConfig struct {
 	// BackfillBlocks is how many blocks before the checkpoint a new
 	// subscription is backfilled; default 1000.
 	BackfillBlocks uint64
-	// Batch is the most blocks one FetchOnce stores; default 64.
+	// Batch is the most blocks one FetchOnce stores; default 128.
 	Batch int
 	// SyncBatch is the most new subscriptions one FetchOnce syncs; default 1000.
 	SyncBatch int
@@ -73,6 +73,13 @@ type Fetcher struct {
 	cfg     FetcherConfig
 	log     *slog.Logger
 	metrics fetchMetrics
+
+	// target is the newest block with enough confirmations, as of the
+	// current step.
+	target uint64
+	// dense is true while most scanned blocks touch a tracked address: then
+	// every block's receipts are read instead of the Transfer logs.
+	dense bool
 
 	// tokens are the ERC-20 contracts each address has held, loaded from
 	// the store on first need and grown as blocks touch it.
@@ -107,7 +114,7 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 		cfg.BackfillBlocks = 1000
 	}
 	if cfg.Batch <= 0 {
-		cfg.Batch = 64
+		cfg.Batch = 128
 	}
 	if cfg.SyncBatch <= 0 {
 		cfg.SyncBatch = 1000
@@ -251,6 +258,7 @@ func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	target := head - f.cfg.Confirmations
+	f.target = target
 
 	cp, ok, err := f.cfg.Store.Checkpoint(ctx, chain)
 	if err != nil {
@@ -395,34 +403,32 @@ func (f *Fetcher) readChunks(ctx context.Context, cp Block, end uint64, set map[
 	}
 }
 
-// scan scans consecutive blocks for the tracked addresses: the Transfer
-// logs of all of them in one call, receipts of the blocks that matched,
-// and the balances of the addresses they touch, read once at the last
-// block.
+// scan scans consecutive blocks for the tracked addresses and reads the
+// balances of the addresses they touch, once, at the last block. While
+// most blocks match (dense), it reads every block's receipts, whose logs
+// serve as its Transfer logs; otherwise (sparse) the Transfer logs of all
+// the blocks in one call, and receipts of the blocks that matched only.
+// Either way a block costs the same whatever the number of subscriptions.
 func (f *Fetcher) scan(ctx context.Context, blocks []SourceBlock, set map[string]bool) (chunk, error) {
-	first, last := blocks[0].Number, blocks[len(blocks)-1].Number
-	logs, err := f.cfg.Source.Transfers(ctx, first, last, nil)
-	if err != nil {
-		return chunk{}, f.nodeErr(err)
+	var (
+		ms  []matched
+		err error
+		c   chunk
+	)
+	if f.dense {
+		c, ms, err = f.scanDense(ctx, blocks, set)
+	} else {
+		c, ms, err = f.scanSparse(ctx, blocks, set)
 	}
-	byBlock := logsByBlock(logs)
-	for i, b := range blocks {
-		if slices.ContainsFunc(byBlock[b.Number], func(l TokenTransfer) bool { return l.BlockHash != b.Hash }) {
-			// The logs come from another chain than the blocks: a reorg
-			// while reading; keep the blocks before it.
-			blocks = blocks[:i]
-			break
-		}
+	if err != nil || len(c.blocks) == 0 {
+		return c, err
 	}
-	c := chunk{blocks: blocks, txs: make([][]Transaction, len(blocks))}
-	if len(blocks) == 0 {
-		return c, nil
-	}
-	tracked := func(a string) bool { return set[a] }
-	ms := make([]matched, len(blocks))
 	touched := make(map[string]bool)
-	for i, b := range blocks {
-		ms[i] = match(b, byBlock[b.Number], tracked)
+	hits := 0
+	for i := range ms {
+		if len(ms[i].hashes) > 0 {
+			hits++
+		}
 		for _, a := range ms[i].touched {
 			touched[a] = true
 		}
@@ -434,7 +440,36 @@ func (f *Fetcher) scan(ctx context.Context, blocks []SourceBlock, set map[string
 			}
 		}
 	}
-	// Receipts of the matched blocks, a few calls in flight.
+	f.dense = 2*hits >= len(ms)
+	if c.balances, err = f.readBalances(ctx, sortedKeys(touched), c.blocks[len(c.blocks)-1].Number); err != nil {
+		return chunk{}, err
+	}
+	return c, nil
+}
+
+// scanSparse reads the Transfer logs of blocks in one call, then the
+// receipts of the blocks that matched, a few calls in flight.
+func (f *Fetcher) scanSparse(ctx context.Context, blocks []SourceBlock, set map[string]bool) (chunk, []matched, error) {
+	first, last := blocks[0].Number, blocks[len(blocks)-1].Number
+	logs, err := f.cfg.Source.Transfers(ctx, first, last, nil)
+	if err != nil {
+		return chunk{}, nil, f.nodeErr(err)
+	}
+	byBlock := logsByBlock(logs)
+	for i, b := range blocks {
+		if slices.ContainsFunc(byBlock[b.Number], func(l TokenTransfer) bool { return l.BlockHash != b.Hash }) {
+			// The logs come from another chain than the blocks: a reorg
+			// while reading; keep the blocks before it.
+			blocks = blocks[:i]
+			break
+		}
+	}
+	c := chunk{blocks: blocks, txs: make([][]Transaction, len(blocks))}
+	tracked := func(a string) bool { return set[a] }
+	ms := make([]matched, len(blocks))
+	for i, b := range blocks {
+		ms[i] = match(b, byBlock[b.Number], tracked)
+	}
 	err = parallel(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
 		if len(ms[i].hashes) == 0 {
 			return nil
@@ -447,12 +482,45 @@ func (f *Fetcher) scan(ctx context.Context, blocks []SourceBlock, set map[string
 		return nil
 	})
 	if err != nil {
-		return chunk{}, err
+		return chunk{}, nil, err
 	}
-	if c.balances, err = f.readBalances(ctx, sortedKeys(touched), last); err != nil {
-		return chunk{}, err
+	return c, ms, nil
+}
+
+// scanDense reads every block's receipts, a few calls in flight, and
+// matches on the Transfer logs in them.
+func (f *Fetcher) scanDense(ctx context.Context, blocks []SourceBlock, set map[string]bool) (chunk, []matched, error) {
+	c := chunk{blocks: blocks, txs: make([][]Transaction, len(blocks))}
+	tracked := func(a string) bool { return set[a] }
+	ms := make([]matched, len(blocks))
+	err := parallel(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
+		receipts, logs, err := f.cfg.Source.BlockReceipts(ctx, blocks[i].Block)
+		if err != nil {
+			return f.nodeErr(err)
+		}
+		ms[i] = match(blocks[i], logs, tracked)
+		if len(ms[i].hashes) == 0 {
+			return nil
+		}
+		byHash := make(map[string]Receipt, len(receipts))
+		for _, r := range receipts {
+			byHash[r.TxHash] = r
+		}
+		picked := make([]Receipt, len(ms[i].hashes))
+		for j, h := range ms[i].hashes {
+			r, ok := byHash[h]
+			if !ok {
+				return fmt.Errorf("block %d %s: no receipt for %s: %w", blocks[i].Number, blocks[i].Hash, h, ErrNotFound)
+			}
+			picked[j] = r
+		}
+		c.txs[i] = ms[i].transactions(blocks[i], picked)
+		return nil
+	})
+	if err != nil {
+		return chunk{}, nil, err
 	}
-	return c, nil
+	return c, ms, nil
 }
 
 // storeChunk stores the blocks of c in order, each in its own database
@@ -678,11 +746,21 @@ func (f *Fetcher) refresh(ctx context.Context, tracked []Tracked, at uint64) err
 	return nil
 }
 
+// stateWindow is how far behind the confirmed head balances may be read:
+// a node that is not an archive keeps the state of its last 128 blocks
+// only.
+const stateWindow = 64
+
 // readBalances reads the native and every known token balance of
-// addresses at block.
+// addresses at block, or at the confirmed head when block is older than
+// the node keeps state for (while catching up); balances carry the block
+// they were read at.
 func (f *Fetcher) readBalances(ctx context.Context, addrs []string, at uint64) ([]Balance, error) {
 	if len(addrs) == 0 {
 		return nil, nil
+	}
+	if f.target > at+stateWindow {
+		at = f.target
 	}
 	var qs []BalanceQuery
 	for _, a := range addrs {

@@ -600,6 +600,11 @@ func (s *countingSource) Receipts(ctx context.Context, b query.Block, hashes []s
 	return s.Source.Receipts(ctx, b, hashes)
 }
 
+func (s *countingSource) BlockReceipts(ctx context.Context, b query.Block) ([]query.Receipt, []query.TokenTransfer, error) {
+	s.calls.Add(1)
+	return s.Source.BlockReceipts(ctx, b)
+}
+
 func (s *countingSource) Balances(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
 	s.calls.Add(1)
 	return s.Source.Balances(ctx, at, qs)

@@ -27,6 +27,11 @@ type Source interface {
 	// in the order of hashes. Errors: ErrNotFound when the block is no
 	// longer canonical.
 	Receipts(ctx context.Context, b Block, hashes []string) ([]Receipt, error)
+	// BlockReceipts returns every receipt of block b, in order, with the
+	// ERC-20 Transfer logs in them: cheaper than Transfers and Receipts
+	// when most of a block matches. Errors: ErrNotFound when the block is
+	// no longer canonical.
+	BlockReceipts(ctx context.Context, b Block) ([]Receipt, []TokenTransfer, error)
 	// Balances reads the balances asked for at block number block, in the
 	// order of the queries (symbol and decimals of a token read once).
 	Balances(ctx context.Context, block uint64, queries []BalanceQuery) ([]Balance, error)

@@ -13,5 +13,5 @@ blocks=${FETCH_BLOCKS:-1000}
 txs=${FETCH_TXS:-100}
 subs=${FETCH_SUBS:-100000}
 go test ./query/ -run '^$' -bench '^BenchmarkFetch$' -benchtime=1x -timeout 30m \
-	-args -fetch.blocks="$blocks" -fetch.txs="$txs" -fetch.subs="$subs" | grep -E '^(fetch:|Benchmark|ok|FAIL|---)'
-go test ./cmd/addrd/ -run '^$' -bench '^BenchmarkServeDevLatency$' -benchtime=1x -timeout 5m | grep -E '^(dev:|Benchmark|ok|FAIL|---)'
+	-args -fetch.blocks="$blocks" -fetch.txs="$txs" -fetch.subs="$subs" | grep -vE '^(goos|goarch|pkg|cpu):'
+go test ./cmd/addrd/ -run '^$' -bench '^BenchmarkServeDevLatency$' -benchtime=1x -timeout 5m | grep -vE '^(goos|goarch|pkg|cpu):'

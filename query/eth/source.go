@@ -261,26 +261,33 @@ func (s *Source) filterTransfers(ctx context.Context, q ethereum.FilterQuery) ([
 		return nil, unavailable(ctx, "eth_getLogs", err)
 	}
 	out := make([]query.TokenTransfer, 0, len(logs))
-	for _, l := range logs {
-		// ERC-721 Transfer has the same topic 0 but a third indexed topic.
-		// From Amsterdam on, moves of ether are logged the same way by the
-		// system address (EIP-7708): those are native, not ERC-20.
-		if l.Removed || len(l.Topics) != 3 || len(l.Data) != 32 || l.Address == params.SystemAddress {
-			continue
+	for i := range logs {
+		if t, ok := transferOf(&logs[i]); ok {
+			out = append(out, t)
 		}
-		out = append(out, query.TokenTransfer{
-			BlockNumber: l.BlockNumber,
-			BlockHash:   hexLower(l.BlockHash),
-			TxHash:      hexLower(l.TxHash),
-			TxIndex:     l.TxIndex,
-			LogIndex:    int(l.Index),
-			Contract:    addrLower(l.Address),
-			From:        addrLower(common.BytesToAddress(l.Topics[1].Bytes())),
-			To:          addrLower(common.BytesToAddress(l.Topics[2].Bytes())),
-			Amount:      new(big.Int).SetBytes(l.Data).String(),
-		})
 	}
 	return out, nil
+}
+
+// transferOf reads an ERC-20 Transfer log.
+func transferOf(l *types.Log) (query.TokenTransfer, bool) {
+	// ERC-721 Transfer has the same topic 0 but a third indexed topic.
+	// From Amsterdam on, moves of ether are logged the same way by the
+	// system address (EIP-7708): those are native, not ERC-20.
+	if l.Removed || len(l.Topics) != 3 || l.Topics[0] != transferTopic || len(l.Data) != 32 || l.Address == params.SystemAddress {
+		return query.TokenTransfer{}, false
+	}
+	return query.TokenTransfer{
+		BlockNumber: l.BlockNumber,
+		BlockHash:   hexLower(l.BlockHash),
+		TxHash:      hexLower(l.TxHash),
+		TxIndex:     l.TxIndex,
+		LogIndex:    int(l.Index),
+		Contract:    addrLower(l.Address),
+		From:        addrLower(common.BytesToAddress(l.Topics[1].Bytes())),
+		To:          addrLower(common.BytesToAddress(l.Topics[2].Bytes())),
+		Amount:      new(big.Int).SetBytes(l.Data).String(),
+	}, true
 }
 
 type rpcReceipt struct {
@@ -289,6 +296,43 @@ type rpcReceipt struct {
 	Status            hexutil.Uint64 `json:"status"`
 	GasUsed           hexutil.Uint64 `json:"gasUsed"`
 	EffectiveGasPrice *hexutil.Big   `json:"effectiveGasPrice"`
+	Logs              []*types.Log   `json:"logs"`
+}
+
+// receipt converts what the fetcher keeps of r.
+func (r *rpcReceipt) receipt() query.Receipt {
+	fee := new(big.Int).SetUint64(uint64(r.GasUsed))
+	if r.EffectiveGasPrice != nil {
+		fee.Mul(fee, r.EffectiveGasPrice.ToInt())
+	}
+	status := query.StatusFailed
+	if r.Status == hexutil.Uint64(types.ReceiptStatusSuccessful) {
+		status = query.StatusSuccess
+	}
+	return query.Receipt{TxHash: hexLower(r.TransactionHash), Status: status, Fee: fee.String()}
+}
+
+// BlockReceipts returns every receipt of block b and the ERC-20 Transfer
+// logs in them, from one eth_getBlockReceipts.
+func (s *Source) BlockReceipts(ctx context.Context, b query.Block) ([]query.Receipt, []query.TokenTransfer, error) {
+	var all []*rpcReceipt
+	if err := s.rpc.CallContext(ctx, &all, "eth_getBlockReceipts", b.Hash); err != nil {
+		return nil, nil, unavailable(ctx, "eth_getBlockReceipts", err)
+	}
+	out := make([]query.Receipt, 0, len(all))
+	var transfers []query.TokenTransfer
+	for _, r := range all {
+		if r == nil || hexLower(r.BlockHash) != b.Hash {
+			return nil, nil, fmt.Errorf("receipts of block %d %s: %w", b.Number, b.Hash, query.ErrNotFound)
+		}
+		out = append(out, r.receipt())
+		for _, l := range r.Logs {
+			if t, ok := transferOf(l); ok {
+				transfers = append(transfers, t)
+			}
+		}
+	}
+	return out, transfers, nil
 }
 
 // Receipts returns the receipts of hashes in block b: one
@@ -333,15 +377,8 @@ func (s *Source) Receipts(ctx context.Context, b query.Block, hashes []string) (
 		if r == nil || hexLower(r.BlockHash) != b.Hash {
 			return nil, fmt.Errorf("receipt of %s in block %d %s: %w", h, b.Number, b.Hash, query.ErrNotFound)
 		}
-		fee := new(big.Int).SetUint64(uint64(r.GasUsed))
-		if r.EffectiveGasPrice != nil {
-			fee.Mul(fee, r.EffectiveGasPrice.ToInt())
-		}
-		status := query.StatusFailed
-		if r.Status == hexutil.Uint64(types.ReceiptStatusSuccessful) {
-			status = query.StatusSuccess
-		}
-		out[i] = query.Receipt{TxHash: h, Status: status, Fee: fee.String()}
+		out[i] = r.receipt()
+		out[i].TxHash = h
 	}
 	return out, nil
 }

@@ -154,6 +154,19 @@ func TestSourceReadsABlock(t *testing.T) {
 		})
 	}
 
+	t.Run("BlockReceipts", func(t *testing.T) {
+		rs, logs, err := src.BlockReceipts(ctx, blk.Block)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) != 3 || rs[0].TxHash != native.Hex() || rs[2].Status != query.StatusFailed {
+			t.Errorf("receipts = %+v", rs)
+		}
+		if len(logs) != 1 || logs[0] != transfers[0] {
+			t.Errorf("transfer logs = %+v, want %+v", logs, transfers)
+		}
+	})
+
 	hashes := []string{native.Hex(), token.Hex(), failed.Hex()}
 	for _, tc := range []struct {
 		name string
