@@ -2,6 +2,7 @@ package s3_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/pem"
@@ -17,6 +18,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
@@ -379,5 +383,68 @@ func TestChecksumNotConfirmed(t *testing.T) {
 		if info.SHA256 != "" {
 			t.Errorf("Put %d bytes: SHA256 %q though the server confirmed no checksum", n, info.SHA256)
 		}
+	}
+}
+
+// cancelingReader cancels its context after n bytes.
+type cancelingReader struct {
+	r      io.Reader
+	n      int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.n -= int64(n); c.n <= 0 {
+		c.cancel()
+	}
+	return n, err
+}
+
+// TestPutCanceled: a multipart Put whose context ends half-way fails with
+// the context's error, leaves nothing visible, and aborts its upload so no
+// parts are left behind.
+func TestPutCanceled(t *testing.T) {
+	m := testenv.SharedMinIO(t)
+	rawurl, opts := s3test.Bucket(t, m)
+	opts.PartSize = s3.MinPartSize
+	s, err := s3.Open(t.Context(), rawurl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	data := bytes.Repeat([]byte("layer "), 4*s3.MinPartSize/6)
+	r := &cancelingReader{r: bytes.NewReader(data), n: 2*s3.MinPartSize + 10, cancel: cancel}
+	if _, err := s.Put(ctx, "img/big.tar", r, int64(len(data)), publish.PutOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Put with its context canceled = %v, want context.Canceled", err)
+	}
+	if _, err := s.Stat(t.Context(), "img/big.tar"); !errors.Is(err, publish.ErrNotFound) {
+		t.Errorf("Stat after a canceled Put = %v, want ErrNotFound", err)
+	}
+	c, err := minio.NewCore(m.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(m.AccessKey, m.SecretKey, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, _, _ := s3.ParseURL(rawurl)
+	pending := func(key string) int {
+		t.Helper()
+		uploads, err := c.ListMultipartUploads(t.Context(), bucket, key, "", "", "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(uploads.Uploads)
+	}
+	// The listing sees an upload that is left open.
+	id, err := c.NewMultipartUpload(t.Context(), bucket, "img/control.tar", minio.PutObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.AbortMultipartUpload(context.Background(), bucket, "img/control.tar", id)
+	if n := pending("img/control.tar"); n != 1 {
+		t.Fatalf("control: %d uploads listed, want 1", n)
+	}
+	if n := pending("img/big.tar"); n != 0 {
+		t.Errorf("%d multipart uploads left after a canceled Put, want 0 (aborted)", n)
 	}
 }
