@@ -26,7 +26,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/wharfhq/wharf/publish"
@@ -274,25 +273,20 @@ func (s *Store) precondition(key string, opts publish.PutOptions) error {
 }
 
 // lock takes the store's exclusive lock, shared with other processes
-// through flock on .wharf.lock. flock locks belong to the open file, so
-// goroutines of one process exclude each other too.
+// through a lock on .wharf.lock (flock on Unix, LockFileEx on Windows).
+// The lock belongs to the open file, so goroutines of one process exclude
+// each other too.
 func (s *Store) lock() (unlock func(), err error) {
 	f, err := s.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if err := lockFile(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", lockName, err)
 	}
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		unlockFile(f)
 		f.Close()
 	}, nil
 }
@@ -353,7 +347,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]publish.ObjectInfo, 
 
 // pathError maps a file system error to the store's errors.
 func (s *Store) pathError(op, key string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotDir) {
 		return fmt.Errorf("%s %s: %w", op, key, publish.ErrNotFound)
 	}
 	return fmt.Errorf("%s %s: %w", op, key, err)
