@@ -49,6 +49,9 @@ Example:
 			&cli.Float64Flag{Name: "rate-key", Value: 10, Usage: "downloads per second per API key or user (0: no limit)", EnvVars: []string{"WHARF_RATE_KEY"}},
 			&cli.DurationFlag{Name: "refresh", Value: time.Second, Usage: "how often the manifest and pointers are checked for a new release", EnvVars: []string{"WHARF_REFRESH"}},
 			&cli.DurationFlag{Name: "shutdown-grace", Value: 30 * time.Second, Usage: "how long downloads in flight may finish after SIGTERM", EnvVars: []string{"WHARF_SHUTDOWN_GRACE"}},
+			&cli.StringFlag{Name: "oidc-issuer", Usage: "also accept bearer tokens of this OpenID Connect issuer `URL` for existing users", EnvVars: []string{"WHARF_OIDC_ISSUER"}},
+			&cli.StringFlag{Name: "oidc-audience", Usage: "`AUDIENCE` external tokens must be issued for", EnvVars: []string{"WHARF_OIDC_AUDIENCE"}},
+			&cli.StringFlag{Name: "oidc-user-claim", Usage: "`CLAIM` of an external token naming the wharf user (default email, else sub)", EnvVars: []string{"WHARF_OIDC_USER_CLAIM"}},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log `FORMAT`: text or json", EnvVars: []string{"WHARF_LOG_FORMAT"}},
 		},
 		Action: serve,
@@ -84,6 +87,9 @@ func serve(c *cli.Context) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer db.Close()
+	if iss := c.String("oidc-issuer"); iss != "" {
+		db.OIDC = &auth.OIDC{Issuer: iss, Audience: c.String("oidc-audience"), UserClaim: c.String("oidc-user-claim")}
+	}
 
 	secret := []byte(c.String("session-secret"))
 	if len(secret) == 0 {

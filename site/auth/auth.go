@@ -43,6 +43,9 @@ type DB struct {
 	// Now is the clock tokens and API key use are checked and stamped
 	// against; Open sets it to time.Now.
 	Now func() time.Time
+	// OIDC, when set, also accepts the tokens of an external OpenID
+	// Connect issuer for users that exist here.
+	OIDC *OIDC
 
 	issuer issuerCache
 }

@@ -151,6 +151,12 @@ func (d *DB) CreateToken(ctx context.Context, user string) (string, time.Time, e
 // was issued. Any other algorithm ("none", HS256, RS256) or key is refused.
 // Errors: site.ErrUnauthenticated, or a database error.
 func (d *DB) Token(ctx context.Context, token string) (site.Principal, error) {
+	if d.OIDC != nil {
+		var peek jwt.RegisteredClaims
+		if _, _, err := jwt.NewParser().ParseUnverified(token, &peek); err == nil && peek.Issuer == d.OIDC.Issuer && peek.Issuer != Issuer {
+			return d.oidcToken(ctx, token)
+		}
+	}
 	kid, key, err := d.signer(ctx)
 	if err != nil {
 		return site.Principal{}, fmt.Errorf("check token: %w", err)
@@ -193,4 +199,20 @@ func (d *DB) Token(ctx context.Context, token string) (site.Principal, error) {
 		Level:   level,
 		Expires: claims.ExpiresAt.Time,
 	}, nil
+}
+
+// oidcToken checks a token of the external issuer and finds its user.
+func (d *DB) oidcToken(ctx context.Context, token string) (site.Principal, error) {
+	name, exp, err := d.OIDC.verify(ctx, token, d.now)
+	if err != nil {
+		return site.Principal{}, fmt.Errorf("%w: %v", site.ErrUnauthenticated, err)
+	}
+	u, level, err := d.findUser(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return site.Principal{}, fmt.Errorf("%w: %s is not a wharf user (wharf user add)", site.ErrUnauthenticated, name)
+	}
+	if err != nil {
+		return site.Principal{}, fmt.Errorf("check token: %w", err)
+	}
+	return site.Principal{Kind: "user", Name: u.Name, Orgs: u.Orgs, Level: level, Expires: exp}, nil
 }
