@@ -74,27 +74,53 @@ func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address strin
 	if limit <= 0 {
 		return nil, nil
 	}
-	q := tx.NewSelect().ColumnExpr(txColumns).TableExpr("tx_addresses AS a").
-		Join("JOIN transactions AS t ON t.chain = a.chain AND t.hash = a.hash").
+	// One statement: the page of keys, then its transactions and their
+	// transfers (one row per transfer, or one with NULLs if none).
+	page := tx.NewSelect().Column("a.block_number", "a.tx_index", "a.hash").TableExpr("tx_addresses AS a").
 		Where("a.chain = ?", chain).Where("a.address = ?", address).
 		OrderExpr("a.block_number DESC, a.tx_index DESC").Limit(int64(limit))
 	if after != nil {
-		q.Where("(a.block_number, a.tx_index) < (?, ?)", after.BlockNumber, after.Index)
+		page.Where("(a.block_number, a.tx_index) < (?, ?)", after.BlockNumber, after.Index)
 	}
-	var rows []transactionRow
-	if err := q.Scan(ctx, &rows); err != nil {
+	var rows []struct {
+		transactionRow
+		LogIndex *int    `bun:"f_log_index"`
+		Asset    *string `bun:"f_asset"`
+		Contract *string `bun:"f_contract"`
+		FFrom    *string `bun:"f_from"`
+		FTo      *string `bun:"f_to"`
+		Amount   *string `bun:"f_amount"`
+	}
+	err := tx.NewSelect().ColumnExpr(txColumns).
+		ColumnExpr("f.log_index AS f_log_index, f.asset AS f_asset, f.contract AS f_contract").
+		ColumnExpr("f.from_address AS f_from, f.to_address AS f_to, f.amount AS f_amount").
+		TableExpr("(?) AS p", page).
+		Join("JOIN transactions AS t ON t.chain = ? AND t.hash = p.hash", chain).
+		Join("LEFT JOIN transfers AS f ON f.chain = t.chain AND f.hash = t.hash").
+		OrderExpr("p.block_number DESC, p.tx_index DESC, f.log_index").
+		Scan(ctx, &rows)
+	if err != nil {
 		return nil, err
 	}
-	txs := make([]query.Transaction, len(rows))
-	hashes := make([]string, len(rows))
-	for i, r := range rows {
-		txs[i] = r.transaction()
-		hashes[i] = r.Hash
-	}
-	if err := db.attachTransfers(ctx, tx, chain, txs, hashes); err != nil {
-		return nil, err
+	var txs []query.Transaction
+	for _, r := range rows {
+		if n := len(txs); n == 0 || txs[n-1].Hash != r.Hash {
+			txs = append(txs, r.transaction())
+		}
+		if r.LogIndex != nil {
+			t := &txs[len(txs)-1]
+			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: *r.LogIndex, Asset: deref(r.Asset),
+				Contract: deref(r.Contract), From: deref(r.FFrom), To: deref(r.FTo), Amount: deref(r.Amount)})
+		}
 	}
 	return txs, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // attachTransfers reads the transfers of txs in one query.
