@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make run: a demo release published into ./public. Grows with the serve
-# and addrd issues.
+# make run: a demo release published into ./public and served by wharf,
+# beside addrd with its in-process dev chain.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,5 +19,21 @@ rm -rf demo-input
   --base-url "$BASE_URL" demo-input
 echo "run: demo release 26.1.1 in ./public (public key dl.pub)"
 
-# --- serve (added by the serve issue) -------------------------------------
-# ./bin/wharf serve --store ./public --listen 127.0.0.1:8080
+# --- serve ---------------------------------------------------------------
+# Both servers in the foreground; Ctrl-C (or either one exiting) stops both.
+"$GO" build -o bin/addrd ./cmd/addrd
+WHARF_LISTEN=${WHARF_LISTEN:-127.0.0.1:8080}
+ADDRD_LISTEN=${ADDRD_LISTEN:-127.0.0.1:8090}
+pids=()
+stop() { trap - EXIT INT TERM; kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
+trap stop EXIT INT TERM
+./bin/wharf serve --store ./public --listen "$WHARF_LISTEN" --db wharf.db &
+pids+=($!)
+./bin/addrd serve --dev --listen "$ADDRD_LISTEN" &
+pids+=($!)
+cat <<MSG
+run: wharf serve on http://$WHARF_LISTEN  (try: curl -sS http://$WHARF_LISTEN/latest)
+run: addrd serve --dev on http://$ADDRD_LISTEN (its dev account and dev api key lines follow)
+run: Ctrl-C stops both
+MSG
+wait -n "${pids[@]}"
