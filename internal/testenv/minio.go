@@ -197,3 +197,6 @@ func (m *MinIO) close() {
 
 // URL is the server's base URL.
 func (m *MinIO) URL() string { return "http://" + m.Endpoint }
+
+// Credentials returns the root user's access and secret key.
+func (m *MinIO) Credentials() (access, secret string) { return m.AccessKey, m.SecretKey }

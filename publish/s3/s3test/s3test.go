@@ -5,37 +5,23 @@ package s3test
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
-	"reflect"
 	"testing"
 
 	"github.com/wharfhq/wharf/publish/s3"
 )
 
-// Server is a running MinIO: a *testenv.MinIO. s3test reads its exported
-// AccessKey and SecretKey fields by name rather than importing testenv,
-// which the layering rule (internal/deptest) reserves for tests and
-// internal packages.
+// Server is a running MinIO, such as a *testenv.MinIO. It is an interface
+// so that this package need not import internal/testenv, which the
+// layering rule (internal/deptest) reserves for tests.
 type Server interface {
-	URL() string // http://host:port
-}
-
-// credentials returns the root user's access and secret key of m.
-func credentials(m Server) (access, secret string) {
-	v := reflect.Indirect(reflect.ValueOf(m))
-	if v.Kind() == reflect.Struct {
-		a, s := v.FieldByName("AccessKey"), v.FieldByName("SecretKey")
-		if a.Kind() == reflect.String && s.Kind() == reflect.String {
-			return a.String(), s.String()
-		}
-	}
-	panic(fmt.Sprintf("s3test: %T has no AccessKey and SecretKey fields; pass a *testenv.MinIO", m))
+	URL() string                          // http://host:port
+	Credentials() (access, secret string) // the root user's keys
 }
 
 // Env returns the environment of a wharf process that publishes to m: the
 // AWS_* credentials of its root user and the region.
 func Env(m Server) map[string]string {
-	access, secret := credentials(m)
+	access, secret := m.Credentials()
 	return map[string]string{
 		"AWS_ACCESS_KEY_ID":     access,
 		"AWS_SECRET_ACCESS_KEY": secret,
