@@ -245,7 +245,7 @@ func TestInstallScriptSystemDirNotWritable(t *testing.T) {
 	runuser := testenv.Tool(t, "runuser")
 	dash := testenv.Tool(t, "dash")
 	if _, err := os.Stat("/usr/local/bin/treasury"); err == nil {
-		t.Skip("/usr/local/bin/treasury exists on this machine")
+		testenv.Need(t, "a machine without /usr/local/bin/treasury", errors.New("it exists"))
 	}
 	e := newEnv(t)
 	home, err := os.MkdirTemp("", "wharf-nobody-")
