@@ -6,6 +6,8 @@ GO        ?= go
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 MINIO     := $(GOBIN)/minio
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+COSIGN    := $(GOBIN)/cosign
+COSIGN_VERSION := v2.6.5
 STATICCHECK_VERSION := v0.8.2
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
@@ -39,6 +41,14 @@ bench: build $(MINIO) ## benchmarks, each reported as a ratio against a referenc
 minio: $(MINIO) ## build the pinned MinIO server the tests use (cold: ~10 min)
 $(MINIO):
 	$(GO) install github.com/minio/minio@$(MINIO_VERSION)
+
+.PHONY: cosign
+cosign: $(COSIGN) ## build the pinned cosign the signature tests verify with (cold: ~5 min)
+$(COSIGN):
+	$(GO) install github.com/sigstore/cosign/v2/cmd/cosign@$(COSIGN_VERSION)
+
+.PHONY: tools
+tools: minio cosign ## build the pinned MinIO server and cosign
 
 .PHONY: clean
 clean: ## remove build output and the demo tree

@@ -1,0 +1,53 @@
+package publish_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/publish"
+)
+
+// TestSignCosign: cosign (built from its own module, independent of our
+// code) accepts our .sig files with dl.pub offline, as DESIGN.md promises,
+// and refuses a signature over other bytes.
+func TestSignCosign(t *testing.T) {
+	cosign := testenv.Tool(t, "cosign")
+	s, pubPath := testSigner(t)
+	dir := t.TempDir()
+	content := []byte(strings.Repeat("treasury-cli 26.1.1\n", 1000))
+	file := filepath.Join(dir, "treasury-cli-26.1.1-linux-amd64.tar.gz")
+	if err := os.WriteFile(file, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(content)
+	der, err := s.SignDigest(context.Background(), sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := file + ".sig"
+	if err := os.WriteFile(sig, publish.SignatureText(der), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(target string) ([]byte, error) {
+		cmd := exec.Command(cosign, "verify-blob", "--key", pubPath, "--signature", sig, "--insecure-ignore-tlog=true", target)
+		// Offline: no TUF root or Rekor lookups from this machine.
+		cmd.Env = append(os.Environ(), "HOME="+dir, "TUF_ROOT="+filepath.Join(dir, "tuf"), "SIGSTORE_NO_CACHE=true")
+		return cmd.CombinedOutput()
+	}
+	if out, err := verify(file); err != nil {
+		t.Fatalf("cosign verify-blob refused our signature: %v\n%s", err, out)
+	}
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other, append(content, 'x'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := verify(other); err == nil {
+		t.Fatalf("cosign verify-blob accepted the signature for other bytes:\n%s", out)
+	}
+}
