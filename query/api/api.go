@@ -68,6 +68,8 @@ type Server struct {
 
 	mu  sync.Mutex
 	key []byte // page-token key, read from the store on first use
+
+	bufs bufPool // response buffers of transaction pages
 }
 
 // route is one endpoint: its ServeMux pattern and handler. The openapi

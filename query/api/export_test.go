@@ -1,6 +1,9 @@
 package api
 
-import "reflect"
+import (
+	"encoding/json"
+	"reflect"
+)
 
 // Patterns lists the ServeMux patterns of the /v1 routes, for the
 // openapi test.
@@ -26,3 +29,22 @@ var BodyTypes = map[string]reflect.Type{
 
 // OpenAPIPattern is the route of the description itself.
 const OpenAPIPattern = "GET /v1/openapi.yaml"
+
+// EncodeTransactionPage encodes pages whose every string is s, with n
+// transactions of n transfers (and none), by hand and by json.Marshal.
+func EncodeTransactionPage(s string, n int) (got, want string) {
+	var p transactionPage
+	for i := range n + 1 {
+		t := transaction{Hash: s, BlockNumber: uint64(i) << 40, BlockHash: s, BlockTime: s, Index: uint(i), Status: s,
+			From: s, To: s, Value: s, Fee: s, Nonce: ^uint64(0) - uint64(i), Transfers: []transfer{}}
+		for j := range i {
+			t.Transfers = append(t.Transfers, transfer{LogIndex: j - 1, Asset: s, Contract: s, From: s, To: s, Amount: s})
+		}
+		p.Transactions = append(p.Transactions, t)
+	}
+	p.NextPageToken = s
+	b, _ := json.Marshal(&p)
+	empty, _ := json.Marshal(transactionPage{})
+	return string(appendTransactionPage(nil, &p)) + string(appendTransactionPage(nil, &transactionPage{})),
+		string(b) + string(empty)
+}

@@ -159,7 +159,7 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Ac
 	for _, t := range txs {
 		page.Transactions = append(page.Transactions, toTransaction(t, address))
 	}
-	writeJSON(w, http.StatusOK, page)
+	s.writeTransactionPage(w, &page)
 	return nil
 }
 

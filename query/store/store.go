@@ -39,6 +39,7 @@ type DB struct {
 	w *bun.DB
 	// r serves reads outside transactions; on PostgreSQL it is w.
 	r        *bun.DB
+	stmts    stmtCache // the hot reads, prepared on r
 	postgres bool
 	now      func() time.Time
 	rand     io.Reader
@@ -146,7 +147,7 @@ func Redact(dsn string) string {
 
 // Close closes the database.
 func (db *DB) Close() error {
-	err := db.w.Close()
+	err := errors.Join(db.stmts.close(), db.w.Close())
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())
 	}

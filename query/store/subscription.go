@@ -103,12 +103,23 @@ func (db *DB) unsubscribe(ctx context.Context, tx bun.IDB, account int64, chain,
 	return err
 }
 
+// subscribedOne is Subscribed of one address.
+const subscribedOne = "SELECT EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $1 AND chain = $2 AND address = $3)"
+
 // Subscribed reports whether the account is subscribed to any of addresses.
 func (db *DB) Subscribed(ctx context.Context, account int64, chain string, addresses ...string) (bool, error) {
 	if len(addresses) == 0 {
 		return false, nil
 	}
 	var ok bool
+	if len(addresses) == 1 {
+		// Every read of an address asks this first: a prepared statement.
+		stmt, err := db.stmts.get(ctx, db.r.DB, subscribedOne)
+		if err == nil {
+			err = stmt.QueryRowContext(ctx, account, chain, addresses[0]).Scan(&ok)
+		}
+		return ok, wrap("subscribed", err)
+	}
 	err := db.r.NewRaw("SELECT EXISTS (SELECT 1 FROM subscriptions WHERE account_id = ? AND chain = ? AND address IN (?))",
 		account, chain, bun.List(addresses)).Scan(ctx, &ok)
 	return ok, wrap("subscribed", err)

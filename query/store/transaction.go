@@ -2,11 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/wharfhq/wharf/query"
 )
@@ -55,6 +58,7 @@ type txAddressRow struct {
 	BlockNumber uint64 `bun:"block_number"`
 	Index       uint   `bun:"tx_index"`
 	Hash        string `bun:"hash"`
+	Doc         string `bun:"doc"` // the transaction's document, txdoc.go
 }
 
 // txColumns are the transactions columns a read selects, prefixed t.
@@ -64,12 +68,21 @@ const txColumns = "t.chain, t.hash, t.block_number, t.block_hash, t.block_time, 
 // Transactions returns the transactions touching address after the cursor
 // (nil: from the most recent), most recent first, at most limit. It walks
 // the (chain, address, block_number, tx_index) key, so a deep page costs
-// what the first one costs.
+// what the first one costs. The page comes from the documents in that
+// key's rows (txpage.go), or by joins when a row predates them.
 func (db *DB) Transactions(ctx context.Context, chain, address string, after *query.TxCursor, limit int) ([]query.Transaction, error) {
-	txs, err := db.transactions(ctx, db.r, chain, address, after, limit)
+	if limit <= 0 {
+		return nil, nil
+	}
+	txs, err := db.transactionPage(ctx, chain, address, after, limit)
+	if errors.Is(err, errNoDoc) {
+		txs, err = db.transactions(ctx, db.r, chain, address, after, limit)
+	}
 	return txs, wrap("transactions", err)
 }
 
+// transactions reads a page by joining transactions and transfers to the
+// key: the way for rows written before migration 0002, without documents.
 func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address string, after *query.TxCursor, limit int) ([]query.Transaction, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -195,8 +208,9 @@ func (db *DB) putTransactions(ctx context.Context, tx bun.IDB, chain string, txs
 			tfs = append(tfs, transferRow{Chain: chain, Hash: t.Hash, LogIndex: f.LogIndex, Asset: f.Asset,
 				Contract: f.Contract, From: f.From, To: f.To, Amount: f.Amount})
 		}
+		doc := string(appendTxDoc(nil, t, db.postgres))
 		for _, a := range t.Addresses() {
-			addrs = append(addrs, txAddressRow{Chain: chain, Address: a, BlockNumber: t.BlockNumber, Index: t.Index, Hash: t.Hash})
+			addrs = append(addrs, txAddressRow{Chain: chain, Address: a, BlockNumber: t.BlockNumber, Index: t.Index, Hash: t.Hash, Doc: doc})
 		}
 	}
 	if err := insertIgnore(ctx, tx, trs); err != nil {
@@ -212,9 +226,25 @@ func (db *DB) putTransactions(ctx context.Context, tx bun.IDB, chain string, txs
 }
 
 // insertIgnore inserts rows in batches, skipping those whose key exists.
+// SQLite is told INSERT OR IGNORE rather than ON CONFLICT DO NOTHING: a
+// statement that cannot abort halfway needs no statement journal, a copy
+// of every page it changes, which was a fifth of the cost of a block.
 func insertIgnore[T any](ctx context.Context, tx bun.IDB, rows []T) error {
+	sqlite := tx.Dialect().Name() == dialect.SQLite
 	for part := range slices.Chunk(rows, batch) {
-		if _, err := tx.NewInsert().Model(&part).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
+		q := tx.NewInsert().Model(&part)
+		if !sqlite {
+			if _, err := q.On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		stmt, err := q.AppendQuery(q.DB().QueryGen(), nil)
+		if err != nil {
+			return err
+		}
+		// A query without arguments is run as it is, not formatted again.
+		if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE"+strings.TrimPrefix(string(stmt), "INSERT")); err != nil {
 			return err
 		}
 	}

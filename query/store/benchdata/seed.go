@@ -35,22 +35,25 @@ type dialect struct {
 	addr   func(expr string) string
 	hash   func(expr string) string
 	time   func(expr string) string
+	field  func(expr string) string // a field of a transaction document
 }
 
 var (
 	postgres = dialect{
-		series: func(from, to string) string { return fmt.Sprintf("generate_series(%s, %s) AS g(i)", from, to) },
+		series: func(from, to string) string { return fmt.Sprintf("generate_series(%s::bigint, %s) AS g(i)", from, to) },
 		addr:   func(e string) string { return fmt.Sprintf("'0x' || lpad(to_hex(%s), 40, '0')", e) },
 		hash:   func(e string) string { return fmt.Sprintf("'0x' || lpad(to_hex(%s), 64, '0')", e) },
 		time:   func(e string) string { return fmt.Sprintf("to_timestamp(%s)", e) },
+		field:  func(e string) string { return fmt.Sprintf("octet_length((%s)::text) || ':' || (%s)::text", e, e) },
 	}
 	sqlite = dialect{
 		series: func(from, to string) string {
 			return fmt.Sprintf("(WITH RECURSIVE s(i) AS (SELECT %s UNION ALL SELECT i + 1 FROM s WHERE i < %s) SELECT i FROM s) AS g", from, to)
 		},
-		addr: func(e string) string { return fmt.Sprintf("printf('0x%%040x', %s)", e) },
-		hash: func(e string) string { return fmt.Sprintf("printf('0x%%064x', %s)", e) },
-		time: func(e string) string { return fmt.Sprintf("datetime(%s, 'unixepoch')", e) },
+		addr:  func(e string) string { return fmt.Sprintf("printf('0x%%040x', %s)", e) },
+		hash:  func(e string) string { return fmt.Sprintf("printf('0x%%064x', %s)", e) },
+		time:  func(e string) string { return fmt.Sprintf("datetime(%s, 'unixepoch')", e) },
+		field: func(e string) string { return fmt.Sprintf("length(CAST((%s) AS BLOB)) || ':' || (%s)", e, e) },
 	}
 )
 
@@ -64,6 +67,15 @@ func Seed(ctx context.Context, db *store.DB, c Config) error {
 	n, m := c.Addresses, c.Transactions
 	from := fmt.Sprintf("CASE WHEN g.i %% %d = 0 THEN %s ELSE %s END", c.HotEvery, d.addr("1"), d.addr(fmt.Sprintf("1 + g.i %% %d", n)))
 	to := d.addr(fmt.Sprintf("1 + (g.i * 7 + 3) %% %d", n))
+	// The document of transaction g.i (see the store's txdoc.go): its
+	// fields, then its one native transfer.
+	var doc []string
+	for _, f := range []string{"'1'", d.hash("g.i"), "g.i / 100", d.hash("g.i / 100"), "(1700000000 + (g.i / 100) * 12) * 1000000000",
+		"g.i % 100", "'success'", from, to, "'1000000000000000000'", "'21000000000000'", "g.i",
+		"-1", "'native'", "''", from, to, "'1000000000000000000'"} {
+		doc = append(doc, d.field(f))
+	}
+	docExpr := strings.Join(doc, " || ")
 	stmts := []string{
 		fmt.Sprintf(`INSERT INTO subscriptions (account_id, chain, address, created)
 			SELECT %d, '%s', %s, '%s' FROM %s`, c.Account, c.Chain, d.addr("g.i"), now, d.series("1", fmt.Sprint(n))),
@@ -83,11 +95,11 @@ func Seed(ctx context.Context, db *store.DB, c Config) error {
 		fmt.Sprintf(`INSERT INTO transfers (chain, hash, log_index, asset, contract, from_address, to_address, amount)
 			SELECT '%s', %s, -1, 'native', '', %s, %s, '1000000000000000000' FROM %s`,
 			c.Chain, d.hash("g.i"), from, to, d.series("0", fmt.Sprint(m-1))),
-		fmt.Sprintf(`INSERT INTO tx_addresses (chain, address, block_number, tx_index, hash)
-			SELECT '%s', %s, g.i / 100, g.i %% 100, %s FROM %s`, c.Chain, from, d.hash("g.i"), d.series("0", fmt.Sprint(m-1))),
-		fmt.Sprintf(`INSERT INTO tx_addresses (chain, address, block_number, tx_index, hash)
-			SELECT '%s', %s, g.i / 100, g.i %% 100, %s FROM %s WHERE %s <> %s ON CONFLICT DO NOTHING`,
-			c.Chain, to, d.hash("g.i"), d.series("0", fmt.Sprint(m-1)), to, from),
+		fmt.Sprintf(`INSERT INTO tx_addresses (chain, address, block_number, tx_index, hash, doc)
+			SELECT '%s', %s, g.i / 100, g.i %% 100, %s, %s FROM %s`, c.Chain, from, d.hash("g.i"), docExpr, d.series("0", fmt.Sprint(m-1))),
+		fmt.Sprintf(`INSERT INTO tx_addresses (chain, address, block_number, tx_index, hash, doc)
+			SELECT '%s', %s, g.i / 100, g.i %% 100, %s, %s FROM %s WHERE %s <> %s ON CONFLICT DO NOTHING`,
+			c.Chain, to, d.hash("g.i"), docExpr, d.series("0", fmt.Sprint(m-1)), to, from),
 	}
 	analyze := "ANALYZE"
 	if db.Postgres() {

@@ -1,0 +1,21 @@
+package api_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wharfhq/wharf/query/api"
+)
+
+// TestTransactionPageJSON: the hand-written encoding of a transactions
+// page is byte for byte json.Marshal's, escapes included.
+func TestTransactionPageJSON(t *testing.T) {
+	odd := []string{"", "plain", `quote " and \ backslash`, "<script>&amp;", "tab\tnewline\n\x00\x1f\x7f",
+		"é ü 日本", "\u2028\u2029", "bad \xff utf-8", strings.Repeat("0", 78)}
+	for i, s := range odd {
+		got, want := api.EncodeTransactionPage(s, i)
+		if got != want {
+			t.Errorf("with %q:\n got %s\nwant %s", s, got, want)
+		}
+	}
+}

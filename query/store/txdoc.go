@@ -1,0 +1,143 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// A transaction document is a whole transaction with its transfers,
+// written into each of its tx_addresses rows (migration 0002), so that a
+// page of an address's transactions is one range read of that table.
+//
+// It is a run of fields, each "<length in bytes, decimal>:<bytes>":
+//
+//	version "1", hash, block number, block hash, block time (Unix
+//	nanoseconds; empty for the zero time), index, status, from, to,
+//	value, fee, nonce, then six fields per transfer: log index, asset,
+//	contract, from, to, amount
+//
+// Lengths rather than separators, so that no value needs escaping; text,
+// so that SQL can write it too (benchdata does).
+const txDocVersion = "1"
+
+// appendTxDoc appends the document of t. On PostgreSQL the block time
+// keeps microseconds, as its column does, so both paths read alike.
+func appendTxDoc(b []byte, t query.Transaction, postgres bool) []byte {
+	bt := ""
+	if !t.BlockTime.IsZero() {
+		tm := t.BlockTime
+		if postgres {
+			tm = tm.Truncate(time.Microsecond)
+		}
+		bt = strconv.FormatInt(tm.UnixNano(), 10)
+	}
+	for _, s := range []string{txDocVersion, t.Hash, strconv.FormatUint(t.BlockNumber, 10), t.BlockHash, bt,
+		strconv.FormatUint(uint64(t.Index), 10), t.Status, t.From, t.To, t.Value, t.Fee, strconv.FormatUint(t.Nonce, 10)} {
+		b = appendField(b, s)
+	}
+	for _, f := range t.Transfers {
+		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount} {
+			b = appendField(b, s)
+		}
+	}
+	return b
+}
+
+func appendField(b []byte, s string) []byte {
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ':')
+	return append(b, s...)
+}
+
+var errTxDoc = errors.New("malformed transaction document")
+
+// txDocReader reads the fields of a document in order, as substrings of
+// it (one allocation a document, not one a field); the first error
+// sticks.
+type txDocReader struct {
+	s   string
+	err error
+}
+
+func (r *txDocReader) string() string {
+	if r.err != nil {
+		return ""
+	}
+	n := 0
+	for i := 0; i < len(r.s); i++ {
+		switch c := r.s[i]; {
+		case c == ':' && i > 0:
+			if n > len(r.s)-i-1 {
+				r.err = errTxDoc
+				return ""
+			}
+			f := r.s[i+1 : i+1+n]
+			r.s = r.s[i+1+n:]
+			return f
+		case c >= '0' && c <= '9' && n < 1<<24:
+			n = n*10 + int(c-'0')
+		default:
+			r.err = errTxDoc
+			return ""
+		}
+	}
+	r.err = errTxDoc
+	return ""
+}
+
+func (r *txDocReader) int() int64 {
+	f := r.string()
+	if r.err != nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(f, 10, 64)
+	if err != nil {
+		r.err = errTxDoc
+	}
+	return n
+}
+
+func (r *txDocReader) uint() uint64 {
+	f := r.string()
+	if r.err != nil {
+		return 0
+	}
+	n, err := strconv.ParseUint(f, 10, 64)
+	if err != nil {
+		r.err = errTxDoc
+	}
+	return n
+}
+
+// parseTxDoc decodes a document written by appendTxDoc into a transaction
+// of chain.
+func parseTxDoc(chain string, doc []byte) (query.Transaction, error) {
+	r := txDocReader{s: string(doc)}
+	if v := r.string(); r.err == nil && v != txDocVersion {
+		return query.Transaction{}, fmt.Errorf("transaction document version %q: %w", v, errTxDoc)
+	}
+	t := query.Transaction{Chain: chain, Hash: r.string(), BlockNumber: r.uint(), BlockHash: r.string()}
+	if bt := r.string(); bt != "" {
+		ns, err := strconv.ParseInt(bt, 10, 64)
+		if err != nil {
+			r.err = errTxDoc
+		}
+		t.BlockTime = time.Unix(0, ns).UTC()
+	}
+	t.Index = uint(r.uint())
+	t.Status, t.From, t.To, t.Value, t.Fee = r.string(), r.string(), r.string(), r.string(), r.string()
+	t.Nonce = r.uint()
+	for r.err == nil && r.s != "" {
+		f := query.Transfer{LogIndex: int(r.int())}
+		f.Asset, f.Contract, f.From, f.To, f.Amount = r.string(), r.string(), r.string(), r.string(), r.string()
+		t.Transfers = append(t.Transfers, f)
+	}
+	if r.err != nil {
+		return query.Transaction{}, fmt.Errorf("transaction %s: %w", t.Hash, r.err)
+	}
+	return t, nil
+}

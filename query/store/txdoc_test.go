@@ -1,0 +1,65 @@
+package store_test
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/store"
+	"github.com/wharfhq/wharf/query/store/benchdata"
+)
+
+// TestTransactionsDocuments: a page read from the transaction documents
+// (written by PutTransactions, or by benchdata's SQL) equals the page read
+// by joining transactions and transfers.
+func TestTransactionsDocuments(t *testing.T) {
+	for _, d := range []struct {
+		name string
+		dsn  func(tb testing.TB) string
+	}{
+		{"PostgreSQL", func(tb testing.TB) string { return testenv.Postgres(tb) }},
+		{"SQLite", func(tb testing.TB) string { return filepath.Join(tb.TempDir(), "addrd.db") }},
+	} {
+		t.Run(d.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, err := store.Open(ctx, d.dsn(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			key, _, err := db.CreateAPIKey(ctx, "docs")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = benchdata.Seed(ctx, db, benchdata.Config{Chain: "ETH", Account: key.AccountID,
+				Addresses: 20, Transactions: 2000, HotEvery: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, addr := range []string{benchdata.Address(1), benchdata.Address(7)} {
+				var after *query.TxCursor
+				for page := 0; ; page++ {
+					got, err := db.Transactions(ctx, "ETH", addr, after, 70)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := db.TransactionsJoined(ctx, "ETH", addr, after, 70)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("%s page %d: documents differ from the join:\n got %+v\nwant %+v", addr, page, got[:1], want[:1])
+					}
+					if len(got) < 70 {
+						break
+					}
+					last := got[len(got)-1]
+					after = &query.TxCursor{BlockNumber: last.BlockNumber, Index: last.Index}
+				}
+			}
+		})
+	}
+}
