@@ -3,6 +3,9 @@ package api
 import (
 	"encoding/json"
 	"reflect"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
 )
 
 // Patterns lists the ServeMux patterns of the /v1 routes, for the
@@ -30,21 +33,34 @@ var BodyTypes = map[string]reflect.Type{
 // OpenAPIPattern is the route of the description itself.
 const OpenAPIPattern = "GET /v1/openapi.yaml"
 
-// EncodeTransactionPage encodes pages whose every string is s, with n
-// transactions of n transfers (and none), by hand and by json.Marshal.
+// EncodeTransactionPage encodes pages whose every string is s, with n+1
+// transactions of 0 to n transfers, by hand and by json.Marshal of
+// toTransaction's output, with all transfers and with those touching s.
 func EncodeTransactionPage(s string, n int) (got, want string) {
-	var p transactionPage
+	var txs []query.Transaction
 	for i := range n + 1 {
-		t := transaction{Hash: s, BlockNumber: uint64(i) << 40, BlockHash: s, BlockTime: s, Index: uint(i), Status: s,
-			From: s, To: s, Value: s, Fee: s, Nonce: ^uint64(0) - uint64(i), Transfers: []transfer{}}
-		for j := range i {
-			t.Transfers = append(t.Transfers, transfer{LogIndex: j - 1, Asset: s, Contract: s, From: s, To: s, Amount: s})
+		t := query.Transaction{Hash: s, BlockNumber: uint64(i) << 40, BlockHash: s, Index: uint(i), Status: s,
+			From: s, To: s, Value: s, Fee: s, Nonce: ^uint64(0) - uint64(i)}
+		if i > 0 {
+			t.BlockTime = time.Unix(int64(i)*1_700_000_000, 0)
 		}
-		p.Transactions = append(p.Transactions, t)
+		for j := range i {
+			from := s
+			if j%2 == 1 {
+				from = "0xother"
+			}
+			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: j - 1, Asset: s, Contract: s, From: from, To: "0xto", Amount: s})
+		}
+		txs = append(txs, t)
 	}
-	p.NextPageToken = s
-	b, _ := json.Marshal(&p)
-	empty, _ := json.Marshal(transactionPage{})
-	return string(appendTransactionPage(nil, &p)) + string(appendTransactionPage(nil, &transactionPage{})),
-		string(b) + string(empty)
+	for _, only := range []string{"", s, "0xother", "0xnobody"} {
+		p := transactionPage{Transactions: []transaction{}, NextPageToken: s}
+		for _, t := range txs {
+			p.Transactions = append(p.Transactions, toTransaction(t, only))
+		}
+		b, _ := json.Marshal(p)
+		got += string(appendTransactionPage(nil, txs, only, s))
+		want += string(b)
+	}
+	return got, want
 }

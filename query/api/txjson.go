@@ -5,13 +5,16 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
 )
 
 // A page of transactions is the largest body the API writes (50 of them
 // by default, ~30 kB), and encoding/json's reflection was a large part of
 // its cost. appendTransactionPage writes the same bytes as json.Marshal
-// of the same value, by hand, into a pooled buffer; a test holds the two
-// equal.
+// of the transactionPage toTransaction makes, by hand, straight from the
+// stored transactions into a pooled buffer; a test holds the two equal.
 
 // bufPool recycles response buffers; big ones are dropped, so that one
 // page of 1000 does not pin its memory.
@@ -34,11 +37,13 @@ func (p *bufPool) put(b *[]byte) {
 	}
 }
 
-// writeTransactionPage writes page as writeJSON would.
-func (s *Server) writeTransactionPage(w http.ResponseWriter, page *transactionPage) {
+// writeTransactionPage writes, as writeJSON would a transactionPage, the
+// page of txs, each with only the transfers touching only (all when
+// only is ""), and the token of the next page.
+func (s *Server) writeTransactionPage(w http.ResponseWriter, txs []query.Transaction, only, next string) {
 	buf := s.bufs.get()
 	defer s.bufs.put(buf)
-	*buf = append(appendTransactionPage((*buf)[:0], page), '\n')
+	*buf = append(appendTransactionPage((*buf)[:0], txs, only, next), '\n')
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -48,35 +53,34 @@ func (s *Server) writeTransactionPage(w http.ResponseWriter, page *transactionPa
 	w.Write(*buf)
 }
 
-func appendTransactionPage(b []byte, p *transactionPage) []byte {
-	b = append(b, `{"transactions":`...)
-	if p.Transactions == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range p.Transactions {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendTransaction(b, &p.Transactions[i])
+// appendTransactionPage appends json.Marshal of the transactionPage of
+// txs (see toTransaction).
+func appendTransactionPage(b []byte, txs []query.Transaction, only, next string) []byte {
+	b = append(b, `{"transactions":[`...)
+	for i := range txs {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendTransaction(b, &txs[i], only)
 	}
-	b = append(b, `,"next_page_token":`...)
-	b = appendJSONString(b, p.NextPageToken)
+	b = append(b, `],"next_page_token":`...)
+	b = appendJSONString(b, next)
 	return append(b, '}')
 }
 
-func appendTransaction(b []byte, t *transaction) []byte {
+func appendTransaction(b []byte, t *query.Transaction, only string) []byte {
 	b = append(b, `{"hash":`...)
 	b = appendJSONString(b, t.Hash)
 	b = append(b, `,"block_number":`...)
 	b = strconv.AppendUint(b, t.BlockNumber, 10)
 	b = append(b, `,"block_hash":`...)
 	b = appendJSONString(b, t.BlockHash)
-	b = append(b, `,"block_time":`...)
-	b = appendJSONString(b, t.BlockTime)
-	b = append(b, `,"index":`...)
+	b = append(b, `,"block_time":"`...)
+	if !t.BlockTime.IsZero() {
+		// Digits, '-', ':', 'T' and 'Z': nothing to escape.
+		b = t.BlockTime.UTC().AppendFormat(b, time.RFC3339)
+	}
+	b = append(b, `","index":`...)
 	b = strconv.AppendUint(b, uint64(t.Index), 10)
 	b = append(b, `,"status":`...)
 	b = appendJSONString(b, t.Status)
@@ -90,23 +94,23 @@ func appendTransaction(b []byte, t *transaction) []byte {
 	b = appendJSONString(b, t.Fee)
 	b = append(b, `,"nonce":`...)
 	b = strconv.AppendUint(b, t.Nonce, 10)
-	b = append(b, `,"transfers":`...)
-	if t.Transfers == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range t.Transfers {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendTransfer(b, &t.Transfers[i])
+	b = append(b, `,"transfers":[`...)
+	n := 0
+	for i := range t.Transfers {
+		f := &t.Transfers[i]
+		if only != "" && f.From != only && f.To != only {
+			continue
 		}
-		b = append(b, ']')
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = appendTransfer(b, f)
 	}
-	return append(b, '}')
+	return append(b, "]}"...)
 }
 
-func appendTransfer(b []byte, f *transfer) []byte {
+func appendTransfer(b []byte, f *query.Transfer) []byte {
 	b = append(b, `{"log_index":`...)
 	b = strconv.AppendInt(b, int64(f.LogIndex), 10)
 	b = append(b, `,"asset":`...)

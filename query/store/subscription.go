@@ -113,11 +113,8 @@ func (db *DB) Subscribed(ctx context.Context, account int64, chain string, addre
 	}
 	var ok bool
 	if len(addresses) == 1 {
-		// Every read of an address asks this first: a prepared statement.
-		stmt, err := db.stmts.get(ctx, db.r.DB, subscribedOne)
-		if err == nil {
-			err = stmt.QueryRowContext(ctx, account, chain, addresses[0]).Scan(&ok)
-		}
+		// Every read of an address asks this first.
+		err := db.queryHotRow(ctx, subscribedOne, []any{account, chain, addresses[0]}, &ok)
 		return ok, wrap("subscribed", err)
 	}
 	err := db.r.NewRaw("SELECT EXISTS (SELECT 1 FROM subscriptions WHERE account_id = ? AND chain = ? AND address IN (?))",

@@ -10,7 +10,7 @@ import (
 
 // The transactions page is the API's hottest read. It is one range read
 // of tx_addresses, whose rows carry their transaction's document (see
-// txdoc.go), through prepared statements (prepared.go): no query is built,
+// txdoc.go), through prepared statements on PostgreSQL (prepared.go): no query is built,
 // parsed or planned per request, and no reflection scans the rows.
 const (
 	txPageFirst = `SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2
@@ -29,11 +29,7 @@ func (db *DB) transactionPage(ctx context.Context, chain, address string, after 
 	if after != nil {
 		q, args = txPageAfter, []any{chain, address, after.BlockNumber, after.Index, limit}
 	}
-	stmt, err := db.stmts.get(ctx, db.r.DB, q)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := stmt.QueryContext(ctx, args...)
+	rows, err := db.queryHot(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
