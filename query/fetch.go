@@ -42,7 +42,10 @@ type FetcherConfig struct {
 	// BackfillBlocks is how many blocks before the checkpoint a new
 	// subscription is backfilled; default 1000.
 	BackfillBlocks uint64
-	// Batch is the most blocks one FetchOnce stores; default 128.
+	// Batch is the most blocks one FetchOnce stores; default 512. Each
+	// step first reads the tracked addresses (all of them: 100,000 rows
+	// cost a few hundred milliseconds) and new subscriptions are synced
+	// between steps, so a step is a few seconds to a minute of catching up.
 	Batch int
 	// SyncBatch is the most new subscriptions one FetchOnce syncs; default 1000.
 	SyncBatch int
@@ -114,7 +117,7 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 		cfg.BackfillBlocks = 1000
 	}
 	if cfg.Batch <= 0 {
-		cfg.Batch = 128
+		cfg.Batch = 512
 	}
 	if cfg.SyncBatch <= 0 {
 		cfg.SyncBatch = 1000
@@ -301,7 +304,7 @@ func (f *Fetcher) storeFirst(ctx context.Context, number uint64, set map[string]
 	if err != nil {
 		return Block{}, err
 	}
-	if _, err := f.storeChunk(ctx, c); err != nil {
+	if _, err := f.storeChunks(ctx, []chunk{c}); err != nil {
 		return Block{}, err
 	}
 	return blocks[0].Block, nil
@@ -320,13 +323,20 @@ type chunk struct {
 // read in one batch, the Transfer logs in one call.
 const chunkBlocks = 16
 
+// writeChunks is the most chunks stored in one database transaction, and
+// how many the reader may have ready ahead of the writer.
+const writeChunks = 8
+
 // storeBlocks fetches the blocks after cp up to end, checks that they
-// extend the stored chain, and stores them, each in its own transaction;
-// it returns how many it stored. Reading runs one chunk ahead of
-// writing, so that the node and the database work at the same time.
+// extend the stored chain, and stores them; it returns how many it
+// stored. Reading runs ahead of writing, so that the node and the
+// database work at the same time, and the writer takes every chunk read
+// meanwhile into its next transaction: when the database is the slower,
+// its batches grow, and with them the share of index pages that one
+// commit writes for several blocks.
 func (f *Fetcher) storeBlocks(ctx context.Context, cp Block, end uint64, set map[string]bool) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	chunks := make(chan chunk, 1)
+	chunks := make(chan chunk, writeChunks)
 	go func() {
 		defer close(chunks)
 		f.readChunks(ctx, cp, end, set, chunks)
@@ -338,19 +348,46 @@ func (f *Fetcher) storeBlocks(ctx context.Context, cp Block, end uint64, set map
 	}()
 	stored := 0
 	for c := range chunks {
-		if c.err != nil {
-			return stored, c.err
+		batch := gather(c, chunks)
+		// An error or a reorg comes last: the chunks before it are stored.
+		last := batch[len(batch)-1]
+		if last.err != nil || last.reorg {
+			batch = batch[:len(batch)-1]
 		}
-		if c.reorg {
+		if len(batch) > 0 {
+			n, err := f.storeChunks(ctx, batch)
+			stored += n
+			if err != nil {
+				return stored, err
+			}
+		}
+		switch {
+		case last.err != nil:
+			return stored, last.err
+		case last.reorg:
 			return stored, f.rewind(ctx, cp)
-		}
-		n, err := f.storeChunk(ctx, c)
-		stored += n
-		if err != nil {
-			return stored, err
 		}
 	}
 	return stored, nil
+}
+
+// gather returns c and the chunks already waiting after it, up to
+// writeChunks, without waiting for more.
+func gather(c chunk, chunks <-chan chunk) []chunk {
+	batch := []chunk{c}
+	for len(batch) < writeChunks && c.err == nil && !c.reorg {
+		select {
+		case next, ok := <-chunks:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, next)
+			c = next
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // readChunks reads and scans the blocks after cp up to end, a chunk at a
@@ -523,24 +560,36 @@ func (f *Fetcher) scanDense(ctx context.Context, blocks []SourceBlock, set map[s
 	return c, ms, nil
 }
 
-// storeChunk stores the blocks of c in order, each in its own database
-// transaction. The balances go with the first block, so that a crash
-// between blocks never leaves a touched address without new balances.
-func (f *Fetcher) storeChunk(ctx context.Context, c chunk) (int, error) {
-	for i, b := range c.blocks {
-		var bals []Balance
-		if i == 0 {
-			bals = c.balances
+// storeChunks stores the blocks of consecutive chunks and moves the
+// checkpoint to the last of them in one database transaction (one commit
+// for all, not one per block). Each chunk's balances, read at its last
+// block, go with that block.
+func (f *Fetcher) storeChunks(ctx context.Context, cs []chunk) (int, error) {
+	var (
+		data []BlockData
+		txs  int
+	)
+	for _, c := range cs {
+		for i, b := range c.blocks {
+			data = append(data, BlockData{Block: b.Block, Txs: c.txs[i]})
+			txs += len(c.txs[i])
 		}
-		if err := f.cfg.Store.StoreBlock(ctx, f.cfg.Chain, b.Block, c.txs[i], bals); err != nil {
-			return i, err
+		if len(c.blocks) > 0 {
+			data[len(data)-1].Balances = c.balances
 		}
-		f.metrics.blocks.Inc()
-		f.metrics.txs.Add(float64(len(c.txs[i])))
-		f.metrics.checkpoint.Set(float64(b.Number))
 	}
-	f.setCaughtUp(false, c.blocks[len(c.blocks)-1].Block)
-	return len(c.blocks), nil
+	if len(data) == 0 {
+		return 0, nil
+	}
+	if err := f.cfg.Store.StoreBlocks(ctx, f.cfg.Chain, data); err != nil {
+		return 0, err
+	}
+	last := data[len(data)-1].Block
+	f.metrics.blocks.Add(float64(len(data)))
+	f.metrics.txs.Add(float64(txs))
+	f.metrics.checkpoint.Set(float64(last.Number))
+	f.setCaughtUp(false, last)
+	return len(data), nil
 }
 
 // parallel runs f(0..n-1) with at most limit at once and returns the

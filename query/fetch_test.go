@@ -374,8 +374,9 @@ func metric(t *testing.T, reg *prometheus.Registry, name string) prometheus.Coll
 	return nil
 }
 
-// crashingStore fails StoreBlock after a number of calls, as a process
-// killed in the middle of a step: the block's transaction never commits.
+// crashingStore stores a number of blocks, then fails, as a process
+// killed in the middle of a step: a batch is cut where the process died,
+// the blocks before committed, the rest never.
 type crashingStore struct {
 	query.FetcherStore
 	left atomic.Int64
@@ -383,11 +384,19 @@ type crashingStore struct {
 
 var errCrash = errors.New("killed")
 
-func (s *crashingStore) StoreBlock(ctx context.Context, chain string, b query.Block, txs []query.Transaction, bals []query.Balance) error {
-	if s.left.Add(-1) < 0 {
+func (s *crashingStore) StoreBlocks(ctx context.Context, chain string, blocks []query.BlockData) error {
+	left := s.left.Load()
+	n := min(int64(len(blocks)), max(left, 0))
+	s.left.Store(left - n)
+	if n > 0 {
+		if err := s.FetcherStore.StoreBlocks(ctx, chain, blocks[:n]); err != nil {
+			return err
+		}
+	}
+	if n < int64(len(blocks)) {
 		return errCrash
 	}
-	return s.FetcherStore.StoreBlock(ctx, chain, b, txs, bals)
+	return nil
 }
 
 func TestFetchRestart(t *testing.T) {

@@ -65,6 +65,11 @@ type FetchStore interface {
 	// StoreBlock stores the matched transactions and fresh balances of block b
 	// and moves the checkpoint to b, all in one database transaction.
 	StoreBlock(ctx context.Context, chain string, b Block, txs []Transaction, balances []Balance) error
+	// StoreBlocks stores consecutive blocks, each with its matched
+	// transactions and fresh balances, and moves the checkpoint to the
+	// last of them, all in one database transaction: a batch costs one
+	// commit instead of one per block.
+	StoreBlocks(ctx context.Context, chain string, blocks []BlockData) error
 	// Rewind removes every transaction and block stored above number (a
 	// reorg) and moves the checkpoint back to number, in one transaction.
 	Rewind(ctx context.Context, chain string, number uint64) error
@@ -78,4 +83,12 @@ type FetchStore interface {
 	// lock on PostgreSQL; at once on SQLite) or ctx ends. The returned context
 	// ends when leadership is lost; release gives it up.
 	Lead(ctx context.Context, chain string, retry time.Duration) (lead context.Context, release func(), err error)
+}
+
+// BlockData is a block as StoreBlocks stores it: the transactions of the
+// block that touch tracked addresses and the balances read for it.
+type BlockData struct {
+	Block
+	Txs      []Transaction
+	Balances []Balance
 }

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -55,13 +58,30 @@ func (db *DB) storedBlock(ctx context.Context, tx bun.IDB, chain string, number 
 // StoreBlock stores the matched transactions and fresh balances of block b
 // and moves the checkpoint to b, all in one database transaction.
 func (db *DB) StoreBlock(ctx context.Context, chain string, b query.Block, txs []query.Transaction, balances []query.Balance) error {
-	if err := validate(txs, balances); err != nil {
-		return wrap("store block", err)
+	return db.StoreBlocks(ctx, chain, []query.BlockData{{Block: b, Txs: txs, Balances: balances}})
+}
+
+// StoreBlocks stores consecutive blocks with their matched transactions
+// and fresh balances and moves the checkpoint to the last of them, all in
+// one database transaction. Rows of the whole batch go in multi-row
+// statements, so a batch costs a few statements and one commit.
+func (db *DB) StoreBlocks(ctx context.Context, chain string, blocks []query.BlockData) error {
+	if len(blocks) == 0 {
+		return nil
 	}
-	return wrap("store block", db.tx(ctx, func(tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO blocks (chain, number, hash, parent_hash, time) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, time = excluded.time`,
-			chain, b.Number, b.Hash, b.ParentHash, b.Time.UTC()); err != nil {
+	var (
+		txs      []query.Transaction
+		balances []query.Balance
+	)
+	for _, b := range blocks {
+		txs = append(txs, b.Txs...)
+		balances = append(balances, b.Balances...)
+	}
+	if err := validate(txs, balances); err != nil {
+		return wrap("store blocks", err)
+	}
+	return wrap("store blocks", db.tx(ctx, func(tx bun.Tx) error {
+		if err := putBlocks(ctx, tx, chain, blocks); err != nil {
 			return err
 		}
 		if err := db.putTransactions(ctx, tx, chain, txs); err != nil {
@@ -70,8 +90,31 @@ func (db *DB) StoreBlock(ctx context.Context, chain string, b query.Block, txs [
 		if err := db.putBalances(ctx, tx, balances); err != nil {
 			return err
 		}
-		return db.setCheckpoint(ctx, tx, chain, b)
+		return db.setCheckpoint(ctx, tx, chain, blocks[len(blocks)-1].Block)
 	}))
+}
+
+// putBlocks upserts the blocks' numbers, hashes and parents, batch rows
+// per statement.
+func putBlocks(ctx context.Context, tx bun.IDB, chain string, blocks []query.BlockData) error {
+	for part := range slices.Chunk(blocks, batch) {
+		var q strings.Builder
+		q.WriteString("INSERT INTO blocks (chain, number, hash, parent_hash, time) VALUES ")
+		args := make([]any, 0, 5*len(part))
+		for i, b := range part {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?, ?)")
+			args = append(args, chain, b.Number, b.Hash, b.ParentHash, b.Time.UTC())
+		}
+		q.WriteString(` ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash,
+			parent_hash = excluded.parent_hash, time = excluded.time`)
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return fmt.Errorf("blocks: %w", err)
+		}
+	}
+	return nil
 }
 
 func (db *DB) setCheckpoint(ctx context.Context, tx bun.IDB, chain string, b query.Block) error {
