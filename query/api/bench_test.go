@@ -17,7 +17,6 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query/api"
-	"github.com/wharfhq/wharf/query/store"
 	"github.com/wharfhq/wharf/query/store/benchdata"
 )
 
@@ -37,20 +36,11 @@ func BenchmarkHTTP(b *testing.B) {
 	} {
 		b.Run(d.name, func(b *testing.B) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, d.dsn(b))
+			db, keyID, secret, err := benchdata.Open(ctx, d.dsn(b))
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer db.Close()
-			key, secret, err := db.CreateAPIKey(ctx, "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-			err = benchdata.Seed(ctx, db, benchdata.Config{Chain: "ETH", Account: key.AccountID,
-				Addresses: 10_000, Transactions: 1_000_000, HotEvery: 50})
-			if err != nil {
-				b.Fatal(err)
-			}
 			s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Metrics: prometheus.NewRegistry()})
 			s.Handle("GET /bench/constant", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
@@ -64,7 +54,7 @@ func BenchmarkHTTP(b *testing.B) {
 			go srv.Serve(ln)
 			defer srv.Close()
 			base := "http://" + ln.Addr().String()
-			auth := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(key.ID+":"+secret))
+			auth := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(keyID+":"+secret))
 
 			results := map[string]wrkResult{}
 			for _, t := range []struct{ name, path string }{
@@ -74,7 +64,7 @@ func BenchmarkHTTP(b *testing.B) {
 			} {
 				// Check the answer before measuring it.
 				req, _ := http.NewRequest("GET", base+t.path, nil)
-				req.SetBasicAuth(key.ID, secret)
+				req.SetBasicAuth(keyID, secret)
 				resp, err := http.DefaultClient.Do(req)
 				if err != nil || resp.StatusCode != 200 {
 					b.Fatalf("%s: %v %v", t.path, resp, err)

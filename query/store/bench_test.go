@@ -9,7 +9,6 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/store"
 	"github.com/wharfhq/wharf/query/store/benchdata"
 )
 
@@ -27,21 +26,12 @@ func BenchmarkTransactionsDepth(b *testing.B) {
 	} {
 		b.Run(d.name, func(b *testing.B) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, d.dsn(b))
+			start := time.Now()
+			db, _, _, err := benchdata.Open(ctx, d.dsn(b))
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer db.Close()
-			key, _, err := db.CreateAPIKey(ctx, "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-			start := time.Now()
-			err = benchdata.Seed(ctx, db, benchdata.Config{Chain: "ETH", Account: key.AccountID,
-				Addresses: 10_000, Transactions: 1_000_000, HotEvery: 50})
-			if err != nil {
-				b.Fatal(err)
-			}
 			b.Logf("seeded 10,000 addresses and 1,000,000 transactions in %v", time.Since(start).Round(time.Second))
 			hot := benchdata.Address(1)
 
