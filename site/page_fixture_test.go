@@ -182,24 +182,6 @@ func (a *pageAuth) callCount() int {
 	return a.calls
 }
 
-// pageClock is a clock tests move by hand.
-type pageClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *pageClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *pageClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // pageBody reads and closes a response body.
 func pageBody(t testing.TB, r io.ReadCloser) string {
 	t.Helper()
