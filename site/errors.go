@@ -9,32 +9,21 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/rpcstatus"
 	"github.com/wharfhq/wharf/publish"
 )
 
-// Codes of google.rpc.Code used in error bodies, with the HTTP status
-// grpc-gateway maps each to.
+// Codes of google.rpc.Code used in error bodies.
 const (
-	codeInvalidArgument   = 3
-	codeNotFound          = 5
-	codePermissionDenied  = 7
-	codeResourceExhausted = 8
-	codeUnimplemented     = 12
-	codeInternal          = 13
-	codeUnavailable       = 14
-	codeUnauthenticated   = 16
+	codeInvalidArgument   = int(rpcstatus.InvalidArgument)
+	codeNotFound          = int(rpcstatus.NotFound)
+	codePermissionDenied  = int(rpcstatus.PermissionDenied)
+	codeResourceExhausted = int(rpcstatus.ResourceExhausted)
+	codeUnimplemented     = int(rpcstatus.Unimplemented)
+	codeInternal          = int(rpcstatus.Internal)
+	codeUnavailable       = int(rpcstatus.Unavailable)
+	codeUnauthenticated   = int(rpcstatus.Unauthenticated)
 )
-
-var codeNames = map[int]string{
-	codeInvalidArgument:   "INVALID_ARGUMENT",
-	codeNotFound:          "NOT_FOUND",
-	codePermissionDenied:  "PERMISSION_DENIED",
-	codeResourceExhausted: "RESOURCE_EXHAUSTED",
-	codeUnimplemented:     "UNIMPLEMENTED",
-	codeInternal:          "INTERNAL",
-	codeUnavailable:       "UNAVAILABLE",
-	codeUnauthenticated:   "UNAUTHENTICATED",
-}
 
 // Error is the JSON body of every error response.
 type Error struct {
@@ -111,7 +100,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	body, _ := json.Marshal(Error{Code: he.code, Message: he.message, Status: codeNames[he.code]})
+	body, _ := json.Marshal(Error{Code: he.code, Message: he.message, Status: rpcstatus.Code(he.code).String()})
 	body = append(body, '\n')
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(he.status)

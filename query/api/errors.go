@@ -7,56 +7,24 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/wharfhq/wharf/internal/rpcstatus"
 	"github.com/wharfhq/wharf/query"
 )
 
 // code is a gRPC status code, the "code" of an error body.
-type code int
+type code = rpcstatus.Code
 
 // The codes this API answers with.
 const (
-	codeInvalidArgument   code = 3
-	codeNotFound          code = 5
-	codePermissionDenied  code = 7
-	codeResourceExhausted code = 8
-	codeUnimplemented     code = 12
-	codeInternal          code = 13
-	codeUnavailable       code = 14
-	codeUnauthenticated   code = 16
+	codeInvalidArgument   = rpcstatus.InvalidArgument
+	codeNotFound          = rpcstatus.NotFound
+	codePermissionDenied  = rpcstatus.PermissionDenied
+	codeResourceExhausted = rpcstatus.ResourceExhausted
+	codeUnimplemented     = rpcstatus.Unimplemented
+	codeInternal          = rpcstatus.Internal
+	codeUnavailable       = rpcstatus.Unavailable
+	codeUnauthenticated   = rpcstatus.Unauthenticated
 )
-
-// statusNames are the "status" strings of the codes.
-var statusNames = map[code]string{
-	codeInvalidArgument:   "INVALID_ARGUMENT",
-	codeNotFound:          "NOT_FOUND",
-	codePermissionDenied:  "PERMISSION_DENIED",
-	codeResourceExhausted: "RESOURCE_EXHAUSTED",
-	codeUnimplemented:     "UNIMPLEMENTED",
-	codeInternal:          "INTERNAL",
-	codeUnavailable:       "UNAVAILABLE",
-	codeUnauthenticated:   "UNAUTHENTICATED",
-}
-
-// httpStatus is grpc-gateway's mapping of codes to HTTP statuses.
-func (c code) httpStatus() int {
-	switch c {
-	case codeInvalidArgument:
-		return http.StatusBadRequest
-	case codeNotFound:
-		return http.StatusNotFound
-	case codePermissionDenied:
-		return http.StatusForbidden
-	case codeResourceExhausted:
-		return http.StatusTooManyRequests
-	case codeUnimplemented:
-		return http.StatusNotImplemented
-	case codeUnavailable:
-		return http.StatusServiceUnavailable
-	case codeUnauthenticated:
-		return http.StatusUnauthorized
-	}
-	return http.StatusInternalServerError
-}
 
 // Error is an error the client is meant to read: a code and a message.
 type Error struct {
@@ -67,7 +35,7 @@ type Error struct {
 	HTTPStatus int
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s: %s", statusNames[e.Code], e.Message) }
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code.String(), e.Message) }
 
 func errorf(c code, format string, args ...any) *Error {
 	return &Error{Code: c, Message: fmt.Sprintf(format, args...)}
@@ -108,12 +76,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	status := e.HTTPStatus
 	if status == 0 {
-		status = e.Code.httpStatus()
+		status = e.Code.HTTPStatus()
 	}
 	if e.Code == codeUnauthenticated {
 		w.Header().Set("WWW-Authenticate", `Basic realm="addrd", charset="UTF-8"`)
 	}
-	writeJSON(w, status, errorBody{Code: int(e.Code), Message: e.Message, Status: statusNames[e.Code]})
+	writeJSON(w, status, errorBody{Code: int(e.Code), Message: e.Message, Status: e.Code.String()})
 }
 
 // writeJSON writes v with status.
