@@ -17,6 +17,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrUnauthenticated: unknown, revoked or wrong API credentials.
 	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrNotSubscribed: the requester reads an address it is not
+	// subscribed to.
+	ErrNotSubscribed = errors.New("not subscribed")
 	// ErrUnavailable: the database or the chain node cannot be reached; the
 	// operation may succeed later.
 	ErrUnavailable = errors.New("unavailable")

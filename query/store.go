@@ -31,12 +31,14 @@ type Store interface {
 	// count. chain "" means all chains.
 	Subscriptions(ctx context.Context, account int64, chain string, after *SubscriptionCursor, limit int) (subs []Subscription, total int, err error)
 
-	// Balances returns the stored balances of an address, native first.
-	Balances(ctx context.Context, chain, address string) ([]Balance, error)
-	// Transactions returns the transactions touching address after the
-	// cursor (nil: from the most recent), most recent first, at most limit.
-	// Its cost does not grow with the depth of the cursor.
-	Transactions(ctx context.Context, chain, address string, after *TxCursor, limit int) ([]Transaction, error)
+	// AccountBalances returns the stored balances of an address, native
+	// first, to an account subscribed to it. Errors: ErrNotSubscribed.
+	AccountBalances(ctx context.Context, account int64, chain, address string) ([]Balance, error)
+	// AccountTransactions returns the transactions touching address after
+	// the cursor (nil: from the most recent), most recent first, at most
+	// limit, to an account subscribed to it. Its cost does not grow with
+	// the depth of the cursor. Errors: ErrNotSubscribed.
+	AccountTransactions(ctx context.Context, account int64, chain, address string, after *TxCursor, limit int) ([]Transaction, error)
 	// Transaction returns one transaction with its transfers. Errors: ErrNotFound.
 	Transaction(ctx context.Context, chain, hash string) (Transaction, error)
 

@@ -131,7 +131,7 @@ func newServer(ctx context.Context, log *slog.Logger, dsn, listen string, chains
 	for i, c := range chains {
 		names[i] = c.Name
 	}
-	h := api.New(api.Config{Store: db, Chains: names, Logger: log, Metrics: reg})
+	h := api.New(api.Config{Store: db, Chains: names, Logger: log, Metrics: reg, MaxInFlight: db.Readers()})
 	return &server{
 		log:    log,
 		db:     db,

@@ -53,7 +53,16 @@ type Config struct {
 	// Metrics registers the API's metrics; nil registers none. When it is
 	// also a prometheus.Gatherer, /metrics serves it.
 	Metrics prometheus.Registerer
+	// MaxInFlight bounds the authenticated requests that use the store
+	// at once; the others wait their turn in arrival order. Keep it at or
+	// under the store's connection pool: the pool serves its waiters in
+	// random order, which gives a busy server a tail of seconds. Zero is
+	// DefaultMaxInFlight.
+	MaxInFlight int
 }
+
+// DefaultMaxInFlight is MaxInFlight when Config leaves it zero.
+const DefaultMaxInFlight = 16
 
 // Server is the API's http.Handler.
 type Server struct {
@@ -70,6 +79,10 @@ type Server struct {
 	key []byte // page-token key, read from the store on first use
 
 	bufs bufPool // response buffers of transaction pages
+
+	// turns holds a token for each request using the store; a channel's
+	// blocked senders go in arrival order.
+	turns chan struct{}
 }
 
 // route is one endpoint: its ServeMux pattern and handler. The openapi
@@ -108,6 +121,11 @@ func New(cfg Config) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	n := cfg.MaxInFlight
+	if n <= 0 {
+		n = DefaultMaxInFlight
+	}
+	s.turns = make(chan struct{}, n)
 	if cfg.Metrics != nil {
 		cfg.Metrics.MustRegister(s.requests, s.duration)
 		if g, ok := cfg.Metrics.(prometheus.Gatherer); ok {
@@ -246,6 +264,12 @@ func (s *Server) authenticated(h func(*Server, http.ResponseWriter, *http.Reques
 		if !ok || id == "" || len(id) > 128 || len(secret) > 256 {
 			s.writeError(w, r, errorf(codeUnauthenticated, "missing or invalid API credentials: use HTTP basic auth with API_ID:API_SECRET"))
 			return
+		}
+		select {
+		case s.turns <- struct{}{}:
+			defer func() { <-s.turns }()
+		case <-r.Context().Done():
+			return // the client has gone
 		}
 		acct, err := s.store.Authenticate(r.Context(), id, secret)
 		if errors.Is(err, query.ErrUnauthenticated) {

@@ -704,3 +704,59 @@ func TestHandleBehindAuth(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxInFlight checks that no more requests than MaxInFlight use the
+// store at once: the others wait their turn.
+func TestMaxInFlight(t *testing.T) {
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "addrd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	k, secret, _ := db.CreateAPIKey(context.Background(), "alice")
+	const limit, requests = 2, 20
+	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, MaxInFlight: limit})
+	var (
+		mu       sync.Mutex
+		cur, top int
+	)
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	s.Handle("GET /hold", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		cur++
+		top = max(top, cur)
+		mu.Unlock()
+		entered <- struct{}{}
+		<-release
+		mu.Lock()
+		cur--
+		mu.Unlock()
+	}), true)
+	var wg sync.WaitGroup
+	for range requests {
+		wg.Go(func() {
+			req := httptest.NewRequest("GET", "/hold", nil)
+			req.SetBasicAuth(k.ID, secret)
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			if rec.Code != 200 {
+				t.Errorf("status %d", rec.Code)
+			}
+		})
+	}
+	for range limit {
+		<-entered
+	}
+	for range requests - limit {
+		release <- struct{}{}
+		<-entered
+	}
+	for range limit {
+		release <- struct{}{}
+	}
+	wg.Wait()
+	if top != limit {
+		t.Errorf("%d requests in the handler at once, want %d", top, limit)
+	}
+}

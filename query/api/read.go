@@ -79,17 +79,9 @@ func toTransaction(t query.Transaction, only string) transaction {
 	return out
 }
 
-// readable returns the not-subscribed error unless the account is
-// subscribed to address.
-func (s *Server) readable(r *http.Request, a query.Account, chain, address string) error {
-	ok, err := s.store.Subscribed(r.Context(), a.ID, chain, address)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errorf(codeUnauthenticated, "requester is not subscribed for address '%s'", address)
-	}
-	return nil
+// notSubscribed is the answer to reading an address one is not subscribed to.
+func notSubscribed(address string) error {
+	return errorf(codeUnauthenticated, "requester is not subscribed for address '%s'", address)
 }
 
 // balances is GET /v1/chains/{chain}/addresses/{address}/balances.
@@ -101,10 +93,10 @@ func (s *Server) balances(w http.ResponseWriter, r *http.Request, a query.Accoun
 	if err := noParams(r); err != nil {
 		return err
 	}
-	if err := s.readable(r, a, chain, address); err != nil {
-		return err
+	bs, err := s.store.AccountBalances(r.Context(), a.ID, chain, address)
+	if errors.Is(err, query.ErrNotSubscribed) {
+		return notSubscribed(address)
 	}
-	bs, err := s.store.Balances(r.Context(), chain, address)
 	if err != nil {
 		return err
 	}
@@ -127,9 +119,6 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Ac
 	if err != nil {
 		return err
 	}
-	if err := s.readable(r, a, chain, address); err != nil {
-		return err
-	}
 	codec, err := s.tokens(r.Context())
 	if err != nil {
 		return err
@@ -137,17 +126,20 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Ac
 	sc := scope(a.ID, chain, address)
 	var after *query.TxCursor
 	if tok != "" {
-		cur, err := codec.decode(kindTransactions, sc, tok)
-		if err != nil {
-			return badToken()
-		}
-		rd := reader{b: cur}
-		after = &query.TxCursor{BlockNumber: rd.uvarint(), Index: uint(rd.uvarint())}
-		if rd.done() != nil {
-			return badToken()
+		if after, err = decodeTxCursor(codec, sc, tok); err != nil {
+			// Not subscribed comes first, as for a page without a token.
+			if _, serr := s.store.AccountTransactions(r.Context(), a.ID, chain, address, nil, 0); serr != nil {
+				err = serr
+			}
 		}
 	}
-	txs, err := s.store.Transactions(r.Context(), chain, address, after, size+1)
+	var txs []query.Transaction
+	if err == nil {
+		txs, err = s.store.AccountTransactions(r.Context(), a.ID, chain, address, after, size+1)
+	}
+	if errors.Is(err, query.ErrNotSubscribed) {
+		return notSubscribed(address)
+	}
 	if err != nil {
 		return err
 	}
@@ -159,6 +151,20 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Ac
 	}
 	s.writeTransactionPage(w, txs, address, next)
 	return nil
+}
+
+// decodeTxCursor decodes a transactions page token of scope sc.
+func decodeTxCursor(codec tokenCodec, sc []byte, tok string) (*query.TxCursor, error) {
+	cur, err := codec.decode(kindTransactions, sc, tok)
+	if err != nil {
+		return nil, badToken()
+	}
+	rd := reader{b: cur}
+	after := &query.TxCursor{BlockNumber: rd.uvarint(), Index: uint(rd.uvarint())}
+	if rd.done() != nil {
+		return nil, badToken()
+	}
+	return after, nil
 }
 
 // transaction is GET /v1/chains/{chain}/transactions/{hash}: readable by

@@ -141,6 +141,11 @@ func (db *DB) Authenticate(ctx context.Context, id, secret string) (query.Accoun
 	return acct, nil
 }
 
+// authenticateQuery reads an API key and its account: one of the hot
+// reads, as every request makes it.
+const authenticateQuery = `SELECT k.account_id, k.secret_hash, k.last_used, k.revoked, a.name, a.created
+	FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id WHERE k.id = $1`
+
 func (db *DB) authenticate(ctx context.Context, id, secret string) (query.Account, error) {
 	var row struct {
 		AccountID  int64
@@ -150,8 +155,10 @@ func (db *DB) authenticate(ctx context.Context, id, secret string) (query.Accoun
 		Name       string
 		Created    time.Time
 	}
-	err := db.r.NewRaw(`SELECT k.account_id, k.secret_hash, k.last_used, k.revoked, a.name, a.created
-		FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id WHERE k.id = ?`, id).Scan(ctx, &row)
+	rows, err := db.queryHot(ctx, authenticateQuery, id)
+	if err == nil {
+		err = db.r.ScanRows(ctx, rows, &row) // closes rows
+	}
 	found := err == nil
 	if err != nil && !isNoRows(err) {
 		return query.Account{}, err

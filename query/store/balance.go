@@ -33,12 +33,42 @@ func (db *DB) Balances(ctx context.Context, chain, address string) ([]query.Bala
 	if err != nil {
 		return nil, wrap("balances", err)
 	}
+	return balances(rows), nil
+}
+
+// accountBalances reads an address's balances for a requester, checking
+// the subscription in the same statement (an uncorrelated EXISTS, which
+// both databases evaluate once).
+const accountBalances = `SELECT chain, address, contract, asset, symbol, decimals, amount, block_number, updated
+	FROM balances WHERE chain = $1 AND address = $2
+	AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $3 AND chain = $1 AND address = $2)
+	ORDER BY CASE WHEN asset = 'native' THEN 0 ELSE 1 END, contract`
+
+// AccountBalances is Balances for a requester, who must be subscribed to
+// address.
+func (db *DB) AccountBalances(ctx context.Context, account int64, chain, address string) ([]query.Balance, error) {
+	var rows []balanceRow
+	r, err := db.queryHot(ctx, accountBalances, chain, address, account)
+	if err == nil {
+		err = db.r.ScanRows(ctx, r, &rows) // closes r
+	}
+	if err == nil && len(rows) == 0 {
+		// Nothing: no balances yet, or no subscription.
+		err = db.readable(ctx, account, chain, address)
+	}
+	if err != nil {
+		return nil, wrap("balances", err)
+	}
+	return balances(rows), nil
+}
+
+func balances(rows []balanceRow) []query.Balance {
 	out := make([]query.Balance, len(rows))
 	for i, r := range rows {
 		out[i] = query.Balance{Chain: r.Chain, Address: r.Address, Asset: r.Asset, Contract: r.Contract,
 			Symbol: r.Symbol, Decimals: r.Decimals, Amount: r.Amount, Block: r.Block, Updated: utc(r.Updated)}
 	}
-	return out, nil
+	return out
 }
 
 // PutBalances upserts balances; a balance read at an older block than the

@@ -93,12 +93,14 @@ func open(dsn string, opts []Option) (*DB, error) {
 		o(db)
 	}
 	if IsPostgres(dsn) {
-		sqldb, err := sql.Open("postgres", dsn)
+		conn, err := pq.NewConnector(dsn)
 		if err != nil {
 			return nil, fmt.Errorf("store: open %s: %w", Redact(dsn), err)
 		}
-		sqldb.SetMaxOpenConns(48)
-		sqldb.SetMaxIdleConns(48)
+		conn.Dialer(pqDialer{})
+		sqldb := sql.OpenDB(conn)
+		sqldb.SetMaxOpenConns(postgresConns)
+		sqldb.SetMaxIdleConns(postgresConns)
 		sqldb.SetConnMaxIdleTime(5 * time.Minute)
 		db.postgres = true
 		db.w = bun.NewDB(sqldb, pgdialect.New())
@@ -150,6 +152,15 @@ func Redact(dsn string) string {
 	return dsn
 }
 
+// postgresConns bounds the connections to PostgreSQL. More only queue in
+// the server: on a 2-core machine 48 gave the API twice the p99 of 16 at
+// the same throughput.
+const postgresConns = 16
+
+// Readers is the number of connections the store reads through at once,
+// the bound for api.Config.MaxInFlight.
+func (db *DB) Readers() int { return db.r.DB.Stats().MaxOpenConnections }
+
 // Close closes the database.
 func (db *DB) Close() error {
 	err := errors.Join(db.stmts.close(), db.w.Close())
@@ -195,7 +206,8 @@ func wrap(op string, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, query.ErrNotFound), errors.Is(err, query.ErrUnavailable), errors.Is(err, query.ErrUnauthenticated):
+	case errors.Is(err, query.ErrNotFound), errors.Is(err, query.ErrUnavailable), errors.Is(err, query.ErrUnauthenticated),
+		errors.Is(err, query.ErrNotSubscribed):
 		return fmt.Errorf("store: %s: %w", op, err)
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("store: %s: %w", op, query.ErrNotFound)

@@ -122,6 +122,16 @@ func (db *DB) Subscribed(ctx context.Context, account int64, chain string, addre
 	return ok, wrap("subscribed", err)
 }
 
+// readable returns query.ErrNotSubscribed unless the account is
+// subscribed to address.
+func (db *DB) readable(ctx context.Context, account int64, chain, address string) error {
+	ok, err := db.Subscribed(ctx, account, chain, address)
+	if err == nil && !ok {
+		err = query.ErrNotSubscribed
+	}
+	return err
+}
+
 type subscriptionRow struct {
 	Chain   string
 	Address string

@@ -74,7 +74,11 @@ func (db *DB) Transactions(ctx context.Context, chain, address string, after *qu
 	if limit <= 0 {
 		return nil, nil
 	}
-	txs, err := db.transactionPage(ctx, chain, address, after, limit)
+	q, args := txPageFirst, []any{chain, address, limit}
+	if after != nil {
+		q, args = txPageAfter, []any{chain, address, after.BlockNumber, after.Index, limit}
+	}
+	txs, err := db.transactionPage(ctx, chain, q, args, limit)
 	if errors.Is(err, errNoDoc) {
 		txs, err = db.transactions(ctx, db.r, chain, address, after, limit)
 	}
