@@ -8,6 +8,9 @@ import (
 	"math/big"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,12 +73,8 @@ func BenchmarkFetch(b *testing.B) {
 		return float64(end-start) / time.Since(t0).Seconds()
 	}
 	fetch := func(subs int) float64 {
-		db, err := store.Open(ctx, filepath.Join(b.TempDir(), "addrd.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
+		db := seedSubscriptions(b, filepath.Join(b.TempDir(), "addrd.db"), dev, subs, start)
 		defer db.Close()
-		seedSubscriptions(b, db, dev, subs, start)
 		src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{})
 		if err != nil {
 			b.Fatal(err)
@@ -85,12 +84,7 @@ func BenchmarkFetch(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		// The seeding's deferred work is the setup's, not the fetcher's:
-		// fold its WAL into the database file and collect its garbage
-		// before the clock starts.
-		if _, err := db.Bun().ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-			b.Fatal(err)
-		}
+		// The seeding's garbage is the setup's, not the fetcher's.
 		runtime.GC()
 		t0 := time.Now()
 		for {
@@ -116,12 +110,18 @@ func BenchmarkFetch(b *testing.B) {
 	// In the order A B C C B A, so that a machine whose load drifts during
 	// the run weighs on each the same.
 	b.ResetTimer()
-	ref1 := reference()
-	few1 := fetch(10)
-	many1 := fetch(*benchSubs)
-	many2 := fetch(*benchSubs)
-	few2 := fetch(10)
-	ref2 := reference()
+	// Each run carries a profiler label, so that a -cpuprofile tells them
+	// apart (go tool pprof -tagfocus run=100000).
+	labelled := func(run string, f func() float64) (r float64) {
+		pprof.Do(ctx, pprof.Labels("run", run), func(context.Context) { r = f() })
+		return r
+	}
+	ref1 := labelled("reference", reference)
+	few1 := labelled("10", func() float64 { return fetch(10) })
+	many1 := labelled(strconv.Itoa(*benchSubs), func() float64 { return fetch(*benchSubs) })
+	many2 := labelled(strconv.Itoa(*benchSubs), func() float64 { return fetch(*benchSubs) })
+	few2 := labelled("10", func() float64 { return fetch(10) })
+	ref2 := labelled("reference", reference)
 	b.StopTimer()
 	ref, few, many := (ref1+ref2)/2, (few1+few2)/2, (many1+many2)/2
 	b.Logf("runs: reference %.1f %.1f; 10 subscriptions %.1f %.1f; %d subscriptions %.1f %.1f blocks/s", ref1, ref2, few1, few2, *benchSubs, many1, many2)
@@ -136,12 +136,18 @@ func BenchmarkFetch(b *testing.B) {
 		*benchSubs, many/few, few/ref, *benchSubs, many/ref)
 }
 
-// seedSubscriptions subscribes the demo accounts and n-10 idle addresses,
-// already synced up to block at (a steady state, not a first sync), and
-// makes block at the checkpoint.
-func seedSubscriptions(b *testing.B, db *store.DB, dev *eth.Dev, n int, at uint64) {
+// seedSubscriptions opens a store at dsn and subscribes the demo
+// accounts and n-10 idle addresses through it, already synced up to block
+// at (a steady state, not a first sync), and makes block at the
+// checkpoint. The fetcher then works through the same store, as in
+// `addrd serve`, where subscriptions arrive through the API's connection.
+func seedSubscriptions(b *testing.B, dsn string, dev *eth.Dev, n int, at uint64) *store.DB {
 	b.Helper()
 	ctx := context.Background()
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
 	key, _, err := db.CreateAPIKey(ctx, "bench")
 	if err != nil {
 		b.Fatal(err)
@@ -153,32 +159,36 @@ func seedSubscriptions(b *testing.B, db *store.DB, dev *eth.Dev, n int, at uint6
 	for i := len(addrs); i < n; i++ {
 		addrs = append(addrs, fmt.Sprintf("0x%040x", 0xbe7c4000000+i))
 	}
-	// Rows written in bulk: subscribing one by one would time the setup.
+	// Rows written 500 a transaction: subscribing one by one would time
+	// the setup.
 	now := time.Now().UTC()
-	err = db.Bun().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		for lo := 0; lo < len(addrs); lo += 500 {
-			part := addrs[lo:min(len(addrs), lo+500)]
-			var subs, tracked []string
-			var subArgs, trackedArgs []any
-			for _, a := range part {
-				subs = append(subs, "(?, ?, ?, ?)")
-				subArgs = append(subArgs, key.AccountID, chain, a, now)
-				tracked = append(tracked, "(?, ?, TRUE, FALSE, 0, ?)")
-				trackedArgs = append(trackedArgs, chain, a, at)
-			}
+	for part := range slices.Chunk(addrs, 500) {
+		var subs, tracked []string
+		var subArgs, trackedArgs []any
+		for _, a := range part {
+			subs = append(subs, "(?, ?, ?, ?)")
+			subArgs = append(subArgs, key.AccountID, chain, a, now)
+			tracked = append(tracked, "(?, ?, TRUE, FALSE, 0, ?)")
+			trackedArgs = append(trackedArgs, chain, a, at)
+		}
+		err := db.Bun().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			if _, err := tx.ExecContext(ctx, "INSERT INTO subscriptions (account_id, chain, address, created) VALUES "+strings.Join(subs, ", "), subArgs...); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, "INSERT INTO tracked (chain, address, active, needs_sync, sync_from, synced_to) VALUES "+strings.Join(tracked, ", "), trackedArgs...); err != nil {
-				return err
-			}
+			_, err := tx.ExecContext(ctx, "INSERT INTO tracked (chain, address, active, needs_sync, sync_from, synced_to) VALUES "+strings.Join(tracked, ", "), trackedArgs...)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
 		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
 	}
 	if err := db.StoreBlock(ctx, chain, query.Block{Number: at, Hash: dev.BlockHash(at).Hex(), Time: time.Now()}, nil, nil); err != nil {
 		b.Fatal(err)
 	}
+	// The seeding's deferred work is the setup's, not the fetcher's: fold
+	// its WAL into the database file before the clock starts.
+	if _, err := db.Bun().ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		b.Fatal(err)
+	}
+	return db
 }
