@@ -1,19 +1,15 @@
 package site_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/wharfhq/wharf/internal/testenv"
-	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/publish/s3"
 	"github.com/wharfhq/wharf/publish/s3/s3test"
 	"github.com/wharfhq/wharf/site"
@@ -108,79 +104,4 @@ func TestMinIO(t *testing.T) {
 			t.Error("after MinIO came back: bytes differ")
 		}
 	})
-}
-
-// copyCounting is a store whose objects count the bytes they write
-// through publish.Copier, to tell which downloads took the fast path.
-type copyCounting struct {
-	publish.Store
-	copied atomic.Int64
-}
-
-func (c *copyCounting) Open(ctx context.Context, key string) (publish.Object, error) {
-	obj, err := c.Store.Open(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := obj.(publish.Copier); !ok {
-		return obj, nil
-	}
-	return &countedObject{Object: obj, copied: &c.copied}, nil
-}
-
-type countedObject struct {
-	publish.Object
-	copied *atomic.Int64
-}
-
-func (o *countedObject) CopyN(w io.Writer, n int64) (int64, error) {
-	k, err := o.Object.(publish.Copier).CopyN(w, n)
-	o.copied.Add(k)
-	return k, err
-}
-
-// TestMinIOSplice: downloads and Range requests of a large artifact from
-// MinIO over plain HTTP go socket to socket (publish.Copier) and carry the
-// right bytes; small ranges take the buffered copy.
-func TestMinIOSplice(t *testing.T) {
-	st := &copyCounting{Store: s3test.Store(t, testenv.SharedMinIO(t), "releases", s3.Options{})}
-	tr := newTree(t, st)
-	const size = 9<<20 + 5
-	tr.big["treasury-node"] = size
-	c := newClock()
-	cr := newCreds(t, c)
-	url, _ := serve(t, site.Config{Store: st, Auth: cr.db, Clock: c.Now})
-	tr.baseURL = url
-	tr.publish("26.1.2")
-	node := key(t, "26.1.2", "treasury-node", "x86")
-	data := tr.files[node]
-	tests := []struct {
-		name       string
-		rng        string // Range header, "" for none
-		from, to   int    // the bytes expected, data[from:to]
-		wantStatus int
-		wantCopied int64
-	}{
-		{"Whole", "", 0, size, 200, size},
-		{"RangeToEnd", "bytes=1048583-", 1048583, size, 206, size - 1048583},
-		{"RangeInside", "bytes=100-5242979", 100, 100 + 5<<20, 206, 5 << 20},
-		{"Suffix", "bytes=-6000000", size - 6000000, size, 206, 6000000},
-		{"SmallRangeBuffered", "bytes=10-1048585", 10, 1048586, 206, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			hdr := []string{"Authorization", "Bearer " + cr.alice}
-			if tt.rng != "" {
-				hdr = append(hdr, "Range", tt.rng)
-			}
-			before := st.copied.Load()
-			resp, body := get(t, "GET", url+"/"+node, hdr...)
-			if resp.StatusCode != tt.wantStatus || sha256.Sum256(body) != sha256.Sum256(data[tt.from:tt.to]) {
-				t.Errorf("GET %s = %d with %d bytes, want %d with data[%d:%d]", tt.rng, resp.StatusCode, len(body), tt.wantStatus, tt.from, tt.to)
-			}
-			if got := st.copied.Load() - before; got != tt.wantCopied {
-				t.Errorf("%d bytes went through CopyN, want %d", got, tt.wantCopied)
-			}
-		})
-	}
 }
