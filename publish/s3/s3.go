@@ -80,10 +80,6 @@ type Store struct {
 	region   string
 	partSize int
 	bufs     *bufferPool
-	// plain is the transport of a plain-HTTP endpoint, whose dialer and
-	// proxy settings the spliced reads of CopyN use; nil for HTTPS, whose
-	// bodies cannot be spliced.
-	plain *http.Transport
 }
 
 var (
@@ -213,10 +209,8 @@ func newStore(rawurl string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("s3: endpoint %q: %w", endpoint, err)
 	}
 	scheme := "https://"
-	var plain *http.Transport
 	if !secure {
 		scheme = "http://"
-		plain = tr
 	}
 	return &Store{
 		client:   client,
@@ -228,7 +222,6 @@ func newStore(rawurl string, opts Options) (*Store, error) {
 		region:   mo.Region,
 		partSize: int(partSize),
 		bufs:     newBufferPool(int(conc)+1, int(partSize)),
-		plain:    plain,
 	}, nil
 }
 
@@ -275,7 +268,7 @@ func parseEndpoint(endpoint string) (host string, secure, custom bool, err error
 // transport is minio-go's default transport; for HTTPS it trusts the system
 // roots plus AWS_CA_BUNDLE when set, as the AWS SDKs do. Plain HTTP ignores
 // the bundle.
-func transport(secure bool, caBundle string) (*http.Transport, error) {
+func transport(secure bool, caBundle string) (http.RoundTripper, error) {
 	tr, err := minio.DefaultTransport(secure)
 	if err != nil {
 		return nil, fmt.Errorf("s3: transport: %w", err)
