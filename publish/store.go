@@ -41,21 +41,6 @@ type Object interface {
 	Info() ObjectInfo
 }
 
-// A Copier is an Object that can write its next n bytes to w faster than
-// through Read, such as socket to socket with splice(2). A server checks
-// for it by type assertion before copying an object's body.
-type Copier interface {
-	// CopyN writes the next n bytes of the object to w and advances the
-	// position by what it wrote. It returns errors.ErrUnsupported, having
-	// written nothing, when it has no faster way at the current position
-	// (the caller then copies through Read). Fewer than n bytes left in
-	// the object gives io.EOF after writing them, as io.CopyN does. Other
-	// errors are those of Read: ErrPreconditionFailed when the object was
-	// replaced since it was opened, ErrUnavailable when the store fails
-	// or goes away part-way (never a silently short copy), and errors of w.
-	CopyN(w io.Writer, n int64) (written int64, err error)
-}
-
 // PutOptions control a write.
 type PutOptions struct {
 	ContentType string
