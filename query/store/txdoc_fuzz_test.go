@@ -1,0 +1,39 @@
+package store
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// FuzzParseTxDoc feeds parseTxDoc arbitrary documents: it never panics,
+// and a document it accepts writes back to the same transaction.
+func FuzzParseTxDoc(f *testing.F) {
+	t := query.Transaction{Chain: "ETH", Hash: "0xabc", BlockNumber: 7, BlockHash: "0xb7",
+		BlockTime: time.Unix(1_700_000_000, 5000).UTC(), Index: 3, Status: query.StatusSuccess,
+		From: "0x01", To: "0x02", Value: "10", Fee: "21000", Nonce: 9,
+		Transfers: []query.Transfer{
+			{LogIndex: -1, Asset: query.AssetNative, From: "0x01", To: "0x02", Amount: "10"},
+			{LogIndex: 4, Asset: query.AssetERC20, Contract: "0x0c", From: "0x02", To: "0x01", Amount: "1:2"},
+		}}
+	f.Add(appendTxDoc(nil, t, false))
+	f.Add(appendTxDoc(nil, query.Transaction{Hash: "0x1"}, true))
+	f.Add([]byte("1:1"))
+	f.Add([]byte("1:13:0xa99999999999999999999:"))
+	f.Add([]byte("-1:x"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		got, err := parseTxDoc("ETH", doc)
+		if err != nil {
+			return
+		}
+		again, err := parseTxDoc("ETH", appendTxDoc(nil, got, false))
+		if err != nil {
+			t.Fatalf("a parsed document does not parse again: %v", err)
+		}
+		if !reflect.DeepEqual(got, again) {
+			t.Fatalf("round trip:\n%+v\n%+v", got, again)
+		}
+	})
+}
