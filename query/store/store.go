@@ -160,9 +160,17 @@ func Redact(dsn string) string {
 // the same throughput.
 const postgresConns = 16
 
-// Readers is the number of connections the store reads through at once,
-// the bound for api.Config.MaxInFlight.
-func (db *DB) Readers() int { return db.r.DB.Stats().MaxOpenConnections }
+// Readers is the number of connections the API may read through at once,
+// the bound for api.Config.MaxInFlight. On PostgreSQL, readers and
+// writers share one pool, where a fetcher holds a connection for its
+// leadership lock and takes another for its writes.
+func (db *DB) Readers() int {
+	n := db.r.DB.Stats().MaxOpenConnections
+	if db.postgres {
+		n -= 2
+	}
+	return n
+}
 
 // Close closes the database.
 func (db *DB) Close() error {
