@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -73,18 +72,16 @@ Example:
 					if err != nil {
 						return fmt.Errorf("apikey list: %w", err)
 					}
-					tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "ID\tORG\tCREATED\tLAST USED\tSTATUS")
-					const layout = "2006-01-02 15:04:05Z"
+					tw := newTable(c.App.Writer, "ID\tORG\tCREATED\tLAST USED\tSTATUS")
 					for _, k := range keys {
 						last, status := "never", "active"
 						if !k.LastUsedAt.IsZero() {
-							last = k.LastUsedAt.UTC().Format(layout)
+							last = when(k.LastUsedAt)
 						}
 						if !k.RevokedAt.IsZero() {
-							status = "revoked " + k.RevokedAt.UTC().Format(layout)
+							status = "revoked " + when(k.RevokedAt)
 						}
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Org, k.CreatedAt.UTC().Format(layout), last, status)
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Org, when(k.CreatedAt), last, status)
 					}
 					return tw.Flush()
 				}),

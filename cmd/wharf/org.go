@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -81,10 +80,9 @@ Example:
 					if err != nil {
 						return fmt.Errorf("org list: %w", err)
 					}
-					tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "NAME\tLEVEL\tCREATED")
+					tw := newTable(c.App.Writer, "NAME\tLEVEL\tCREATED")
 					for _, o := range orgs {
-						fmt.Fprintf(tw, "%s\t%s\t%s\n", o.Name, o.Level, o.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
+						fmt.Fprintf(tw, "%s\t%s\t%s\n", o.Name, o.Level, when(o.CreatedAt))
 					}
 					return tw.Flush()
 				}),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -83,10 +82,9 @@ Example:
 					if err != nil {
 						return fmt.Errorf("user list: %w", err)
 					}
-					tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "NAME\tORGS\tCREATED")
+					tw := newTable(c.App.Writer, "NAME\tORGS\tCREATED")
 					for _, u := range users {
-						fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Name, strings.Join(u.Orgs, ","), u.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
+						fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Name, strings.Join(u.Orgs, ","), when(u.CreatedAt))
 					}
 					return tw.Flush()
 				}),
