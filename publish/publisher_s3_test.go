@@ -22,22 +22,7 @@ func TestPublishMinIO(t *testing.T) {
 	s3store := s3test.Store(t, m, "dl", s3.Options{})
 	s := &readBackCounter{Store: s3store}
 	signer := fixedSigner(t)
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	for _, v := range []string{"26.1.1", "26.1.2"} {
-		p := newPublisher(t, s, signer)
-		inputs := scan(t, demoInputs(t, v))
-		wg.Go(func() {
-			if _, err := p.Publish(context.Background(), v, inputs); err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	publishAtOnce(t, func() publish.Store { return s }, signer, "26.1.1", "26.1.2")
 	if got := string(readKey(t, s, publish.KeyLatest)); got != "26.1.2\n" {
 		t.Errorf("latest = %q", got)
 	}

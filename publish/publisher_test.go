@@ -407,6 +407,33 @@ func TestPublishDryRun(t *testing.T) {
 	}
 }
 
+// publishAtOnce publishes versions at the same time, each by its own
+// Publisher over a store from newStore, and fails t on any error.
+func publishAtOnce(t *testing.T, newStore func() publish.Store, signer publish.Signer, versions ...string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(versions))
+	for _, v := range versions {
+		p := newPublisher(t, newStore(), signer)
+		inputs := scan(t, demoInputs(t, v))
+		wg.Go(func() {
+			if _, err := p.Publish(context.Background(), v, inputs); err != nil {
+				errs <- fmt.Errorf("publish %s: %w", v, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	failed := false
+	for err := range errs {
+		t.Error(err)
+		failed = true
+	}
+	if failed {
+		t.FailNow()
+	}
+}
+
 // TestPublishConcurrent races publishers of different versions on one
 // directory, each with its own Store as separate processes would: every
 // version ends in the manifest and latest at the newest.
@@ -414,22 +441,7 @@ func TestPublishConcurrent(t *testing.T) {
 	root := t.TempDir()
 	signer := fixedSigner(t)
 	versions := []string{"26.1.1", "26.1.2", "26.2.1", "26.1.3", "25.9.9"}
-	var wg sync.WaitGroup
-	errs := make(chan error, len(versions))
-	for _, v := range versions {
-		p := newPublisher(t, dirStore(t, root), signer)
-		inputs := scan(t, demoInputs(t, v))
-		wg.Go(func() {
-			if _, err := p.Publish(context.Background(), v, inputs); err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	publishAtOnce(t, func() publish.Store { return dirStore(t, root) }, signer, versions...)
 	s := dirStore(t, root)
 	m := manifest(t, s)
 	var got []string
