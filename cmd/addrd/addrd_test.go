@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -155,35 +153,12 @@ func TestServe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, secret, _ := strings.Cut(lastLine(out), ":")
-
-		ctx, cancel := context.WithCancel(context.Background())
-		stdout := &lines{ch: make(chan string, 16)}
-		var stderr bytes.Buffer
-		done := make(chan error, 1)
-		go func() {
-			done <- newApp(stdout, &stderr).RunContext(ctx, []string{"addrd", "serve", "--db", db,
-				"--listen", "127.0.0.1:0", "--chain", "ETH=http://127.0.0.1:8545"})
-		}()
-		var base string
-		select {
-		case line := <-stdout.ch:
-			base = strings.TrimPrefix(line, "addrd listening on ")
-		case err := <-done:
-			t.Fatalf("serve ended: %v\n%s", err, stderr.String())
-		}
-
+		key := lastLine(out)
+		srv := startServe(t, "--db", db, "--chain", "ETH=http://127.0.0.1:8545")
 		do := func(method, path string) (int, string) {
 			t.Helper()
-			req, _ := http.NewRequest(method, base+path, nil)
-			req.SetBasicAuth(id, secret)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			return resp.StatusCode, string(b)
+			status, body := srv.do(t, key, method, path)
+			return status, string(body)
 		}
 		addr := "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 		low := strings.ToLower(addr)
@@ -212,12 +187,11 @@ func TestServe(t *testing.T) {
 			t.Fatalf("/metrics: %d", status)
 		}
 
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatalf("serve after cancel: %v\n%s", err, stderr.String())
+		if err := srv.stop(); err != nil {
+			t.Fatalf("serve after cancel: %v\n%s", err, srv.stderr)
 		}
-		if !strings.Contains(stderr.String(), "stopped") {
-			t.Fatalf("no graceful stop in the log:\n%s", stderr.String())
+		if !strings.Contains(srv.stderr.String(), "stopped") {
+			t.Fatalf("no graceful stop in the log:\n%s", srv.stderr)
 		}
 	})
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/big"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -21,42 +18,15 @@ import (
 // transfer touching the address being mined to the API listing it. One
 // measurement whatever b.N: run with -benchtime=1x.
 func BenchmarkServeDevLatency(b *testing.B) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stdout := &lines{ch: make(chan string, 64)}
-	var stderr bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- newApp(stdout, &stderr).RunContext(ctx, []string{"addrd", "serve", "--dev", "--listen", "127.0.0.1:0", "--log-level", "warn"})
-	}()
-	var account, key, base, rpcURL string
-	for base == "" {
-		select {
-		case line := <-stdout.ch:
-			switch {
-			case strings.HasPrefix(line, "dev chain "):
-				rpcURL = strings.Fields(line)[2]
-			case strings.HasPrefix(line, "dev account ") && account == "":
-				account = strings.TrimPrefix(line, "dev account ")
-			case strings.HasPrefix(line, "dev api key "):
-				key = strings.TrimPrefix(line, "dev api key ")
-			case strings.HasPrefix(line, "addrd listening on "):
-				base = strings.TrimPrefix(line, "addrd listening on ")
-			}
-		case err := <-done:
-			b.Fatalf("serve --dev ended: %v\n%s", err, stderr.String())
-		}
+	ctx := context.Background()
+	srv := startServe(b, "--dev", "--log-level", "warn")
+	chains, accounts, keys := srv.printed("dev chain "), srv.printed("dev account "), srv.printed("dev api key ")
+	if len(chains) != 1 || len(accounts) == 0 || len(keys) != 1 {
+		b.Fatalf("dev chain %q, accounts %q, keys %q", chains, accounts, keys)
 	}
-	id, secret, _ := strings.Cut(key, ":")
+	rpcURL, account := strings.Fields(chains[0])[0], accounts[0]
 	get := func(method, path string) []byte {
-		req, _ := http.NewRequest(method, base+path, nil)
-		req.SetBasicAuth(id, secret)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
+		_, body := srv.do(b, keys[0], method, path)
 		return body
 	}
 	low := strings.ToLower(account)
@@ -134,6 +104,5 @@ func BenchmarkServeDevLatency(b *testing.B) {
 	b.ReportMetric(lat[len(lat)-1].Seconds(), "s-mined-to-listed-max")
 	fmt.Printf("dev: PUT to first balances %s (want <= 5s); mined to listed over %d transfers: median %s, max %s\n",
 		toBalances.Round(time.Millisecond), len(lat), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
-	cancel()
-	<-done
+	srv.stop()
 }

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -16,47 +12,14 @@ import (
 // its balances within 5 s (issue 5) and its transactions soon after,
 // fetched from the dev chain over JSON-RPC by the same code as a node.
 func TestServeDev(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	stdout := &lines{ch: make(chan string, 64)}
-	var stderr bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- newApp(stdout, &stderr).RunContext(ctx, []string{"addrd", "serve", "--dev", "--listen", "127.0.0.1:0"})
-	}()
-	var accounts []string
-	var key, base string
-	for base == "" {
-		select {
-		case line := <-stdout.ch:
-			switch {
-			case strings.HasPrefix(line, "dev account "):
-				accounts = append(accounts, strings.TrimPrefix(line, "dev account "))
-			case strings.HasPrefix(line, "dev api key "):
-				key = strings.TrimPrefix(line, "dev api key ")
-			case strings.HasPrefix(line, "addrd listening on "):
-				base = strings.TrimPrefix(line, "addrd listening on ")
-			}
-		case err := <-done:
-			t.Fatalf("serve --dev ended: %v\n%s", err, stderr.String())
-		case <-time.After(60 * time.Second):
-			t.Fatalf("serve --dev printed no listening line in 60 s\n%s", stderr.String())
-		}
+	srv := startServe(t, "--dev")
+	accounts, keys := srv.printed("dev account "), srv.printed("dev api key ")
+	if len(accounts) != 4 || len(keys) != 1 {
+		t.Fatalf("accounts %v, keys %q", accounts, keys)
 	}
-	if len(accounts) != 4 || key == "" {
-		t.Fatalf("accounts %v, key %q", accounts, key)
-	}
-	id, secret, _ := strings.Cut(key, ":")
 	do := func(method, path string) (int, []byte) {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, nil)
-		req.SetBasicAuth(id, secret)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, b
+		return srv.do(t, keys[0], method, path)
 	}
 	account := accounts[0]
 	low := strings.ToLower(account)
@@ -75,7 +38,7 @@ func TestServeDev(t *testing.T) {
 				return time.Since(put)
 			}
 			if time.Since(put) > deadline {
-				t.Fatalf("%s not within %s: %d %s\n%s", what, deadline, status, body, stderr.String())
+				t.Fatalf("%s not within %s: %d %s\n%s", what, deadline, status, body, srv.stderr)
 			}
 			time.Sleep(50 * time.Millisecond) // polling an outcome, not ordering goroutines
 		}
@@ -96,8 +59,7 @@ func TestServeDev(t *testing.T) {
 	})
 	t.Logf("PUT to two pages of transactions: %s", took)
 
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("serve after cancel: %v\n%s", err, stderr.String())
+	if err := srv.stop(); err != nil {
+		t.Fatalf("serve after cancel: %v\n%s", err, srv.stderr)
 	}
 }
