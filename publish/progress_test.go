@@ -7,25 +7,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
 )
 
-// clock is a test clock that moves only when told.
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time          { return c.t }
-func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
-func newClock() *clock                   { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+func newClock() *testenv.Clock { return testenv.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
 func TestLineProgress(t *testing.T) {
 	var buf bytes.Buffer
 	c := newClock()
-	p := publish.LineProgress(&buf, c.now)
+	p := publish.LineProgress(&buf, c.Now)
 	tr := p.Start("img/26.1.1/treasury-node-26.1.1-amd64.tar", 4<<20)
 	tr.Add(1 << 20)
-	c.advance(11 * time.Second)
+	c.Advance(11 * time.Second)
 	tr.Add(1 << 20) // a line for a long upload
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	tr.Add(2 << 20)
 	tr.Done(nil)
 	p.Start("bin/x.tar.gz", -1).Done(errors.New("boom"))
@@ -42,10 +38,10 @@ func TestLineProgress(t *testing.T) {
 func TestTerminalProgress(t *testing.T) {
 	var buf bytes.Buffer
 	c := newClock()
-	p := publish.TerminalProgress(&buf, c.now)
+	p := publish.TerminalProgress(&buf, c.Now)
 	a := p.Start("bin/a.tar.gz", 100)
 	b := p.Start("bin/b.tar.gz", -1)
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	a.Add(50)
 	b.Add(10)
 	a.Done(nil)

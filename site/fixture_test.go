@@ -217,24 +217,6 @@ func key(t testing.TB, version, name, build string) string {
 }
 
 // clock is a settable clock shared by the server, the limits and the auth DB.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Now().UTC()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // creds are the organisations, keys, users and tokens of the auth fixture.
 type creds struct {
@@ -245,7 +227,7 @@ type creds struct {
 	revokedKey, loneUser string // a revoked key; a token of a user in no organisation
 }
 
-func newCreds(tb testing.TB, c *clock) *creds {
+func newCreds(tb testing.TB, c *testenv.Clock) *creds {
 	tb.Helper()
 	ctx := context.Background()
 	db, err := auth.Open(ctx, filepath.Join(tb.TempDir(), "wharf.db"))

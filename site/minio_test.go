@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish/s3"
@@ -22,7 +23,7 @@ func TestMinIO(t *testing.T) {
 	st := s3test.Store(t, m, "releases", s3.Options{MaxRetries: 1})
 	tr := newTree(t, st)
 	tr.big["treasury-node"] = 3<<20 + 5
-	c := newClock()
+	c := testenv.NewClock(time.Now().UTC())
 	cr := newCreds(t, c)
 	url, _ := serve(t, site.Config{Store: st, Auth: cr.db, Clock: c.Now})
 	tr.baseURL = url

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/publish/dir"
 	"github.com/wharfhq/wharf/site"
@@ -38,14 +39,14 @@ var pageSecret = []byte("0123456789abcdef0123456789abcdef-test-secret")
 type pageEnv struct {
 	tree  *pageTree
 	auth  *pageAuth
-	clock *clock
+	clock *testenv.Clock
 	page  *site.Page
 	srv   *httptest.Server
 }
 
 func newPageEnv(t *testing.T) *pageEnv {
 	t.Helper()
-	e := &pageEnv{tree: newPageTree(t), auth: newPageAuth(), clock: &clock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}}
+	e := &pageEnv{tree: newPageTree(t), auth: newPageAuth(), clock: testenv.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))}
 	e.auth.add(pageBasicKey, site.Principal{Kind: "apikey", Name: "k-basic", Orgs: []string{"acme"}, Level: site.LevelBasic})
 	e.auth.add(pageFullKey, site.Principal{Kind: "apikey", Name: "k-full", Orgs: []string{"bigco"}, Level: site.LevelFull})
 	e.auth.add(pageToken, site.Principal{Kind: "user", Name: "ada", Orgs: []string{"acme"}, Level: site.LevelBasic, Expires: e.clock.Now().Add(2 * time.Hour)})

@@ -30,7 +30,7 @@ type env struct {
 	url   string
 	tr    *tree
 	cr    *creds
-	clock *clock
+	clock *testenv.Clock
 	logs  *logs
 	root  string
 	store *flakyStore
@@ -39,7 +39,7 @@ type env struct {
 func newEnv(t *testing.T, tune ...func(*site.Config)) *env {
 	t.Helper()
 	tr, root := newDirTree(t)
-	e := &env{tr: tr, root: root, clock: newClock(), logs: newLogs()}
+	e := &env{tr: tr, root: root, clock: testenv.NewClock(time.Now().UTC()), logs: newLogs()}
 	e.cr = newCreds(t, e.clock)
 	e.store = &flakyStore{Store: tr.store}
 	cfg := site.Config{
@@ -685,7 +685,7 @@ func (presignStore) PresignGet(_ context.Context, key, filename string, expiry t
 
 func TestPresign(t *testing.T) {
 	tr, _ := newDirTree(t)
-	c := newClock()
+	c := testenv.NewClock(time.Now().UTC())
 	cr := newCreds(t, c)
 	url, _ := serve(t, site.Config{Store: presignStore{tr.store}, Auth: cr.db, Clock: c.Now, Presign: true, PresignExpiry: time.Minute})
 	tr.publish("26.1.2")

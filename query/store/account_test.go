@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -13,7 +14,7 @@ import (
 // subscribed addresses only, telling "not subscribed" from "nothing
 // stored" in each case.
 func TestAccountReads(t *testing.T) {
-	each(t, func(t *testing.T, db *store.DB, clk *clock) {
+	each(t, func(t *testing.T, db *store.DB, clk *testenv.Clock) {
 		ctx := context.Background()
 		alice, _, err := db.CreateAPIKey(ctx, "alice")
 		if err != nil {

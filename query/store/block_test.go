@@ -4,12 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/store"
 )
 
 func TestStoreBlocks(t *testing.T) {
-	each(t, func(t *testing.T, db *store.DB, clk *clock) {
+	each(t, func(t *testing.T, db *store.DB, clk *testenv.Clock) {
 		ctx := context.Background()
 		var batch []query.BlockData
 		for n := uint64(1); n <= 4; n++ {

@@ -17,19 +17,6 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // dialects runs f once on a fresh SQLite file and once on a fresh
 // PostgreSQL database.
 func dialects(t *testing.T, f func(t *testing.T, dsn string)) {
@@ -56,10 +43,10 @@ func open(t *testing.T, dsn string, opts ...store.Option) *store.DB {
 }
 
 // each runs f on a fresh store of each dialect.
-func each(t *testing.T, f func(t *testing.T, db *store.DB, clk *clock)) {
+func each(t *testing.T, f func(t *testing.T, db *store.DB, clk *testenv.Clock)) {
 	t.Helper()
 	dialects(t, func(t *testing.T, dsn string) {
-		clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+		clk := testenv.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 		f(t, open(t, dsn, store.WithClock(clk.Now)), clk)
 	})
 }
@@ -109,7 +96,7 @@ func TestMigrateConcurrent(t *testing.T) {
 }
 
 func TestAPIKeys(t *testing.T) {
-	each(t, func(t *testing.T, db *store.DB, clk *clock) {
+	each(t, func(t *testing.T, db *store.DB, clk *testenv.Clock) {
 		ctx := context.Background()
 		key, secret, err := db.CreateAPIKey(ctx, "alice")
 		if err != nil {
@@ -147,13 +134,13 @@ func TestAPIKeys(t *testing.T) {
 			t.Errorf("LastUsed = %v, want %v", got, clk.Now())
 		}
 		// Within a minute the stamp is not rewritten; after, it is.
-		clk.Add(30 * time.Second)
+		clk.Advance(30 * time.Second)
 		db.Authenticate(ctx, key.ID, secret)
 		keys, _ = db.ListAPIKeys(ctx)
 		if got, want := lastUsed(keys, key.ID), clk.Now().Add(-30*time.Second); !got.Equal(want) {
 			t.Errorf("LastUsed after 30s = %v, want %v (unchanged)", got, want)
 		}
-		clk.Add(time.Minute)
+		clk.Advance(time.Minute)
 		db.Authenticate(ctx, key.ID, secret)
 		keys, _ = db.ListAPIKeys(ctx)
 		if got := lastUsed(keys, key.ID); !got.Equal(clk.Now()) {
@@ -193,7 +180,7 @@ const (
 )
 
 func TestSubscriptions(t *testing.T) {
-	each(t, func(t *testing.T, db *store.DB, _ *clock) {
+	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
 		k1, _, _ := db.CreateAPIKey(ctx, "one")
 		k2, _, _ := db.CreateAPIKey(ctx, "two")
@@ -246,7 +233,7 @@ func TestSubscriptions(t *testing.T) {
 }
 
 func TestTracked(t *testing.T) {
-	each(t, func(t *testing.T, db *store.DB, _ *clock) {
+	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
 		k1, _, _ := db.CreateAPIKey(ctx, "one")
 		k2, _, _ := db.CreateAPIKey(ctx, "two")
@@ -319,7 +306,7 @@ func block(n uint64) query.Block {
 }
 
 func TestStoreBlock(t *testing.T) {
-	each(t, func(t *testing.T, db *store.DB, _ *clock) {
+	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
 		if _, ok, err := db.Checkpoint(ctx, "ETH"); ok || err != nil {
 			t.Fatalf("empty Checkpoint = %v, %v", ok, err)
@@ -417,7 +404,7 @@ func equalTx(a, b query.Transaction) bool {
 }
 
 func TestBalances(t *testing.T) {
-	each(t, func(t *testing.T, db *store.DB, clk *clock) {
+	each(t, func(t *testing.T, db *store.DB, clk *testenv.Clock) {
 		ctx := context.Background()
 		max256 := "115792089237316195423570985008687907853269984665640564039457584007913129639935"
 		put := []query.Balance{
@@ -483,7 +470,7 @@ func TestSecret(t *testing.T) {
 }
 
 func TestConcurrentSubscribe(t *testing.T) {
-	each(t, func(t *testing.T, db *store.DB, _ *clock) {
+	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
 		k, _, _ := db.CreateAPIKey(ctx, "one")
 		var wg sync.WaitGroup

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,25 +21,9 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // clock is a settable clock for the tests.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // backends runs f against a fresh SQLite file and a fresh PostgreSQL database.
-func backends(t *testing.T, f func(t *testing.T, db *auth.DB, c *clock)) {
+func backends(t *testing.T, f func(t *testing.T, db *auth.DB, c *testenv.Clock)) {
 	t.Helper()
 	for _, name := range []string{"sqlite", "postgres"} {
 		t.Run(name, func(t *testing.T) {
@@ -51,7 +34,7 @@ func backends(t *testing.T, f func(t *testing.T, db *auth.DB, c *clock)) {
 				dsn = testenv.Postgres(t)
 			}
 			db := mustOpen(t, dsn)
-			c := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+			c := testenv.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 			db.Now = c.Now
 			f(t, db, c)
 		})
@@ -69,7 +52,7 @@ func mustOpen(tb testing.TB, dsn string) *auth.DB {
 }
 
 func TestOrgs(t *testing.T) {
-	backends(t, func(t *testing.T, db *auth.DB, _ *clock) {
+	backends(t, func(t *testing.T, db *auth.DB, _ *testenv.Clock) {
 		ctx := context.Background()
 		if _, err := db.CreateOrg(ctx, "acme", site.LevelBasic); err != nil {
 			t.Fatal(err)
@@ -119,7 +102,7 @@ func TestOrgs(t *testing.T) {
 }
 
 func TestAPIKey(t *testing.T) {
-	backends(t, func(t *testing.T, db *auth.DB, c *clock) {
+	backends(t, func(t *testing.T, db *auth.DB, c *testenv.Clock) {
 		ctx := context.Background()
 		mustOrg(t, db, "acme", site.LevelBasic)
 		k, secret, err := db.CreateAPIKey(ctx, "acme")
@@ -199,7 +182,7 @@ func mustUser(tb testing.TB, db *auth.DB, name, org string) {
 }
 
 func TestToken(t *testing.T) {
-	backends(t, func(t *testing.T, db *auth.DB, c *clock) {
+	backends(t, func(t *testing.T, db *auth.DB, c *testenv.Clock) {
 		ctx := context.Background()
 		mustOrg(t, db, "acme", site.LevelBasic)
 		mustOrg(t, db, "globex", site.LevelFull)

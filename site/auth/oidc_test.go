@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/testenv"
+
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/wharfhq/wharf/site"
@@ -72,7 +74,7 @@ func TestOIDC(t *testing.T) {
 	ctx := context.Background()
 	is := newIssuer(t)
 	db := mustOpen(t, filepath.Join(t.TempDir(), "wharf.db"))
-	c := &clock{now: time.Now().UTC()}
+	c := testenv.NewClock(time.Now().UTC())
 	db.Now = c.Now
 	db.OIDC = &auth.OIDC{Issuer: is.url, Audience: "wharf-dl"}
 	mustOrg(t, db, "globex", site.LevelFull)
