@@ -268,12 +268,17 @@ func (s *Server) short(w *request, r *http.Request, t target) error {
 	if t.sig {
 		loc += "/sig"
 	}
+	found(w, loc, "no-cache")
+	return nil
+}
+
+// found answers 302 to loc, empty, with the given Cache-Control.
+func found(w http.ResponseWriter, loc, cacheControl string) {
 	h := w.Header()
 	h.Set("Location", loc)
-	h.Set("Cache-Control", "no-cache")
+	h.Set("Cache-Control", cacheControl)
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusFound)
-	return nil
 }
 
 // canonical serves /bin/... and /img/...: an artifact (with its access
@@ -317,11 +322,7 @@ func (s *Server) canonical(w *request, r *http.Request, t target) error {
 		if err != nil {
 			return storeError(err)
 		}
-		h := w.Header()
-		h.Set("Location", u)
-		h.Set("Cache-Control", "no-store")
-		h.Set("Content-Length", "0")
-		w.WriteHeader(http.StatusFound)
+		found(w, u, "no-store")
 		return nil
 	}
 	ctype := "application/gzip"
