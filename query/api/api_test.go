@@ -485,6 +485,9 @@ func TestTransactions(t *testing.T) {
 		if forged[len(forged)/2] == '.' {
 			forged[len(forged)/2] = 'A'
 		}
+		// Not subscribed is answered first, whatever the token.
+		e.want(e.do("GET", base+"?page_token="+tok, e.bob), 401, 16)
+		e.want(e.do("GET", base+"?page_token=not-a-token", e.bob), 401, 16)
 		for _, c := range []struct {
 			name, path string
 			k          key

@@ -128,8 +128,12 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Ac
 	if tok != "" {
 		if after, err = decodeTxCursor(codec, sc, tok); err != nil {
 			// Not subscribed comes first, as for a page without a token.
-			if _, serr := s.store.AccountTransactions(r.Context(), a.ID, chain, address, nil, 0); serr != nil {
+			ok, serr := s.store.Subscribed(r.Context(), a.ID, chain, address)
+			switch {
+			case serr != nil:
 				err = serr
+			case !ok:
+				err = query.ErrNotSubscribed
 			}
 		}
 	}
