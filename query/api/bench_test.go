@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"net"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query/api"
+	"github.com/wharfhq/wharf/query/store"
 	"github.com/wharfhq/wharf/query/store/benchdata"
 )
 
@@ -32,83 +32,69 @@ import (
 // scripts/bench-addrd.sh prints the figures.
 func BenchmarkHTTP(b *testing.B) {
 	wrk := testenv.Tool(b, "wrk")
-	for _, d := range []struct {
-		name string
-		dsn  func(b *testing.B) string
-	}{
-		{"PostgreSQL", func(b *testing.B) string { return testenv.Postgres(b) }},
-		{"SQLite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "addrd.db") }},
-	} {
-		b.Run(d.name, func(b *testing.B) {
-			ctx := context.Background()
-			db, keyID, secret, err := benchdata.Open(ctx, d.dsn(b))
+	benchdata.Run(b, testenv.Postgres, func(b *testing.B, db *store.DB, keyID, secret string) {
+		s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Metrics: prometheus.NewRegistry(), MaxInFlight: db.Readers()})
+		s.Handle("GET /bench/constant", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"status":"ok"}` + "\n"))
+		}), true)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := &http.Server{Handler: s}
+		go srv.Serve(ln)
+		defer srv.Close()
+		base := "http://" + ln.Addr().String()
+		auth := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(keyID+":"+secret))
+		run := func(url string, d time.Duration, args ...string) wrkResult {
+			b.Helper()
+			args = append([]string{"-t2", "-c64", "-d" + d.String(), "--latency", "-H", auth}, args...)
+			out, err := exec.Command(wrk, append(args, url)...).CombinedOutput()
 			if err != nil {
-				b.Fatal(err)
+				b.Fatalf("wrk: %v\n%s", err, out)
 			}
-			defer db.Close()
-			s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Metrics: prometheus.NewRegistry(), MaxInFlight: db.Readers()})
-			s.Handle("GET /bench/constant", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				w.Write([]byte(`{"status":"ok"}` + "\n"))
-			}), true)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			r, err := parseWrk(string(out))
 			if err != nil {
-				b.Fatal(err)
+				b.Fatalf("%v\n%s", err, out)
 			}
-			srv := &http.Server{Handler: s}
-			go srv.Serve(ln)
-			defer srv.Close()
-			base := "http://" + ln.Addr().String()
-			auth := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(keyID+":"+secret))
-			run := func(url string, d time.Duration, args ...string) wrkResult {
-				b.Helper()
-				args = append([]string{"-t2", "-c64", "-d" + d.String(), "--latency", "-H", auth}, args...)
-				out, err := exec.Command(wrk, append(args, url)...).CombinedOutput()
-				if err != nil {
-					b.Fatalf("wrk: %v\n%s", err, out)
-				}
-				r, err := parseWrk(string(out))
-				if err != nil {
-					b.Fatalf("%v\n%s", err, out)
-				}
-				return r
-			}
+			return r
+		}
 
-			var constant wrkResult
-			for _, t := range []struct{ name, path string }{
-				{"constant", "/bench/constant"},
-				{"balances", "/v1/chains/ETH/addresses/" + benchdata.Address(2) + "/balances"},
-				{"transactions", "/v1/chains/ETH/addresses/" + benchdata.Address(1) + "/transactions"},
-			} {
-				// Check the answer before measuring it.
-				req, _ := http.NewRequest("GET", base+t.path, nil)
-				req.SetBasicAuth(keyID, secret)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil || resp.StatusCode != 200 {
-					b.Fatalf("%s: %v %v", t.path, resp, err)
-				}
-				resp.Body.Close()
-				// A short run first: the connection pools fill and the
-				// caches warm, so that the measured run is the steady state.
-				run(base+t.path, 2*time.Second)
-				r := run(base+t.path, 10*time.Second)
-				b.Logf("%s %-12s %8.0f req/s  p99 %6.2f ms at saturation", d.name, t.name, r.rps, ms(r.p99))
-				if t.name == "constant" {
-					constant = r
-					b.ReportMetric(r.rps, "constant-rps")
-					continue
-				}
-				target := constant.rps / 4
-				p := paced(b, run, base+t.path, target)
-				b.Logf("%s %-12s %.2f × constant; paced at %.0f req/s (a quarter of constant): %.0f req/s, p99 %.2f ms",
-					d.name, t.name, r.rps/constant.rps, target, p.rps, ms(p.p99))
-				b.ReportMetric(r.rps/constant.rps, t.name+"/constant")
-				b.ReportMetric(ms(r.p99), t.name+"-saturated-p99-ms")
-				b.ReportMetric(p.rps/target, t.name+"-paced/target")
-				b.ReportMetric(ms(p.p99), t.name+"-p99-ms")
+		var constant wrkResult
+		for _, t := range []struct{ name, path string }{
+			{"constant", "/bench/constant"},
+			{"balances", "/v1/chains/ETH/addresses/" + benchdata.Address(2) + "/balances"},
+			{"transactions", "/v1/chains/ETH/addresses/" + benchdata.Address(1) + "/transactions"},
+		} {
+			// Check the answer before measuring it.
+			req, _ := http.NewRequest("GET", base+t.path, nil)
+			req.SetBasicAuth(keyID, secret)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil || resp.StatusCode != 200 {
+				b.Fatalf("%s: %v %v", t.path, resp, err)
 			}
-		})
-	}
+			resp.Body.Close()
+			// A short run first: the connection pools fill and the
+			// caches warm, so that the measured run is the steady state.
+			run(base+t.path, 2*time.Second)
+			r := run(base+t.path, 10*time.Second)
+			b.Logf("%-12s %8.0f req/s  p99 %6.2f ms at saturation", t.name, r.rps, ms(r.p99))
+			if t.name == "constant" {
+				constant = r
+				b.ReportMetric(r.rps, "constant-rps")
+				continue
+			}
+			target := constant.rps / 4
+			p := paced(b, run, base+t.path, target)
+			b.Logf("%-12s %.2f × constant; paced at %.0f req/s (a quarter of constant): %.0f req/s, p99 %.2f ms",
+				t.name, r.rps/constant.rps, target, p.rps, ms(p.p99))
+			b.ReportMetric(r.rps/constant.rps, t.name+"/constant")
+			b.ReportMetric(ms(r.p99), t.name+"-saturated-p99-ms")
+			b.ReportMetric(p.rps/target, t.name+"-paced/target")
+			b.ReportMetric(ms(p.p99), t.name+"-p99-ms")
+		}
+	})
 }
 
 // paced runs wrk at about rate requests per second: each of its 64

@@ -2,13 +2,13 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/store"
 	"github.com/wharfhq/wharf/query/store/benchdata"
 )
 
@@ -19,59 +19,44 @@ import (
 // Keyset paging makes the two cost the same; scripts/bench-addrd.sh
 // prints the ratio.
 func BenchmarkTransactionsDepth(b *testing.B) {
-	for _, d := range []struct {
-		name string
-		dsn  func(b *testing.B) string
-	}{
-		{"PostgreSQL", func(b *testing.B) string { return testenv.Postgres(b) }},
-		{"SQLite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "addrd.db") }},
-	} {
-		b.Run(d.name, func(b *testing.B) {
-			ctx := context.Background()
-			start := time.Now()
-			db, id, secret, err := benchdata.Open(ctx, d.dsn(b))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			acct, err := db.Authenticate(ctx, id, secret)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Logf("seeded 10,000 addresses and 1,000,000 transactions in %v", time.Since(start).Round(time.Second))
-			hot := benchdata.Address(1)
+	benchdata.Run(b, testenv.Postgres, func(b *testing.B, db *store.DB, id, secret string) {
+		ctx := context.Background()
+		acct, err := db.Authenticate(ctx, id, secret)
+		if err != nil {
+			b.Fatal(err)
+		}
+		hot := benchdata.Address(1)
 
-			// The cursor after the first 10,000 transactions.
-			var after *query.TxCursor
-			for range 10 {
-				page, err := db.Transactions(ctx, "ETH", hot, after, 1000)
-				if err != nil || len(page) != 1000 {
-					b.Fatalf("walking to depth: %d, %v", len(page), err)
-				}
-				last := page[len(page)-1]
-				after = &query.TxCursor{BlockNumber: last.BlockNumber, Index: last.Index}
+		// The cursor after the first 10,000 transactions.
+		var after *query.TxCursor
+		for range 10 {
+			page, err := db.Transactions(ctx, "ETH", hot, after, 1000)
+			if err != nil || len(page) != 1000 {
+				b.Fatalf("walking to depth: %d, %v", len(page), err)
 			}
-			// Interleaved, so that the load of a shared machine falls on
-			// both alike; the medians are reported and their ratio.
-			var first, deep []time.Duration
-			page := func(after *query.TxCursor) time.Duration {
-				t := time.Now()
-				txs, err := db.AccountTransactions(ctx, acct.ID, "ETH", hot, after, 50)
-				if err != nil || len(txs) != 50 {
-					b.Fatalf("page: %d, %v", len(txs), err)
-				}
-				return time.Since(t)
+			last := page[len(page)-1]
+			after = &query.TxCursor{BlockNumber: last.BlockNumber, Index: last.Index}
+		}
+		// Interleaved, so that the load of a shared machine falls on
+		// both alike; the medians are reported and their ratio.
+		var first, deep []time.Duration
+		page := func(after *query.TxCursor) time.Duration {
+			t := time.Now()
+			txs, err := db.AccountTransactions(ctx, acct.ID, "ETH", hot, after, 50)
+			if err != nil || len(txs) != 50 {
+				b.Fatalf("page: %d, %v", len(txs), err)
 			}
-			for b.Loop() {
-				first = append(first, page(nil))
-				deep = append(deep, page(after))
-			}
-			f, d := median(first), median(deep)
-			b.ReportMetric(float64(f.Microseconds()), "first-µs")
-			b.ReportMetric(float64(d.Microseconds()), "depth10000-µs")
-			b.ReportMetric(float64(d)/float64(f), "depth/first")
-		})
-	}
+			return time.Since(t)
+		}
+		for b.Loop() {
+			first = append(first, page(nil))
+			deep = append(deep, page(after))
+		}
+		f, d := median(first), median(deep)
+		b.ReportMetric(float64(f.Microseconds()), "first-µs")
+		b.ReportMetric(float64(d.Microseconds()), "depth10000-µs")
+		b.ReportMetric(float64(d)/float64(f), "depth/first")
+	})
 }
 
 func median(ds []time.Duration) time.Duration {
