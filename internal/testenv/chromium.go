@@ -16,7 +16,8 @@ import (
 
 // ChromiumFlags are the flags every test browser starts with: headless, no
 // sandbox (tests may run as root), and nothing that reaches the network on
-// its own (the machine has no internet).
+// its own (the machine has no internet). Scrollbars are hidden so that a
+// screenshot at 390 px shows all 390 px of the layout.
 var ChromiumFlags = []string{
 	"--headless",
 	"--no-sandbox",
@@ -26,6 +27,7 @@ var ChromiumFlags = []string{
 	"--disable-sync",
 	"--no-first-run",
 	"--disable-quic",
+	"--hide-scrollbars",
 }
 
 // Browser is a headless chromium started for one test.
