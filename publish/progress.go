@@ -208,18 +208,27 @@ func fmtBytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// countingReader reports the bytes read through it to a Transfer.
+// countingReader reports the bytes read through it to a Transfer and
+// hashes them. It is a HashingReader, so the store it is handed to takes
+// its digest instead of hashing every byte a second time.
 type countingReader struct {
-	r io.Reader
-	t Transfer
-	n int64
+	hr HashingReader
+	t  Transfer
+	n  int64
+}
+
+func newCountingReader(r io.Reader, t Transfer) *countingReader {
+	return &countingReader{hr: Hashing(r), t: t}
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
+	n, err := c.hr.Read(p)
 	if n > 0 {
 		c.n += int64(n)
 		c.t.Add(int64(n))
 	}
 	return n, err
 }
+
+// SHA256 is the digest of the bytes read so far.
+func (c *countingReader) SHA256() []byte { return c.hr.SHA256() }

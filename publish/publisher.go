@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"net/url"
 	"os"
@@ -390,12 +389,11 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, er
 		defer pr.Close()
 		src, size = pr, -1
 	}
-	h := sha256.New()
 	tr := r.Progress.Start(key, size)
-	cr := &countingReader{r: io.TeeReader(src, h), t: tr}
+	cr := newCountingReader(src, tr)
 	info, err := r.Store.Put(ctx, key, cr, size, PutOptions{ContentType: ctype, IfNoneMatch: true})
 	if errors.Is(err, ErrPreconditionFailed) {
-		a, err := r.adoptExisting(ctx, a, cr, h)
+		a, err := r.adoptExisting(ctx, a, cr)
 		tr.Done(err)
 		return a, err
 	}
@@ -405,7 +403,7 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, er
 	}
 	tr.Done(nil)
 	a.Size = cr.n
-	a.SHA256 = hex.EncodeToString(h.Sum(nil))
+	a.SHA256 = hex.EncodeToString(cr.SHA256())
 	if err := r.checkStored(ctx, key, info, a.SHA256); err != nil {
 		return a, err
 	}
@@ -416,12 +414,12 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, er
 // adoptExisting handles an artifact key that already holds an object: it
 // finishes hashing the input (continuing the same single read) and keeps
 // the object if it has the same bytes.
-func (r *publishRun) adoptExisting(ctx context.Context, a Artifact, cr *countingReader, h hash.Hash) (Artifact, error) {
+func (r *publishRun) adoptExisting(ctx context.Context, a Artifact, cr *countingReader) (Artifact, error) {
 	if _, err := io.Copy(io.Discard, cr); err != nil {
 		return a, err
 	}
 	a.Size = cr.n
-	a.SHA256 = hex.EncodeToString(h.Sum(nil))
+	a.SHA256 = hex.EncodeToString(cr.SHA256())
 	got, err := r.storedDigest(ctx, a.Key)
 	if err != nil {
 		return a, err

@@ -2,7 +2,9 @@ package publish
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"hash"
 	"io"
 	"time"
 )
@@ -54,6 +56,39 @@ type PutOptions struct {
 	IfNoneMatch bool
 }
 
+// A HashingReader computes the SHA-256 of the bytes read from it. A Put
+// handed one takes its digest at the end instead of hashing the same bytes
+// again: the publisher hashes every artifact as it streams it, and hashing
+// is most of the publishing process's CPU.
+type HashingReader interface {
+	io.Reader
+	// SHA256 returns the raw SHA-256 of exactly the bytes Read has
+	// returned so far.
+	SHA256() []byte
+}
+
+// Hashing returns r when it is a HashingReader already, else a
+// HashingReader that reads from r.
+func Hashing(r io.Reader) HashingReader {
+	if hr, ok := r.(HashingReader); ok {
+		return hr
+	}
+	return &hashingReader{r: r, h: sha256.New()}
+}
+
+type hashingReader struct {
+	r io.Reader
+	h hash.Hash
+}
+
+func (hr *hashingReader) Read(p []byte) (int, error) {
+	n, err := hr.r.Read(p)
+	hr.h.Write(p[:n])
+	return n, err
+}
+
+func (hr *hashingReader) SHA256() []byte { return hr.h.Sum(nil) }
+
 // Store holds a published tree: a directory or an S3 bucket prefix. Writes
 // are atomic: a reader sees the old object or the whole new one, never a
 // part. Implementations are safe for concurrent use.
@@ -65,7 +100,9 @@ type Store interface {
 	// ErrUnavailable.
 	Stat(ctx context.Context, key string) (ObjectInfo, error)
 	// Put writes size bytes from r (size -1 when unknown) at key. The
-	// returned info carries the store's SHA-256 when it keeps one. Errors:
+	// returned info carries the store's SHA-256 when it keeps one. When r
+	// is a HashingReader, Put may use its digest rather than hash again.
+	// Errors:
 	// ErrPreconditionFailed (conditional writes), ErrInvalidKey,
 	// ErrUnavailable, and ErrChecksumMismatch for content that does not
 	// match opts.SHA256 (nothing is stored then).

@@ -14,7 +14,6 @@ package dir
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
@@ -175,15 +174,15 @@ func (s *Store) writeTemp(ctx context.Context, key string, r io.Reader, size int
 			s.root.Remove(name)
 		}
 	}()
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), ctxReader{ctx, r})
+	hr := publish.Hashing(r) // the publisher's reader has hashed it already
+	n, err := io.Copy(f, ctxReader{ctx, hr})
 	if err != nil {
 		return "", nil, fmt.Errorf("put %s: after %d bytes: %w", key, n, err)
 	}
 	if size >= 0 && n != size {
 		return "", nil, fmt.Errorf("put %s: read %d bytes, want %d", key, n, size)
 	}
-	sum = h.Sum(nil)
+	sum = hr.SHA256()
 	if want != nil && subtle.ConstantTimeCompare(sum, want) != 1 {
 		return "", nil, fmt.Errorf("put %s: %w: content has sha256 %x, want %x", key, publish.ErrChecksumMismatch, sum, want)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"io"
 	"slices"
 	"strings"
@@ -26,9 +25,10 @@ import (
 // whole-object SHA-256. Larger objects go in a multipart upload: parts are
 // read one after the other into buffers of a pool shared by the store,
 // uploaded in parallel, each with its own x-amz-checksum-sha256. While
-// reading, Put hashes the whole stream too, and after the upload compares
-// the server's composite checksum (SHA-256 of the parts' SHA-256s) with the
-// one computed here: equal means the server holds exactly the parts that
+// reading, Put hashes the whole stream too (a publish.HashingReader has
+// hashed it already), and after the upload compares the server's
+// composite checksum (SHA-256 of the parts' SHA-256s) with the one
+// computed here: equal means the server holds exactly the parts that
 // were hashed, so the whole-object SHA-256 returned in ObjectInfo.SHA256 is
 // the SHA-256 of the stored object, without downloading it again.
 //
@@ -43,8 +43,8 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, op
 	if opts.SHA256 != nil && len(opts.SHA256) != sha256.Size {
 		return publish.ObjectInfo{}, fmt.Errorf("s3: put %s: SHA256 has %d bytes, want %d", key, len(opts.SHA256), sha256.Size)
 	}
-	p := &putter{s: s, key: key, name: name, opts: opts, whole: sha256.New(), partSize: partSizeFor(size, s.partSize)}
-	info, err := p.put(ctx, r, size)
+	p := &putter{s: s, key: key, name: name, opts: opts, whole: publish.Hashing(r), partSize: partSizeFor(size, s.partSize)}
+	info, err := p.put(ctx, p.whole, size)
 	if err != nil {
 		return publish.ObjectInfo{}, s.translatePut(key, opts, err)
 	}
@@ -57,8 +57,8 @@ type putter struct {
 	key      string
 	name     string
 	opts     publish.PutOptions
-	whole    hash.Hash // SHA-256 of every byte read
-	n        int64     // bytes read
+	whole    publish.HashingReader // the stream, hashed as it is read
+	n        int64                 // bytes read
 	partSize int
 }
 
@@ -101,7 +101,6 @@ func (p *putter) fill(ctx context.Context, r io.Reader, size int64) (*part, erro
 		p.s.bufs.put(buf)
 		return nil, io.EOF
 	}
-	p.whole.Write(buf[:n])
 	p.n += int64(n)
 	return &part{buf: buf, data: buf[:n]}, nil
 }
@@ -168,7 +167,7 @@ func (p *putter) contentType() string {
 }
 
 func (p *putter) single(ctx context.Context, pt *part) (publish.ObjectInfo, error) {
-	sum := p.whole.Sum(nil) // the whole object is this one part
+	sum := p.whole.SHA256() // the whole object is this one part
 	claimed := sum
 	if p.opts.SHA256 != nil {
 		claimed = p.opts.SHA256 // the server refuses the body if it differs
@@ -277,7 +276,7 @@ func (p *putter) multipart(ctx context.Context, first *part, r io.Reader, size i
 	if size >= 0 && p.n != size {
 		return publish.ObjectInfo{}, fmt.Errorf("read %d bytes, want %d", p.n, size)
 	}
-	whole := p.whole.Sum(nil)
+	whole := p.whole.SHA256()
 	if p.opts.SHA256 != nil && !bytes.Equal(whole, p.opts.SHA256) {
 		return publish.ObjectInfo{}, fmt.Errorf("%w: content has sha256 %x, want %x", publish.ErrChecksumMismatch, whole, p.opts.SHA256)
 	}

@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) publish.Store) {
 		{"CreateRace", testCreateRace},
 		{"SHA256", testSHA256},
 		{"SHA256Mismatch", testSHA256Mismatch},
+		{"HashingReader", testHashingReader},
 		{"Atomic", testAtomic},
 	}
 	for _, tt := range tests {
@@ -498,6 +499,41 @@ func testSHA256Mismatch(t *testing.T, s publish.Store) {
 	}
 	if all, err := s.List(t.Context(), "bad/"); err != nil || len(all) != 2 {
 		t.Errorf("List(bad/) = %v, %v, want the two old objects", all, err)
+	}
+}
+
+// digestCounter is a publish.HashingReader that counts the digests taken.
+type digestCounter struct {
+	publish.HashingReader
+	taken int
+}
+
+func (d *digestCounter) SHA256() []byte {
+	d.taken++
+	return d.HashingReader.SHA256()
+}
+
+// testHashingReader: a Put handed a publish.HashingReader, of known or
+// unknown size, in one part or several, takes the reader's digest (the
+// bytes are hashed once) and stores exactly the bytes read.
+func testHashingReader(t *testing.T, s publish.Store) {
+	for _, n := range []int{100, LargeSize} {
+		for _, size := range []int64{int64(n), -1} {
+			data := pattern(7, n)
+			key := fmt.Sprintf("hashed/%d/%d", n, size)
+			r := &digestCounter{HashingReader: publish.Hashing(bytes.NewReader(data))}
+			info, err := s.Put(t.Context(), key, r, size, publish.PutOptions{})
+			if err != nil {
+				t.Fatalf("Put(%s): %v", key, err)
+			}
+			if r.taken == 0 {
+				t.Errorf("Put(%s) did not take the reader's digest", key)
+			}
+			checkSHA256(t, "Put "+key, info, data)
+			if got, _ := read(t, s, key); !bytes.Equal(got, data) {
+				t.Errorf("%s: read back %d bytes that differ from the %d written", key, len(got), n)
+			}
+		}
 	}
 }
 
