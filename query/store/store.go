@@ -25,6 +25,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/wharfhq/wharf/internal/sqlitewal"
 	"github.com/wharfhq/wharf/query"
 )
 
@@ -69,7 +70,7 @@ func IsPostgres(dsn string) bool {
 // Open opens the database named by dsn (a SQLite file path or a
 // postgres:// URL) and applies the pending migrations.
 func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
-	db, err := open(dsn, opts)
+	db, err := open(ctx, dsn, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -82,9 +83,11 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 
 // OpenNoMigrate opens the database without applying migrations, for
 // `addrd migrate` and for tests of the migrations themselves.
-func OpenNoMigrate(dsn string, opts ...Option) (*DB, error) { return open(dsn, opts) }
+func OpenNoMigrate(dsn string, opts ...Option) (*DB, error) {
+	return open(context.Background(), dsn, opts)
+}
 
-func open(dsn string, opts []Option) (*DB, error) {
+func open(ctx context.Context, dsn string, opts []Option) (*DB, error) {
 	if dsn == "" {
 		dsn = DefaultDSN
 	}
@@ -109,6 +112,9 @@ func open(dsn string, opts []Option) (*DB, error) {
 	}
 	if strings.ContainsAny(dsn, "?#") {
 		return nil, fmt.Errorf("store: SQLite path %q: must not contain '?' or '#'", dsn)
+	}
+	if err := sqlitewal.Enable(ctx, "file:"+dsn+"?_pragma=busy_timeout(10000)"); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dsn, err)
 	}
 	const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 	// The writer keeps its statement journals in memory (a multi-row upsert
