@@ -21,6 +21,7 @@ import (
 	"github.com/uptrace/bun/migrate"
 	_ "modernc.org/sqlite" // driver "sqlite", pure Go
 
+	"github.com/wharfhq/wharf/internal/sqlitewal"
 	"github.com/wharfhq/wharf/site"
 )
 
@@ -66,6 +67,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	} else {
 		if dsn == "" {
 			return nil, fmt.Errorf("open database: %w: empty path", ErrInvalid)
+		}
+		if dsn != ":memory:" {
+			if err := sqlitewal.Enable(ctx, sqliteDSN(dsn)); err != nil {
+				return nil, fmt.Errorf("open %s: %w", dsn, err)
+			}
 		}
 		sqldb, err := sql.Open("sqlite", sqliteDSN(dsn))
 		if err != nil {
@@ -121,7 +127,9 @@ func (d *DB) migrate(ctx context.Context) error {
 	if err := ms.Discover(migrationFiles); err != nil {
 		return fmt.Errorf("read migrations: %w", err)
 	}
-	m := migrate.NewMigrator(d.db, ms)
+	// Marked applied only once it ran: another process that finds it
+	// applied may use its tables.
+	m := migrate.NewMigrator(d.db, ms, migrate.WithMarkAppliedOnSuccess(true))
 	if err := m.Init(ctx); err != nil {
 		return fmt.Errorf("init migrations: %w", err)
 	}

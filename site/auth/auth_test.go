@@ -8,6 +8,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -328,4 +329,26 @@ func mustToken(tb testing.TB, db *auth.DB, user string) string {
 		tb.Fatal(err)
 	}
 	return tok
+}
+
+// TestOpenConcurrent: `wharf serve` and an admin command opening a new
+// database file at once both get it, migrated once.
+func TestOpenConcurrent(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "wharf.db")
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			db, err := auth.Open(context.Background(), dsn)
+			if err == nil {
+				_, err = db.Orgs(context.Background())
+				db.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 }
