@@ -9,6 +9,7 @@ MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 COSIGN    := $(GOBIN)/cosign
 COSIGN_VERSION := v2.6.5
 STATICCHECK_VERSION := v0.8.2
+ACTIONLINT_VERSION := v1.7.12
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: help
@@ -28,10 +29,11 @@ test: ## run all tests (real PostgreSQL, MinIO, openssl, shells, chromium when p
 	$(GO) test $(TESTFLAGS) ./...
 
 .PHONY: lint
-lint: ## gofmt, go vet, staticcheck
+lint: ## gofmt, go vet, staticcheck, actionlint (the workflows; their scripts through shellcheck)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION) .github/workflows/*.yml
 
 .PHONY: bench
 bench: build $(MINIO) ## benchmarks, each reported as a ratio against a reference in the same run
