@@ -130,6 +130,25 @@ func TestPageChromium(t *testing.T) {
 		if err != nil || wide != "" {
 			t.Errorf("%s: an element is wider than the viewport (%v): %s", name, err, wide)
 		}
+		// Every visible text meets WCAG's contrast minimum.
+		low, err := chromedp.Run(bctx, chromedp.Evaluate[contrastReport](contrastJS))
+		if err != nil {
+			t.Fatalf("%s: contrast: %v", name, err)
+		}
+		if len(low.Failures) > 0 {
+			t.Errorf("%s: text below the WCAG AA contrast minimum (4.5:1, 3:1 for large text):\n%s", name, strings.Join(low.Failures, "\n"))
+		}
+		if low.Texts == 0 {
+			t.Errorf("%s: the contrast check found no text", name)
+		}
+		t.Logf("%s: %d texts, lowest contrast %.2f:1 (%s)", name, low.Texts, low.Lowest, low.Where)
+		// Every control has a label and every link or button a name.
+		unnamed, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("input:not([type=hidden]), select, textarea, a, button, summary")]
+			.filter(e => (e.matches("input, select, textarea") ? !(e.labels && e.labels.length) : !e.textContent.trim()) && !e.getAttribute("aria-label"))
+			.map(e => e.outerHTML.slice(0, 100))`))
+		if err != nil || len(unnamed) > 0 {
+			t.Errorf("%s: controls without a label or name (%v): %q", name, err, unnamed)
+		}
 		p := filepath.Join(shots, name)
 		if err := os.WriteFile(p, png, 0o644); err != nil {
 			t.Fatal(err)
@@ -312,6 +331,58 @@ func TestPageChromium(t *testing.T) {
 		}
 	}
 }
+
+// contrastReport is what contrastJS finds on a page.
+type contrastReport struct {
+	Texts    int      `json:"texts"`    // elements with visible text checked
+	Lowest   float64  `json:"lowest"`   // the lowest contrast ratio among them
+	Where    string   `json:"where"`    // the element with the lowest
+	Failures []string `json:"failures"` // below 4.5:1 (3:1 for large text)
+}
+
+// contrastJS computes the WCAG 2 contrast ratio of every element with
+// visible text against the first opaque background behind it (the page
+// uses flat colours, no images behind text).
+const contrastJS = `(() => {
+  const parse = c => {
+    const m = c.match(/rgba?\(([^)]+)\)/);
+    if (!m) return null;
+    const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number);
+    return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1};
+  };
+  const lum = c => {
+    const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+  };
+  const background = e => {
+    for (; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c.a > 0) return c;
+    }
+    return {r: 255, g: 255, b: 255, a: 1};
+  };
+  const name = e => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className ? "." + String(e.className).trim().split(/\s+/).join(".") : "");
+  const out = {texts: 0, lowest: 21, where: "", failures: []};
+  const seen = new Set();
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n; (n = walk.nextNode()); ) {
+    const e = n.parentElement;
+    if (!n.textContent.trim() || seen.has(e)) continue;
+    seen.add(e);
+    const st = getComputedStyle(e), r = e.getBoundingClientRect();
+    if (r.width <= 1 || r.height <= 1 || st.visibility === "hidden" || r.right < 0) continue;
+    const bg = background(e), fg = parse(st.color);
+    const mix = k => fg[k] * fg.a + bg[k] * (1 - fg.a);
+    const L1 = lum({r: mix("r"), g: mix("g"), b: mix("b")}), L2 = lum(bg);
+    const ratio = (Math.max(L1, L2) + 0.05) / (Math.min(L1, L2) + 0.05);
+    const size = parseFloat(st.fontSize), bold = parseInt(st.fontWeight, 10) >= 700;
+    const large = size >= 24 || (bold && size >= 18.66);
+    out.texts++;
+    if (ratio < out.lowest) { out.lowest = ratio; out.where = name(e) + " " + JSON.stringify(n.textContent.trim().slice(0, 30)); }
+    if (ratio < (large ? 3 : 4.5)) out.failures.push(name(e) + " " + ratio.toFixed(2) + ":1 " + st.color + " on " + JSON.stringify(bg) + " " + JSON.stringify(n.textContent.trim().slice(0, 40)));
+  }
+  return out;
+})()`
 
 func pageFetch(t *testing.T, url string) string {
 	t.Helper()
