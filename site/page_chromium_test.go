@@ -206,14 +206,30 @@ func TestPageChromium(t *testing.T) {
 	shot("page-390.png", 390)
 	run("back to desktop", chromedp.EmulateViewport(1280, 900))
 
-	// "Log in" with a wrong key: a clear message that names no part.
-	run("wrong key",
-		chromedp.Click(chromedp.ID("login")),
-		chromedp.WaitVisible(chromedp.ID("credential")),
-		chromedp.SendKeys(chromedp.ID("credential"), "wk_not-a-key"),
-		chromedp.Click(chromedp.ID("submit")),
-		chromedp.WaitVisible(chromedp.ID("login-error")),
-	)
+	// "Log in" with a wrong key, by keyboard alone: Tab on to "Log in",
+	// Enter, type into the field that has the focus, Enter. The message
+	// names no part of the credential.
+	for tabs := 0; ; tabs++ {
+		id, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.activeElement.id`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id == "login" {
+			break
+		}
+		if tabs == 10 {
+			t.Fatalf("10 Tabs from the skip link did not reach Log in (at %q)", id)
+		}
+		run("tab", chromedp.KeyEvent(kb.Tab))
+	}
+	run("enter", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.ID("credential")))
+	fctx, fcancel := context.WithTimeout(bctx, 10*time.Second)
+	err = chromedp.Do(fctx, chromedp.WaitReady(chromedp.CSS("#credential:focus")))
+	fcancel()
+	if err != nil {
+		t.Fatalf("the login form does not put the focus in its field: %v", err)
+	}
+	run("wrong key", chromedp.KeyEvent("wk_not-a-key"), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.ID("login-error")))
 	if got := text("#login-error"); !strings.Contains(got, "was not accepted") {
 		t.Errorf("wrong key message = %q", got)
 	}
