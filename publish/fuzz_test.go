@@ -1,6 +1,7 @@
 package publish_test
 
 import (
+	"bytes"
 	"errors"
 	"path"
 	"strings"
@@ -72,6 +73,73 @@ func FuzzCheckKey(f *testing.F) {
 		}
 		if len(key) > 1024 {
 			t.Fatalf("CheckKey accepted %d bytes", len(key))
+		}
+	})
+}
+
+// FuzzReadManifest: a releases.json from the store, whatever its bytes,
+// either is refused or decodes to a manifest that encodes the same way
+// after a second read (what one publisher writes, the next reads back
+// unchanged).
+func FuzzReadManifest(f *testing.F) {
+	f.Add([]byte(`{"schema":1,"releases":[{"version":"26.1.2","kind":"release","published":"2026-03-01T12:00:00Z",` +
+		`"artifacts":[{"name":"engine","kind":"binary","build":"x86","os":"linux","platform":"amd64",` +
+		`"key":"bin/26.1.2/engine-26.1.2-linux-amd64.tar.gz","size":3,"sha256":"ab","signature":"MEU=","access":"basic"}]},` +
+		`{"version":"26.1.3-pre.1","kind":"preview","published":"2026-03-02T12:00:00+02:00","artifacts":[]}]}`))
+	for _, s := range []string{`{}`, `{"schema":2}`, `{"releases":[{"version":"x"},{"version":"26.1.1"}]}`, `[]`, `null`, ``,
+		`{"releases":[{"published":"2026-03-01T12:00:00.123456789-07:00"}]}`, `{"schema":1}{"schema":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := publish.ReadManifest(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		var first bytes.Buffer
+		if err := m.Encode(&first); err != nil {
+			return // e.g. a year JSON cannot hold
+		}
+		m2, err := publish.ReadManifest(bytes.NewReader(first.Bytes()))
+		if err != nil {
+			t.Fatalf("a manifest wharf wrote does not read back: %v\n%s", err, first.Bytes())
+		}
+		var second bytes.Buffer
+		if err := m2.Encode(&second); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(first.Bytes(), second.Bytes()) {
+			t.Fatalf("encode, read, encode changed the manifest:\n%s\n---\n%s", first.Bytes(), second.Bytes())
+		}
+	})
+}
+
+// FuzzParseConfig: wharf.toml is either refused or gives a configuration
+// that validates, with every artifact's access and kind filled in.
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{
+		"[[artifact]]\nname = \"engine\"\nkind = \"binary\"\n",
+		"[[artifact]]\nname = \"treasury-cli\"\nkind = \"binary\"\nexecutable = \"treasury\"\naccess = \"public\"\n" +
+			"[[artifact]]\nname = \"treasury-node\"\nkind = \"image\"\n",
+		"", "[[artifact]]\n", "[[artifact]]\nname = \"../x\"\nkind = \"binary\"\n", "artifact = 1", "[[artifact]]\nnmae = \"x\"\n",
+		"[[artifact]]\nname = \"x\"\nkind = \"image\"\nexecutable = \"y\"\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := publish.ParseConfig(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("ParseConfig(%q) gave a configuration that does not validate: %v", s, err)
+		}
+		for _, a := range c.Artifacts {
+			if a.Access == "" || (a.Kind != publish.KindBinary && a.Kind != publish.KindImage) {
+				t.Fatalf("ParseConfig(%q): artifact %+v", s, a)
+			}
+			if a.Kind == publish.KindBinary && a.Executable == "" {
+				t.Fatalf("ParseConfig(%q): binary %s without an executable", s, a.Name)
+			}
 		}
 	})
 }
