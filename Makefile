@@ -35,6 +35,16 @@ lint: ## gofmt, go vet, staticcheck, actionlint (the workflows; their scripts th
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION) .github/workflows/*.yml
 
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME each (default 30s); a failure leaves its input under testdata/fuzz
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+FUZZTIME ?= 30s
+
 .PHONY: bench
 bench: build $(MINIO) ## benchmarks, each reported as a ratio against a reference in the same run
 	./scripts/bench.sh
