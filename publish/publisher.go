@@ -25,6 +25,12 @@ import (
 // immutable.
 var ErrVersionExists = errors.New("version already published with different content")
 
+// ErrOtherKey is returned by Publish for a version that is already
+// published with signatures of another key: the signatures are part of
+// the release, and a new dl.pub would break the verification of every
+// download of it.
+var ErrOtherKey = errors.New("version already published, signed by another key")
+
 // Publisher lays a signed release into a Store, in the order of DESIGN.md
 // ("Publish semantics"): artifacts and their signatures, SHA256SUMS, the
 // manifest, the redirect rules, the page, dl.pub and the install script,
@@ -148,6 +154,9 @@ func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
 	if old, ok := m.Find(r.v.String()); ok {
 		// Immutable: compare before writing anything.
 		if err := r.compareExisting(ctx, old, inputs); err != nil {
+			return err
+		}
+		if err := r.checkSigner(ctx, old); err != nil {
 			return err
 		}
 		r.res.Existing = true
@@ -282,6 +291,26 @@ func (r *publishRun) compareExisting(ctx context.Context, old *Release, inputs [
 	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("%w; versions are immutable, publish a new version:\n  %s", ErrVersionExists, strings.Join(diffs, "\n  "))
+	}
+	return nil
+}
+
+// checkSigner refuses to go on with a published release whose artifacts
+// were signed by another key than the signer's, before anything is
+// written: that run would hand out another dl.pub and install script and
+// re-sign the SHA256SUMS, while every artifact keeps its old signature.
+func (r *publishRun) checkSigner(ctx context.Context, old *Release) error {
+	for _, a := range old.Artifacts {
+		if a.Signature == "" {
+			continue
+		}
+		digest, err := hex.DecodeString(a.SHA256)
+		if err != nil {
+			return fmt.Errorf("%s: sha256 %q in %s: %w", a.Key, a.SHA256, KeyManifest, err)
+		}
+		if !r.validSig(ctx, digest, []byte(a.Signature)) {
+			return fmt.Errorf("%w: %s does not verify under this --key; publish %s with the key that signed it, or publish a new version", ErrOtherKey, a.Key, r.v)
+		}
 	}
 	return nil
 }

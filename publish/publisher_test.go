@@ -368,6 +368,27 @@ func TestPublishDifferentBytes(t *testing.T) {
 	})
 }
 
+// TestPublishOtherKey: the same bytes published again with another key
+// are refused before anything is written (also in a dry run), so dl.pub,
+// install and the SHA256SUMS signatures keep matching the artifacts' .sig.
+func TestPublishOtherKey(t *testing.T) {
+	s := dirStore(t, t.TempDir())
+	mustPublish(t, newPublisher(t, s, fixedSigner(t)), "26.1.1", "one")
+	before := snapshot(t, s)
+	other, _ := testSigner(t)
+	for _, dry := range []bool{true, false} {
+		p := newPublisher(t, s, other)
+		p.DryRun = dry
+		_, err := p.Publish(context.Background(), "26.1.1", scan(t, demoInputs(t, "one")))
+		if !errors.Is(err, publish.ErrOtherKey) {
+			t.Fatalf("Publish with another key (dry run %v) = %v, want ErrOtherKey", dry, err)
+		}
+		sameSnapshot(t, before, snapshot(t, s))
+	}
+	// A new version with the other key is a rotation: allowed, with a warning.
+	mustPublish(t, newPublisher(t, s, other), "26.1.2", "two")
+}
+
 // TestPublishLeftoverDifferentBytes: an unfinished publish left an
 // artifact; a re-run with other bytes is refused rather than overwriting a
 // canonical URL, and the same bytes are adopted.
