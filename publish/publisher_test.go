@@ -582,6 +582,46 @@ func TestPublishCorruptStore(t *testing.T) {
 	}
 }
 
+// diskFlipStore writes through the directory store, with the publisher's
+// own reader, then flips a byte of each stored archive on disk, as a
+// failing disk or another process would, and reports what the directory
+// store reported.
+type diskFlipStore struct {
+	*dir.Store
+	root string
+}
+
+func (d diskFlipStore) Put(ctx context.Context, key string, r io.Reader, size int64, opts publish.PutOptions) (publish.ObjectInfo, error) {
+	info, err := d.Store.Put(ctx, key, r, size, opts)
+	if err != nil || !strings.HasSuffix(key, ".tar.gz") {
+		return info, err
+	}
+	p := filepath.Join(d.root, filepath.FromSlash(key))
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return info, err
+	}
+	b[len(b)/2] ^= 1
+	return info, os.WriteFile(p, b, 0o644)
+}
+
+// TestPublishDirReadBack: the directory store keeps no checksum, so the
+// publisher reads each artifact back; a file that changed on disk after
+// its write stops the publish before anything refers to it.
+func TestPublishDirReadBack(t *testing.T) {
+	root := t.TempDir()
+	base := dirStore(t, root)
+	_, err := newPublisher(t, diskFlipStore{base, root}, fixedSigner(t)).Publish(context.Background(), "26.1.1", scan(t, demoInputs(t, "one")))
+	if err == nil || !strings.Contains(err.Error(), "stored object has sha256") {
+		t.Fatalf("Publish with an artifact changed on disk = %v, want the integrity check to fail", err)
+	}
+	for _, key := range []string{publish.KeyManifest, publish.KeyLatest} {
+		if _, err := base.Stat(context.Background(), key); !errors.Is(err, publish.ErrNotFound) {
+			t.Errorf("%s written after a failed integrity check", key)
+		}
+	}
+}
+
 // checkTree checks what a reader of the tree relies on: every release of
 // the manifest is complete (each artifact there, with its size, digest and
 // a valid .sig equal to the manifest's, and its SHA256SUMS), the pointers

@@ -125,8 +125,10 @@ func (s *Store) Stat(ctx context.Context, key string) (publish.ObjectInfo, error
 	return info(key, st), nil
 }
 
-// Put writes the object at key atomically. The returned info carries the
-// SHA-256 of the bytes written, computed while writing them.
+// Put writes the object at key atomically. The returned info carries no
+// SHA-256: a directory keeps no checksums, so a caller that must know what
+// is stored reads it back (the publisher does, before anything refers to
+// the object). opts.SHA256 is checked against the bytes read from r.
 func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, opts publish.PutOptions) (publish.ObjectInfo, error) {
 	if err := checkKey(key); err != nil {
 		return publish.ObjectInfo{}, err
@@ -144,7 +146,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, op
 			return publish.ObjectInfo{}, fmt.Errorf("put %s: %w", key, err)
 		}
 	}
-	tmp, sum, err := s.writeTemp(ctx, key, r, size, opts.SHA256)
+	tmp, err := s.writeTemp(ctx, key, r, size, opts.SHA256)
 	if err != nil {
 		return publish.ObjectInfo{}, err
 	}
@@ -153,20 +155,19 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, op
 		s.root.Remove(tmp)
 		return publish.ObjectInfo{}, err
 	}
-	in := info(key, st)
-	in.SHA256 = hex.EncodeToString(sum)
-	return in, nil
+	return info(key, st), nil
 }
 
 // writeTemp copies r into a fresh temporary file beside key, checking the
-// size and the SHA-256, and fsyncs it. On error nothing is left behind.
-func (s *Store) writeTemp(ctx context.Context, key string, r io.Reader, size int64, want []byte) (tmp string, sum []byte, err error) {
+// size and the SHA-256 when one is wanted, and fsyncs it. On error nothing
+// is left behind.
+func (s *Store) writeTemp(ctx context.Context, key string, r io.Reader, size int64, want []byte) (tmp string, err error) {
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	name := path.Join(path.Dir(key), reserved+"-tmp-"+hex.EncodeToString(rnd[:])+"-"+path.Base(key))
 	f, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return "", nil, fmt.Errorf("put %s: %w", key, err)
+		return "", fmt.Errorf("put %s: %w", key, err)
 	}
 	defer func() {
 		if err != nil {
@@ -174,25 +175,31 @@ func (s *Store) writeTemp(ctx context.Context, key string, r io.Reader, size int
 			s.root.Remove(name)
 		}
 	}()
-	hr := publish.Hashing(r) // the publisher's reader has hashed it already
-	n, err := io.Copy(f, ctxReader{ctx, hr})
+	src := r
+	var hr publish.HashingReader
+	if want != nil {
+		hr = publish.Hashing(r)
+		src = hr
+	}
+	n, err := io.Copy(f, ctxReader{ctx, src})
 	if err != nil {
-		return "", nil, fmt.Errorf("put %s: after %d bytes: %w", key, n, err)
+		return "", fmt.Errorf("put %s: after %d bytes: %w", key, n, err)
 	}
 	if size >= 0 && n != size {
-		return "", nil, fmt.Errorf("put %s: read %d bytes, want %d", key, n, size)
+		return "", fmt.Errorf("put %s: read %d bytes, want %d", key, n, size)
 	}
-	sum = hr.SHA256()
-	if want != nil && subtle.ConstantTimeCompare(sum, want) != 1 {
-		return "", nil, fmt.Errorf("put %s: %w: content has sha256 %x, want %x", key, publish.ErrChecksumMismatch, sum, want)
+	if want != nil {
+		if sum := hr.SHA256(); subtle.ConstantTimeCompare(sum, want) != 1 {
+			return "", fmt.Errorf("put %s: %w: content has sha256 %x, want %x", key, publish.ErrChecksumMismatch, sum, want)
+		}
 	}
 	if err := f.Sync(); err != nil {
-		return "", nil, fmt.Errorf("put %s: %w", key, err)
+		return "", fmt.Errorf("put %s: %w", key, err)
 	}
 	if err := f.Close(); err != nil {
-		return "", nil, fmt.Errorf("put %s: %w", key, err)
+		return "", fmt.Errorf("put %s: %w", key, err)
 	}
-	return name, sum, nil
+	return name, nil
 }
 
 // commit renames tmp over key under the lock, after checking the
