@@ -84,7 +84,7 @@ func publishAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	store, closeStore, err := openStore(ctx, c.String("store"), storeOptions{S3Endpoint: c.String("s3-endpoint")})
+	store, closeStore, err := openStore(ctx, c.String("store"), storeOptions{S3Endpoint: c.String("s3-endpoint"), DryRun: c.Bool("dry-run")})
 	if err != nil {
 		return err
 	}

@@ -42,8 +42,8 @@ func TestPublishCommand(t *testing.T) {
 		if !strings.Contains(out, "bin/26.1.1/treasury-cli-26.1.1-macos-arm64.tar.gz.sig\n") || !strings.Contains(out, "nothing was written") {
 			t.Errorf("dry run printed:\n%s", out)
 		}
-		if entries, _ := os.ReadDir(store); len(entries) != 0 {
-			t.Errorf("dry run wrote %d entries", len(entries))
+		if _, err := os.Stat(store); !os.IsNotExist(err) {
+			t.Errorf("dry run created the store directory (%v)", err)
 		}
 	})
 	t.Run("Publish", func(t *testing.T) {

@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/wharfhq/wharf/publish"
@@ -13,6 +17,9 @@ import (
 // storeOptions are the flags that reach a store.
 type storeOptions struct {
 	S3Endpoint string // --s3-endpoint: host:port or URL of an S3 API
+	// DryRun opens a directory that does not exist as an empty tree
+	// instead of creating it: a dry run writes nothing, not even that.
+	DryRun bool
 }
 
 // openStore opens STORE: s3://bucket[/prefix] (credentials from the AWS_*
@@ -33,9 +40,37 @@ func openStore(ctx context.Context, store string, opts storeOptions) (s publish.
 	if opts.S3Endpoint != "" {
 		return nil, nil, fmt.Errorf("store %s: --s3-endpoint is for an s3:// store", store)
 	}
+	if opts.DryRun {
+		if _, err := os.Stat(store); errors.Is(err, fs.ErrNotExist) {
+			return absentDir(store), func() error { return nil }, nil
+		}
+	}
 	st, err := dir.New(store)
 	if err != nil {
 		return nil, nil, err
 	}
 	return st, st.Close, nil
 }
+
+// absentDir is the tree in a directory that does not exist yet: empty.
+type absentDir string
+
+var _ publish.Store = absentDir("")
+
+func (d absentDir) Open(ctx context.Context, key string) (publish.Object, error) {
+	return nil, fmt.Errorf("open %s: %w", key, publish.ErrNotFound)
+}
+
+func (d absentDir) Stat(ctx context.Context, key string) (publish.ObjectInfo, error) {
+	return publish.ObjectInfo{}, fmt.Errorf("stat %s: %w", key, publish.ErrNotFound)
+}
+
+func (d absentDir) Put(ctx context.Context, key string, r io.Reader, size int64, opts publish.PutOptions) (publish.ObjectInfo, error) {
+	return publish.ObjectInfo{}, fmt.Errorf("put %s: %s does not exist (a dry run does not create it)", key, string(d))
+}
+
+func (d absentDir) List(ctx context.Context, prefix string) ([]publish.ObjectInfo, error) {
+	return nil, nil
+}
+
+func (d absentDir) String() string { return string(d) }
