@@ -53,7 +53,7 @@ Examples:
 			&cli.StringFlag{Name: "config", Usage: "release contents `FILE` (wharf.toml); default: the built-in artifacts", EnvVars: []string{"WHARF_CONFIG"}},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print every key that would be written, write nothing", EnvVars: []string{"WHARF_DRY_RUN"}},
 			&cli.BoolFlag{Name: "allow-missing", Usage: "publish a partial release when configured artifacts have no file", EnvVars: []string{"WHARF_ALLOW_MISSING"}},
-			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` (host:port or URL) for MinIO and other non-AWS stores", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
+			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` for MinIO and other non-AWS stores: a URL (http://127.0.0.1:9000), or host:port for HTTPS", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
 			&cli.IntFlag{Name: "parallel", Value: 4, Usage: "concurrent artifact uploads", EnvVars: []string{"WHARF_PARALLEL"}},
 			&cli.StringFlag{Name: "input-dir", Hidden: true, EnvVars: []string{"WHARF_INPUT_DIR"}},
 		},

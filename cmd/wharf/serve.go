@@ -36,13 +36,13 @@ runs is served without a restart.
 
 Example:
    wharf serve --store ./public --listen 127.0.0.1:8080 --db wharf.db
-   wharf serve --store s3://releases --s3-endpoint 127.0.0.1:9000 --presign`,
+   wharf serve --store s3://releases --s3-endpoint http://127.0.0.1:9000 --presign`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Value: "./public", Usage: "`STORE`: a directory or s3://bucket/prefix", EnvVars: []string{"WHARF_STORE"}},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "`ADDR` to listen on", EnvVars: []string{"WHARF_LISTEN"}},
 			dbFlag(),
 			&cli.BoolFlag{Name: "presign", Usage: "answer downloads from S3 with a 302 to a short-lived presigned URL", EnvVars: []string{"WHARF_PRESIGN"}},
-			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` (host:port or URL) for MinIO and other non-AWS stores", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
+			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` for MinIO and other non-AWS stores: a URL (http://127.0.0.1:9000), or host:port for HTTPS", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
 			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the server for the page's commands (default: from each request)", EnvVars: []string{"WHARF_BASE_URL"}},
 			&cli.StringFlag{Name: "session-secret", Usage: "`SECRET` (32+ bytes) signing browser sessions; default: random, so logins end with a restart", EnvVars: []string{"WHARF_SESSION_SECRET"}},
 			&cli.Float64Flag{Name: "rate-ip", Value: 50, Usage: "requests per second per client address (0: no limit)", EnvVars: []string{"WHARF_RATE_IP"}},
