@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"maps"
 	"os"
 	"os/exec"
@@ -151,25 +150,8 @@ func TestReleaseWorkflow(t *testing.T) {
 	// wharf serve over the bucket is the release's public URL; it starts
 	// before the check step.
 	serve := func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		stdout := &notifyWriter{mark: "serving", ready: make(chan struct{})}
-		var stderr notifyWriter
-		done := make(chan error, 1)
-		go func() {
-			done <- newApp(stdout, &stderr).RunContext(ctx, []string{"wharf", "serve", "--store", bucket + "/dl",
-				"--s3-endpoint", m.URL(), "--listen", strings.TrimPrefix(baseURL, "http://"), "--db", filepath.Join(t.TempDir(), "wharf.db")})
-		}()
-		select {
-		case <-stdout.ready:
-		case err := <-done:
-			t.Fatalf("serve: %v\n%s", err, stderr.String())
-		}
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		})
+		startServe(t, "--store", bucket+"/dl", "--s3-endpoint", m.URL(), "--listen", strings.TrimPrefix(baseURL, "http://"),
+			"--db", filepath.Join(t.TempDir(), "wharf.db"))
 	}
 
 	var ran []string

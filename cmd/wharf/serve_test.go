@@ -45,6 +45,31 @@ func (w *notifyWriter) String() string {
 	return w.buf.String()
 }
 
+// startServe runs `wharf serve ARGS...` in-process until the test ends,
+// once it says it is serving.
+func startServe(t *testing.T, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout := &notifyWriter{mark: "serving", ready: make(chan struct{})}
+	var stderr notifyWriter
+	done := make(chan error, 1)
+	go func() {
+		done <- newApp(stdout, &stderr).RunContext(ctx, append([]string{"wharf", "serve"}, args...))
+	}()
+	select {
+	case <-stdout.ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("serve: %v\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+}
+
 // TestServeWalkthrough is docs/serve.md as a test: publish the demo
 // release, create an organisation, a key, a user and a token, serve, and
 // download with curl and the install script.
@@ -84,24 +109,7 @@ func TestServeWalkthrough(t *testing.T) {
 		t.Fatalf("token create: last line %q is not a JWT", token)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	stdout := &notifyWriter{mark: "serving", ready: make(chan struct{})}
-	var stderr notifyWriter
-	done := make(chan error, 1)
-	go func() {
-		done <- newApp(stdout, &stderr).RunContext(ctx, []string{"wharf", "serve", "--store", store, "--listen", addr, "--refresh", "0"})
-	}()
-	select {
-	case <-stdout.ready:
-	case err := <-done:
-		t.Fatalf("serve: %v\n%s", err, stderr.String())
-	}
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
+	startServe(t, "--store", store, "--listen", addr, "--refresh", "0")
 
 	code := func(args ...string) string {
 		t.Helper()
