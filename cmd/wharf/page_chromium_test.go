@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/publish"
+)
+
+// TestServePageChromium is the download page as a customer meets it after
+// the commands of docs/serve.md: `wharf publish` of the demo release,
+// `wharf org create` and `wharf apikey create`, then `wharf serve`, in
+// Debian's chromium with JavaScript off. It lists the latest release of
+// releases.json, a basic download leads through the login form to the
+// file (checked with openssl), a full image is refused, and logging out
+// ends the session. site's TestPageChromium covers the page in depth.
+func TestServePageChromium(t *testing.T) {
+	chromium := testenv.Chromium(t)
+	openssl := testenv.Tool(t, "openssl")
+	dir := t.TempDir()
+	addr := testenv.FreeAddr(t)
+	base := "http://" + addr
+	store, db, key := filepath.Join(dir, "public"), filepath.Join(dir, "wharf.db"), filepath.Join(dir, "dl.key")
+	run := func(args ...string) string {
+		t.Helper()
+		out, errOut, err := pubRun(t, args...)
+		if err != nil {
+			t.Fatalf("wharf %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+		}
+		return out
+	}
+	run("keygen", "--out", key)
+	run("publish", "--version", "26.1.1", "--key", key, "--store", store, "--base-url", base, demoInputDir(t, "page"))
+	run("org", "create", "acme", "--level", "basic", "--db", db)
+	apiKey := lastLine(run("apikey", "create", "--org", "acme", "--db", db))
+	startServe(t, "--store", store, "--listen", addr, "--db", db, "--session-secret", strings.Repeat("s", 32))
+
+	allocCtx, cancelAlloc := remote.NewAllocator(context.Background(), chromium.DevToolsURL)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+	bctx, cancel := context.WithTimeout(bctx, 2*time.Minute)
+	defer cancel()
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	if _, err := chromedp.Call(bctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatalf("disable JavaScript: %v", err)
+	}
+	downloads := t.TempDir()
+	if _, err := chromedp.CallBrowser(bctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: downloads, EventsEnabled: new(true),
+	}); err != nil {
+		t.Fatalf("download behaviour: %v", err)
+	}
+
+	// The list is the latest release of releases.json.
+	do("open the page", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("login")))
+	listed, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("[data-file]")].map(e => e.dataset.file)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := publish.ReadManifest(strings.NewReader(httpGet(t, base+"/"+publish.KeyManifest)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := m.Find("26.1.1")
+	if !ok {
+		t.Fatal("releases.json has no 26.1.1")
+	}
+	var want []string
+	for _, a := range r.Artifacts {
+		want = append(want, a.FileName())
+	}
+	slices.Sort(listed)
+	slices.Sort(want)
+	if !slices.Equal(listed, want) {
+		t.Errorf("the page lists\n%v\nreleases.json has\n%v", listed, want)
+	}
+
+	// A basic download: the login form, the API key, then the file.
+	file := "engine-26.1.1-linux-amd64.tar.gz"
+	do("download link", chromedp.Click(chromedp.CSS(`li[data-file="`+file+`"] a.dl`)), chromedp.WaitVisible(chromedp.ID("credential")))
+	begins := chromedp.BrowserEvents(bctx, browser.DownloadWillBegin)
+	progress := chromedp.BrowserEvents(bctx, browser.DownloadProgress)
+	do("log in", chromedp.SendKeys(chromedp.ID("credential"), apiKey), chromedp.Click(chromedp.ID("submit")))
+	var guid string
+	for ev, err := range begins {
+		if err != nil {
+			t.Fatalf("no download began: %v", err)
+		}
+		if ev.SuggestedFilename != file {
+			t.Errorf("download named %q, want %q", ev.SuggestedFilename, file)
+		}
+		guid = ev.GUID
+		break
+	}
+	for ev, err := range progress {
+		if err != nil {
+			t.Fatalf("download did not finish: %v", err)
+		}
+		if ev.GUID == guid && ev.State == browser.DownloadProgressStateCanceled {
+			t.Fatal("download canceled")
+		}
+		if ev.GUID == guid && ev.State == browser.DownloadProgressStateCompleted {
+			break
+		}
+	}
+	sig, err := base64.StdEncoding.DecodeString(strings.TrimSpace(httpGet(t, base+"/bin/26.1.1/"+file+"/sig")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigFile := filepath.Join(dir, "engine.sig")
+	if err := os.WriteFile(sigFile, sig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(openssl, "dgst", "-sha256", "-verify", filepath.Join(dir, "dl.pub"), "-signature", sigFile, filepath.Join(downloads, guid)).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Verified OK") {
+		t.Fatalf("openssl does not verify the download: %v\n%s", err, out)
+	}
+
+	// Logged in as acme (basic): a full image is refused; logging out ends it.
+	node := "/img/26.1.1/treasury-node-26.1.1-amd64.tar"
+	if resp, err := chromedp.Run(bctx, chromedp.NavigateResponse(base+node)); err != nil || resp.Status != http.StatusForbidden {
+		t.Errorf("full image for a basic session: %v %v, want 403", resp, err)
+	}
+	do("log out", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("logout")), chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("login")))
+	if resp, err := chromedp.Run(bctx, chromedp.NavigateResponse(base+"/bin/26.1.1/"+file)); err != nil || resp.Status != http.StatusUnauthorized {
+		t.Errorf("basic download after logout: %v %v, want 401", resp, err)
+	}
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+	}
+	return string(b)
+}
