@@ -16,12 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/chromedp/chromedp/remote"
 
+	"github.com/wharfhq/wharf/internal/browsertest"
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/site"
@@ -83,11 +82,11 @@ func TestPageChromium(t *testing.T) {
 	}
 	base := pageServe(t, tree, db)
 
-	allocCtx, cancelAlloc := remote.NewAllocator(ctx, chromium.DevToolsURL)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	bctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
+	downloads := t.TempDir()
+	bctx, cancel, err := browsertest.Open(chromium.DevToolsURL, 3*time.Minute, downloads)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer cancel()
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -157,19 +156,8 @@ func TestPageChromium(t *testing.T) {
 		return p
 	}
 
-	downloads := t.TempDir()
-	if _, err := chromedp.CallBrowser(bctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
-		Behavior:      browser.SetDownloadBehaviorBehaviorAllowAndName,
-		DownloadPath:  downloads,
-		EventsEnabled: new(true),
-	}); err != nil {
-		t.Fatalf("download behaviour: %v", err)
-	}
-
-	// The page needs no JavaScript: the whole flow runs with it off.
-	if _, err := chromedp.Call(bctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
-		t.Fatalf("disable JavaScript: %v", err)
-	}
+	// The page needs no JavaScript: the whole flow runs with it off
+	// (browsertest.Open turns it off).
 
 	// The list: exactly the files of latest and preview in releases.json.
 	run("open the page", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("login")))
@@ -243,35 +231,15 @@ func TestPageChromium(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`li[data-file="`+file+`"] a.dl`)),
 		chromedp.WaitVisible(chromedp.ID("credential")),
 	)
-	begins := chromedp.BrowserEvents(bctx, browser.DownloadWillBegin)
-	progress := chromedp.BrowserEvents(bctx, browser.DownloadProgress)
-	run("log in", chromedp.SendKeys(chromedp.ID("credential"), key), chromedp.Click(chromedp.ID("submit")))
-	var guid string
-	for ev, err := range begins {
-		if err != nil {
-			t.Fatalf("no download began: %v", err)
-		}
-		if ev.SuggestedFilename != file {
-			t.Errorf("download named %q, want %q", ev.SuggestedFilename, file)
-		}
-		guid = ev.GUID
-		break
+	got, name, err := browsertest.Download(bctx, downloads, func() error {
+		return chromedp.Do(bctx, chromedp.SendKeys(chromedp.ID("credential"), key), chromedp.Click(chromedp.ID("submit")))
+	})
+	if err != nil {
+		t.Fatalf("log in and download: %v", err)
 	}
-	for ev, err := range progress {
-		if err != nil {
-			t.Fatalf("download did not finish: %v", err)
-		}
-		if ev.GUID != guid {
-			continue
-		}
-		if ev.State == browser.DownloadProgressStateCanceled {
-			t.Fatalf("download canceled")
-		}
-		if ev.State == browser.DownloadProgressStateCompleted {
-			break
-		}
+	if name != file {
+		t.Errorf("download named %q, want %q", name, file)
 	}
-	got := filepath.Join(downloads, guid)
 	pageOpenSSLVerify(t, openssl, base, "/"+tree.artifact(t, "26.1.1", "engine", "x86").Key, got)
 
 	// Logged in: who, what the session may take, full refused.

@@ -19,6 +19,17 @@ func pubRun(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	return out.String(), errOut.String(), err
 }
 
+// mustRun runs a wharf command in-process and returns its output, failing
+// the test if it fails.
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, err := pubRun(t, args...)
+	if err != nil {
+		t.Fatalf("wharf %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+	}
+	return out
+}
+
 func TestKeygen(t *testing.T) {
 	dir := t.TempDir()
 	key := filepath.Join(dir, "dl.key")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/base64"
 	"io"
 	"net/http"
@@ -13,11 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/remote"
 
+	"github.com/wharfhq/wharf/internal/browsertest"
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
 )
@@ -36,40 +33,24 @@ func TestServePageChromium(t *testing.T) {
 	addr := testenv.FreeAddr(t)
 	base := "http://" + addr
 	store, db, key := filepath.Join(dir, "public"), filepath.Join(dir, "wharf.db"), filepath.Join(dir, "dl.key")
-	run := func(args ...string) string {
-		t.Helper()
-		out, errOut, err := pubRun(t, args...)
-		if err != nil {
-			t.Fatalf("wharf %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
-		}
-		return out
-	}
+	run := func(args ...string) string { t.Helper(); return mustRun(t, args...) }
 	run("keygen", "--out", key)
 	run("publish", "--version", "26.1.1", "--key", key, "--store", store, "--base-url", base, demoInputDir(t, "page"))
 	run("org", "create", "acme", "--level", "basic", "--db", db)
 	apiKey := lastLine(run("apikey", "create", "--org", "acme", "--db", db))
 	startServe(t, "--store", store, "--listen", addr, "--db", db, "--session-secret", strings.Repeat("s", 32))
 
-	allocCtx, cancelAlloc := remote.NewAllocator(context.Background(), chromium.DevToolsURL)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	bctx, cancel := context.WithTimeout(bctx, 2*time.Minute)
+	downloads := t.TempDir()
+	bctx, cancel, err := browsertest.Open(chromium.DevToolsURL, 2*time.Minute, downloads)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer cancel()
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(bctx, steps...); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-	}
-	if _, err := chromedp.Call(bctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
-		t.Fatalf("disable JavaScript: %v", err)
-	}
-	downloads := t.TempDir()
-	if _, err := chromedp.CallBrowser(bctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
-		Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: downloads, EventsEnabled: new(true),
-	}); err != nil {
-		t.Fatalf("download behaviour: %v", err)
 	}
 
 	// The list is the latest release of releases.json.
@@ -99,30 +80,14 @@ func TestServePageChromium(t *testing.T) {
 	// A basic download: the login form, the API key, then the file.
 	file := "engine-26.1.1-linux-amd64.tar.gz"
 	do("download link", chromedp.Click(chromedp.CSS(`li[data-file="`+file+`"] a.dl`)), chromedp.WaitVisible(chromedp.ID("credential")))
-	begins := chromedp.BrowserEvents(bctx, browser.DownloadWillBegin)
-	progress := chromedp.BrowserEvents(bctx, browser.DownloadProgress)
-	do("log in", chromedp.SendKeys(chromedp.ID("credential"), apiKey), chromedp.Click(chromedp.ID("submit")))
-	var guid string
-	for ev, err := range begins {
-		if err != nil {
-			t.Fatalf("no download began: %v", err)
-		}
-		if ev.SuggestedFilename != file {
-			t.Errorf("download named %q, want %q", ev.SuggestedFilename, file)
-		}
-		guid = ev.GUID
-		break
+	got, name, err := browsertest.Download(bctx, downloads, func() error {
+		return chromedp.Do(bctx, chromedp.SendKeys(chromedp.ID("credential"), apiKey), chromedp.Click(chromedp.ID("submit")))
+	})
+	if err != nil {
+		t.Fatalf("log in and download: %v", err)
 	}
-	for ev, err := range progress {
-		if err != nil {
-			t.Fatalf("download did not finish: %v", err)
-		}
-		if ev.GUID == guid && ev.State == browser.DownloadProgressStateCanceled {
-			t.Fatal("download canceled")
-		}
-		if ev.GUID == guid && ev.State == browser.DownloadProgressStateCompleted {
-			break
-		}
+	if name != file {
+		t.Errorf("download named %q, want %q", name, file)
 	}
 	sig, err := base64.StdEncoding.DecodeString(strings.TrimSpace(httpGet(t, base+"/bin/26.1.1/"+file+"/sig")))
 	if err != nil {
@@ -132,7 +97,7 @@ func TestServePageChromium(t *testing.T) {
 	if err := os.WriteFile(sigFile, sig, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(openssl, "dgst", "-sha256", "-verify", filepath.Join(dir, "dl.pub"), "-signature", sigFile, filepath.Join(downloads, guid)).CombinedOutput()
+	out, err := exec.Command(openssl, "dgst", "-sha256", "-verify", filepath.Join(dir, "dl.pub"), "-signature", sigFile, got).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Verified OK") {
 		t.Fatalf("openssl does not verify the download: %v\n%s", err, out)
 	}

@@ -82,14 +82,7 @@ func TestServeWalkthrough(t *testing.T) {
 	url := "http://" + addr
 	store := filepath.Join(dir, "public")
 	db := filepath.Join(dir, "wharf.db")
-	run := func(args ...string) string {
-		t.Helper()
-		out, errOut, err := pubRun(t, args...)
-		if err != nil {
-			t.Fatalf("wharf %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
-		}
-		return out
-	}
+	run := func(args ...string) string { t.Helper(); return mustRun(t, args...) }
 	run("keygen", "--out", filepath.Join(dir, "dl.key"))
 	run("publish", "--version", "26.1.1", "--key", filepath.Join(dir, "dl.key"), "--store", store, "--base-url", url, demoInputDir(t, "demo"))
 
