@@ -129,18 +129,16 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Ac
 		if after, err = decodeTxCursor(codec, sc, tok); err != nil {
 			// Not subscribed comes first, as for a page without a token.
 			ok, serr := s.store.Subscribed(r.Context(), a.ID, chain, address)
-			switch {
-			case serr != nil:
-				err = serr
-			case !ok:
-				err = query.ErrNotSubscribed
+			if serr != nil {
+				return serr
 			}
+			if !ok {
+				return notSubscribed(address)
+			}
+			return err
 		}
 	}
-	var txs []query.Transaction
-	if err == nil {
-		txs, err = s.store.AccountTransactions(r.Context(), a.ID, chain, address, after, size+1)
-	}
+	txs, err := s.store.AccountTransactions(r.Context(), a.ID, chain, address, after, size+1)
 	if errors.Is(err, query.ErrNotSubscribed) {
 		return notSubscribed(address)
 	}
