@@ -116,7 +116,9 @@ func open(ctx context.Context, dsn string, opts []Option) (*DB, error) {
 	if err := sqlitewal.Enable(ctx, "file:"+dsn+"?_pragma=busy_timeout(10000)"); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dsn, err)
 	}
-	const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	// The file is in WAL mode (sqlitewal.Enable above; the mode is stored
+	// in the file), so the connections need not ask for it again.
+	const pragmas = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 	// The writer keeps its statement journals in memory (a multi-row upsert
 	// inside a transaction writes one; spilled to a temporary file it costs
 	// a write per page) and a page cache of up to 256 MiB, so that a batch

@@ -92,10 +92,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 }
 
 // sqliteDSN adds the pragmas wharf relies on: foreign keys for cascading
-// deletes, WAL and a busy timeout so that `wharf serve` and the admin
-// commands can use the same file at once.
+// deletes and a busy timeout, so that `wharf serve` and the admin commands
+// can use the same file at once (in WAL mode, which Open sets once with
+// sqlitewal.Enable).
 func sqliteDSN(path string) string {
-	pragmas := "_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"
+	pragmas := "_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)"
 	if path == ":memory:" {
 		return "file::memory:?" + pragmas
 	}
