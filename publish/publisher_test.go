@@ -551,9 +551,9 @@ func TestPublishStoreFails(t *testing.T) {
 	}
 }
 
-// corruptingStore flips a byte of every artifact it stores and keeps no
-// checksum, like a disk that lies.
-type corruptingStore struct{ publish.Store }
+// corruptingStore flips a byte of every archive on its way into the
+// directory store, like a link that lies.
+type corruptingStore struct{ *dir.Store }
 
 func (c corruptingStore) Put(ctx context.Context, key string, r io.Reader, size int64, opts publish.PutOptions) (publish.ObjectInfo, error) {
 	if !strings.HasSuffix(key, ".tar.gz") {
@@ -564,22 +564,7 @@ func (c corruptingStore) Put(ctx context.Context, key string, r io.Reader, size 
 		return publish.ObjectInfo{}, err
 	}
 	b[len(b)/2] ^= 1
-	info, err := c.Store.Put(ctx, key, bytes.NewReader(b), int64(len(b)), publish.PutOptions{ContentType: opts.ContentType})
-	info.SHA256 = ""
-	return info, err
-}
-
-func TestPublishCorruptStore(t *testing.T) {
-	base := dirStore(t, t.TempDir())
-	_, err := newPublisher(t, corruptingStore{base}, fixedSigner(t)).Publish(context.Background(), "26.1.1", scan(t, demoInputs(t, "one")))
-	if err == nil || !strings.Contains(err.Error(), "stored object has sha256") {
-		t.Fatalf("Publish through a corrupting store = %v, want the integrity check to fail", err)
-	}
-	for _, key := range []string{publish.KeyManifest, publish.KeyLatest} {
-		if _, err := base.Stat(context.Background(), key); !errors.Is(err, publish.ErrNotFound) {
-			t.Errorf("%s written after a failed integrity check", key)
-		}
-	}
+	return c.Store.Put(ctx, key, bytes.NewReader(b), int64(len(b)), publish.PutOptions{ContentType: opts.ContentType})
 }
 
 // diskFlipStore writes through the directory store, with the publisher's
@@ -605,20 +590,31 @@ func (d diskFlipStore) Put(ctx context.Context, key string, r io.Reader, size in
 	return info, os.WriteFile(p, b, 0o644)
 }
 
-// TestPublishDirReadBack: the directory store keeps no checksum, so the
-// publisher reads each artifact back; a file that changed on disk after
-// its write stops the publish before anything refers to it.
-func TestPublishDirReadBack(t *testing.T) {
-	root := t.TempDir()
-	base := dirStore(t, root)
-	_, err := newPublisher(t, diskFlipStore{base, root}, fixedSigner(t)).Publish(context.Background(), "26.1.1", scan(t, demoInputs(t, "one")))
-	if err == nil || !strings.Contains(err.Error(), "stored object has sha256") {
-		t.Fatalf("Publish with an artifact changed on disk = %v, want the integrity check to fail", err)
+// TestPublishCorruptStore: the directory store keeps no checksum, so the
+// publisher reads each artifact back; an archive changed on its way in or
+// on disk after its write stops the publish before anything refers to it.
+func TestPublishCorruptStore(t *testing.T) {
+	tests := []struct {
+		name  string
+		store func(base *dir.Store, root string) publish.Store
+	}{
+		{"OnTheWay", func(base *dir.Store, _ string) publish.Store { return corruptingStore{base} }},
+		{"OnDisk", func(base *dir.Store, root string) publish.Store { return diskFlipStore{base, root} }},
 	}
-	for _, key := range []string{publish.KeyManifest, publish.KeyLatest} {
-		if _, err := base.Stat(context.Background(), key); !errors.Is(err, publish.ErrNotFound) {
-			t.Errorf("%s written after a failed integrity check", key)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			base := dirStore(t, root)
+			_, err := newPublisher(t, tt.store(base, root), fixedSigner(t)).Publish(context.Background(), "26.1.1", scan(t, demoInputs(t, "one")))
+			if err == nil || !strings.Contains(err.Error(), "stored object has sha256") {
+				t.Fatalf("Publish through a corrupting store = %v, want the integrity check to fail", err)
+			}
+			for _, key := range []string{publish.KeyManifest, publish.KeyLatest} {
+				if _, err := base.Stat(context.Background(), key); !errors.Is(err, publish.ErrNotFound) {
+					t.Errorf("%s written after a failed integrity check", key)
+				}
+			}
+		})
 	}
 }
 
