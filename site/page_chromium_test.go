@@ -83,16 +83,10 @@ func TestPageChromium(t *testing.T) {
 	base := pageServe(t, tree, db)
 
 	downloads := t.TempDir()
-	bctx, cancel, err := browsertest.Open(chromium.DevToolsURL, 3*time.Minute, downloads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cancel()
+	bctx := browsertest.Open(t, chromium.DevToolsURL, 3*time.Minute, downloads)
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+		browsertest.Do(t, bctx, what, steps...)
 	}
 	text := func(sel string) string {
 		t.Helper()

@@ -41,16 +41,10 @@ func TestServePageChromium(t *testing.T) {
 	startServe(t, "--store", store, "--listen", addr, "--db", db, "--session-secret", strings.Repeat("s", 32))
 
 	downloads := t.TempDir()
-	bctx, cancel, err := browsertest.Open(chromium.DevToolsURL, 2*time.Minute, downloads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cancel()
+	bctx := browsertest.Open(t, chromium.DevToolsURL, 2*time.Minute, downloads)
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+		browsertest.Do(t, bctx, what, steps...)
 	}
 
 	// The list is the latest release of releases.json.

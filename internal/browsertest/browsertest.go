@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
@@ -17,25 +18,32 @@ import (
 )
 
 // Open connects to the browser at devToolsURL and returns the context of
-// a new tab, with JavaScript off (the page needs none) and downloads saved
-// into downloads under their GUID, and its cancel function. Every action
-// in the tab fails after timeout.
-func Open(devToolsURL string, timeout time.Duration, downloads string) (context.Context, context.CancelFunc, error) {
+// a new tab, closed when the test ends, with JavaScript off (the page
+// needs none) and downloads saved into downloads under their GUID. Every
+// action in the tab fails after timeout.
+func Open(tb testing.TB, devToolsURL string, timeout time.Duration, downloads string) context.Context {
+	tb.Helper()
 	allocCtx, cancelAlloc := remote.NewAllocator(context.Background(), devToolsURL)
 	tab, cancelTab := chromedp.NewContext(allocCtx)
 	ctx, cancelTimeout := context.WithTimeout(tab, timeout)
-	cancel := func() { cancelTimeout(); cancelTab(); cancelAlloc() }
+	tb.Cleanup(func() { cancelTimeout(); cancelTab(); cancelAlloc() })
 	if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
 		Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: downloads, EventsEnabled: new(true),
 	}); err != nil {
-		cancel()
-		return nil, nil, fmt.Errorf("download behaviour: %w", err)
+		tb.Fatalf("download behaviour: %v", err)
 	}
 	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
-		cancel()
-		return nil, nil, fmt.Errorf("disable JavaScript: %w", err)
+		tb.Fatalf("disable JavaScript: %v", err)
 	}
-	return ctx, cancel, nil
+	return ctx
+}
+
+// Do runs steps in the tab of ctx, failing the test with what on error.
+func Do(tb testing.TB, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	tb.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		tb.Fatalf("%s: %v", what, err)
+	}
 }
 
 // Download runs trigger (a click, a form sent) and waits for the download
