@@ -1,0 +1,108 @@
+package query
+
+// Refreshing balances: reading them for touched, new and due addresses.
+
+import (
+	"context"
+	"slices"
+)
+
+// refresh reads again the balances of the next RefreshBatch tracked
+// addresses when a round is due, so that balances a block scan cannot see
+// change (fees paid by others, rebasing tokens) do not go stale.
+func (f *Fetcher) refresh(ctx context.Context, tracked []Tracked, at uint64) error {
+	now := f.cfg.Clock.Now()
+	if now.Before(f.refreshNext) || len(tracked) == 0 {
+		return nil
+	}
+	i, _ := slices.BinarySearchFunc(tracked, f.refreshAfter, func(t Tracked, a string) int {
+		switch {
+		case t.Address < a:
+			return -1
+		case t.Address > a:
+			return 1
+		}
+		return 0
+	})
+	if i < len(tracked) && tracked[i].Address == f.refreshAfter {
+		i++
+	}
+	end := min(len(tracked), i+f.cfg.RefreshBatch)
+	addrs := make([]string, 0, end-i)
+	for _, t := range tracked[i:end] {
+		addrs = append(addrs, t.Address)
+	}
+	if len(addrs) > 0 {
+		bals, err := f.readBalances(ctx, addrs, at)
+		if err != nil {
+			return err
+		}
+		if err := f.cfg.Store.PutBalances(ctx, bals); err != nil {
+			return err
+		}
+		f.refreshAfter = addrs[len(addrs)-1]
+	}
+	if end >= len(tracked) {
+		f.refreshAfter = ""
+		f.refreshNext = now.Add(f.cfg.RefreshInterval)
+	}
+	return nil
+}
+
+// stateWindow is how far behind the confirmed head balances may be read:
+// a node that is not an archive keeps the state of its last 128 blocks
+// only.
+const stateWindow = 64
+
+// readBalances reads the native and every known token balance of
+// addresses at block, or at the confirmed head when block is older than
+// the node keeps state for (while catching up); balances carry the block
+// they were read at.
+func (f *Fetcher) readBalances(ctx context.Context, addrs []string, at uint64) ([]Balance, error) {
+	if len(addrs) == 0 {
+		return nil, nil
+	}
+	if f.target > at+stateWindow {
+		at = f.target
+	}
+	var qs []BalanceQuery
+	for _, a := range addrs {
+		tokens, err := f.tokensOf(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		qs = append(qs, BalanceQuery{Address: a})
+		for _, c := range tokens {
+			qs = append(qs, BalanceQuery{Address: a, Contract: c})
+		}
+	}
+	bals, err := f.cfg.Source.Balances(ctx, at, qs)
+	if err != nil {
+		return nil, f.nodeErr(err)
+	}
+	now := f.cfg.Clock.Now()
+	for i := range bals {
+		bals[i].Chain = f.cfg.Chain
+		bals[i].Updated = now
+	}
+	return bals, nil
+}
+
+// tokensOf returns the tokens address has held, from the store on first need.
+func (f *Fetcher) tokensOf(ctx context.Context, address string) ([]string, error) {
+	if t, ok := f.tokens[address]; ok {
+		return t, nil
+	}
+	stored, err := f.cfg.Store.Balances(ctx, f.cfg.Chain, address)
+	if err != nil {
+		return nil, err
+	}
+	tokens := []string{}
+	for _, b := range stored {
+		if b.Asset == AssetERC20 && !slices.Contains(tokens, b.Contract) {
+			tokens = append(tokens, b.Contract)
+		}
+	}
+	f.tokens[address] = tokens
+	return tokens, nil
+}

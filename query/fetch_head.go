@@ -1,0 +1,225 @@
+package query
+
+// Following the head: reading new blocks ahead of storing them, storing them in batches, and rewinding after a reorg.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// storeFirst stores block number as the first checkpoint of the chain.
+func (f *Fetcher) storeFirst(ctx context.Context, number uint64, set map[string]bool) (Block, error) {
+	blocks, err := f.cfg.Source.Blocks(ctx, number, number)
+	if err != nil {
+		return Block{}, f.nodeErr(err)
+	}
+	if len(blocks) == 0 {
+		return Block{}, fmt.Errorf("fetch %s: block %d: %w", f.cfg.Chain, number, ErrUnavailable)
+	}
+	c, err := f.scan(ctx, blocks, set)
+	if err != nil {
+		return Block{}, err
+	}
+	if _, err := f.storeChunks(ctx, []chunk{c}); err != nil {
+		return Block{}, err
+	}
+	return blocks[0].Block, nil
+}
+
+// chunk is a run of consecutive blocks scanned and ready to store.
+type chunk struct {
+	blocks   []SourceBlock
+	txs      [][]Transaction // matched transactions, per block
+	balances []Balance       // of the touched addresses, at the last block
+	reorg    bool            // the first block does not extend the checkpoint
+	err      error
+}
+
+// chunkBlocks is the number of blocks scanned together: the blocks are
+// read in one batch, the Transfer logs in one call.
+const chunkBlocks = 16
+
+// writeChunks is the most chunks stored in one database transaction, and
+// how many the reader may have ready ahead of the writer.
+const writeChunks = 8
+
+// storeBlocks fetches the blocks after cp up to end, checks that they
+// extend the stored chain, and stores them; it returns how many it
+// stored. Reading runs ahead of writing, so that the node and the
+// database work at the same time, and the writer takes every chunk read
+// meanwhile into its next transaction: when the database is the slower,
+// its batches grow, and with them the share of index pages that one
+// commit writes for several blocks.
+func (f *Fetcher) storeBlocks(ctx context.Context, cp Block, end uint64, set map[string]bool) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	chunks := make(chan chunk, writeChunks)
+	go func() {
+		defer close(chunks)
+		f.readChunks(ctx, cp, end, set, chunks)
+	}()
+	defer func() {
+		cancel()
+		for range chunks { // wait for the reader to end
+		}
+	}()
+	stored := 0
+	for c := range chunks {
+		batch := gather(c, chunks)
+		// An error or a reorg comes last: the chunks before it are stored.
+		last := batch[len(batch)-1]
+		if last.err != nil || last.reorg {
+			batch = batch[:len(batch)-1]
+		}
+		if len(batch) > 0 {
+			n, err := f.storeChunks(ctx, batch)
+			stored += n
+			if err != nil {
+				return stored, err
+			}
+		}
+		switch {
+		case last.err != nil:
+			return stored, last.err
+		case last.reorg:
+			return stored, f.rewind(ctx, cp)
+		}
+	}
+	return stored, nil
+}
+
+// gather returns c and the chunks already waiting after it, up to
+// writeChunks, without waiting for more.
+func gather(c chunk, chunks <-chan chunk) []chunk {
+	batch := []chunk{c}
+	for len(batch) < writeChunks && c.err == nil && !c.reorg {
+		select {
+		case next, ok := <-chunks:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, next)
+			c = next
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// readChunks reads and scans the blocks after cp up to end, a chunk at a
+// time, until the end, an error, or the chain no longer extends what was
+// read (the rest is for the next step).
+func (f *Fetcher) readChunks(ctx context.Context, cp Block, end uint64, set map[string]bool, out chan<- chunk) {
+	send := func(c chunk) bool {
+		select {
+		case out <- c:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	prev := cp
+	for lo := cp.Number + 1; lo <= end; lo += chunkBlocks {
+		hi := min(end, lo+chunkBlocks-1)
+		blocks, err := f.cfg.Source.Blocks(ctx, lo, hi)
+		if err != nil {
+			send(chunk{err: f.nodeErr(err)})
+			return
+		}
+		if len(blocks) == 0 {
+			return
+		}
+		// A checkpoint without a hash is a rewind below the first stored
+		// block: any parent will do.
+		if prev.Hash != "" && blocks[0].ParentHash != prev.Hash {
+			if lo == cp.Number+1 {
+				send(chunk{reorg: true})
+			}
+			return // the chain moved while we read: the rest next step
+		}
+		whole := len(blocks) == int(hi-lo+1)
+		for i := 1; i < len(blocks); i++ {
+			if blocks[i].ParentHash != blocks[i-1].Hash {
+				blocks, whole = blocks[:i], false
+				break
+			}
+		}
+		c, err := f.scan(ctx, blocks, set)
+		if err != nil {
+			send(chunk{err: err})
+			return
+		}
+		if len(c.blocks) == 0 || !send(c) || len(c.blocks) < len(blocks) || !whole {
+			return
+		}
+		prev = blocks[len(blocks)-1].Block
+	}
+}
+
+// storeChunks stores the blocks of consecutive chunks and moves the
+// checkpoint to the last of them in one database transaction (one commit
+// for all, not one per block). Each chunk's balances, read at its last
+// block, go with that block.
+func (f *Fetcher) storeChunks(ctx context.Context, cs []chunk) (int, error) {
+	var (
+		data []BlockData
+		txs  int
+	)
+	for _, c := range cs {
+		for i, b := range c.blocks {
+			data = append(data, BlockData{Block: b.Block, Txs: c.txs[i]})
+			txs += len(c.txs[i])
+		}
+		if len(c.blocks) > 0 {
+			data[len(data)-1].Balances = c.balances
+		}
+	}
+	if len(data) == 0 {
+		return 0, nil
+	}
+	if err := f.cfg.Store.StoreBlocks(ctx, f.cfg.Chain, data); err != nil {
+		return 0, err
+	}
+	last := data[len(data)-1].Block
+	f.metrics.blocks.Add(float64(len(data)))
+	f.metrics.txs.Add(float64(txs))
+	f.metrics.checkpoint.Set(float64(last.Number))
+	f.setCaughtUp(false, last)
+	return len(data), nil
+}
+
+// rewind handles a reorg under the checkpoint cp: it walks back to the
+// newest stored block that is still on the node's chain and rewinds the
+// store to it; the next step fetches the new blocks.
+func (f *Fetcher) rewind(ctx context.Context, cp Block) error {
+	const maxDepth = 1024
+	n := cp.Number
+	for depth := 0; ; depth++ {
+		if depth > maxDepth || n == 0 {
+			break
+		}
+		stored, err := f.cfg.Store.StoredBlock(ctx, f.cfg.Chain, n)
+		if errors.Is(err, ErrNotFound) {
+			break // below the first stored block: nothing older to compare
+		}
+		if err != nil {
+			return err
+		}
+		blocks, err := f.cfg.Source.Blocks(ctx, n, n)
+		if err != nil {
+			return f.nodeErr(err)
+		}
+		if len(blocks) == 1 && blocks[0].Hash == stored.Hash {
+			break
+		}
+		n--
+	}
+	f.log.Warn("fetcher: reorg", "checkpoint", cp.Number, "fork", n)
+	f.metrics.reorgs.Inc()
+	if err := f.cfg.Store.Rewind(ctx, f.cfg.Chain, n); err != nil {
+		return err
+	}
+	f.metrics.checkpoint.Set(float64(n))
+	return nil
+}

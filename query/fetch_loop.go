@@ -1,0 +1,148 @@
+package query
+
+// The loop: leadership, pacing and backoff, and what one step does.
+
+import (
+	"context"
+	"time"
+)
+
+// Run fetches while this process leads the chain (FetchStore.Lead), one
+// step after another while behind, every Interval once caught up, with
+// exponential backoff after errors, until ctx ends. It returns nil when
+// ctx ends.
+func (f *Fetcher) Run(ctx context.Context) error {
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		lead, release, err := f.cfg.Store.Lead(ctx, f.cfg.Chain, f.cfg.LeadRetry)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			backoff = f.backoff(backoff)
+			f.log.Warn("fetcher: electing a leader", "err", err, "retry", backoff)
+			f.wait(ctx, backoff)
+			continue
+		}
+		f.log.Info("fetcher: leading")
+		f.metrics.leader.Set(1)
+		f.loop(lead)
+		f.metrics.leader.Set(0)
+		release()
+		if ctx.Err() == nil {
+			f.log.Warn("fetcher: lost the lead")
+		}
+	}
+	return nil
+}
+
+// loop runs steps until lead ends.
+func (f *Fetcher) loop(lead context.Context) {
+	backoff := time.Duration(0)
+	for lead.Err() == nil {
+		more, err := f.step(lead)
+		var wait time.Duration
+		switch {
+		case err != nil && lead.Err() != nil:
+			return
+		case err != nil:
+			backoff = f.backoff(backoff)
+			wait = backoff
+			f.log.Warn("fetcher: step failed", "err", err, "retry", wait)
+		case more:
+			backoff = 0
+		default:
+			backoff = 0
+			wait = f.cfg.Interval
+		}
+		if wait > 0 {
+			f.wait(lead, wait)
+		}
+	}
+}
+
+func (f *Fetcher) backoff(prev time.Duration) time.Duration {
+	if prev == 0 {
+		return f.cfg.Interval
+	}
+	return min(2*prev, f.cfg.MaxBackoff)
+}
+
+func (f *Fetcher) wait(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-f.cfg.Clock.After(d):
+	}
+}
+
+// FetchOnce does one step: syncs new subscriptions (balances at once, then
+// a backfill), stores up to Batch new blocks with enough confirmations
+// (handling a reorg if the chain changed under the checkpoint), and
+// refreshes a share of the balances when they are due. Errors wrap
+// ErrUnavailable when the node or the database cannot be reached; Health
+// reports them until a step succeeds.
+func (f *Fetcher) FetchOnce(ctx context.Context) error {
+	_, err := f.step(ctx)
+	return err
+}
+
+// step is FetchOnce; more reports that blocks remain to be fetched.
+func (f *Fetcher) step(ctx context.Context) (more bool, err error) {
+	more, err = f.fetch(ctx)
+	f.record(err)
+	return more, err
+}
+
+func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
+	chain := f.cfg.Chain
+	tracked, err := f.cfg.Store.Tracked(ctx, chain)
+	if err != nil {
+		return false, err
+	}
+	f.metrics.tracked.Set(float64(len(tracked)))
+	set := make(map[string]bool, len(tracked))
+	var fresh []Tracked
+	for _, t := range tracked {
+		set[t.Address] = true
+		if t.NeedsSync && len(fresh) < f.cfg.SyncBatch {
+			fresh = append(fresh, t)
+		}
+	}
+	head, err := f.cfg.Source.Head(ctx)
+	if err != nil {
+		return false, f.nodeErr(err)
+	}
+	f.metrics.head.Set(float64(head))
+	if head < f.cfg.Confirmations {
+		return false, nil
+	}
+	target := head - f.cfg.Confirmations
+	f.target = target
+
+	cp, ok, err := f.cfg.Store.Checkpoint(ctx, chain)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		// A new database starts at the confirmed head: the past is the
+		// backfill's, for the addresses that want it.
+		if cp, err = f.storeFirst(ctx, target, set); err != nil {
+			return false, err
+		}
+	}
+	if len(fresh) > 0 {
+		if err := f.sync(ctx, fresh, cp); err != nil {
+			return false, err
+		}
+	}
+	if cp.Number >= target {
+		f.setCaughtUp(true, cp)
+		return false, f.refresh(ctx, tracked, cp.Number)
+	}
+	end := min(target, cp.Number+uint64(f.cfg.Batch))
+	n, err := f.storeBlocks(ctx, cp, end, set)
+	if err != nil {
+		return false, err
+	}
+	return cp.Number+uint64(n) < target, nil
+}

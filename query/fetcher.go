@@ -1,0 +1,202 @@
+package query
+
+// Fetcher: configuration and construction, and small helpers the steps share.
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// FetcherStore is the storage a Fetcher writes: FetchStore, and the
+// stored balances, from which it learns the tokens an address holds.
+type FetcherStore interface {
+	FetchStore
+	// Balances returns the stored balances of an address.
+	Balances(ctx context.Context, chain, address string) ([]Balance, error)
+}
+
+// FetcherConfig configures a Fetcher. Chain, Store and Source are
+// required; the rest have defaults.
+type FetcherConfig struct {
+	Chain  string
+	Store  FetcherStore
+	Source Source
+	// Backfiller finds the past transactions of new subscriptions;
+	// default BlockScan over Source.
+	Backfiller Backfiller
+	// Clock paces Run and stamps health; default SystemClock.
+	Clock  Clock
+	Logger *slog.Logger
+	// Metrics registers the fetcher's metrics, labelled with the chain;
+	// nil registers nothing.
+	Metrics prometheus.Registerer
+
+	// Confirmations is how many blocks must sit on a block before it is
+	// stored (0: the head itself).
+	Confirmations uint64
+	// BackfillBlocks is how many blocks before the checkpoint a new
+	// subscription is backfilled; default 1000.
+	BackfillBlocks uint64
+	// Batch is the most blocks one FetchOnce stores; default 512. Each
+	// step first reads the tracked addresses (all of them: 100,000 rows
+	// cost a few hundred milliseconds) and new subscriptions are synced
+	// between steps, so a step is a few seconds to a minute of catching up.
+	Batch int
+	// SyncBatch is the most new subscriptions one FetchOnce syncs; default 1000.
+	SyncBatch int
+	// Interval is how long Run waits between steps once caught up; default 2 s.
+	Interval time.Duration
+	// MaxBackoff caps the wait after failed steps, which doubles from
+	// Interval; default 1 min.
+	MaxBackoff time.Duration
+	// RefreshInterval is how often every tracked address's balances are
+	// read again even when no block touched it; default 10 min.
+	RefreshInterval time.Duration
+	// RefreshBatch is the most addresses one FetchOnce refreshes; default 500.
+	RefreshBatch int
+	// LagAfter: Health fails when the newest stored block is older than
+	// this while the fetcher is caught up (a node that stopped following
+	// the chain); default 10 min, negative disables.
+	LagAfter time.Duration
+	// LeadRetry is how often a follower tries to become the leader; default 5 s.
+	LeadRetry time.Duration
+}
+
+// Fetcher keeps the balances and transactions of a chain's tracked
+// addresses current from a Source. One pass over each new block serves
+// every subscription of the chain. FetchOnce does one step; Run repeats
+// it while this process leads the chain. Steps must not run concurrently
+// (call FetchOnce or Run, not both); Health may be called at any time.
+type Fetcher struct {
+	cfg     FetcherConfig
+	log     *slog.Logger
+	metrics fetchMetrics
+
+	// target is the newest block with enough confirmations, as of the
+	// current step.
+	target uint64
+	// dense is true while most scanned blocks touch a tracked address: then
+	// every block's receipts are read instead of the Transfer logs.
+	dense bool
+
+	// tokens are the ERC-20 contracts each address has held, loaded from
+	// the store on first need and grown as blocks touch it.
+	tokens map[string][]string
+	// refresh walks the tracked addresses for the scheduled refresh.
+	refreshAfter string    // last address refreshed in the current round
+	refreshNext  time.Time // when the next round starts
+
+	mu           sync.Mutex // guards the health fields
+	lastOK       time.Time
+	lastErr      error
+	failingSince time.Time
+	caughtUp     bool
+	newest       time.Time // time of the newest stored block
+}
+
+// NewFetcher returns a Fetcher for cfg.Chain.
+func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
+	if cfg.Chain == "" || cfg.Store == nil || cfg.Source == nil {
+		return nil, errors.New("fetcher: Chain, Store and Source are required")
+	}
+	if cfg.Backfiller == nil {
+		cfg.Backfiller = BlockScan{Source: cfg.Source}
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.BackfillBlocks == 0 {
+		cfg.BackfillBlocks = 1000
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 512
+	}
+	if cfg.SyncBatch <= 0 {
+		cfg.SyncBatch = 1000
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 2 * time.Second
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = time.Minute
+	}
+	if cfg.RefreshInterval <= 0 {
+		cfg.RefreshInterval = 10 * time.Minute
+	}
+	if cfg.RefreshBatch <= 0 {
+		cfg.RefreshBatch = 500
+	}
+	if cfg.LagAfter == 0 {
+		cfg.LagAfter = 10 * time.Minute
+	}
+	if cfg.LeadRetry <= 0 {
+		cfg.LeadRetry = 5 * time.Second
+	}
+	f := &Fetcher{
+		cfg:    cfg,
+		log:    cfg.Logger.With("chain", cfg.Chain),
+		tokens: make(map[string][]string),
+	}
+	if err := f.metrics.register(cfg.Metrics, cfg.Chain); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// parallel runs f(0..n-1) with at most limit at once and returns the
+// first error, cancelling the rest.
+func parallel(ctx context.Context, n, limit int, f func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	sem := make(chan struct{}, limit)
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := f(ctx, i); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+					cancel()
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[K string | uint64, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
