@@ -97,10 +97,25 @@ func (a ArtifactSpec) Validate() error {
 	default:
 		return fmt.Errorf("artifact %s: access %q is none of public, basic, full", a.Name, a.Access)
 	}
-	if a.Executable != "" && (strings.ContainsAny(a.Executable, "/\\") || a.Executable == "." || a.Executable == "..") {
-		return fmt.Errorf("artifact %s: executable %q must be a plain file name", a.Name, a.Executable)
+	if a.Executable != "" && !validExecutable(a.Executable) {
+		return fmt.Errorf("artifact %s: executable %q must be a plain file name of letters, digits and . _ + - (not starting with . or -)", a.Name, a.Executable)
 	}
 	return nil
+}
+
+// validExecutable reports whether s may name the executable in an
+// archive: it becomes a file name in the install script and in users'
+// shells, so nothing a shell would interpret.
+func validExecutable(s string) bool {
+	if s == "" || len(s) > 64 || s[0] == '-' || s[0] == '.' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._+-", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 func validName(s string) bool {

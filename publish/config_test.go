@@ -56,6 +56,9 @@ kind = "image"
 		{"BadName", "[[artifact]]\nname = \"../engine\"\nkind = \"binary\"\n", "name must be"},
 		{"Space", "[[artifact]]\nname = \"my engine\"\nkind = \"binary\"\n", "name must be"},
 		{"BadExecutable", "[[artifact]]\nname = \"engine\"\nkind = \"binary\"\nexecutable = \"../x\"\n", "plain file name"},
+		{"ExecutableCommandSubstitution", "[[artifact]]\nname = \"engine\"\nkind = \"binary\"\nexecutable = \"x$(id)\"\n", "plain file name"},
+		{"ExecutableQuote", "[[artifact]]\nname = \"engine\"\nkind = \"binary\"\nexecutable = \"x'; rm -rf ~; '\"\n", "plain file name"},
+		{"ExecutableDash", "[[artifact]]\nname = \"engine\"\nkind = \"binary\"\nexecutable = \"-rf\"\n", "plain file name"},
 		{"Twice", "[[artifact]]\nname = \"engine\"\nkind = \"binary\"\n[[artifact]]\nname = \"engine\"\nkind = \"image\"\n", "configured twice"},
 		{"NotTOML", "[[artifact]\n", "toml"},
 	}

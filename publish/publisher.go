@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -69,9 +68,8 @@ type Result struct {
 // NewPublisher returns a Publisher writing to store, signing with signer.
 // It parses the templates it renders now, so a broken one fails here.
 func NewPublisher(store Store, signer Signer, cfg *Config, baseURL string) (*Publisher, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("base URL %q: want an absolute http(s) URL such as https://dl.example.com", baseURL)
+	if err := CheckBaseURL(baseURL); err != nil {
+		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)

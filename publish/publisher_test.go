@@ -707,3 +707,35 @@ func TestPublishPreviewAgain(t *testing.T) {
 		t.Fatalf("re-publish of the preview = %+v, %v; want a no-op", res, err)
 	}
 }
+
+// TestNewPublisherBaseURL: a base URL that would leak credentials into the
+// public script and page, or run code in a user's shell, is refused.
+func TestNewPublisherBaseURL(t *testing.T) {
+	signer := fixedSigner(t)
+	tests := []struct{ name, url, want string }{
+		{"OK", "https://dl.example.com/releases/", ""},
+		{"OKPortIPv6", "http://[::1]:8080", ""},
+		{"ErrUserinfo", "https://ci:s3cret@dl.example.com", "user:password@"},
+		{"ErrUser", "https://ci@dl.example.com", "user:password@"},
+		{"ErrQuote", "https://dl.example.com/'$(id)'", "not allowed"},
+		{"ErrBackquote", "https://dl.example.com/`id`", "not allowed"},
+		{"ErrDollar", "https://dl.example.com/$HOME", "not allowed"},
+		{"ErrQuery", "https://dl.example.com/?a=b", "query"},
+		{"ErrScheme", "ftp://dl.example.com", "absolute http(s) URL"},
+		{"ErrRelative", "/dl", "absolute http(s) URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := publish.NewPublisher(dirStore(t, t.TempDir()), signer, publish.DefaultConfig(), tt.url)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("NewPublisher(%q) = %v", tt.url, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("NewPublisher(%q) = %v, want an error with %q", tt.url, err, tt.want)
+			}
+		})
+	}
+}

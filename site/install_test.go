@@ -5,15 +5,20 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/templates"
 )
 
 func TestInstallScriptShellcheck(t *testing.T) {
@@ -173,7 +178,7 @@ func TestInstallScript(t *testing.T) {
 				pem, _ := publish.PublicKeyPEM(&other.PublicKey)
 				script := filepath.Join(t.TempDir(), "install")
 				writeFile(t, script, renderInstall(t, e.url, string(pem)))
-				wantFailure(t, runInstall(t, shell, e.url, script, true, ""), "signature verification of treasury-cli-26.1.2-linux-amd64.tar.gz FAILED")
+				wantFailure(t, runInstall(t, shell, e.url, script, true, ""), "signature verification of SHA256SUMS of 26.1.2 FAILED")
 			})
 			t.Run("Truncated", func(t *testing.T) {
 				full := renderInstall(t, e.url, string(e.tr.pubPEM))
@@ -262,5 +267,138 @@ func TestInstallScriptSystemDirNotWritable(t *testing.T) {
 	wantFailure(t, r, "cannot write to /usr/local/bin")
 	if matches, _ := filepath.Glob("/usr/local/bin/*treasury*"); len(matches) != 0 {
 		t.Errorf("left %v", matches)
+	}
+}
+
+// TestInstallScriptCredentialInjection: a token or API key is written into
+// curl's config inside a quoted string; one holding a quote, a backslash
+// or a newline could add curl options (write a file, send one elsewhere)
+// before any signature is checked. Such a credential is refused.
+func TestInstallScriptCredentialInjection(t *testing.T) {
+	e := newEnv(t)
+	testenv.Tool(t, "openssl")
+	for name, shell := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			pwned := filepath.Join(t.TempDir(), "pwned")
+			inject := "x\"\noutput = \"" + pwned + "\"\nurl = \"" + e.url + "/latest\"\nheader = \"X: y"
+			tests := []struct{ name, env string }{
+				{"TokenQuoteNewline", "token=" + inject},
+				{"APIKeyQuoteNewline", "api_key=" + inject},
+				{"APIKeyQuote", "api_key=wk_a\"b"},
+				{"TokenBackslash", "token=" + e.cr.bob + "\\"},
+				{"TokenSpace", "token=a b"},
+				{"TokenTab", "token=a\tb"},
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					r := runInstall(t, shell, e.url, "", true, "", "binary=engine", tt.env)
+					wantFailure(t, r, "holds a character no token or API key has")
+					if _, err := os.Stat(pwned); err == nil {
+						t.Fatalf("the credential made curl write %s", pwned)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestInstallScriptWrongArchive: a mirror that answers with another
+// validly signed archive (an older release, another platform's build)
+// for the one the script resolved is refused: the archive must be the one
+// the signed SHA256SUMS of that version lists under its canonical name.
+func TestInstallScriptWrongArchive(t *testing.T) {
+	testenv.Tool(t, "openssl")
+	tests := []struct {
+		name   string
+		tamper func(e *env)
+	}{
+		{"OlderRelease", func(e *env) {
+			old := key(t, "26.1.1", "treasury-cli", "x86")
+			k := key(t, "26.1.2", "treasury-cli", "x86")
+			e.tr.put(k, e.tr.files[old])
+			e.tr.put(publish.SigKey(k), e.tr.sign(e.tr.files[old]))
+		}},
+		{"OtherPlatform", func(e *env) {
+			// The arm build differs from the x86 one, and SHA256SUMS says so.
+			arm := key(t, "26.1.2", "treasury-cli", "arm")
+			e.tr.files[arm] = binaryArchive(t, "treasury", "26.1.2 for arm")
+			e.tr.put(arm, e.tr.files[arm])
+			e.tr.put(publish.SigKey(arm), e.tr.sign(e.tr.files[arm]))
+			var sums strings.Builder
+			keys := make([]string, 0)
+			for k := range e.tr.files {
+				if strings.HasPrefix(k, "bin/26.1.2/") {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				fmt.Fprintf(&sums, "%x  %s\n", sha256.Sum256(e.tr.files[k]), path.Base(k))
+			}
+			sk := "bin/26.1.2/SHA256SUMS"
+			e.tr.put(sk, []byte(sums.String()))
+			e.tr.put(publish.SigKey(sk), e.tr.sign([]byte(sums.String())))
+			x86 := key(t, "26.1.2", "treasury-cli", "x86")
+			e.tr.put(x86, e.tr.files[arm])
+			e.tr.put(publish.SigKey(x86), e.tr.sign(e.tr.files[arm]))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			tt.tamper(e)
+			for name, shell := range shells(t) {
+				t.Run(name, func(t *testing.T) {
+					wantFailure(t, runInstall(t, shell, e.url, "", true, ""), "the download is not treasury-cli-26.1.2-linux-amd64.tar.gz of version 26.1.2")
+				})
+			}
+		})
+	}
+	t.Run("TamperedSums", func(t *testing.T) {
+		e := newEnv(t)
+		e.tr.put("bin/26.1.2/SHA256SUMS", []byte("0000  treasury-cli-26.1.2-linux-amd64.tar.gz\n"))
+		for name, shell := range shells(t) {
+			t.Run(name, func(t *testing.T) {
+				wantFailure(t, runInstall(t, shell, e.url, "", true, ""), "signature verification of SHA256SUMS of 26.1.2 FAILED")
+			})
+		}
+	})
+}
+
+// TestInstallScriptQuotesOperatorInput: the base URL and the executable
+// names are operator input; the publisher refuses unsafe ones, and the
+// template quotes them anyway, so the script never runs what they hold.
+func TestInstallScriptQuotesOperatorInput(t *testing.T) {
+	tmpl, err := templates.Text(templates.Install)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	pem, _ := publish.PublicKeyPEM(&pub.PublicKey)
+	for name, shell := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			pwned := filepath.Join(dir, "pwned")
+			data := templates.InstallData{
+				BaseURL:   "http://" + testenv.FreeAddr(t) + "/'$(touch " + pwned + ")'",
+				PublicKey: string(pem),
+				Binaries: []templates.InstallBinary{
+					{Name: "treasury-cli", Executable: "x'; touch " + pwned + "; '", Access: "public"},
+				},
+			}
+			var buf bytes.Buffer
+			if err := tmpl.Execute(&buf, data); err != nil {
+				t.Fatal(err)
+			}
+			script := filepath.Join(dir, "install")
+			writeFile(t, script, buf.Bytes())
+			r := runInstall(t, shell, "", script, true, "")
+			if r.err == nil {
+				t.Errorf("install succeeded against a closed port")
+			}
+			if _, err := os.Stat(pwned); err == nil {
+				t.Fatalf("the script ran operator input:\n%s", r.stderr)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ package templates
 import (
 	"embed"
 	htmltemplate "html/template"
+	"strings"
 	"text/template"
 )
 
@@ -33,9 +34,18 @@ type InstallBinary struct {
 	Access     string // public, basic or full
 }
 
-// Text parses a text template (install script, redirect rules).
+// Text parses a text template (install script, redirect rules). Its
+// function shq quotes a string for a POSIX shell: whatever an operator's
+// input holds ('$(...)', quotes, newlines), the script sees it as one
+// literal word.
 func Text(name string) (*template.Template, error) {
-	return template.New(name).Option("missingkey=error").ParseFS(files, name)
+	return template.New(name).Option("missingkey=error").Funcs(template.FuncMap{"shq": ShellQuote}).ParseFS(files, name)
+}
+
+// ShellQuote quotes s as one word of a POSIX shell: in single quotes, with
+// each single quote written as '\”.
+func ShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // HTML parses an HTML template (the download page) with funcs.
