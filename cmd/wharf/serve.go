@@ -82,7 +82,7 @@ func serve(c *cli.Context) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer closeStore()
-	db, err := auth.Open(ctx, c.String("db"))
+	db, err := openDB(ctx, c, true)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -201,7 +201,7 @@ func withDB(f func(context.Context, *cli.Context, *auth.DB) error) cli.ActionFun
 				return fmt.Errorf("%s: --%s is required", path, name)
 			}
 		}
-		db, err := auth.Open(c.Context, c.String("db"))
+		db, err := openDB(c.Context, c, false)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}

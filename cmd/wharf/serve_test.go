@@ -186,3 +186,54 @@ func TestServeHelpHasExample(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminNeverCreatesDatabase: with no --db and no ./wharf.db an admin
+// command fails naming the path it looked at and creates nothing; an
+// explicit --db of a new file is created (0600) with a line saying so.
+func TestAdminNeverCreatesDatabase(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("WHARF_DB", "")
+	os.Unsetenv("WHARF_DB")
+	for _, args := range [][]string{
+		{"org", "list"},
+		{"org", "create", "acme", "--level", "basic"},
+		{"apikey", "list"},
+		{"token", "create", "--user", "alice"},
+		{"user", "add", "alice", "--org", "acme"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			_, _, err := pubRun(t, args...)
+			want := "no database at " + filepath.Join(dir, "wharf.db")
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("err = %v, want %q", err, want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "wharf.db")); err == nil {
+				t.Fatal("created ./wharf.db")
+			}
+		})
+	}
+	t.Run("ExplicitNewFile", func(t *testing.T) {
+		db := filepath.Join(dir, "new.db")
+		_, stderr, err := pubRun(t, "org", "create", "acme", "--level", "basic", "--db", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(stderr, "created a new database "+db) {
+			t.Errorf("stderr = %q, want a line saying it created %s", stderr, db)
+		}
+		if st, err := os.Stat(db); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, mode %v; want 0600", db, err, st.Mode().Perm())
+		}
+		// Existing now: no second line.
+		if _, stderr, _ := pubRun(t, "org", "list", "--db", db); strings.Contains(stderr, "created") {
+			t.Errorf("second run: %q", stderr)
+		}
+	})
+	t.Run("DefaultExisting", func(t *testing.T) {
+		mustRun(t, "org", "create", "globex", "--level", "full", "--db", filepath.Join(dir, "wharf.db"))
+		if out := mustRun(t, "org", "list"); !strings.Contains(out, "globex") {
+			t.Errorf("org list with ./wharf.db: %q", out)
+		}
+	})
+}

@@ -10,7 +10,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -69,6 +71,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 			return nil, fmt.Errorf("open database: %w: empty path", ErrInvalid)
 		}
 		if dsn != ":memory:" {
+			if err := privateFiles(sqlitePath(dsn)); err != nil {
+				return nil, fmt.Errorf("open %s: %w", dsn, err)
+			}
 			if err := sqlitewal.Enable(ctx, sqliteDSN(dsn)); err != nil {
 				return nil, fmt.Errorf("open %s: %w", dsn, err)
 			}
@@ -89,6 +94,44 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", redact(dsn), err)
 	}
 	return d, nil
+}
+
+// sqlitePath is the file a SQLite DSN names ("file:" and the query
+// stripped).
+func sqlitePath(dsn string) string {
+	p, ok := strings.CutPrefix(dsn, "file:")
+	if ok {
+		p, _, _ = strings.Cut(p, "?")
+	}
+	return p
+}
+
+// privateFiles makes the database file 0600 before SQLite opens it: it
+// holds the key that signs access tokens and the hashes of the API keys.
+// A missing file is created 0600 (SQLite gives its -wal and -shm files the
+// main file's mode); an existing one, and its -wal and -shm, lose any
+// group and other bits.
+func privateFiles(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		st, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, st.Mode().Perm()&0o700); err != nil {
+				return fmt.Errorf("make %s private: %w", p, err)
+			}
+		}
+	}
+	return nil
 }
 
 // sqliteDSN adds the pragmas wharf relies on: foreign keys for cascading
