@@ -8,6 +8,8 @@ MINIO     := $(GOBIN)/minio
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 COSIGN    := $(GOBIN)/cosign
 COSIGN_VERSION := v2.6.5
+GETH      := $(GOBIN)/geth
+GETH_VERSION := v1.17.8
 STATICCHECK_VERSION := v0.8.2
 ACTIONLINT_VERSION := v1.7.12
 TESTFLAGS ?= -race -count=1 -timeout 20m
@@ -59,8 +61,13 @@ cosign: $(COSIGN) ## build the pinned cosign the signature tests verify with (co
 $(COSIGN):
 	$(GO) install github.com/sigstore/cosign/v2/cmd/cosign@$(COSIGN_VERSION)
 
+.PHONY: geth
+geth: $(GETH) ## build the pinned geth the addrd tests run as a real --dev node (cold: ~5 min)
+$(GETH):
+	$(GO) install github.com/ethereum/go-ethereum/cmd/geth@$(GETH_VERSION)
+
 .PHONY: tools
-tools: minio cosign ## build the pinned MinIO server and cosign
+tools: minio cosign geth ## build the pinned MinIO server, cosign and geth
 
 .PHONY: clean
 clean: ## remove build output and the demo tree

@@ -66,3 +66,36 @@ func TestMinIO(t *testing.T) {
 		t.Fatalf("live after restart: %v", err)
 	}
 }
+
+func TestGeth(t *testing.T) {
+	g := testenv.NewGeth(t)
+	ctx := t.Context()
+	var chainID string
+	if err := g.Call(ctx, &chainID, "eth_chainId"); err != nil || chainID != "0x539" {
+		t.Fatalf("eth_chainId = %q, %v; want 0x539 (1337, the dev chain)", chainID, err)
+	}
+	var before, after string
+	if err := g.Call(ctx, &before, "eth_blockNumber"); err != nil {
+		t.Fatal(err)
+	}
+	// --dev.period 0: the transaction is mined into a block of its own.
+	receipt, err := g.Send(ctx, map[string]any{"from": g.Account, "to": "0x00000000000000000000000000000000000000aa", "value": "0x1"})
+	if err != nil || receipt["status"] != "0x1" {
+		t.Fatalf("send: receipt %v, %v", receipt, err)
+	}
+	if err := g.Call(ctx, &after, "eth_blockNumber"); err != nil {
+		t.Fatal(err)
+	}
+	if before == after {
+		t.Fatalf("block number %s did not move after a transaction", after)
+	}
+	// The node restarts on its data after a crash.
+	g.Kill()
+	if err := g.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var balance string
+	if err := g.Call(ctx, &balance, "eth_getBalance", "0x00000000000000000000000000000000000000aa", "latest"); err != nil || balance != "0x1" {
+		t.Fatalf("balance after restart = %q, %v; want 0x1", balance, err)
+	}
+}

@@ -1,0 +1,256 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Geth is a real `geth --dev` node on loopback (go-ethereum v1.17.8,
+// `make geth`): a fresh proof-of-stake dev chain that mines a block for
+// each transaction it receives (--dev.period 0), with the eth, net, web3,
+// debug (tracers) and dev (dev_addWithdrawal, dev_setFeeRecipient) APIs
+// over HTTP. Its dev account (Account) holds the chain's ether and signs
+// through eth_sendTransaction.
+type Geth struct {
+	// URL is the HTTP JSON-RPC endpoint, http://127.0.0.1:PORT.
+	URL string
+	// Account is the dev account, lowercase 0x-hex.
+	Account string
+	// Dir is the node's data directory (its log is Dir/geth.log).
+	Dir string
+
+	bin      string
+	port     int
+	authPort int
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	done     chan struct{}
+}
+
+// GethBinary finds the pinned geth: $WHARF_GETH, ./bin/geth at the module
+// root, $(go env GOPATH)/bin/geth, or PATH.
+func GethBinary() (string, error) {
+	var candidates []string
+	if p := os.Getenv("WHARF_GETH"); p != "" {
+		candidates = append(candidates, p)
+	}
+	if root, err := moduleRoot(); err == nil {
+		candidates = append(candidates, filepath.Join(root, "bin", "geth"))
+	}
+	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		for _, gp := range filepath.SplitList(strings.TrimSpace(string(out))) {
+			candidates = append(candidates, filepath.Join(gp, "bin", "geth"))
+		}
+	}
+	for _, c := range candidates {
+		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+			return c, nil
+		}
+	}
+	if p, err := exec.LookPath("geth"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("geth: %w (make geth builds the pinned one)", errNotFound)
+}
+
+// NewGeth starts a geth --dev node of the test's own, on a fresh chain,
+// and stops it (and removes its data) at cleanup. It skips or fails as
+// Need when geth is not built. When the test fails, the end of the node's
+// log is in the test's output.
+func NewGeth(tb testing.TB) *Geth {
+	tb.Helper()
+	bin, err := GethBinary()
+	Need(tb, "geth", err)
+	dir, err := os.MkdirTemp("", "wharf-geth-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g := &Geth{Dir: dir, bin: bin}
+	// A port found free may be taken before geth binds it: try again with
+	// new ports when the node exits at start.
+	for attempt := 0; ; attempt++ {
+		g.port, g.authPort = FreePort(tb), FreePort(tb)
+		g.URL = "http://127.0.0.1:" + strconv.Itoa(g.port)
+		if err = g.Start(); err == nil || attempt == 2 {
+			break
+		}
+	}
+	tb.Cleanup(func() {
+		g.Kill()
+		if tb.Failed() {
+			tb.Logf("geth log (end):\n%s", g.logTail(4000))
+		}
+		os.RemoveAll(dir)
+	})
+	if err != nil {
+		tb.Fatalf("geth: %v", err)
+	}
+	var accounts []string
+	if err := g.Call(context.Background(), &accounts, "eth_accounts"); err != nil || len(accounts) == 0 {
+		tb.Fatalf("geth: eth_accounts = %v, %v", accounts, err)
+	}
+	g.Account = strings.ToLower(accounts[0])
+	return g
+}
+
+// Start starts the node (again, after Kill) on the same ports and data
+// directory, and waits until it answers JSON-RPC.
+func (g *Geth) Start() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	cmd := exec.Command(g.bin,
+		"--dev", "--dev.period", "0",
+		"--http", "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(g.port),
+		"--http.api", "eth,net,web3,debug,dev",
+		"--ipcdisable", "--port", "0", "--authrpc.port", strconv.Itoa(g.authPort),
+		"--datadir", g.Dir, "--verbosity", "2")
+	logf, err := os.OpenFile(filepath.Join(g.Dir, "geth.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("start geth: %w", err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(done) }()
+	g.cmd, g.done = cmd, done
+	if err := g.waitReady(done); err != nil {
+		cmd.Process.Kill()
+		<-done
+		g.cmd = nil
+		return err
+	}
+	return nil
+}
+
+// waitReady polls eth_blockNumber until the node answers, exits, or 60 s
+// pass. Polling is a readiness wait, not synchronisation between parts of
+// the test.
+func (g *Geth) waitReady(exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var head string
+		if err := g.Call(ctx, &head, "eth_blockNumber"); err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("geth exited at start: %s", g.logTail(2000))
+		case <-ctx.Done():
+			return fmt.Errorf("geth not ready at %s after 60s: %s", g.URL, g.logTail(2000))
+		case <-tick.C:
+		}
+	}
+}
+
+// Kill stops the node at once (SIGKILL), as a crash would.
+func (g *Geth) Kill() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cmd != nil && g.cmd.Process != nil {
+		g.cmd.Process.Kill()
+		<-g.done
+		g.cmd = nil
+	}
+}
+
+func (g *Geth) logTail(n int) string {
+	b, _ := os.ReadFile(filepath.Join(g.Dir, "geth.log"))
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// Send sends a transaction from the dev account's node
+// (eth_sendTransaction: tx holds from, to, value, data, gas... as the
+// JSON-RPC spells them) and waits, polling with a deadline of ctx or 60 s,
+// until it is mined; it returns the receipt.
+func (g *Geth) Send(ctx context.Context, tx map[string]any) (map[string]any, error) {
+	var hash string
+	if err := g.Call(ctx, &hash, "eth_sendTransaction", tx); err != nil {
+		return nil, err
+	}
+	return g.Receipt(ctx, hash)
+}
+
+// Receipt waits, polling with a deadline of ctx or 60 s, for the receipt
+// of the transaction hash and returns it.
+func (g *Geth) Receipt(ctx context.Context, hash string) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var receipt map[string]any
+		if err := g.Call(ctx, &receipt, "eth_getTransactionReceipt", hash); err != nil {
+			return nil, err
+		}
+		if receipt != nil {
+			return receipt, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("receipt of %s: %w", hash, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// Call makes one JSON-RPC call and decodes its result into result (nil:
+// ignore it). A JSON-RPC error is returned as an error naming the method.
+func (g *Geth) Call(ctx context.Context, result any, method string, params ...any) error {
+	if params == nil {
+		params = []any{}
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return fmt.Errorf("%s: HTTP %d: %w", method, resp.StatusCode, err)
+	}
+	if out.Error != nil {
+		return fmt.Errorf("%s: %s (code %d)", method, out.Error.Message, out.Error.Code)
+	}
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(out.Result, result); err != nil {
+		return fmt.Errorf("%s: result: %w", method, err)
+	}
+	return nil
+}
