@@ -29,7 +29,7 @@ const (
 type Error struct {
 	Code    int    `json:"code"`    // google.rpc.Code
 	Message string `json:"message"` // for people
-	Status  string `json:"status"`  // the code's name, e.g. NOT_FOUND
+	Status  string `json:"status"`  // the code's name, e.g. NotFound
 }
 
 // httpError is an error with the status and code it answers.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wharfhq/wharf/internal/rpcstatus"
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/site"
@@ -120,8 +121,8 @@ func TestShortURLs(t *testing.T) {
 			}
 			if tt.want == 404 {
 				var e site.Error
-				if err := json.Unmarshal(body, &e); err != nil || e.Code != 5 || e.Status != "NOT_FOUND" || e.Message == "" {
-					t.Errorf("body = %s (%v), want a NOT_FOUND error", body, err)
+				if err := json.Unmarshal(body, &e); err != nil || e.Code != 5 || e.Status != rpcstatus.NotFound.String() || e.Message == "" {
+					t.Errorf("body = %s (%v), want a NotFound error", body, err)
 				}
 			}
 		})
@@ -283,11 +284,11 @@ func TestAuth(t *testing.T) {
 			t.Errorf("WWW-Authenticate = %q", got)
 		}
 		var er site.Error
-		if err := json.Unmarshal(body, &er); err != nil || er.Code != 16 || er.Status != "UNAUTHENTICATED" {
+		if err := json.Unmarshal(body, &er); err != nil || er.Code != 16 || er.Status != rpcstatus.Unauthenticated.String() {
 			t.Errorf("401 body = %s", body)
 		}
 		resp, body = get(t, "GET", e.url+full, "Authorization", "Bearer "+e.cr.bob)
-		if err := json.Unmarshal(body, &er); err != nil || resp.StatusCode != 403 || er.Code != 7 || er.Status != "PERMISSION_DENIED" {
+		if err := json.Unmarshal(body, &er); err != nil || resp.StatusCode != 403 || er.Code != 7 || er.Status != rpcstatus.PermissionDenied.String() {
 			t.Errorf("403 body = %s", body)
 		}
 	})
@@ -457,7 +458,7 @@ func TestStoreUnavailable(t *testing.T) {
 		resp, body := get(t, "GET", e.url+p)
 		var er site.Error
 		json.Unmarshal(body, &er)
-		if resp.StatusCode != 503 || er.Code != 14 || er.Status != "UNAVAILABLE" {
+		if resp.StatusCode != 503 || er.Code != 14 || er.Status != rpcstatus.Unavailable.String() {
 			t.Errorf("store down: GET %s = %d %s, want 503 code 14", p, resp.StatusCode, body)
 		}
 	}

@@ -173,7 +173,7 @@ func TestServe(t *testing.T) {
 			{"GET", "/v1/chains/ETH/addresses/" + low + "/transactions", 200, `{"transactions":[],"next_page_token":""}`},
 			{"DELETE", "/v1/chains/ETH/addresses/" + low, 200, `{}`},
 			{"GET", "/v1/chains/ETH/addresses/" + low + "/balances", 401,
-				`{"code":16,"message":"requester is not subscribed for address '` + low + `'","status":"UNAUTHENTICATED"}`},
+				`{"code":16,"message":"requester is not subscribed for address '` + low + `'","status":"Unauthenticated"}`},
 		} {
 			status, body := do(step.method, step.path)
 			if status != step.status || strings.TrimSpace(body) != step.body {

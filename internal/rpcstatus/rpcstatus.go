@@ -3,7 +3,10 @@
 // grpc-gateway's mapping of each to an HTTP status.
 package rpcstatus
 
-import "net/http"
+import (
+	"net/http"
+	"strconv"
+)
 
 // Code is a google.rpc.Code, the "code" of an error body.
 type Code int
@@ -20,27 +23,36 @@ const (
 	Unauthenticated   Code = 16
 )
 
-// String is the code's name, e.g. NOT_FOUND; UNKNOWN for other codes.
+// names is the one table of status strings: every google.rpc.Code by
+// number, spelt as the address-data spec writes them, which is how Go's
+// gRPC prints them (codes.Code.String).
+var names = [...]string{
+	0:  "OK",
+	1:  "Canceled",
+	2:  "Unknown",
+	3:  "InvalidArgument",
+	4:  "DeadlineExceeded",
+	5:  "NotFound",
+	6:  "AlreadyExists",
+	7:  "PermissionDenied",
+	8:  "ResourceExhausted",
+	9:  "FailedPrecondition",
+	10: "Aborted",
+	11: "OutOfRange",
+	12: "Unimplemented",
+	13: "Internal",
+	14: "Unavailable",
+	15: "DataLoss",
+	16: "Unauthenticated",
+}
+
+// String is the code's name, the "status" of an error body, e.g. NotFound;
+// Code(N) for a number that is no google.rpc.Code, as gRPC prints it.
 func (c Code) String() string {
-	switch c {
-	case InvalidArgument:
-		return "INVALID_ARGUMENT"
-	case NotFound:
-		return "NOT_FOUND"
-	case PermissionDenied:
-		return "PERMISSION_DENIED"
-	case ResourceExhausted:
-		return "RESOURCE_EXHAUSTED"
-	case Unimplemented:
-		return "UNIMPLEMENTED"
-	case Internal:
-		return "INTERNAL"
-	case Unavailable:
-		return "UNAVAILABLE"
-	case Unauthenticated:
-		return "UNAUTHENTICATED"
+	if c >= 0 && int(c) < len(names) {
+		return names[c]
 	}
-	return "UNKNOWN"
+	return "Code(" + strconv.Itoa(int(c)) + ")"
 }
 
 // HTTPStatus is grpc-gateway's HTTP status for the code; 500 for others.

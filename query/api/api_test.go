@@ -199,7 +199,7 @@ func TestSubscriptionLifecycle(t *testing.T) {
 		for _, p := range []string{path + "/balances", path + "/transactions"} {
 			r = e.do("GET", p, e.alice)
 			e.want(r, 401, 16)
-			want := `{"code":16,"message":"requester is not subscribed for address '` + addrA + `'","status":"UNAUTHENTICATED"}` + "\n"
+			want := `{"code":16,"message":"requester is not subscribed for address '` + addrA + `'","status":"Unauthenticated"}` + "\n"
 			if string(r.body) != want {
 				t.Fatalf("GET %s after DELETE = %s\nwant %s", p, r.body, want)
 			}

@@ -90,7 +90,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	if err != nil {
 		// Only our own types are written; this is a programming error.
 		status = http.StatusInternalServerError
-		b = []byte(`{"code":13,"message":"internal error","status":"INTERNAL"}`)
+		b = []byte(`{"code":13,"message":"internal error","status":"Internal"}`)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

@@ -108,7 +108,7 @@ func TestOpenAPISchemas(t *testing.T) {
 		t.Errorf("%d schemas for %d body types", len(s.Components.Schemas), len(api.BodyTypes))
 	}
 	for _, want := range []string{
-		`requester is not subscribed for address '<address>'`, `"status":"UNAUTHENTICATED"`,
+		`requester is not subscribed for address '<address>'`, `"status":"Unauthenticated"`,
 		"3→400", "5→404", "7→403", "8→429", "12→501", "13→500", "14→503", "16→401", "405",
 	} {
 		if !strings.Contains(text, want) {
