@@ -119,6 +119,29 @@ type Input struct {
 	Path  string // the file
 	Form  string // FormExecutable, FormArchive or FormImage
 	Size  int64  // of the file
+
+	// root is the input directory when the Input came from ScanInput: the
+	// file is opened through it, so a symbolic link is followed only while
+	// it stays inside the directory, also if it is swapped after the scan.
+	root *os.Root
+}
+
+// open opens the input's file: through the input directory's root when
+// it has one (a link out of it is refused), else by its path.
+func (in Input) open() (*os.File, error) {
+	if in.root == nil {
+		return os.Open(in.Path)
+	}
+	f, err := in.root.Open(filepath.Base(in.Path))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w (symbolic links are followed only inside the input directory)", in.Path, err)
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("open %s: not a regular file", in.Path)
+	}
+	return f, nil
 }
 
 // Kind is the artifact kind of the input: KindBinary or KindImage.
@@ -193,6 +216,10 @@ func (c *Config) ScanInput(dir string, allowMissing bool) ([]Input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input dir: %w", err)
 	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("input dir: %w", err)
+	}
 	names := c.inputNames()
 	ierr := &InputError{Dir: dir}
 	found := map[string]Input{}  // by artifact/build
@@ -210,7 +237,7 @@ func (c *Config) ScanInput(dir string, allowMissing bool) ([]Input, error) {
 		}
 		p := filepath.Join(dir, name)
 		id := want.spec.Name + "/" + want.build.Name
-		in, err := inspect(p, want)
+		in, err := inspect(root, p, want)
 		if err != nil {
 			ierr.Bad = append(ierr.Bad, fmt.Sprintf("%s: %v", name, err))
 			refused[id] = true
@@ -265,15 +292,29 @@ func badFileName(name string) string {
 	return ""
 }
 
-func inspect(p string, want expected) (Input, error) {
-	st, err := os.Stat(p) // follows symlinks: CI jobs link build outputs
+// inspect checks one input file, opened through the input directory's
+// root: a symbolic link is followed while it stays inside the directory
+// (a build job may link one output to two names) and refused when it
+// leads out of it, where it could make publish sign and publish any file
+// the job can read (the signing key, ~/.ssh).
+func inspect(root *os.Root, p string, want expected) (Input, error) {
+	name := filepath.Base(p)
+	lst, err := root.Lstat(name)
 	if err != nil {
+		return Input{}, err
+	}
+	st, err := root.Stat(name)
+	if err != nil {
+		if lst.Mode()&os.ModeSymlink != 0 {
+			return Input{}, errors.New("a symbolic link out of the input directory (or a broken one): copy the file in; links are followed only inside the directory")
+		}
 		return Input{}, err
 	}
 	if !st.Mode().IsRegular() {
 		return Input{}, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
 	}
-	f, err := os.Open(p)
+	in := Input{Spec: want.spec, Build: want.build, Path: p, Form: want.form, Size: st.Size(), root: root}
+	f, err := in.open()
 	if err != nil {
 		return Input{}, err
 	}
@@ -286,7 +327,7 @@ func inspect(p string, want expected) (Input, error) {
 	if err := checkForm(want.form, head[:n]); err != nil {
 		return Input{}, err
 	}
-	return Input{Spec: want.spec, Build: want.build, Path: p, Form: want.form, Size: st.Size()}, nil
+	return in, nil
 }
 
 // Binaries returns the configured binaries, in order.

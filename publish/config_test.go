@@ -88,6 +88,22 @@ func TestScanInput(t *testing.T) {
 			t.Errorf("first input = %+v", first)
 		}
 	})
+	t.Run("SymlinkInside", func(t *testing.T) {
+		// A build job may link one output to two names inside the directory.
+		dir := demoInputs(t, "a")
+		os.Mkdir(filepath.Join(dir, "build"), 0o755)
+		p := filepath.Join(dir, "engine-linux-amd64")
+		os.Rename(p, filepath.Join(dir, "build", "engine"))
+		if err := os.Symlink("build/engine", p); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(dir, "build"))
+		_, err := cfg.ScanInput(dir, false)
+		var ierr *publish.InputError
+		if !errors.As(err, &ierr) || len(ierr.Unknown) != 1 || ierr.Unknown[0] != "build" || len(ierr.Bad) != 0 {
+			t.Fatalf("ScanInput = %v, want only the directory build reported", err)
+		}
+	})
 	t.Run("ReadyArchive", func(t *testing.T) {
 		dir := demoInputs(t, "a")
 		raw := filepath.Join(dir, "engine-linux-amd64")
@@ -148,6 +164,18 @@ func TestScanInput(t *testing.T) {
 			os.Remove(filepath.Join(dir, "signer-linux-amd64"))
 			os.Mkdir(filepath.Join(dir, "signer-linux-amd64"), 0o755)
 		}, bad: "not a regular file"},
+		{name: "SymlinkOut", change: func(dir string) {
+			secret := filepath.Join(filepath.Dir(dir), "dl.key")
+			os.WriteFile(secret, []byte("-----BEGIN PRIVATE KEY-----\n"), 0o600)
+			p := filepath.Join(dir, "treasury-cli-linux-amd64")
+			os.Remove(p)
+			os.Symlink(secret, p)
+		}, bad: "symbolic link out of the input directory"},
+		{name: "SymlinkOutRelative", change: func(dir string) {
+			p := filepath.Join(dir, "treasury-cli-linux-amd64")
+			os.Remove(p)
+			os.Symlink("../../../../../../../../etc/passwd", p)
+		}, bad: "symbolic link out of the input directory"},
 		{name: "Empty", change: func(dir string) {
 			os.WriteFile(filepath.Join(dir, "signer-linux-amd64"), nil, 0o755)
 		}, bad: "empty file"},

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -325,7 +324,7 @@ func findArtifact(arts []Artifact, key string) (Artifact, bool) {
 // readInput copies the artifact bytes of in to w: the file as it is, or
 // the packed archive of an executable.
 func readInput(in Input, w io.Writer) error {
-	f, err := os.Open(in.Path)
+	f, err := in.open()
 	if err != nil {
 		return err
 	}
@@ -400,7 +399,7 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, er
 		Name: in.Spec.Name, Kind: in.Spec.Kind, Build: in.Build.Name, OS: in.Build.OS,
 		Platform: in.Build.Platform, Key: key, Access: in.Spec.Access,
 	}
-	f, err := os.Open(in.Path)
+	f, err := in.open()
 	if err != nil {
 		return a, err
 	}

@@ -739,3 +739,33 @@ func TestNewPublisherBaseURL(t *testing.T) {
 		})
 	}
 }
+
+// TestPublishSymlinkSwappedOut: a link in the input directory that is
+// pointed out of it after the scan (a hostile build step) is not followed
+// at upload: nothing of the file it points to is published or signed.
+func TestPublishSymlinkSwappedOut(t *testing.T) {
+	in := demoInputs(t, "one")
+	link := filepath.Join(in, "treasury-cli-linux-amd64")
+	os.Remove(link)
+	if err := os.Symlink("treasury-cli-linux-arm64", link); err != nil {
+		t.Fatal(err)
+	}
+	inputs := scan(t, in)
+	secret := filepath.Join(t.TempDir(), "dl.key")
+	writeFile(t, secret, []byte("#!/bin/sh\necho secret signing key\n"), 0o600)
+	os.Remove(link)
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	s := dirStore(t, t.TempDir())
+	_, err := newPublisher(t, s, fixedSigner(t)).Publish(context.Background(), "26.1.1", inputs)
+	if err == nil || !strings.Contains(err.Error(), "symbolic links are followed only inside the input directory") {
+		t.Fatalf("Publish = %v, want the link refused", err)
+	}
+	objs, _ := s.List(context.Background(), "bin/")
+	for _, o := range objs {
+		if strings.Contains(o.Key, "treasury-cli") && strings.Contains(o.Key, "linux-amd64") {
+			t.Errorf("published %s from a link out of the input directory", o.Key)
+		}
+	}
+}
