@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/time/rate"
 
+	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/site"
 	"github.com/wharfhq/wharf/site/auth"
 )
@@ -61,6 +62,11 @@ Example:
 func serve(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return fmt.Errorf("serve: unexpected argument %q (the tree is --store)", c.Args().First())
+	}
+	if u := c.String("base-url"); u != "" {
+		if err := publish.CheckBaseURL(u); err != nil {
+			return fmt.Errorf("serve: --base-url: %w", err)
+		}
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()

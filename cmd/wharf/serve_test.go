@@ -167,6 +167,7 @@ func TestAdminErrors(t *testing.T) {
 		{[]string{"token", "create", "--user", "nobody"}, "not found"},
 		{[]string{"user", "add", "bob", "--org", "nope"}, "not found"},
 		{[]string{"serve", "--store", "ftp://x"}, "want a directory"},
+		{[]string{"serve", "--base-url", "https://ci:secret@dl.example.com"}, "user:password@"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -5,7 +5,9 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
+	"math/big"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -351,4 +353,101 @@ func TestOpenConcurrent(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestTokenHardening: only canonical (low-S) signatures, lifetimes up to a
+// day, and tokens bound to the user's identity rather than its name.
+func TestTokenHardening(t *testing.T) {
+	backends(t, func(t *testing.T, db *auth.DB, c *testenv.Clock) {
+		ctx := context.Background()
+		mustOrg(t, db, "acme", site.LevelBasic)
+		mustUser(t, db, "alice", "acme")
+		tok, _, err := db.CreateToken(ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, _, err := jwt.NewParser().ParseUnverified(tok, jwt.MapClaims{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims := parsed.Claims.(jwt.MapClaims)
+
+		t.Run("ErrHighS", func(t *testing.T) {
+			// (r, N-s) is the same signature in its other, high-S form.
+			i := strings.LastIndexByte(tok, '.')
+			raw, _ := base64.RawURLEncoding.DecodeString(tok[i+1:])
+			s := new(big.Int).SetBytes(raw[32:])
+			s.Sub(elliptic.P256().Params().N, s)
+			s.FillBytes(raw[32:])
+			high := tok[:i+1] + base64.RawURLEncoding.EncodeToString(raw)
+			if _, err := db.Token(ctx, high); !errors.Is(err, site.ErrUnauthenticated) {
+				t.Errorf("Token(high S) = %v, want ErrUnauthenticated", err)
+			}
+		})
+		t.Run("LowSAlways", func(t *testing.T) {
+			half := new(big.Int).Rsh(elliptic.P256().Params().N, 1)
+			for range 20 {
+				tk, _, err := db.CreateToken(ctx, "alice")
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw, _ := base64.RawURLEncoding.DecodeString(tk[strings.LastIndexByte(tk, '.')+1:])
+				if new(big.Int).SetBytes(raw[32:]).Cmp(half) > 0 {
+					t.Fatal("CreateToken made a high-S signature")
+				}
+				if _, err := db.Token(ctx, tk); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		t.Run("ErrLifetimeOverADay", func(t *testing.T) {
+			long := jwt.MapClaims{}
+			for k, v := range claims {
+				long[k] = v
+			}
+			long["exp"] = claims["iat"].(float64) + (24*time.Hour + time.Second).Seconds()
+			forged, err := db.SignForTest(ctx, long)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Token(ctx, forged); !errors.Is(err, site.ErrUnauthenticated) {
+				t.Errorf("Token(25 h) = %v, want ErrUnauthenticated", err)
+			}
+			long["exp"] = claims["iat"].(float64) + (24 * time.Hour).Seconds()
+			day, _ := db.SignForTest(ctx, long)
+			if _, err := db.Token(ctx, day); err != nil {
+				t.Errorf("Token(24 h) = %v", err)
+			}
+		})
+		t.Run("ErrNoUserID", func(t *testing.T) {
+			old := jwt.MapClaims{}
+			for k, v := range claims {
+				if k != "uid" {
+					old[k] = v
+				}
+			}
+			forged, _ := db.SignForTest(ctx, old)
+			if _, err := db.Token(ctx, forged); !errors.Is(err, site.ErrUnauthenticated) {
+				t.Errorf("Token(no uid) = %v, want ErrUnauthenticated", err)
+			}
+		})
+		t.Run("ErrReaddedSameSecond", func(t *testing.T) {
+			// Removed and added again within the same second: the old
+			// token belongs to the removed user.
+			if err := db.RemoveUser(ctx, "alice", ""); err != nil {
+				t.Fatal(err)
+			}
+			mustUser(t, db, "alice", "acme")
+			if _, err := db.Token(ctx, tok); !errors.Is(err, site.ErrUnauthenticated) {
+				t.Errorf("old token of re-added user = %v, want ErrUnauthenticated", err)
+			}
+			fresh, _, err := db.CreateToken(ctx, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Token(ctx, fresh); err != nil {
+				t.Errorf("new token of re-added user: %v", err)
+			}
+		})
+	})
 }

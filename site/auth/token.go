@@ -13,6 +13,8 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,12 +118,17 @@ func (d *DB) createIssuerKey(ctx context.Context) error {
 	return nil
 }
 
+// tokenClaims are the claims of a wharf access token: the registered ones
+// (sub is the user's name, for people reading a token) and the user's id,
+// which the token is bound to.
+type tokenClaims struct {
+	jwt.RegisteredClaims
+	UserID string `json:"uid"`
+}
+
 // CreateToken signs a one-day access token for a user. Errors: ErrNotFound.
 func (d *DB) CreateToken(ctx context.Context, user string) (string, time.Time, error) {
-	if _, _, err := d.findUser(ctx, user); err != nil {
-		return "", time.Time{}, fmt.Errorf("create token: %w", err)
-	}
-	kid, key, err := d.signer(ctx)
+	uid, err := d.userID(ctx, user)
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("create token: %w", err)
 	}
@@ -129,21 +136,70 @@ func (d *DB) CreateToken(ctx context.Context, user string) (string, time.Time, e
 	exp := now.Add(TokenTTL)
 	var jti [12]byte
 	rand.Read(jti[:])
-	claims := jwt.RegisteredClaims{
-		Issuer:    Issuer,
-		Subject:   user,
-		IssuedAt:  jwt.NewNumericDate(now),
-		NotBefore: jwt.NewNumericDate(now),
-		ExpiresAt: jwt.NewNumericDate(exp),
-		ID:        base64.RawURLEncoding.EncodeToString(jti[:]),
+	claims := tokenClaims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    Issuer,
+			Subject:   user,
+			IssuedAt:  jwt.NewNumericDate(now),
+			NotBefore: jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(exp),
+			ID:        base64.RawURLEncoding.EncodeToString(jti[:]),
+		},
+		UserID: uid,
+	}
+	s, err := d.sign(ctx, claims)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("create token: %w", err)
+	}
+	return s, exp, nil
+}
+
+// sign signs claims with the issuer key, the signature in canonical
+// low-S form (Token refuses the other).
+func (d *DB) sign(ctx context.Context, claims jwt.Claims) (string, error) {
+	kid, key, err := d.signer(ctx)
+	if err != nil {
+		return "", err
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
 	t.Header["kid"] = kid
 	s, err := t.SignedString(key)
 	if err != nil {
-		return "", time.Time{}, fmt.Errorf("create token: sign: %w", err)
+		return "", fmt.Errorf("sign: %w", err)
 	}
-	return s, exp, nil
+	signed, sig := s[:strings.LastIndexByte(s, '.')], s[strings.LastIndexByte(s, '.')+1:]
+	raw, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil || len(raw) != 64 {
+		return "", errors.New("sign: unexpected ES256 signature")
+	}
+	ss := new(big.Int).SetBytes(raw[32:])
+	if ss.Cmp(halfOrder) > 0 {
+		ss.Sub(elliptic.P256().Params().N, ss)
+		clear(raw[32:])
+		ss.FillBytes(raw[32:])
+	}
+	return signed + "." + base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
+// halfOrder is N/2 of P-256: an ECDSA signature (r, s) is also valid as
+// (r, N-s), so only s <= N/2 is accepted, and a token has exactly one
+// valid encoding.
+var halfOrder = new(big.Int).Rsh(elliptic.P256().Params().N, 1)
+
+// canonicalES256 refuses a JWS whose ES256 signature has a high S.
+func canonicalES256(token string) error {
+	i := strings.LastIndexByte(token, '.')
+	if i < 0 {
+		return errors.New("malformed token")
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token[i+1:])
+	if err != nil || len(raw) != 64 {
+		return errors.New("malformed ES256 signature")
+	}
+	if new(big.Int).SetBytes(raw[32:]).Cmp(halfOrder) > 0 {
+		return errors.New("non-canonical (high-S) ES256 signature")
+	}
+	return nil
 }
 
 // Token checks an access token: an ES256 JWT signed by the issuer key, not
@@ -168,7 +224,10 @@ func (d *DB) Token(ctx context.Context, token string) (site.Principal, error) {
 		jwt.WithIssuedAt(),
 		jwt.WithIssuer(Issuer),
 	)
-	var claims jwt.RegisteredClaims
+	if err := canonicalES256(token); err != nil {
+		return site.Principal{}, fmt.Errorf("%w: token: %v", site.ErrUnauthenticated, err)
+	}
+	var claims tokenClaims
 	_, err = p.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
 		if t.Header["kid"] != kid {
 			return nil, errors.New("unknown key id")
@@ -178,8 +237,11 @@ func (d *DB) Token(ctx context.Context, token string) (site.Principal, error) {
 	if err != nil {
 		return site.Principal{}, fmt.Errorf("%w: token: %v", site.ErrUnauthenticated, err)
 	}
-	if claims.Subject == "" || claims.IssuedAt == nil {
-		return site.Principal{}, fmt.Errorf("%w: token without subject or issue time", site.ErrUnauthenticated)
+	if claims.Subject == "" || claims.IssuedAt == nil || claims.UserID == "" {
+		return site.Principal{}, fmt.Errorf("%w: token without subject, user id or issue time (made before this version of wharf: create a new one)", site.ErrUnauthenticated)
+	}
+	if life := claims.ExpiresAt.Sub(claims.IssuedAt.Time); life > TokenTTL {
+		return site.Principal{}, fmt.Errorf("%w: token valid for %v, longer than %v", site.ErrUnauthenticated, life, TokenTTL)
 	}
 	u, level, err := d.findUser(ctx, claims.Subject)
 	if errors.Is(err, ErrNotFound) {
@@ -188,8 +250,10 @@ func (d *DB) Token(ctx context.Context, token string) (site.Principal, error) {
 	if err != nil {
 		return site.Principal{}, fmt.Errorf("check token: %w", err)
 	}
-	// A token issued before its user was (re)created belongs to a removed user.
-	if claims.IssuedAt.Before(u.CreatedAt.Truncate(time.Second)) {
+	// A token of another user of the same name (removed and added again)
+	// belongs to a removed user; so does one issued before the user was
+	// created.
+	if claims.UserID != u.ID || claims.IssuedAt.Before(u.CreatedAt.Truncate(time.Second)) {
 		return site.Principal{}, fmt.Errorf("%w: token of removed user %s", site.ErrUnauthenticated, claims.Subject)
 	}
 	return site.Principal{

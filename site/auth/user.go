@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -17,6 +19,10 @@ type User struct {
 
 	Name      string    `bun:"name,pk"`
 	CreatedAt time.Time `bun:"created_at,notnull"`
+	// ID is random and new each time a name is added: access tokens carry
+	// it, so a token never outlives the user it was made for, even when
+	// the name is removed and added again within the same second.
+	ID string `bun:"id,nullzero"`
 	Orgs      []string  `bun:"-"`
 }
 
@@ -38,7 +44,7 @@ func (d *DB) AddUser(ctx context.Context, name, org string) error {
 		if _, err := findOrg(ctx, tx, org); err != nil {
 			return err
 		}
-		u := User{Name: name, CreatedAt: d.now()}
+		u := User{Name: name, CreatedAt: d.now(), ID: newUserID()}
 		if _, err := tx.NewInsert().Model(&u).On("CONFLICT (name) DO NOTHING").Exec(ctx); err != nil {
 			return err
 		}
@@ -50,6 +56,27 @@ func (d *DB) AddUser(ctx context.Context, name, org string) error {
 		return fmt.Errorf("add user %s to %s: %w", name, org, err)
 	}
 	return nil
+}
+
+// newUserID is a random user id.
+func newUserID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// userID returns the id of a user, giving one to a user added before ids
+// existed. Errors: ErrNotFound.
+func (d *DB) userID(ctx context.Context, name string) (string, error) {
+	id := newUserID()
+	if _, err := d.db.NewUpdate().Model((*User)(nil)).Set("id = ?", id).Where("name = ? AND id IS NULL", name).Exec(ctx); err != nil {
+		return "", fmt.Errorf("user %s: give an id: %w", name, err)
+	}
+	u, _, err := d.findUser(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	return u.ID, nil
 }
 
 // RemoveUser removes a user from org, or deletes the user altogether when
