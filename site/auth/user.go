@@ -3,8 +3,8 @@ package auth
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -22,8 +22,8 @@ type User struct {
 	// ID is random and new each time a name is added: access tokens carry
 	// it, so a token never outlives the user it was made for, even when
 	// the name is removed and added again within the same second.
-	ID string `bun:"id,nullzero"`
-	Orgs      []string  `bun:"-"`
+	ID   string   `bun:"id,nullzero"`
+	Orgs []string `bun:"-"`
 }
 
 type membership struct {
