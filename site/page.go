@@ -43,6 +43,10 @@ type PageConfig struct {
 	// 24 hours and 8 hours); a session never outlives its credential.
 	TokenSession  time.Duration
 	APIKeySession time.Duration
+	// Revocations keeps logged-out sessions for every replica and restart;
+	// nil takes Auth when it implements SessionRevocations, else logouts
+	// are remembered by this process only (up to 10,000 of them).
+	Revocations SessionRevocations
 }
 
 // Page is the browser page of the download server: the release list at
@@ -83,12 +87,15 @@ func NewPage(cfg PageConfig) (*Page, error) {
 	if cfg.APIKeySession <= 0 {
 		cfg.APIKeySession = 8 * time.Hour
 	}
+	if cfg.Revocations == nil {
+		cfg.Revocations, _ = cfg.Auth.(SessionRevocations)
+	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	render, err := publish.NewPageRenderer()
 	if err != nil {
 		return nil, err
 	}
-	p := &Page{cfg: cfg, render: render, style: render.Style(), sessions: sessionCache{max: 10000}, origin: http.NewCrossOriginProtection()}
+	p := &Page{cfg: cfg, render: render, style: render.Style(), sessions: sessionCache{max: 10000, forgetLogouts: cfg.Revocations != nil}, origin: http.NewCrossOriginProtection()}
 	sum := sha256.Sum256(p.style)
 	p.styleTag = `"` + hex.EncodeToString(sum[:8]) + `"`
 	if cfg.Auth != nil {

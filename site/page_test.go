@@ -785,3 +785,105 @@ func TestPageRealAuth(t *testing.T) {
 		})
 	}
 }
+
+// TestPageLogoutPersistent: a logout is recorded in the auth database, so
+// the copied cookie is refused by a restarted server (a new Page with the
+// same secret and database) and after more logouts than the in-memory
+// cache holds.
+func TestPageLogoutPersistent(t *testing.T) {
+	db, err := auth.Open(context.Background(), filepath.Join(t.TempDir(), "wharf.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := newPageEnv(t)
+	db.Now = e.clock.Now
+	newPage := func() *site.Page {
+		page, err := site.NewPage(site.PageConfig{
+			Store: e.tree.Store, Auth: e.auth, Secret: pageSecret, Now: e.clock.Now,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Revocations: db,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return page
+	}
+	page := newPage()
+	login := func(p *site.Page) *http.Cookie {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/login", nil)
+		p.ServeHTTP(rec, req)
+		csrfCookie := sessionCookieNamed(rec.Result(), site.CSRFCookie)
+		tok := csrfFromBody(t, rec.Body.String())
+		form := url.Values{"credential": {pageFullKey}, "csrf": {tok}}
+		req = httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.AddCookie(csrfCookie)
+		rec = httptest.NewRecorder()
+		p.ServeHTTP(rec, req)
+		ck := sessionCookieNamed(rec.Result(), site.SessionCookie)
+		if ck == nil {
+			t.Fatalf("login: %d %s", rec.Code, rec.Body)
+		}
+		return ck
+	}
+	logout := func(p *site.Page, ck *http.Cookie) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		csrf := &http.Cookie{Name: site.CSRFCookie, Value: strings.Repeat("A", 43)}
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.AddCookie(csrf)
+		req.AddCookie(ck)
+		p.ServeHTTP(rec, req)
+		form := url.Values{"csrf": {csrfFromBody(t, rec.Body.String())}}
+		req = httptest.NewRequest(http.MethodPost, "/logout", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.AddCookie(csrf)
+		req.AddCookie(ck)
+		rec = httptest.NewRecorder()
+		p.ServeHTTP(rec, req)
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("logout = %d %s", rec.Code, rec.Body)
+		}
+	}
+	valid := func(p *site.Page, ck *http.Cookie) bool {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.AddCookie(ck)
+		_, ok := p.Principal(req)
+		return ok
+	}
+	copied := login(page)
+	if !valid(page, copied) {
+		t.Fatal("a fresh session is not valid")
+	}
+	logout(page, copied)
+	if valid(page, copied) {
+		t.Fatal("the logged-out cookie still works on the same server")
+	}
+	if valid(newPage(), copied) {
+		t.Error("the logged-out cookie works again after a restart")
+	}
+	other := login(page)
+	if !valid(newPage(), other) {
+		t.Error("another session stopped working")
+	}
+}
+
+func sessionCookieNamed(resp *http.Response, name string) *http.Cookie {
+	for _, c := range resp.Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func csrfFromBody(t *testing.T, body string) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no CSRF field:\n%s", body)
+	}
+	return html.UnescapeString(m[1])
+}

@@ -65,6 +65,7 @@ func newCookieKeys(secret []byte) (*cookieKeys, error) {
 
 // session is what a session cookie carries.
 type session struct {
+	ID      string `json:"j"` // random; what a logout revokes
 	Kind    string `json:"k"` // credToken or credAPIKey
 	Cred    string `json:"c"` // the credential, re-checked while the session lives
 	Issued  int64  `json:"i"` // unix seconds
@@ -120,7 +121,7 @@ func (k *cookieKeys) open(value string, now time.Time) (session, error) {
 	if err := json.Unmarshal(plain, &s); err != nil {
 		return s, errBadCookie
 	}
-	if s.Cred == "" || (s.Kind != credToken && s.Kind != credAPIKey) || !now.Before(time.Unix(s.Expires, 0)) {
+	if s.ID == "" || s.Cred == "" || (s.Kind != credToken && s.Kind != credAPIKey) || !now.Before(time.Unix(s.Expires, 0)) {
 		return s, errBadCookie
 	}
 	return s, nil
@@ -212,7 +213,10 @@ type checked struct {
 type sessionCache struct {
 	mu  sync.Mutex
 	max int
-	m   map[[32]byte]checked
+	// forgetLogouts lets a full cache drop logouts too: they are kept in
+	// the SessionRevocations, which a session is checked against again.
+	forgetLogouts bool
+	m             map[[32]byte]checked
 }
 
 func (c *sessionCache) get(key [32]byte) (checked, bool) {
@@ -239,7 +243,7 @@ func (c *sessionCache) put(key [32]byte, e checked, now time.Time) {
 		// Still full of live sessions: forget the checks (they are redone
 		// on the next request), keep the logouts.
 		for k, old := range c.m {
-			if !old.loggedOut {
+			if !old.loggedOut || c.forgetLogouts {
 				delete(c.m, k)
 			}
 		}
@@ -280,6 +284,17 @@ func (p *Page) Principal(r *http.Request) (Principal, bool) {
 		}
 		if now.Sub(e.at) < p.cfg.Recheck && now.Before(e.expires) {
 			return e.principal, true
+		}
+	}
+	if rv := p.cfg.Revocations; rv != nil {
+		revoked, err := rv.SessionRevoked(r.Context(), s.ID)
+		if err != nil {
+			p.cfg.Logger.Warn("page: session revocation check failed", "err", err)
+			return Principal{}, false
+		}
+		if revoked {
+			p.sessions.put(key, checked{loggedOut: true, expires: time.Unix(s.Expires, 0)}, now)
+			return Principal{}, false
 		}
 	}
 	pr, err := p.check(r, s.Kind, s.Cred)
@@ -330,7 +345,11 @@ func (p *Page) startSession(w http.ResponseWriter, r *http.Request, kind, cred s
 	if !exp.After(now) {
 		return time.Time{}, fmt.Errorf("start session: %w: the credential expires now", ErrUnauthenticated)
 	}
-	v, err := p.keys.seal(session{Kind: kind, Cred: cred, Issued: now.Unix(), Expires: exp.Unix()})
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return time.Time{}, fmt.Errorf("start session: %w", err)
+	}
+	v, err := p.keys.seal(session{ID: base64.RawURLEncoding.EncodeToString(id[:]), Kind: kind, Cred: cred, Issued: now.Unix(), Expires: exp.Unix()})
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -339,12 +358,19 @@ func (p *Page) startSession(w http.ResponseWriter, r *http.Request, kind, cred s
 	return exp, nil
 }
 
-// endSession clears the session cookie and remembers the old value as
-// logged out until it would have expired.
+// endSession clears the session cookie and records the session as
+// logged out until it would have expired: in the SessionRevocations (the
+// database, for every replica and restart) and in this process's cache.
 func (p *Page) endSession(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(SessionCookie); err == nil {
 		if s, err := p.keys.open(c.Value, p.now()); err == nil {
-			p.sessions.put(sha256.Sum256([]byte(c.Value)), checked{loggedOut: true, expires: time.Unix(s.Expires, 0)}, p.now())
+			exp := time.Unix(s.Expires, 0)
+			if rv := p.cfg.Revocations; rv != nil {
+				if err := rv.RevokeSession(r.Context(), s.ID, exp); err != nil {
+					p.cfg.Logger.Error("page: logout not recorded in the database; the session ends on this server only", "err", err)
+				}
+			}
+			p.sessions.put(sha256.Sum256([]byte(c.Value)), checked{loggedOut: true, expires: exp}, p.now())
 		}
 	}
 	http.SetCookie(w, p.cookie(r, SessionCookie, "", -1))

@@ -60,6 +60,17 @@ type Authenticator interface {
 	APIKey(ctx context.Context, key string) (Principal, error)
 }
 
+// SessionRevocations keeps the browser sessions that were logged out until
+// they would have expired, where every replica and every restart of the
+// server sees them (the auth database): a copied session cookie stops
+// working at logout, not at its expiry.
+type SessionRevocations interface {
+	// RevokeSession records the session id as logged out until expires.
+	RevokeSession(ctx context.Context, id string, expires time.Time) error
+	// SessionRevoked reports whether the session id was logged out.
+	SessionRevoked(ctx context.Context, id string) (bool, error)
+}
+
 // Sessions finds the browser session (a cookie set by the login form) of a
 // request. The page implements it; the download handlers consult it after
 // the Authorization header.

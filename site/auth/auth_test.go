@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"math/big"
 	"path/filepath"
 	"strings"
@@ -449,5 +450,42 @@ func TestTokenHardening(t *testing.T) {
 				t.Errorf("new token of re-added user: %v", err)
 			}
 		})
+	})
+}
+
+// TestRevokedSessions: a logged-out session stays refused until it would
+// have expired; records of expired sessions are deleted, so the table
+// holds only the live ones however many logouts there were.
+func TestRevokedSessions(t *testing.T) {
+	backends(t, func(t *testing.T, db *auth.DB, c *testenv.Clock) {
+		ctx := context.Background()
+		for i := range 50 {
+			if err := db.RevokeSession(ctx, fmt.Sprint("old-", i), c.Now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.RevokeSession(ctx, "s1", c.Now().Add(3*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := db.SessionRevoked(ctx, "s1"); err != nil || !ok {
+			t.Errorf("SessionRevoked(s1) = %v, %v; want true", ok, err)
+		}
+		if ok, _ := db.SessionRevoked(ctx, "s2"); ok {
+			t.Error("SessionRevoked(s2) = true for a session never logged out")
+		}
+		c.Advance(2 * time.Hour)
+		if err := db.RevokeSession(ctx, "s2", c.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := db.RevokedSessionsForTest(ctx); err != nil || n != 2 {
+			t.Errorf("records kept = %d, %v; want 2 (the expired ones deleted)", n, err)
+		}
+		if ok, _ := db.SessionRevoked(ctx, "s1"); !ok {
+			t.Error("s1 no longer revoked before its expiry")
+		}
+		c.Advance(2 * time.Hour)
+		if ok, _ := db.SessionRevoked(ctx, "s1"); ok {
+			t.Error("s1 still listed after its expiry")
+		}
 	})
 }

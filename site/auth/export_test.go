@@ -11,3 +11,8 @@ import (
 func (d *DB) SignForTest(ctx context.Context, claims jwt.Claims) (string, error) {
 	return d.sign(ctx, claims)
 }
+
+// RevokedSessionsForTest counts the revocation records kept.
+func (d *DB) RevokedSessionsForTest(ctx context.Context) (int64, error) {
+	return d.revokedSessions(ctx)
+}
