@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -159,7 +160,27 @@ func (g *Geth) waitReady(exited <-chan struct{}) error {
 	}
 }
 
-// Kill stops the node at once (SIGKILL), as a crash would.
+// Stop stops the node gracefully (SIGTERM), so that it writes its chain
+// to disk, and waits for it to exit (killing it after 30 s).
+func (g *Geth) Stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cmd == nil || g.cmd.Process == nil {
+		return
+	}
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-g.done:
+	case <-time.After(30 * time.Second):
+		g.cmd.Process.Kill()
+		<-g.done
+	}
+	g.cmd = nil
+}
+
+// Kill stops the node at once (SIGKILL), as a crash would. A dev node
+// keeps its recent blocks in memory: after Kill and Start it may be back
+// at an older head (a reorg, for whoever followed it).
 func (g *Geth) Kill() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -199,7 +220,9 @@ func (g *Geth) Receipt(ctx context.Context, hash string) (map[string]any, error)
 	defer tick.Stop()
 	for {
 		var receipt map[string]any
-		if err := g.Call(ctx, &receipt, "eth_getTransactionReceipt", hash); err != nil {
+		// A fresh node answers "transaction indexing is in progress" for a
+		// while: not an error, wait.
+		if err := g.Call(ctx, &receipt, "eth_getTransactionReceipt", hash); err != nil && !strings.Contains(err.Error(), "indexing is in progress") {
 			return nil, err
 		}
 		if receipt != nil {

@@ -89,8 +89,8 @@ func TestGeth(t *testing.T) {
 	if before == after {
 		t.Fatalf("block number %s did not move after a transaction", after)
 	}
-	// The node restarts on its data after a crash.
-	g.Kill()
+	// The node restarts on its data.
+	g.Stop()
 	if err := g.Start(); err != nil {
 		t.Fatal(err)
 	}
