@@ -12,6 +12,7 @@ GETH      := $(GOBIN)/geth
 GETH_VERSION := v1.17.8
 STATICCHECK_VERSION := v0.8.2
 ACTIONLINT_VERSION := v1.7.12
+NETLIFY   := tools/netlify/node_modules/.package-lock.json
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: help
@@ -31,11 +32,13 @@ test: ## run all tests (real PostgreSQL, MinIO, openssl, shells, chromium when p
 	$(GO) test $(TESTFLAGS) ./...
 
 .PHONY: lint
-lint: ## gofmt, go vet, staticcheck, actionlint (the workflows; their scripts through shellcheck)
+lint: netlify ## gofmt, go vet, staticcheck, actionlint (the workflows; their scripts through shellcheck), _redirects through Netlify's parser
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION) .github/workflows/*.yml
+	@out=$$(node tools/netlify/check.mjs publish/testdata/TestPublishRedirects.golden </dev/null); \
+	  if ! grep -q '"errors":\[\]' <<<"$$out"; then echo "_redirects: $$out"; exit 1; fi
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s); a failure leaves its input under testdata/fuzz
@@ -66,8 +69,14 @@ geth: $(GETH) ## build the pinned geth the addrd tests run as a real --dev node 
 $(GETH):
 	$(GO) install github.com/ethereum/go-ethereum/cmd/geth@$(GETH_VERSION)
 
+.PHONY: netlify
+netlify: $(NETLIFY) ## install Netlify's _redirects parser and matcher (npm, pinned in tools/netlify) for the tests
+$(NETLIFY): tools/netlify/package.json tools/netlify/package-lock.json
+	npm ci --prefix tools/netlify --no-audit --no-fund
+	@touch $@
+
 .PHONY: tools
-tools: minio cosign geth ## build the pinned MinIO server, cosign and geth
+tools: minio cosign geth netlify ## build the pinned MinIO server, cosign and geth; install the npm packages
 
 .PHONY: clean
 clean: ## remove build output and the demo tree

@@ -417,7 +417,7 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, er
 	}
 	tr := r.Progress.Start(key, size)
 	cr := newCountingReader(src, tr)
-	info, err := r.Store.Put(ctx, key, cr, size, PutOptions{ContentType: ctype, IfNoneMatch: true})
+	info, err := r.Store.Put(ctx, key, cr, size, PutOptions{ContentType: ctype, CacheControl: CacheControl(key, a.Access), IfNoneMatch: true})
 	if errors.Is(err, ErrPreconditionFailed) {
 		a, err := r.adoptExisting(ctx, a, cr)
 		tr.Done(err)
@@ -809,6 +809,9 @@ func (r *publishRun) putSmall(ctx context.Context, key string, body []byte, opts
 	}
 	sum := sha256.Sum256(body)
 	opts.SHA256 = sum[:]
+	if opts.CacheControl == "" {
+		opts.CacheControl = CacheControl(key, "") // nothing small is an artifact
+	}
 	info, err := r.Store.Put(ctx, key, bytes.NewReader(body), int64(len(body)), opts)
 	if err != nil {
 		return err

@@ -244,8 +244,9 @@ func TestPublishRedirects(t *testing.T) {
 		"/x86/engine /bin/26.1.2/engine-26.1.2-linux-amd64.tar.gz 302\n",
 		"/macos/treasury-cli/sig /bin/26.1.2/treasury-cli-26.1.2-macos-arm64.tar.gz/sig 302\n",
 		"/preview/arm/treasury-node /img/26.1.2-pre.3/treasury-node-26.1.2-pre.3-arm64.tar 302\n",
-		"/26.1.1/mac/cord /bin/26.1.1/cord-26.1.1-macos-arm64.tar.gz 302\n",
-		"/bin/26.1.1/cord-26.1.1-macos-arm64.tar.gz/sig /bin/26.1.1/cord-26.1.1-macos-arm64.tar.gz.sig 200\n",
+		"/:version/mac/cord /bin/:version/cord-:version-macos-arm64.tar.gz 302\n",
+		"/:version/x86/treasury-node/sig /img/:version/treasury-node-:version-amd64.tar/sig 302\n",
+		"/bin/:version/:file/sig /bin/:version/:file.sig 200\n",
 	} {
 		if !bytes.Contains(redirects, []byte(want)) {
 			t.Errorf("_redirects lacks %q", want)
@@ -476,10 +477,8 @@ func TestPublishConcurrent(t *testing.T) {
 		t.Errorf("latest = %q, want 26.2.1", got)
 	}
 	redirects := readKey(t, s, publish.KeyRedirects)
-	for _, v := range versions {
-		if !bytes.Contains(redirects, []byte("/"+v+"/x86/engine ")) {
-			t.Errorf("_redirects lost %s", v)
-		}
+	if !bytes.Contains(redirects, []byte("/x86/engine /bin/26.2.1/engine-26.2.1-linux-amd64.tar.gz 302\n")) {
+		t.Errorf("_redirects does not send /x86/engine to 26.2.1:\n%s", redirects)
 	}
 	checkTree(t, s)
 }
@@ -664,24 +663,14 @@ func checkTree(t *testing.T, s publish.Store) {
 			t.Errorf("%s names %q, which is not in the manifest", key, b)
 		}
 	}
-	redirects := readKey(t, s, publish.KeyRedirects)
-	rewrites := map[string]bool{}
-	for _, r := range publish.Redirects(m) {
-		if r.Status == 200 {
-			rewrites[r.From] = true
-		}
-	}
-	for _, line := range strings.Split(string(redirects), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 3 || strings.HasPrefix(line, "#") {
+	// Every short URL, as the placeholder rules of _redirects expand, leads
+	// to an object of the tree.
+	for _, r := range publish.ShortURLs(m) {
+		if r.Status != 302 || strings.HasSuffix(r.To, "/sig") {
 			continue
 		}
-		to := f[1]
-		if rewrites[to] {
-			continue
-		}
-		if _, err := s.Stat(ctx, strings.TrimPrefix(to, "/")); err != nil {
-			t.Errorf("_redirects: %s leads to %s: %v", f[0], to, err)
+		if _, err := s.Stat(ctx, strings.TrimPrefix(r.To, "/")); err != nil {
+			t.Errorf("short URL %s leads to %s: %v", r.From, r.To, err)
 		}
 	}
 	for _, key := range []string{publish.KeyInstall, publish.KeyIndex} {

@@ -46,6 +46,9 @@ type Object interface {
 // PutOptions control a write.
 type PutOptions struct {
 	ContentType string
+	// CacheControl is kept with the object where the store keeps headers
+	// (S3 object metadata) and sent with every GET of it; see CacheControl.
+	CacheControl string
 	// SHA256 is the raw SHA-256 of the content when the caller knows it in
 	// advance; the store verifies the content against it and rejects a
 	// mismatch. May be nil.

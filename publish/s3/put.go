@@ -174,6 +174,7 @@ func (p *putter) single(ctx context.Context, pt *part) (publish.ObjectInfo, erro
 	}
 	o := minio.PutObjectOptions{
 		ContentType:          p.contentType(),
+		CacheControl:         p.opts.CacheControl,
 		DisableContentSha256: true,
 		UserMetadata:         map[string]string{"x-amz-checksum-sha256": base64.StdEncoding.EncodeToString(claimed)},
 	}
@@ -206,6 +207,7 @@ func (p *putter) single(ctx context.Context, pt *part) (publish.ObjectInfo, erro
 func (p *putter) multipart(ctx context.Context, first *part, r io.Reader, size int64) (info publish.ObjectInfo, err error) {
 	o := minio.PutObjectOptions{
 		ContentType:  p.contentType(),
+		CacheControl: p.opts.CacheControl,
 		UserMetadata: map[string]string{"x-amz-checksum-algorithm": "SHA256"},
 	}
 	if p.opts.SHA256 != nil {
