@@ -45,11 +45,20 @@ type Publisher struct {
 	Progress Progress         // NoProgress when nil
 	Parallel int              // concurrent artifact uploads, at least 1
 	DryRun   bool             // plan only: report the keys and write nothing
+	// TempAge is how old the leftovers of a killed publish (temporary
+	// files, incomplete multipart uploads) must be before a publish removes
+	// them (stores that implement TempCleaner); younger ones may belong to
+	// a publish still running. NewPublisher sets DefaultTempAge.
+	TempAge time.Duration
 
 	install   *template.Template
 	redirects *template.Template
 	page      *PageRenderer
 }
+
+// DefaultTempAge is the default Publisher.TempAge: a day, longer than any
+// upload takes.
+const DefaultTempAge = 24 * time.Hour
 
 // Result is what a Publish did.
 type Result struct {
@@ -93,6 +102,7 @@ func NewPublisher(store Store, signer Signer, cfg *Config, baseURL string) (*Pub
 		Now:       time.Now,
 		Progress:  NoProgress(),
 		Parallel:  4,
+		TempAge:   DefaultTempAge,
 		install:   install,
 		redirects: redirects,
 		page:      page,
@@ -125,10 +135,31 @@ func (p *Publisher) Publish(ctx context.Context, version string, inputs []Input)
 		p = &pp
 	}
 	r := &publishRun{Publisher: p, v: v, res: &Result{Version: v.String()}}
+	r.cleanTemp(ctx, inputs)
 	if err := r.publish(ctx, inputs); err != nil {
 		return r.res, fmt.Errorf("publish %s: %w", v, err)
 	}
 	return r.res, nil
+}
+
+// cleanTemp removes what killed publishes left in the store (older than
+// TempAge). A failure is only reported: it does not stop the publish.
+func (r *publishRun) cleanTemp(ctx context.Context, inputs []Input) {
+	c, ok := r.Store.(TempCleaner)
+	if !ok || r.DryRun || r.TempAge <= 0 {
+		return
+	}
+	keys := make([]string, len(inputs))
+	for i, in := range inputs {
+		keys[i] = Key(in.Spec.Kind, in.Spec.Name, r.v, in.Build)
+	}
+	n, size, err := c.CleanTemp(ctx, r.TempAge, keys)
+	if err != nil {
+		r.Progress.Logf("warning: cleaning up after killed publishes: %v", err)
+	}
+	if n > 0 {
+		r.Progress.Logf("removed %d leftovers of killed publishes older than %v (%d bytes)", n, r.TempAge, size)
+	}
 }
 
 func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
@@ -163,12 +194,16 @@ func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
 			return err
 		}
 	} else if r.DryRun {
+		r.wrote(ClaimKey(r.v))
 		for _, in := range inputs {
 			k := Key(in.Spec.Kind, in.Spec.Name, r.v, in.Build)
 			r.wrote(k)
 			r.wrote(SigKey(k))
 		}
 	} else {
+		if err := r.claim(ctx, inputs); err != nil {
+			return err
+		}
 		if arts, err = r.uploadArtifacts(ctx, inputs); err != nil {
 			return err
 		}

@@ -39,6 +39,13 @@ func TestPublishMinIO(t *testing.T) {
 	opensslVerify(t, pubPEM, readKey(t, s, key), readKey(t, s, key+".sig"))
 }
 
+// TestPublishRaceDifferentBytesMinIO: on S3 the claim is a conditional
+// write (If-None-Match), so the first publisher wins there too.
+func TestPublishRaceDifferentBytesMinIO(t *testing.T) {
+	m := testenv.SharedMinIO(t)
+	raceDifferentBytes(t, s3test.Store(t, m, "race", s3.Options{}))
+}
+
 // readBackCounter counts the artifacts opened for reading.
 type readBackCounter struct {
 	publish.Store

@@ -2,6 +2,7 @@ package publish_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"flag"
@@ -756,5 +757,119 @@ func TestPublishSymlinkSwappedOut(t *testing.T) {
 		if strings.Contains(o.Key, "treasury-cli") && strings.Contains(o.Key, "linux-amd64") {
 			t.Errorf("published %s from a link out of the input directory", o.Key)
 		}
+	}
+}
+
+// pausingStore holds the first Put of key until release is closed, after
+// saying so on reached.
+type pausingStore struct {
+	publish.Store
+	key     string
+	once    sync.Once
+	reached chan struct{}
+	release chan struct{}
+}
+
+func (s *pausingStore) Put(ctx context.Context, key string, r io.Reader, size int64, opts publish.PutOptions) (publish.ObjectInfo, error) {
+	if key == s.key {
+		s.once.Do(func() {
+			close(s.reached)
+			<-s.release
+		})
+	}
+	return s.Store.Put(ctx, key, r, size, opts)
+}
+
+// TestPublishRaceDifferentBytes: two publishes of one version with
+// different bytes at once. The first to claim the version wins; the other
+// is refused before it writes anything; no mix of both inputs remains.
+// Publisher A is paused at its first artifact while B runs whole, the
+// interleaving that left both failing and a mixed bin/V before.
+func TestPublishRaceDifferentBytes(t *testing.T) {
+	raceDifferentBytes(t, dirStore(t, t.TempDir()))
+}
+
+func raceDifferentBytes(t *testing.T, s publish.Store) {
+	t.Helper()
+	paused := &pausingStore{Store: s, key: "bin/26.1.1/connector-26.1.1-linux-amd64.tar.gz", reached: make(chan struct{}), release: make(chan struct{})}
+	a := newPublisher(t, paused, fixedSigner(t))
+	a.Parallel = 1
+	b := newPublisher(t, s, fixedSigner(t))
+	inA, inB := scan(t, demoInputs(t, "A")), scan(t, demoInputs(t, "B"))
+	errA := make(chan error, 1)
+	go func() {
+		_, err := a.Publish(context.Background(), "26.1.1", inA)
+		errA <- err
+	}()
+	<-paused.reached
+	_, errB := b.Publish(context.Background(), "26.1.1", inB)
+	close(paused.release)
+	if err := <-errA; err != nil {
+		t.Fatalf("the first publisher failed: %v", err)
+	}
+	if !errors.Is(errB, publish.ErrVersionExists) {
+		t.Fatalf("the second publisher = %v, want ErrVersionExists", errB)
+	}
+	checkTree(t, s)
+	// Every artifact is A's.
+	m := manifest(t, s)
+	r, ok := m.Find("26.1.1")
+	if !ok {
+		t.Fatal("26.1.1 not published")
+	}
+	for _, art := range r.Artifacts {
+		if art.Kind != publish.KindBinary {
+			continue
+		}
+		body := readKey(t, s, art.Key)
+		if bytes.Contains(gunzip(t, body), []byte(" B ")) {
+			t.Errorf("%s holds B's bytes", art.Key)
+		}
+	}
+	// And the same bytes again are a no-op.
+	if _, err := b.Publish(context.Background(), "26.1.1", scan(t, demoInputs(t, "A"))); err != nil {
+		t.Errorf("re-publishing A's bytes: %v", err)
+	}
+}
+
+func gunzip(t *testing.T, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestPublishCleansTemp: a publish removes the temporary files that
+// killed publishes left in a directory store, once they are older than
+// TempAge; a younger one, maybe a publish still running, is kept.
+func TestPublishCleansTemp(t *testing.T) {
+	root := t.TempDir()
+	s := dirStore(t, root)
+	old := filepath.Join(root, "img", "26.1.1", ".wharf-tmp-0123456789abcdef-treasury-node-26.1.1-amd64.tar")
+	young := filepath.Join(root, "bin", "26.1.1", ".wharf-tmp-fedcba9876543210-engine-26.1.1-linux-amd64.tar.gz")
+	for _, p := range []string{old, young} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		writeFile(t, p, bytes.Repeat([]byte("x"), 1<<20), 0o644)
+	}
+	past := time.Now().Add(-25 * time.Hour)
+	os.Chtimes(old, past, past)
+	p := newPublisher(t, s, fixedSigner(t))
+	if p.TempAge != publish.DefaultTempAge {
+		t.Errorf("TempAge = %v, want %v", p.TempAge, publish.DefaultTempAge)
+	}
+	if _, err := p.Publish(context.Background(), "26.1.2", scan(t, demoInputs(t, "one"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); err == nil {
+		t.Error("the old temporary file is still there")
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("the young temporary file was removed: %v", err)
 	}
 }

@@ -115,6 +115,18 @@ type Store interface {
 	List(ctx context.Context, prefix string) ([]ObjectInfo, error)
 }
 
+// TempCleaner is implemented by stores where a write that was killed
+// leaves data behind that is not an object: temporary files in a
+// directory, incomplete multipart uploads in S3. The publisher calls it at
+// the start of every publish.
+type TempCleaner interface {
+	// CleanTemp removes what writes started more than age ago left behind
+	// and reports how many it removed and their size in bytes. keys are
+	// the keys the caller is about to write, for stores that cannot list
+	// leftovers by prefix (MinIO lists incomplete uploads of one key only).
+	CleanTemp(ctx context.Context, age time.Duration, keys []string) (n int, size int64, err error)
+}
+
 // Presigner is implemented by stores that can hand out short-lived URLs
 // for direct downloads (S3). filename sets the response's
 // Content-Disposition attachment name.

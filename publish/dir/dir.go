@@ -164,7 +164,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, op
 func (s *Store) writeTemp(ctx context.Context, key string, r io.Reader, size int64, want []byte) (tmp string, err error) {
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	name := path.Join(path.Dir(key), reserved+"-tmp-"+hex.EncodeToString(rnd[:])+"-"+path.Base(key))
+	name := path.Join(path.Dir(key), tempPrefix+hex.EncodeToString(rnd[:])+"-"+path.Base(key))
 	f, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", fmt.Errorf("put %s: %w", key, err)
@@ -349,6 +349,47 @@ func (s *Store) List(ctx context.Context, prefix string) ([]publish.ObjectInfo, 
 	}
 	slices.SortFunc(out, func(a, b publish.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
+}
+
+// tempPrefix starts the names of the temporary files of writes.
+const tempPrefix = reserved + "-tmp-"
+
+var _ publish.TempCleaner = (*Store)(nil)
+
+// CleanTemp removes the temporary files of writes that were killed before
+// their rename (a publish killed with SIGKILL, a crash) whose last change
+// is more than age ago, anywhere in the tree (keys are not needed). A
+// write in progress keeps changing its file.
+func (s *Store) CleanTemp(ctx context.Context, age time.Duration, keys []string) (n int, size int64, err error) {
+	cutoff := time.Now().Add(-age)
+	err = fs.WalkDir(s.root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() || !strings.HasPrefix(d.Name(), tempPrefix) {
+			return nil
+		}
+		st, err := d.Info()
+		if err != nil || !st.ModTime().Before(cutoff) {
+			return nil
+		}
+		if err := s.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		n++
+		size += st.Size()
+		return nil
+	})
+	if err != nil {
+		return n, size, fmt.Errorf("clean temporary files: %w", err)
+	}
+	return n, size, nil
 }
 
 // pathError maps a file system error to the store's errors.

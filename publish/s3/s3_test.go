@@ -448,3 +448,47 @@ func TestPutCanceled(t *testing.T) {
 		t.Errorf("%d multipart uploads left after a canceled Put, want 0 (aborted)", n)
 	}
 }
+
+// TestCleanTemp: incomplete multipart uploads (a publish killed in the
+// middle of an image) older than the age are aborted, with their parts;
+// younger ones, which may be a publish still running, are kept.
+func TestCleanTemp(t *testing.T) {
+	m := testenv.SharedMinIO(t)
+	rawurl, opts := s3test.Bucket(t, m)
+	s, err := s3.Open(t.Context(), rawurl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := minio.NewCore(m.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(m.AccessKey, m.SecretKey, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, _, _ := s3.ParseURL(rawurl)
+	part := bytes.Repeat([]byte("x"), 1<<20)
+	const key = "img/26.1.1/treasury-node-26.1.1-amd64.tar"
+	id, err := c.NewMultipartUpload(t.Context(), bucket, key, minio.PutObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObjectPart(t.Context(), bucket, key, id, 1, bytes.NewReader(part), int64(len(part)), minio.PutObjectPartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pending := func() int {
+		t.Helper()
+		uploads, err := c.ListMultipartUploads(t.Context(), bucket, key, "", "", "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(uploads.Uploads)
+	}
+	if n, _, err := s.CleanTemp(t.Context(), time.Hour, []string{key}); err != nil || n != 0 || pending() != 1 {
+		t.Fatalf("CleanTemp(1h) = %d, %v; %d pending; want the young upload kept", n, err, pending())
+	}
+	n, _, err := s.CleanTemp(t.Context(), -time.Minute, []string{key}) // everything is older than a minute from now
+	if err != nil || n != 1 {
+		t.Fatalf("CleanTemp = %d, %v; want 1", n, err)
+	}
+	if got := pending(); got != 0 {
+		t.Errorf("%d incomplete uploads left, want 0", got)
+	}
+}
