@@ -84,6 +84,9 @@ func (f *Fetcher) readBalances(ctx context.Context, addrs []string, at uint64) (
 	for i := range bals {
 		bals[i].Chain = f.cfg.Chain
 		bals[i].Updated = now
+		if bals[i].Asset == AssetNative {
+			bals[i].Symbol, bals[i].Decimals = f.native.Symbol, f.native.Decimals
+		}
 	}
 	return bals, nil
 }

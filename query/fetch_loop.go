@@ -95,6 +95,9 @@ func (f *Fetcher) step(ctx context.Context) (more bool, err error) {
 
 func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
 	chain := f.cfg.Chain
+	if err := f.CheckChain(ctx); err != nil {
+		return false, err
+	}
 	tracked, err := f.cfg.Store.Tracked(ctx, chain)
 	if err != nil {
 		return false, err

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +37,10 @@ type FetcherConfig struct {
 	// Metrics registers the fetcher's metrics, labelled with the chain;
 	// nil registers nothing.
 	Metrics prometheus.Registerer
+
+	// Native is the chain's own coin; zero: from the table of well-known
+	// networks by the node's chain ID (KnownNetwork).
+	Native NativeCoin
 
 	// Confirmations is how many blocks must sit on a block before it is
 	// stored (0: the head itself).
@@ -77,6 +82,11 @@ type Fetcher struct {
 	cfg     FetcherConfig
 	log     *slog.Logger
 	metrics fetchMetrics
+
+	// checked is set once CheckChain has passed; native is then the
+	// chain's coin.
+	checked atomic.Bool
+	native  NativeCoin
 
 	// target is the newest block with enough confirmations, as of the
 	// current step.

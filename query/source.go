@@ -12,6 +12,8 @@ import (
 //
 // Addresses and hashes are lowercase 0x-hex; amounts exact decimal strings.
 type Source interface {
+	// ChainID returns the node's chain ID (eth_chainId).
+	ChainID(ctx context.Context) (uint64, error)
 	// Head returns the number of the node's latest block.
 	Head(ctx context.Context) (uint64, error)
 	// Blocks returns the blocks numbered from to to (inclusive) with their

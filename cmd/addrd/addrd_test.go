@@ -113,6 +113,10 @@ func TestServeFlags(t *testing.T) {
 		{"BadURL", []string{"--chain", "ETH=ftp://x"}, "not an http"},
 		{"Twice", []string{"--chain", "ETH=http://a:1", "--chain", "ETH=http://b:1"}, "twice"},
 		{"LogLevel", []string{"--chain", "ETH=http://a:1", "--log-level", "loud"}, "--log-level"},
+		{"BadSymbol", []string{"--chain", "X:P-L=http://a:1"}, "symbol"},
+		{"EmptySymbol", []string{"--chain", "X:=http://a:1"}, "symbol"},
+		{"BadDecimals", []string{"--chain", "X:POL:x=http://a:1"}, "decimals"},
+		{"TooManyDecimals", []string{"--chain", "X:POL:78=http://a:1"}, "decimals"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := run(t, append([]string{"serve", "--db", db, "--listen", "127.0.0.1:0"}, c.args...)...)

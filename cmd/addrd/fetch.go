@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -70,6 +71,7 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 		}
 		f, err := query.NewFetcher(query.FetcherConfig{
 			Chain:          c.Name,
+			Native:         c.Native,
 			Store:          db,
 			Source:         src,
 			Logger:         log,
@@ -79,6 +81,15 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 			Interval:       o.interval,
 		})
 		if err != nil {
+			src.Close()
+			return nil, err
+		}
+		// A node of another network than the database holds stops the
+		// start; a node that does not answer yet is the fetcher's to retry.
+		checkCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = f.CheckChain(checkCtx)
+		cancel()
+		if err != nil && !errors.Is(err, query.ErrUnavailable) {
 			src.Close()
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/urfave/cli/v2"
 
+	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -50,7 +52,7 @@ Example:
 				Usage: "serve HTTP on `ADDR`"},
 			dbFlag(),
 			&cli.StringSliceFlag{Name: "chain", EnvVars: []string{"ADDRD_CHAIN"},
-				Usage: "a chain and its node's JSON-RPC URL, `NAME=RPC_URL` (repeatable; comma-separated in ADDRD_CHAIN)"},
+				Usage: "a chain and its node's JSON-RPC URL, `NAME=RPC_URL` (repeatable; comma-separated in ADDRD_CHAIN); the native coin comes from a table by the node's chain ID, or give it: NAME:SYMBOL:DECIMALS=RPC_URL"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"ADDRD_LOG_LEVEL"},
 				Usage: "log `LEVEL`: debug (every request), info, warn, error"},
 			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"ADDRD_LOG_FORMAT"},
@@ -62,32 +64,56 @@ Example:
 	}
 }
 
-// chain is a --chain NAME=RPC_URL.
+// chain is a --chain NAME[:SYMBOL[:DECIMALS]]=RPC_URL.
 type chain struct {
 	Name string
 	RPC  string
+	// Native is the native coin given on the flag; zero: from the table
+	// of well-known networks by the node's chain ID.
+	Native query.NativeCoin
 }
 
-var chainName = regexp.MustCompile(`^[A-Z][A-Z0-9]{0,15}$`)
+var (
+	chainName  = regexp.MustCompile(`^[A-Z][A-Z0-9]{0,15}$`)
+	coinSymbol = regexp.MustCompile(`^[A-Za-z0-9.]{1,16}$`)
+)
 
-// parseChains reads the --chain values.
+// parseChains reads the --chain values: NAME=RPC_URL, or with the native
+// coin of a network the built-in table does not know (or to override it)
+// NAME:SYMBOL=RPC_URL (18 decimals) or NAME:SYMBOL:DECIMALS=RPC_URL.
 func parseChains(values []string) ([]chain, error) {
 	var out []chain
 	seen := make(map[string]bool)
 	for _, v := range values {
-		name, rpc, ok := strings.Cut(v, "=")
+		spec, rpc, ok := strings.Cut(v, "=")
+		name, coin, withCoin := strings.Cut(spec, ":")
 		if !ok || !chainName.MatchString(name) {
-			return nil, fmt.Errorf("--chain %q: want NAME=RPC_URL with NAME in capitals, such as ETH=http://127.0.0.1:8545", v)
+			return nil, fmt.Errorf("--chain %q: want NAME=RPC_URL with NAME in capitals, such as ETH=http://127.0.0.1:8545 (or NAME:SYMBOL:DECIMALS=RPC_URL)", v)
+		}
+		c := chain{Name: name, RPC: rpc}
+		if withCoin {
+			sym, dec, withDec := strings.Cut(coin, ":")
+			if !coinSymbol.MatchString(sym) {
+				return nil, fmt.Errorf("--chain %s: native coin symbol %q: want 1 to 16 letters or digits, such as %s:POL=RPC_URL", name, sym, name)
+			}
+			c.Native = query.NativeCoin{Symbol: sym, Decimals: 18}
+			if withDec {
+				d, err := strconv.ParseUint(dec, 10, 8)
+				if err != nil || d > 77 {
+					return nil, fmt.Errorf("--chain %s: native coin decimals %q: want an integer from 0 to 77", name, dec)
+				}
+				c.Native.Decimals = int(d)
+			}
 		}
 		u, err := url.Parse(rpc)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-			return nil, fmt.Errorf("--chain %s: %q is not an http(s) or ws(s) URL", name, rpc)
+			return nil, fmt.Errorf("--chain %s: %q is not an http(s) or ws(s) URL", name, redactURL(rpc))
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("--chain %s given twice", name)
 		}
 		seen[name] = true
-		out = append(out, chain{Name: name, RPC: rpc})
+		out = append(out, c)
 	}
 	return out, nil
 }

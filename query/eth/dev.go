@@ -17,6 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	gethEth "github.com/ethereum/go-ethereum/eth"
@@ -50,6 +51,12 @@ type DevConfig struct {
 	Clock query.Clock
 	// Logger receives the producer's errors; default slog.Default().
 	Logger *slog.Logger
+	// ChainID is the chain's ID; default 1337, as geth --dev.
+	ChainID uint64
+	// Archive keeps the state of every block (hash scheme, no pruning),
+	// as an archive node does, for balances at historical blocks; by
+	// default only the recent blocks' state is kept.
+	Archive bool
 }
 
 // Dev is an in-process Ethereum chain for development and tests: the
@@ -188,12 +195,20 @@ func (d *Dev) startChain(alloc types.GenesisAlloc) error {
 	genesisAlloc := core.SystemContractAllocs()
 	maps.Copy(genesisAlloc, alloc)
 	ethConf := ethconfig.Defaults
+	chainConf := *params.AllDevChainProtocolChanges
+	if d.cfg.ChainID != 0 {
+		chainConf.ChainID = new(big.Int).SetUint64(d.cfg.ChainID)
+	}
 	ethConf.Genesis = &core.Genesis{
-		Config:   params.AllDevChainProtocolChanges,
+		Config:   &chainConf,
 		GasLimit: ethconfig.Defaults.Miner.GasCeil,
 		Alloc:    genesisAlloc,
 	}
 	ethConf.SyncMode = ethconfig.FullSync
+	if d.cfg.Archive {
+		ethConf.StateScheme = rawdb.HashScheme
+		ethConf.NoPruning = true
+	}
 	ethConf.TxPool.NoLocals = true
 	// As ethclient/simulated: no log index, eth_getLogs scans receipts.
 	ethConf.LogNoHistory = true

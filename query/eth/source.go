@@ -107,6 +107,18 @@ func NewSource(c *rpc.Client, cfg SourceConfig) *Source {
 // Close closes the connection to the node.
 func (s *Source) Close() { s.rpc.Close() }
 
+// ChainID returns the node's chain ID (eth_chainId).
+func (s *Source) ChainID(ctx context.Context) (uint64, error) {
+	id, err := s.eth.ChainID(ctx)
+	if err != nil {
+		return 0, unavailable(ctx, "eth_chainId", err)
+	}
+	if !id.IsUint64() {
+		return 0, fmt.Errorf("eth_chainId: %s does not fit 64 bits", id)
+	}
+	return id.Uint64(), nil
+}
+
 // Head returns the number of the node's latest block.
 func (s *Source) Head(ctx context.Context) (uint64, error) {
 	n, err := s.eth.BlockNumber(ctx)
