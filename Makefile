@@ -14,6 +14,8 @@ STATICCHECK_VERSION := v0.8.2
 ACTIONLINT_VERSION := v1.7.12
 NETLIFY   := tools/netlify/node_modules/.package-lock.json
 TESTFLAGS ?= -race -count=1 -timeout 20m
+# @redocly/cli, pinned in tools/redocly/package-lock.json (npm ci installs it).
+REDOCLY   := tools/redocly/node_modules/.bin/redocly
 
 .PHONY: help
 help: ## list the targets
@@ -32,13 +34,18 @@ test: ## run all tests (real PostgreSQL, MinIO, openssl, shells, chromium when p
 	$(GO) test $(TESTFLAGS) ./...
 
 .PHONY: lint
-lint: netlify ## gofmt, go vet, staticcheck, actionlint (the workflows; their scripts through shellcheck), _redirects through Netlify's parser
+lint: netlify $(REDOCLY) ## gofmt, go vet, staticcheck, actionlint (the workflows; their scripts through shellcheck), _redirects through Netlify's parser, the OpenAPI document through redocly
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION) .github/workflows/*.yml
 	@out=$$(node tools/netlify/check.mjs publish/testdata/TestPublishRedirects.golden </dev/null); \
 	  if ! grep -q '"errors":\[\]' <<<"$$out"; then echo "_redirects: $$out"; exit 1; fi
+	$(REDOCLY) lint --config tools/redocly/redocly.yaml query/api/openapi.yaml
+
+$(REDOCLY): tools/redocly/package.json tools/redocly/package-lock.json
+	npm ci --prefix tools/redocly --no-audit --no-fund
+	touch $@
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s); a failure leaves its input under testdata/fuzz

@@ -64,3 +64,7 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 	}
 	return got, want
 }
+
+// OpenAPIYAML is the served description, for the response validation of
+// the tests.
+var OpenAPIYAML = openapiYAML
