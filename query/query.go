@@ -23,6 +23,9 @@ var (
 	// ErrUnavailable: the database or the chain node cannot be reached; the
 	// operation may succeed later.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrTooManySubscriptions: the requester has as many subscriptions
+	// as the server allows one (addrd serve --max-subscriptions).
+	ErrTooManySubscriptions = errors.New("too many subscriptions")
 )
 
 // Assets of a balance or transfer.

@@ -100,6 +100,30 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+func TestVersion(t *testing.T) {
+	out, _, err := run(t, "--version")
+	if err != nil || !strings.HasPrefix(out, "addrd version ") || !strings.Contains(out, "(commit ") || !strings.Contains(out, ", go1.") {
+		t.Fatalf("--version: %q, %v", out, err)
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		rate  float64
+		burst int
+		ok    bool
+	}{
+		{"0", 0, 0, true}, {"100/s", 100, 100, true}, {"600/m", 10, 600, true}, {"3600/h", 1, 3600, true},
+		{"100", 0, 0, false}, {"0/s", 0, 0, false}, {"-1/s", 0, 0, false}, {"1/d", 0, 0, false}, {"x/s", 0, 0, false},
+	} {
+		l, err := parseRate(c.in)
+		if (err == nil) != c.ok || l.Rate != c.rate || l.Burst != c.burst {
+			t.Errorf("parseRate(%q) = %+v, %v; want rate %v burst %d ok %v", c.in, l, err, c.rate, c.burst, c.ok)
+		}
+	}
+}
+
 func TestServeFlags(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "addrd.db")
 	for _, c := range []struct {
@@ -117,6 +141,9 @@ func TestServeFlags(t *testing.T) {
 		{"EmptySymbol", []string{"--chain", "X:=http://a:1"}, "symbol"},
 		{"BadDecimals", []string{"--chain", "X:POL:x=http://a:1"}, "decimals"},
 		{"TooManyDecimals", []string{"--chain", "X:POL:78=http://a:1"}, "decimals"},
+		{"TrustedProxy", []string{"--chain", "ETH=http://a:1", "--trusted-proxy", "10.0.0.0/33"}, "--trusted-proxy"},
+		{"RateKey", []string{"--chain", "ETH=http://a:1", "--rate-key", "100/d"}, "--rate-key"},
+		{"MaxSubscriptions", []string{"--chain", "ETH=http://a:1", "--max-subscriptions", "-1"}, "--max-subscriptions"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := run(t, append([]string{"serve", "--db", db, "--listen", "127.0.0.1:0"}, c.args...)...)
@@ -187,8 +214,9 @@ func TestServe(t *testing.T) {
 		if status, _ := do("GET", "/healthz"); status != 200 {
 			t.Fatalf("/healthz: %d", status)
 		}
-		if status, body := do("GET", "/metrics"); status != 200 || !strings.Contains(body, "addrd_http_requests_total") {
-			t.Fatalf("/metrics: %d", status)
+		if status, body := do("GET", "/metrics"); status != 200 || !strings.Contains(body, "addrd_http_requests_total") ||
+			!strings.Contains(body, `addrd_build_info{commit="`) || !strings.Contains(body, `goversion="go`) {
+			t.Fatalf("/metrics: %d\n%s", status, body)
 		}
 
 		if err := srv.stop(); err != nil {

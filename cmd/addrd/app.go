@@ -4,6 +4,8 @@ import (
 	"io"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/wharfhq/wharf/internal/buildinfo"
 )
 
 // newApp builds the CLI; tests run commands in-process and read what they print.
@@ -11,6 +13,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:           "addrd",
 		Usage:          "the address-data service: subscriptions, balances and transactions under /v1",
+		Version:        buildinfo.Read().String(),
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		ExitErrHandler: func(*cli.Context, error) {},

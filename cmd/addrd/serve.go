@@ -22,6 +22,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/urfave/cli/v2"
 
+	"github.com/wharfhq/wharf/internal/buildinfo"
+	"github.com/wharfhq/wharf/internal/clientip"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
 	"github.com/wharfhq/wharf/query/store"
@@ -59,6 +61,12 @@ Example:
 				Usage: "log `FORMAT`: text or json"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, EnvVars: []string{"ADDRD_SHUTDOWN_TIMEOUT"},
 				Usage: "how long in-flight requests may finish at shutdown"},
+			&cli.StringSliceFlag{Name: "trusted-proxy", EnvVars: []string{"ADDRD_TRUSTED_PROXY"},
+				Usage: "believe X-Forwarded-For from peers in `CIDR` (repeatable; comma-separated in ADDRD_TRUSTED_PROXY): the client address of the limits and logs"},
+			&cli.StringFlag{Name: "rate-key", Value: "0", EnvVars: []string{"ADDRD_RATE_KEY"},
+				Usage: "requests per API key, `RATE` = N/s, N/m or N/h, in bursts of up to N (0: no limit)"},
+			&cli.IntFlag{Name: "max-subscriptions", Value: 10_000, EnvVars: []string{"ADDRD_MAX_SUBSCRIPTIONS"},
+				Usage: "the most subscriptions a requester (an account) may hold (0: no limit)"},
 		}, fetchFlags()...),
 		Action: serve,
 	}
@@ -118,6 +126,21 @@ func parseChains(values []string) ([]chain, error) {
 	return out, nil
 }
 
+// parseRate reads --rate-key: N/s, N/m or N/h (N events per unit, in
+// bursts of up to N), or 0 for no limit.
+func parseRate(s string) (api.Limit, error) {
+	if s == "0" || s == "" {
+		return api.Limit{}, nil
+	}
+	n, unit, ok := strings.Cut(s, "/")
+	per := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}[unit]
+	count, err := strconv.Atoi(n)
+	if !ok || per == 0 || err != nil || count < 1 {
+		return api.Limit{}, fmt.Errorf("--rate-key %q: want N/s, N/m or N/h with N at least 1, such as 100/s, or 0", s)
+	}
+	return api.Limit{Rate: float64(count) / per.Seconds(), Burst: count}, nil
+}
+
 // newLogger builds the process logger.
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
@@ -145,26 +168,52 @@ type server struct {
 	fetch  fetchOptions
 }
 
+// serverOptions are serve's flags for the API server.
+type serverOptions struct {
+	listen           string
+	clientIP         *clientip.Resolver
+	keyRate          api.Limit
+	maxSubscriptions int
+}
+
+// serverOptionsFrom reads the server flags.
+func serverOptionsFrom(c *cli.Context) (serverOptions, error) {
+	o := serverOptions{listen: c.String("listen"), maxSubscriptions: c.Int("max-subscriptions")}
+	var err error
+	if o.clientIP, err = clientip.Parse(c.StringSlice("trusted-proxy")); err != nil {
+		return o, fmt.Errorf("--trusted-proxy: %w", err)
+	}
+	if o.keyRate, err = parseRate(c.String("rate-key")); err != nil {
+		return o, err
+	}
+	if o.maxSubscriptions < 0 {
+		return o, fmt.Errorf("--max-subscriptions %d: want 0 (no limit) or more", o.maxSubscriptions)
+	}
+	return o, nil
+}
+
 // newServer opens the database and builds the API server.
-func newServer(ctx context.Context, log *slog.Logger, dsn, listen string, chains []chain) (*server, error) {
-	db, err := store.Open(ctx, dsn)
+func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOptions, chains []chain) (*server, error) {
+	db, err := store.Open(ctx, dsn, store.WithMaxSubscriptions(o.maxSubscriptions))
 	if err != nil {
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		buildinfo.Read().Collector("addrd"))
 	names := make([]string, len(chains))
 	for i, c := range chains {
 		names[i] = c.Name
 	}
-	h := api.New(api.Config{Store: db, Chains: names, Logger: log, Metrics: reg, MaxInFlight: db.Readers()})
+	h := api.New(api.Config{Store: db, Chains: names, Logger: log, Metrics: reg, MaxInFlight: db.Readers(),
+		ClientIP: o.clientIP, KeyRate: o.keyRate})
 	return &server{
 		log:    log,
 		db:     db,
 		chains: chains,
 		reg:    reg,
 		http: &http.Server{
-			Addr:              listen,
+			Addr:              o.listen,
 			Handler:           h,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       30 * time.Second,
@@ -218,6 +267,10 @@ func serve(c *cli.Context) error {
 	if len(chains) == 0 && !c.Bool("dev") {
 		return errors.New("serve: give at least one --chain NAME=RPC_URL, such as --chain ETH=http://127.0.0.1:8545, or --dev")
 	}
+	opts, err := serverOptionsFrom(c)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -226,7 +279,7 @@ func serve(c *cli.Context) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer dev.close()
-	s, err := newServer(ctx, log, dsn, c.String("listen"), chains)
+	s, err := newServer(ctx, log, dsn, opts, chains)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

@@ -12,14 +12,18 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"path"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/wharfhq/wharf/internal/clientip"
 	"github.com/wharfhq/wharf/query"
 )
 
@@ -59,6 +63,22 @@ type Config struct {
 	// random order, which gives a busy server a tail of seconds. Zero is
 	// DefaultMaxInFlight.
 	MaxInFlight int
+
+	// ClientIP finds a request's client address for the limits and the
+	// logs (X-Forwarded-For from trusted proxies); nil: the peer.
+	ClientIP *clientip.Resolver
+	// AuthFailuresPerClient limits failed authentications per client
+	// address (IPv6: per /64); zero is DefaultAuthFailuresPerClient, a
+	// negative Rate none. A client over it is answered 429 before its
+	// credentials are checked, so it costs no database connection.
+	AuthFailuresPerClient Limit
+	// AuthFailuresPerKey limits failed authentications per API id, from
+	// any client; zero is DefaultAuthFailuresPerKey, a negative Rate
+	// none. Over it, a wrong secret for the id is answered 429; the
+	// right one still passes, so the key's owner is not locked out.
+	AuthFailuresPerKey Limit
+	// KeyRate limits the requests of each API key; zero is no limit.
+	KeyRate Limit
 }
 
 // DefaultMaxInFlight is MaxInFlight when Config leaves it zero.
@@ -74,6 +94,12 @@ type Server struct {
 
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	limited  *prometheus.CounterVec
+
+	clientIP      *clientip.Resolver
+	failsByClient *buckets[netip.Prefix]
+	failsByKey    *buckets[string]
+	requestsByKey *buckets[string]
 
 	mu  sync.Mutex
 	key []byte // page-token key, read from the store on first use
@@ -111,8 +137,15 @@ func New(cfg Config) *Server {
 		now:    cfg.Clock,
 		mux:    http.NewServeMux(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "addrd_http_requests_total", Help: "HTTP requests by route and status code.",
-		}, []string{"route", "code"}),
+			Name: "addrd_http_requests_total", Help: "HTTP requests by method, route and status code.",
+		}, []string{"method", "route", "code"}),
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "addrd_http_limited_total", Help: "Requests answered 429 by the limit they reached.",
+		}, []string{"limit"}),
+		clientIP:      cfg.ClientIP,
+		failsByClient: newBuckets[netip.Prefix](orDefault(cfg.AuthFailuresPerClient, DefaultAuthFailuresPerClient)),
+		failsByKey:    newBuckets[string](orDefault(cfg.AuthFailuresPerKey, DefaultAuthFailuresPerKey)),
+		requestsByKey: newBuckets[string](cfg.KeyRate),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "addrd_http_request_duration_seconds", Help: "HTTP request latency by route.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
@@ -127,7 +160,7 @@ func New(cfg Config) *Server {
 	}
 	s.turns = make(chan struct{}, n)
 	if cfg.Metrics != nil {
-		cfg.Metrics.MustRegister(s.requests, s.duration)
+		cfg.Metrics.MustRegister(s.requests, s.duration, s.limited)
 		if g, ok := cfg.Metrics.(prometheus.Gatherer); ok {
 			s.mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 		}
@@ -159,10 +192,33 @@ func (s *Server) Handle(pattern string, h http.Handler, auth bool) {
 
 type ctxKey struct{}
 
+// reqInfo is what ServeHTTP logs of a request that the handlers learn.
+type reqInfo struct {
+	id     string     // the request id
+	client netip.Addr // the client's address
+	apiID  string     // the API id of the credentials, once read
+}
+
+func info(r *http.Request) *reqInfo {
+	ri, _ := r.Context().Value(ctxKey{}).(*reqInfo)
+	if ri == nil {
+		return &reqInfo{}
+	}
+	return ri
+}
+
 // requestID returns the id ServeHTTP gave r.
-func requestID(r *http.Request) string {
-	id, _ := r.Context().Value(ctxKey{}).(string)
-	return id
+func requestID(r *http.Request) string { return info(r).id }
+
+// orDefault is l, or def when l is zero; a negative rate is no limit.
+func orDefault(l, def Limit) Limit {
+	switch {
+	case l == Limit{}:
+		return def
+	case l.Rate < 0:
+		return Limit{}
+	}
+	return l
 }
 
 func newRequestID() string {
@@ -175,9 +231,9 @@ func newRequestID() string {
 // methods with JSON errors, and records the outcome.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
-	id := newRequestID()
-	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
-	w.Header().Set("X-Request-Id", id)
+	ri := &reqInfo{id: newRequestID(), client: s.clientIP.ClientAddr(r)}
+	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, ri))
+	w.Header().Set("X-Request-Id", ri.id)
 	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
 
 	route := "unmatched"
@@ -186,44 +242,66 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(rw, r, errorf(codeInvalidArgument, "request path longer than %d bytes", maxPathLen))
 	case len(r.URL.RawQuery) > maxQueryLen:
 		s.writeError(rw, r, errorf(codeInvalidArgument, "query string longer than %d bytes", maxQueryLen))
+	case !isClean(r.URL.Path):
+		// The mux would redirect to the clean path, with an HTML body.
+		s.writeError(rw, r, errorf(codeNotFound, "no such path %s", quote(r.URL.Path)))
 	default:
 		h, pattern := s.mux.Handler(r)
 		if pattern == "" {
 			s.noRoute(rw, r, h)
 			break
 		}
-		route = pattern
+		// The label is the path pattern: the method is a label of its own.
+		_, route, _ = strings.Cut(pattern, " ")
 		// The mux matches again, setting r's path values.
 		s.mux.ServeHTTP(rw, r)
 	}
-	if s.requests != nil {
-		s.requests.WithLabelValues(route, strconv.Itoa(rw.status)).Inc()
-		s.duration.WithLabelValues(route).Observe(s.now().Sub(start).Seconds())
+	d := s.now().Sub(start)
+	s.requests.WithLabelValues(methodLabel(r.Method), route, strconv.Itoa(rw.status)).Inc()
+	s.duration.WithLabelValues(route).Observe(d.Seconds())
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("request_id", ri.id),
+		slog.String("method", r.Method), slog.String("route", route), slog.Int("status", rw.status),
+		slog.Duration("duration", d), slog.String("api_id", ri.apiID), slog.String("client", ri.client.String()))
+}
+
+// isClean reports whether p is in its canonical form, the one ServeMux
+// matches without a redirect: rooted, no empty, "." or ".." segment.
+func isClean(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
 	}
-	s.log.DebugContext(r.Context(), "request", "request_id", id, "method", r.Method, "path", r.URL.Path,
-		"route", route, "status", rw.status, "duration", s.now().Sub(start))
+	c := path.Clean(p)
+	if p[len(p)-1] == '/' && c != "/" {
+		c += "/"
+	}
+	return c == p
+}
+
+// methodLabel bounds the method label to the methods HTTP defines.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 // noRoute answers what the mux did not match: it lets the mux decide
-// (404, 405 with Allow, or a redirect to the clean path) and rewrites a
-// 404 or 405 as a JSON error.
+// (404, 405 with Allow, or a redirect to the clean path) and answers a
+// JSON error: 405 as it is, anything else 404. An unclean path such as
+// //v1/addresses is not the API's, and the mux's redirect (an HTML body)
+// would send credentials to a path the client did not ask for.
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	probe := &probe{header: http.Header{}}
 	h.ServeHTTP(probe, r)
-	switch probe.status {
-	case http.StatusNotFound:
-		s.writeError(w, r, errorf(codeNotFound, "no such path %s", quote(r.URL.Path)))
-	case http.StatusMethodNotAllowed:
+	if probe.status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", probe.header.Get("Allow"))
 		s.writeError(w, r, &Error{Code: codeUnimplemented, HTTPStatus: http.StatusMethodNotAllowed,
 			Message: "method " + r.Method + " is not allowed on " + quote(r.URL.Path) + "; allowed: " + probe.header.Get("Allow")})
-	default:
-		// A redirect to the cleaned path: pass it on.
-		for k, v := range probe.header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(probe.status)
+		return
 	}
+	s.writeError(w, r, errorf(codeNotFound, "no such path %s", quote(r.URL.Path)))
 }
 
 // probe captures what the mux's own handlers answer.
@@ -257,31 +335,68 @@ func (r *recorder) WriteHeader(status int) {
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // authenticated checks the HTTP basic credentials (API_ID:API_SECRET) of
-// every request before h, and writes h's error.
+// every request before h, and writes h's error. The limits come first:
+// a client or key over its limit is answered 429 without a database turn.
 func (s *Server) authenticated(h func(*Server, http.ResponseWriter, *http.Request, query.Account) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, secret, ok := r.BasicAuth()
-		if !ok || id == "" || len(id) > 128 || len(secret) > 256 {
-			s.writeError(w, r, errorf(codeUnauthenticated, "missing or invalid API credentials: use HTTP basic auth with API_ID:API_SECRET"))
-			return
-		}
-		select {
-		case s.turns <- struct{}{}:
-			defer func() { <-s.turns }()
-		case <-r.Context().Done():
-			return // the client has gone
-		}
-		acct, err := s.store.Authenticate(r.Context(), id, secret)
-		if errors.Is(err, query.ErrUnauthenticated) {
-			err = errorf(codeUnauthenticated, "missing or invalid API credentials: use HTTP basic auth with API_ID:API_SECRET")
-		}
-		if err == nil {
-			err = h(s, w, r, acct)
+		err := s.authenticate(w, r, h)
+		if err != nil && r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
+			return // the client has gone; nobody reads an answer
 		}
 		if err != nil {
 			s.writeError(w, r, err)
 		}
 	})
+}
+
+var errBadCredentials = errorf(codeUnauthenticated, "missing or invalid API credentials: use HTTP basic auth with API_ID:API_SECRET")
+
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, h func(*Server, http.ResponseWriter, *http.Request, query.Account) error) error {
+	id, secret, ok := r.BasicAuth()
+	if !ok || id == "" || len(id) > 128 || len(secret) > 256 {
+		return errBadCredentials
+	}
+	ri := info(r)
+	ri.apiID = id
+	client := clientip.Group(ri.client)
+	if wait := s.failsByClient.wait(client, s.now()); wait > 0 {
+		s.limited.WithLabelValues("auth_failures_client").Inc()
+		return tooMany(wait, "too many failed authentications from %s", client)
+	}
+	if wait := s.requestsByKey.wait(id, s.now()); wait > 0 {
+		s.limited.WithLabelValues("key_rate").Inc()
+		return tooMany(wait, "too many requests for API key %s", quote(id))
+	}
+	select {
+	case s.turns <- struct{}{}:
+		defer func() { <-s.turns }()
+	case <-r.Context().Done():
+		return r.Context().Err() // the client has gone
+	}
+	acct, err := s.store.Authenticate(r.Context(), id, secret)
+	if errors.Is(err, query.ErrUnauthenticated) {
+		now := s.now()
+		byClient, byKey := s.failsByClient.take(client, now), s.failsByKey.take(id, now)
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "authentication failed", slog.String("request_id", ri.id),
+			slog.String("api_id", id), slog.String("client", ri.client.String()))
+		switch {
+		case byClient > 0:
+			s.limited.WithLabelValues("auth_failures_client").Inc()
+			return tooMany(byClient, "too many failed authentications from %s", client)
+		case byKey > 0:
+			s.limited.WithLabelValues("auth_failures_key").Inc()
+			return tooMany(byKey, "too many failed authentications for API key %s", quote(id))
+		}
+		return errBadCredentials
+	}
+	if err != nil {
+		return err
+	}
+	if wait := s.requestsByKey.take(id, s.now()); wait > 0 {
+		s.limited.WithLabelValues("key_rate").Inc()
+		return tooMany(wait, "too many requests for API key %s", quote(id))
+	}
+	return h(s, w, r, acct)
 }
 
 // healthz answers 200 when the database answers, else 503.

@@ -64,22 +64,30 @@ func dialects(t *testing.T, f func(t *testing.T, e *env)) {
 	}
 }
 
-func newEnv(t *testing.T, dsn string) *env {
+func newEnv(t *testing.T, dsn string) *env { return newEnvWith(t, dsn, nil) }
+
+// newEnvWith is newEnv with the API's config adjusted by configure (nil:
+// as it is) and the store opened with opts.
+func newEnvWith(t *testing.T, dsn string, configure func(*api.Config), opts ...store.Option) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, dsn)
+	db, err := store.Open(ctx, dsn, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	logbuf := &syncBuffer{}
-	h := api.New(api.Config{
+	cfg := api.Config{
 		Store:   db,
 		Chains:  []string{"ETH", "TST"},
 		Logger:  slog.New(slog.NewJSONHandler(logbuf, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Metrics: prometheus.NewRegistry(),
-	})
-	srv := httptest.NewServer(h)
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	h := api.New(cfg)
+	srv := httptest.NewServer(validated(t, h))
 	t.Cleanup(srv.Close)
 	e := &env{t: t, db: db, url: srv.URL, logbuf: logbuf}
 	e.alice = e.newKey("alice")
@@ -115,12 +123,21 @@ func (r response) json(t *testing.T) map[string]any {
 // do sends a request as k (no credentials when k is the zero key).
 func (e *env) do(method, path string, k key) response {
 	e.t.Helper()
+	return e.doFrom("", method, path, k)
+}
+
+// doFrom is do with an X-Forwarded-For header (none when xff is "").
+func (e *env) doFrom(xff, method, path string, k key) response {
+	e.t.Helper()
 	req, err := http.NewRequest(method, e.url+path, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	if k.id != "" {
 		req.SetBasicAuth(k.id, k.secret)
+	}
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -676,7 +693,7 @@ func TestHealthAndMetrics(t *testing.T) {
 	}
 	e.do("GET", "/v1/addresses", e.alice)
 	r := e.do("GET", "/metrics", key{})
-	if r.status != 200 || !strings.Contains(string(r.body), `addrd_http_requests_total{code="200",route="GET /v1/addresses"} 1`) {
+	if r.status != 200 || !strings.Contains(string(r.body), `addrd_http_requests_total{code="200",method="GET",route="/v1/addresses"} 1`) {
 		t.Fatalf("/metrics: %d\n%s", r.status, r.body)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/wharfhq/wharf/internal/rpcstatus"
 	"github.com/wharfhq/wharf/query"
@@ -33,6 +34,8 @@ type Error struct {
 	// HTTPStatus overrides the code's mapping; only 405 Method Not
 	// Allowed uses it, which grpc-gateway would answer as 501.
 	HTTPStatus int
+	// RetryAfter, when positive, is sent as Retry-After (a 429).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code.String(), e.Message) }
@@ -60,6 +63,8 @@ func toError(err error) (e *Error, internal bool) {
 		return errorf(codeUnauthenticated, "missing or invalid API credentials"), false
 	case errors.Is(err, query.ErrNotFound):
 		return errorf(codeNotFound, "not found"), false
+	case errors.Is(err, query.ErrTooManySubscriptions):
+		return errorf(codeResourceExhausted, "the requester has as many subscriptions as it may have; unsubscribe from some first"), false
 	}
 	return errorf(codeInternal, "internal error"), true
 }
@@ -80,6 +85,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if e.Code == codeUnauthenticated {
 		w.Header().Set("WWW-Authenticate", `Basic realm="addrd", charset="UTF-8"`)
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", retryAfter(e.RetryAfter))
 	}
 	writeJSON(w, status, errorBody{Code: int(e.Code), Message: e.Message, Status: e.Code.String()})
 }

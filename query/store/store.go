@@ -44,6 +44,8 @@ type DB struct {
 	postgres bool
 	now      func() time.Time
 	rand     io.Reader
+	// maxSubscriptions bounds the subscriptions of an account; 0: none.
+	maxSubscriptions int
 }
 
 var (
@@ -56,6 +58,11 @@ type Option func(*DB)
 
 // WithClock sets the clock that stamps rows (default time.Now).
 func WithClock(now func() time.Time) Option { return func(db *DB) { db.now = now } }
+
+// WithMaxSubscriptions bounds the subscriptions of one account: Subscribe
+// refuses a new one beyond n with query.ErrTooManySubscriptions. Zero (the
+// default) is no bound.
+func WithMaxSubscriptions(n int) Option { return func(db *DB) { db.maxSubscriptions = n } }
 
 // WithRand sets the source of key IDs, secrets and server secrets
 // (default crypto/rand).

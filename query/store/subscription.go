@@ -28,6 +28,9 @@ func (db *DB) subscribe(ctx context.Context, tx bun.IDB, account int64, chain, a
 	if err != nil {
 		return false, err
 	}
+	if err := db.lockAccount(ctx, tx, account); err != nil {
+		return false, err
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO subscriptions (account_id, chain, address, created)
 		VALUES (?, ?, ?, ?) ON CONFLICT (account_id, chain, address) DO NOTHING`, account, chain, address, db.stamp())
 	if err != nil {
@@ -35,6 +38,9 @@ func (db *DB) subscribe(ctx context.Context, tx bun.IDB, account int64, chain, a
 	}
 	n, err := res.RowsAffected()
 	if err != nil || n == 0 {
+		return false, err
+	}
+	if err := db.checkSubscriptionCount(ctx, tx, account); err != nil {
 		return false, err
 	}
 	if !active {
@@ -59,6 +65,33 @@ func (db *DB) lockTracked(ctx context.Context, tx bun.IDB, chain, address string
 	}
 	err = tx.NewRaw(q, chain, address).Scan(ctx, &active)
 	return active, err
+}
+
+// lockAccount serialises, on PostgreSQL, the subscribes of one account
+// while a subscription limit is set, so that two at once cannot both
+// take the last place.
+func (db *DB) lockAccount(ctx context.Context, tx bun.IDB, account int64) error {
+	if db.maxSubscriptions <= 0 || !db.postgres {
+		return nil
+	}
+	var id int64
+	return tx.NewRaw("SELECT id FROM accounts WHERE id = ? FOR UPDATE", account).Scan(ctx, &id)
+}
+
+// checkSubscriptionCount refuses a new subscription beyond the account's
+// limit, with query.ErrTooManySubscriptions (the caller rolls back).
+func (db *DB) checkSubscriptionCount(ctx context.Context, tx bun.IDB, account int64) error {
+	if db.maxSubscriptions <= 0 {
+		return nil
+	}
+	var n int
+	if err := tx.NewRaw("SELECT count(*) FROM subscriptions WHERE account_id = ?", account).Scan(ctx, &n); err != nil {
+		return err
+	}
+	if n > db.maxSubscriptions {
+		return query.ErrTooManySubscriptions
+	}
+	return nil
 }
 
 // Unsubscribe removes a subscription; stored data is kept. Errors:
