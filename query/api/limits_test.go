@@ -166,8 +166,8 @@ func TestMaxSubscriptions(t *testing.T) {
 			}
 			r := e.do("PUT", path(most), e.alice)
 			e.want(r, 429, int(rpcstatus.ResourceExhausted))
-			e.want(e.do("PUT", path(0), e.alice), 200, 0) // already subscribed: idempotent
-			e.want(e.do("PUT", path(most), e.bob), 200, 0)  // per requester
+			e.want(e.do("PUT", path(0), e.alice), 200, 0)  // already subscribed: idempotent
+			e.want(e.do("PUT", path(most), e.bob), 200, 0) // per requester
 			e.want(e.do("DELETE", path(0), e.alice), 200, 0)
 			e.want(e.do("PUT", path(most), e.alice), 200, 0)
 			if m := e.do("GET", "/v1/addresses", e.alice).json(t); m["total_size"] != float64(most) {
@@ -194,4 +194,3 @@ func TestMaxSubscriptions(t *testing.T) {
 		})
 	}
 }
-
