@@ -1,42 +1,48 @@
 package site
 
 import (
+	"container/list"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 )
 
-// limiter keeps a token bucket per key (a client address, a credential).
-// Buckets idle for longer than limiterIdle are dropped once the map grows
-// past limiterSweepAt, so a flood of addresses cannot grow it without bound.
+// limiter keeps a token bucket per key (a client address group, a
+// credential) in a table of at most max buckets: when it is full, the
+// bucket used least recently is dropped (its key starts again with a full
+// bucket, the lenient side). Finding, adding and dropping a bucket take
+// constant time, however many keys a flood brings.
 type limiter struct {
 	limit rate.Limit
 	burst int
+	max   int
 	now   func() time.Time
 
 	mu      sync.Mutex
-	buckets map[string]*bucket
+	buckets map[string]*list.Element // of *bucket
+	lru     list.List                // front: used most recently
 }
 
 type bucket struct {
-	lim  *rate.Limiter
-	seen time.Time
+	key string
+	lim *rate.Limiter
 }
 
-const (
-	limiterIdle    = 10 * time.Minute
-	limiterSweepAt = 10000
-)
+// defaultLimiterMax bounds each table: 100,000 buckets are about 20 MB.
+const defaultLimiterMax = 100_000
 
-func newLimiter(limit rate.Limit, burst int, now func() time.Time) *limiter {
+func newLimiter(limit rate.Limit, burst, max int, now func() time.Time) *limiter {
 	if limit <= 0 {
 		return nil
 	}
 	if burst < 1 {
 		burst = 1
 	}
-	return &limiter{limit: limit, burst: burst, now: now, buckets: map[string]*bucket{}}
+	if max < 1 {
+		max = defaultLimiterMax
+	}
+	return &limiter{limit: limit, burst: burst, max: max, now: now, buckets: map[string]*list.Element{}}
 }
 
 // allow takes a token for key; when there is none it reports how long to
@@ -48,15 +54,19 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.buckets[key]
-	if !ok {
-		if len(l.buckets) >= limiterSweepAt {
-			l.sweep(now)
+	var b *bucket
+	if e, ok := l.buckets[key]; ok {
+		l.lru.MoveToFront(e)
+		b = e.Value.(*bucket)
+	} else {
+		if l.lru.Len() >= l.max {
+			oldest := l.lru.Back()
+			l.lru.Remove(oldest)
+			delete(l.buckets, oldest.Value.(*bucket).key)
 		}
-		b = &bucket{lim: rate.NewLimiter(l.limit, l.burst)}
-		l.buckets[key] = b
+		b = &bucket{key: key, lim: rate.NewLimiter(l.limit, l.burst)}
+		l.buckets[key] = l.lru.PushFront(b)
 	}
-	b.seen = now
 	if b.lim.AllowN(now, 1) {
 		return true, 0
 	}
@@ -66,10 +76,9 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	return false, wait
 }
 
-func (l *limiter) sweep(now time.Time) {
-	for k, b := range l.buckets {
-		if now.Sub(b.seen) > limiterIdle {
-			delete(l.buckets, k)
-		}
-	}
+// size is the number of buckets kept.
+func (l *limiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lru.Len()
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/time/rate"
 
+	"github.com/wharfhq/wharf/internal/clientip"
 	"github.com/wharfhq/wharf/publish"
 )
 
@@ -57,6 +58,13 @@ type Config struct {
 	// (API key or user); 0 is no limit.
 	RateKey  rate.Limit
 	BurstKey int
+	// LimitBuckets bounds each rate limit's table of buckets (least
+	// recently used dropped first); 0 means 100,000.
+	LimitBuckets int
+	// TrustedProxies finds the client address behind reverse proxies
+	// (X-Forwarded-For from trusted peers only), for the per-address limit
+	// and the logs; nil trusts no proxy: the client is the peer.
+	TrustedProxies *clientip.Resolver
 	// MinRate is the slowest a download may go, in bytes per second, before
 	// the connection is cut (with DownloadGrace on top); 0 means 16 KiB/s.
 	MinRate int64
@@ -79,6 +87,7 @@ type Server struct {
 	gatherer  prometheus.Gatherer
 	ipLimit   *limiter
 	keyLimit  *limiter
+	clients   *clientip.Resolver
 	minRate   int64
 	grace     time.Duration
 	buffers   sync.Pool // copy buffers of bigCopy
@@ -132,15 +141,17 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.metrics, s.gatherer = m, reg
 	s.tree = &releaseTree{store: cfg.Store, now: s.now, interval: cfg.RefreshInterval, log: s.log}
-	s.ipLimit = newLimiter(cfg.RateIP, cfg.BurstIP, s.now)
-	s.keyLimit = newLimiter(cfg.RateKey, cfg.BurstKey, s.now)
+	s.ipLimit = newLimiter(cfg.RateIP, cfg.BurstIP, cfg.LimitBuckets, s.now)
+	s.keyLimit = newLimiter(cfg.RateKey, cfg.BurstKey, cfg.LimitBuckets, s.now)
+	s.clients = cfg.TrustedProxies
 	return s, nil
 }
 
 // request is the state of one request that the access log reports.
 type request struct {
 	*recorder
-	who string // the principal, "" when anonymous
+	who    string     // the principal, "" when anonymous
+	client netip.Addr // the client's address (behind trusted proxies)
 }
 
 // ServeHTTP answers every endpoint of the download server.
@@ -148,7 +159,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	s.metrics.inflight.Inc()
 	defer s.metrics.inflight.Dec()
-	req := &request{recorder: &recorder{ResponseWriter: w}}
+	req := &request{recorder: &recorder{ResponseWriter: w}, client: s.clients.ClientAddr(r)}
 	t, err := parsePath(r.URL.EscapedPath())
 	route := t.kind.route(t.sig)
 	if err != nil {
@@ -175,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				slog.Int("status", status),
 				slog.Int64("bytes", req.bytes),
 				slog.Duration("duration", elapsed),
-				slog.String("remote", r.RemoteAddr),
+				slog.String("remote", clientString(req.client, r)),
 				slog.String("principal", req.who),
 			)
 			_ = h.Handle(r.Context(), rec)
@@ -186,7 +197,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if t.kind != kindHealth && t.kind != kindMetrics {
-		if ok, wait := s.ipLimit.allow(clientIP(r)); !ok {
+		if ok, wait := s.ipLimit.allow(limitKey(req.client, r)); !ok {
 			req.Header().Set("Retry-After", fmt.Sprint(int(wait/time.Second)+1))
 			s.writeError(req, r, tooMany(wait))
 			return
@@ -224,14 +235,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// clientIP is the address the per-IP limit counts: the peer, since the
-// server is meant to face clients (behind a proxy, limit there).
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
+// limitKey is what the per-address limit counts: the client's address
+// group (an IPv4 address, an IPv6 /64, which one customer holds whole),
+// or the peer as written when it does not parse.
+func limitKey(client netip.Addr, r *http.Request) string {
+	if !client.IsValid() {
 		return r.RemoteAddr
 	}
-	return host
+	return clientip.Group(client).String()
+}
+
+// clientString is the client's address for the logs.
+func clientString(client netip.Addr, r *http.Request) string {
+	if !client.IsValid() {
+		return r.RemoteAddr
+	}
+	return client.String()
 }
 
 // contentTypes of the top-level objects.

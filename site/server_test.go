@@ -10,15 +10,18 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wharfhq/wharf/internal/clientip"
 	"github.com/wharfhq/wharf/internal/rpcstatus"
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
@@ -747,5 +750,67 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		t.Error("still accepting after shutdown")
+	}
+}
+
+// TestRateLimitClientGroups: the per-address limit counts an IPv6 client
+// by its /64 (one customer holds a whole /64, and would otherwise get 2^64
+// buckets), an IPv4 client by its address; behind a trusted proxy it
+// counts the address the proxy recorded, and logs it.
+func TestRateLimitClientGroups(t *testing.T) {
+	tr, _ := newDirTree(t)
+	tr.publish("26.1.1")
+	resolver, err := clientip.Parse([]string{"10.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLogs()
+	srv, err := site.New(site.Config{Store: tr.store, RateIP: 0.001, BurstIP: 1, TrustedProxies: resolver, Logger: slog.New(l)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(remote, xff string) int {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, "/latest", nil)
+		req.RemoteAddr = remote
+		if xff != "" {
+			req.Header.Set("X-Forwarded-For", xff)
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	steps := []struct {
+		name, remote, xff string
+		want              int
+	}{
+		{"IPv6First", "[2001:db8:1:2::1]:4000", "", 200},
+		{"IPv6SameSlash64", "[2001:db8:1:2:ffff::9]:4001", "", 429},
+		{"IPv6OtherSlash64", "[2001:db8:1:3::1]:4000", "", 200},
+		{"IPv4First", "192.0.2.1:4000", "", 200},
+		{"IPv4Neighbour", "192.0.2.2:4000", "", 200},
+		{"ProxyClientA", "10.1.1.1:5000", "198.51.100.7", 200},
+		{"ProxyClientB", "10.1.1.1:5000", "198.51.100.8", 200},
+		{"ProxyClientAAgain", "10.1.1.1:5000", "198.51.100.7", 429},
+		{"UntrustedPeerSpoofing", "192.0.2.1:4001", "198.51.100.99", 429},
+	}
+	for _, s := range steps {
+		if got := do(s.remote, s.xff); got != s.want {
+			t.Errorf("%s: %d, want %d", s.name, got, s.want)
+		}
+	}
+	var remotes []string
+	l.mu.Lock()
+	for _, r := range l.records {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "remote" {
+				remotes = append(remotes, a.Value.String())
+			}
+			return true
+		})
+	}
+	l.mu.Unlock()
+	if !slices.Contains(remotes, "198.51.100.7") || slices.Contains(remotes, "10.1.1.1:5000") {
+		t.Errorf("log lines say remote %q, want the clients behind the proxy", remotes)
 	}
 }
