@@ -41,7 +41,9 @@ func TestLimiterBounded(t *testing.T) {
 // address once it held 10,000 fresh ones) at 24,000. Divide each ns/op by
 // the reference's.
 func BenchmarkLimiter(b *testing.B) {
-	type allower interface{ allow(string) (bool, time.Duration) }
+	type allower interface {
+		allow(string) (bool, time.Duration)
+	}
 	now := time.Now()
 	clock := func() time.Time { return now }
 	for _, bc := range []struct {
