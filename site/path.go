@@ -19,14 +19,20 @@ const (
 	kindTop            // /latest, /preview, /dl.pub, /install, /releases.json
 	kindShort          // /{build}/{name} and /{tag}/{build}/{name}
 	kindCanonical      // /bin/{version}/{file}, /img/{version}/{file}
+	kindAuth           // /_wharf/auth: may the request's credentials have a path? (nginx auth_request, Caddy forward_auth)
 )
+
+// AuthPath is the path of the endpoint that answers, for a proxy serving
+// the tree itself, whether a request's credentials may download the path
+// it names (nginx auth_request, Caddy forward_auth).
+const AuthPath = "/_wharf/auth"
 
 // route labels a kind in metrics and logs.
 func (k kind) route(sig bool) string {
 	if sig && (k == kindShort || k == kindCanonical) {
 		return map[kind]string{kindShort: "short_sig", kindCanonical: "sig"}[k]
 	}
-	return [...]string{"not_found", "page", "healthz", "metrics", "top", "short", "canonical"}[k]
+	return [...]string{"not_found", "page", "healthz", "metrics", "top", "short", "canonical", "auth"}[k]
 }
 
 // target is a parsed request path.
@@ -83,6 +89,9 @@ func parsePath(escaped string) (target, error) {
 			return target{}, errBadPath
 		}
 		return target{kind: kindPage}, nil
+	}
+	if p == AuthPath {
+		return target{kind: kindAuth}, nil
 	}
 	els := strings.Split(p[1:], "/")
 	for _, el := range els {

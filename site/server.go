@@ -196,7 +196,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(req, r, badRequest("malformed path: dot segments, encoded slashes, backslashes and control characters are refused"))
 		return
 	}
-	if t.kind != kindHealth && t.kind != kindMetrics {
+	// The auth endpoint is asked by a proxy (nginx, Caddy) for all its
+	// clients: limiting it by address would limit them all together when
+	// the proxy is not a --trusted-proxy.
+	if t.kind != kindHealth && t.kind != kindMetrics && t.kind != kindAuth {
 		if ok, wait := s.ipLimit.allow(limitKey(req.client, r)); !ok {
 			req.Header().Set("Retry-After", fmt.Sprint(int(wait/time.Second)+1))
 			s.writeError(req, r, tooMany(wait))
@@ -221,6 +224,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = s.health(req, r)
 	case kindMetrics:
 		promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}).ServeHTTP(req, r)
+	case kindAuth:
+		err = s.authRequest(req, r)
 	case kindTop:
 		err = s.top(req, r, t.key)
 	case kindShort:
@@ -264,7 +269,7 @@ var contentTypes = map[string]string{
 
 // top serves a top-level object: no auth, revalidated on every use.
 func (s *Server) top(w *request, r *http.Request, key string) error {
-	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Cache-Control", publish.CacheControl(key, ""))
 	return s.serveObject(w, r, key, contentTypes[key], "")
 }
 
@@ -287,7 +292,7 @@ func (s *Server) short(w *request, r *http.Request, t target) error {
 	if t.sig {
 		loc += "/sig"
 	}
-	found(w, loc, "no-cache")
+	found(w, loc, publish.CacheRevalidate)
 	return nil
 }
 
@@ -314,19 +319,24 @@ func (s *Server) canonical(w *request, r *http.Request, t target) error {
 	}
 	file := key[strings.LastIndexByte(key, '/')+1:]
 	isSums := func(k string) bool { return strings.HasSuffix(k, "/SHA256SUMS") }
+	// Signatures and checksums are public and, like every versioned
+	// object, never change.
 	switch {
 	case t.sig:
 		if _, ok := snap.byKey[key]; !ok && !isSums(key) {
 			return notFound("no such download: " + key)
 		}
+		w.Header().Set("Cache-Control", publish.CacheImmutable)
 		return s.serveObject(w, r, publish.SigKey(key), "text/plain; charset=utf-8", "")
 	case strings.HasSuffix(key, ".sig"):
 		base := strings.TrimSuffix(key, ".sig")
 		if _, ok := snap.byKey[base]; !ok && !isSums(base) {
 			return notFound("no such signature: " + key)
 		}
+		w.Header().Set("Cache-Control", publish.CacheImmutable)
 		return s.serveObject(w, r, key, "text/plain; charset=utf-8", "")
 	case isSums(key):
+		w.Header().Set("Cache-Control", publish.CacheImmutable)
 		return s.serveObject(w, r, key, "text/plain; charset=utf-8", "")
 	}
 	a, ok := snap.byKey[key]
@@ -348,9 +358,7 @@ func (s *Server) canonical(w *request, r *http.Request, t target) error {
 	if a.Kind == publish.KindImage {
 		ctype = "application/x-tar"
 	}
-	if a.Access != publish.AccessPublic {
-		w.Header().Set("Cache-Control", "private")
-	}
+	w.Header().Set("Cache-Control", publish.CacheControl(key, a.Access))
 	return s.serveObject(w, r, key, ctype, file)
 }
 

@@ -1,0 +1,126 @@
+package site_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/wharfhq/wharf/internal/rpcstatus"
+	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/site"
+)
+
+// TestAuthRequest is the endpoint nginx's auth_request and Caddy's
+// forward_auth ask: 204, 401 with WWW-Authenticate, or 403 for the
+// credentials of the request and the path it names, never a byte of the
+// file, and no per-address limit (the proxy asks for all its clients).
+func TestAuthRequest(t *testing.T) {
+	e := newEnv(t, func(c *site.Config) { c.RateIP, c.BurstIP = 1, 1 })
+	basic := "/" + key(t, "26.1.2", "engine", "x86")
+	full := "/" + key(t, "26.1.2", "treasury-demo", "arm")
+	public := "/" + key(t, "26.1.2", "treasury-cli", "mac")
+	keyAuth := func(k string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(k+":")) }
+	tests := []struct {
+		name   string
+		header string // X-Original-URI (nginx) or X-Forwarded-Uri (Caddy)
+		path   string
+		auth   string
+		want   int
+	}{
+		{"PublicAnonymous", "X-Original-URI", public, "", 204},
+		{"BasicAnonymous", "X-Original-URI", basic, "", 401},
+		{"BasicKey", "X-Original-URI", basic, keyAuth(e.cr.basicKey), 204},
+		{"BasicKeyWithQuery", "X-Original-URI", basic + "?x=1", keyAuth(e.cr.basicKey), 204},
+		{"BasicToken", "X-Forwarded-Uri", basic, "Bearer " + e.cr.bob, 204},
+		{"FullToken", "X-Forwarded-Uri", full, "Bearer " + e.cr.alice, 204},
+		{"ErrBasicKeyFullArtifact", "X-Original-URI", full, keyAuth(e.cr.basicKey), 403},
+		{"ErrBasicTokenFullArtifact", "X-Forwarded-Uri", full, "Bearer " + e.cr.bob, 403},
+		{"ErrWrongKey", "X-Original-URI", basic, keyAuth(e.cr.basicKey + "x"), 401},
+		{"ErrRevokedKey", "X-Original-URI", basic, keyAuth(e.cr.revokedKey), 401},
+		{"SigAnonymous", "X-Original-URI", full + ".sig", "", 204},
+		{"SigFormAnonymous", "X-Original-URI", full + "/sig", "", 204},
+		{"SumsAnonymous", "X-Original-URI", "/bin/26.1.2/SHA256SUMS", "", 204},
+		{"PointerAnonymous", "X-Original-URI", "/latest", "", 204},
+		{"ErrNotPublishedVersion", "X-Original-URI", "/bin/26.9.9/engine-26.9.9-linux-amd64.tar.gz", keyAuth(e.cr.fullKey), 403},
+		{"ErrNotADownload", "X-Original-URI", "/bin/26.1.2/.wharf.lock", keyAuth(e.cr.fullKey), 403},
+		{"ErrOutsideTree", "X-Original-URI", "/bin/26.1.2/%2e%2e/%2e%2e/etc/passwd", keyAuth(e.cr.fullKey), 403},
+		{"ErrNoPath", "", "", keyAuth(e.cr.fullKey), 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hdr := []string{}
+			if tt.header != "" {
+				hdr = append(hdr, tt.header, tt.path)
+			}
+			if tt.auth != "" {
+				hdr = append(hdr, "Authorization", tt.auth)
+			}
+			resp, body := get(t, http.MethodGet, e.url+site.AuthPath, hdr...)
+			if resp.StatusCode != tt.want {
+				t.Fatalf("%s %s = %d, want %d: %s", tt.header, tt.path, resp.StatusCode, tt.want, body)
+			}
+			switch tt.want {
+			case 204:
+				if len(body) != 0 {
+					t.Errorf("204 with a body of %d bytes", len(body))
+				}
+			case 401:
+				if got := resp.Header.Get("WWW-Authenticate"); got == "" {
+					t.Error("401 without WWW-Authenticate")
+				}
+				fallthrough
+			default:
+				var er site.Error
+				if err := json.Unmarshal(body, &er); err != nil || er.Status != rpcstatus.Code(er.Code).String() {
+					t.Errorf("error body %s", body)
+				}
+				if len(body) > 512 {
+					t.Errorf("a body of %d bytes: the file?", len(body))
+				}
+			}
+		})
+	}
+	// More requests than the per-address limit allows, all answered: the
+	// endpoint is asked by a proxy for every client.
+	for range 5 {
+		resp, _ := get(t, http.MethodGet, e.url+site.AuthPath, "X-Original-URI", public)
+		if resp.StatusCode != 204 {
+			t.Fatalf("after several asks: %d, want 204 (no per-address limit)", resp.StatusCode)
+		}
+	}
+}
+
+// TestCacheControl: the headers DESIGN fixes, from wharf serve.
+func TestCacheControl(t *testing.T) {
+	e := newEnv(t)
+	kk := "Basic " + base64.StdEncoding.EncodeToString([]byte(e.cr.fullKey+":"))
+	tests := []struct {
+		path string
+		want string
+	}{
+		{"/" + key(t, "26.1.2", "treasury-cli", "x86"), publish.CacheImmutable},
+		{"/" + key(t, "26.1.2", "engine", "x86") + ".sig", publish.CacheImmutable},
+		{"/" + key(t, "26.1.2", "engine", "x86") + "/sig", publish.CacheImmutable},
+		{"/bin/26.1.2/SHA256SUMS", publish.CacheImmutable},
+		{"/" + key(t, "26.1.2", "engine", "x86"), publish.CachePrivate},
+		{"/" + key(t, "26.1.2", "treasury-node", "x86"), publish.CachePrivate},
+		{"/x86/engine", publish.CacheRevalidate},
+		{"/latest", publish.CacheRevalidate},
+		{"/preview", publish.CacheRevalidate},
+		{"/releases.json", publish.CacheRevalidate},
+		{"/install", publish.CacheRevalidate},
+		{"/dl.pub", publish.CacheRevalidate},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			resp, _ := get(t, http.MethodHead, e.url+tt.path, "Authorization", kk)
+			if resp.StatusCode >= 400 {
+				t.Fatalf("HEAD %s: %s", tt.path, resp.Status)
+			}
+			if got := resp.Header.Get("Cache-Control"); got != tt.want {
+				t.Errorf("Cache-Control = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
