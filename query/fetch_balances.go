@@ -10,7 +10,7 @@ import (
 // refresh reads again the balances of the next RefreshBatch tracked
 // addresses when a round is due, so that balances a block scan cannot see
 // change (fees paid by others, rebasing tokens) do not go stale.
-func (f *Fetcher) refresh(ctx context.Context, tracked []Tracked, at uint64) error {
+func (f *Fetcher) refresh(ctx context.Context, tracked []Tracked, cp Block) error {
 	now := f.cfg.Clock.Now()
 	if now.Before(f.refreshNext) || len(tracked) == 0 {
 		return nil
@@ -33,11 +33,11 @@ func (f *Fetcher) refresh(ctx context.Context, tracked []Tracked, at uint64) err
 		addrs = append(addrs, t.Address)
 	}
 	if len(addrs) > 0 {
-		bals, err := f.readBalances(ctx, addrs, at)
+		bals, err := f.readBalances(ctx, addrs, cp.Number)
 		if err != nil {
 			return err
 		}
-		if err := f.cfg.Store.PutBalances(ctx, bals); err != nil {
+		if err := f.reconcileStored(ctx, bals, cp); err != nil {
 			return err
 		}
 		f.refreshAfter = addrs[len(addrs)-1]

@@ -30,9 +30,11 @@ func (f *Fetcher) storeFirst(ctx context.Context, number uint64, set map[string]
 // chunk is a run of consecutive blocks scanned and ready to store.
 type chunk struct {
 	blocks   []SourceBlock
-	txs      [][]Transaction // matched transactions, per block
-	balances []Balance       // of the touched addresses, at the last block
-	reorg    bool            // the first block does not extend the checkpoint
+	txs      [][]Transaction   // matched transactions, per block
+	balances []Balance         // of the touched addresses, at the last block
+	changes  [][]BalanceChange // statement rows, per block
+	heads    []StatementHead   // where the statements stand after the chunk
+	reorg    bool              // the first block does not extend the checkpoint
 	err      error
 }
 
@@ -168,11 +170,16 @@ func (f *Fetcher) storeChunks(ctx context.Context, cs []chunk) (int, error) {
 	)
 	for _, c := range cs {
 		for i, b := range c.blocks {
-			data = append(data, BlockData{Block: b.Block, Txs: c.txs[i]})
+			d := BlockData{Block: b.Block, Txs: c.txs[i]}
+			if i < len(c.changes) {
+				d.Changes = c.changes[i]
+			}
+			data = append(data, d)
 			txs += len(c.txs[i])
 		}
 		if len(c.blocks) > 0 {
 			data[len(data)-1].Balances = c.balances
+			data[len(data)-1].Heads = c.heads
 		}
 	}
 	if len(data) == 0 {

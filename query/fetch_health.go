@@ -67,6 +67,8 @@ type fetchMetrics struct {
 	nodeErrors, errors, blocks, txs, reorgs prometheus.Counter
 	head, checkpoint, tracked, lastSuccess  prometheus.Gauge
 	leader                                  prometheus.Gauge
+	traceErrors, unreconciled               prometheus.Counter
+	traced                                  prometheus.Gauge
 }
 
 func (m *fetchMetrics) register(reg prometheus.Registerer, chain string) error {
@@ -86,15 +88,67 @@ func (m *fetchMetrics) register(reg prometheus.Registerer, chain string) error {
 	m.tracked = gauge("tracked_addresses", "Addresses with at least one subscription.")
 	m.lastSuccess = gauge("last_success_timestamp_seconds", "When a fetch step last succeeded.")
 	m.leader = gauge("leader", "1 while this process is the chain's fetcher.")
+	m.traceErrors = counter("trace_errors_total", "Trace calls to the node that failed (retried: the checkpoint waits).")
+	m.unreconciled = counter("unreconciled_total", "Balances read from the node that disagreed with the statement's running balance.")
+	m.traced = gauge("traced", "1 when internal movements are read from the node's trace API, 0 when they are not covered.")
 	if reg == nil {
 		return nil
 	}
 	reg = prometheus.WrapRegistererWith(prometheus.Labels{"chain": chain}, reg)
 	for _, c := range []prometheus.Collector{m.nodeErrors, m.errors, m.blocks, m.txs, m.reorgs,
-		m.head, m.checkpoint, m.tracked, m.lastSuccess, m.leader} {
+		m.head, m.checkpoint, m.tracked, m.lastSuccess, m.leader, m.traceErrors, m.unreconciled, m.traced} {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("fetcher metrics: %w", err)
 		}
+	}
+	return nil
+}
+
+// Traces says how internal movements are found: the trace API in use
+// (TraceCallTracer or TraceParity), "none" when the node has none or
+// traces are off (statements then say that internal movements are not
+// covered), or "" before the node was asked.
+func (f *Fetcher) Traces() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case !f.probed:
+		return ""
+	case f.traceAPI == "":
+		return "none"
+	}
+	return f.traceAPI
+}
+
+// probe chooses, once, how internal movements are found (FetcherConfig.Traces).
+func (f *Fetcher) probe(ctx context.Context) error {
+	if f.probed {
+		return nil
+	}
+	api := ""
+	if f.cfg.Traces != TracesOff {
+		if t, ok := f.cfg.Source.(Tracer); ok {
+			var err error
+			if api, err = t.ProbeTraces(ctx); err != nil {
+				return f.nodeErr(fmt.Errorf("fetch %s: probing the trace API: %w", f.cfg.Chain, err))
+			}
+			f.tracer = t
+		}
+		if api == "" && f.cfg.Traces == TracesOn {
+			return fmt.Errorf("fetch %s: traces are on but the node serves no trace API (debug_traceBlockByNumber with callTracer, or trace_block)", f.cfg.Chain)
+		}
+	}
+	f.mu.Lock()
+	f.traceAPI, f.probed = api, true
+	f.mu.Unlock()
+	switch {
+	case api != "":
+		f.metrics.traced.Set(1)
+		f.log.Info("fetcher: internal movements from the node's trace API", "api", api)
+	case f.cfg.Traces == TracesOff:
+		f.log.Warn("fetcher: traces are off: internal movements (contract payouts, self-destructs) are not covered; statements say traced: false")
+	default:
+		f.log.Warn("fetcher: the node has no trace API (debug_traceBlockByNumber, trace_block): internal movements (contract payouts, self-destructs) are not covered; statements say traced: false")
 	}
 	return nil
 }

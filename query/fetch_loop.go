@@ -98,6 +98,10 @@ func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
 	if err := f.CheckChain(ctx); err != nil {
 		return false, err
 	}
+	f.resetHeads()
+	if err := f.probe(ctx); err != nil {
+		return false, err
+	}
 	tracked, err := f.cfg.Store.Tracked(ctx, chain)
 	if err != nil {
 		return false, err
@@ -140,7 +144,7 @@ func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
 	}
 	if cp.Number >= target {
 		f.setCaughtUp(true, cp)
-		return false, f.refresh(ctx, tracked, cp.Number)
+		return false, f.refresh(ctx, tracked, cp)
 	}
 	end := min(target, cp.Number+uint64(f.cfg.Batch))
 	n, err := f.storeBlocks(ctx, cp, end, set)

@@ -22,7 +22,7 @@ func (f *Fetcher) sync(ctx context.Context, fresh []Tracked, cp Block) error {
 	if err != nil {
 		return err
 	}
-	if err := f.cfg.Store.PutBalances(ctx, bals); err != nil {
+	if err := f.reconcileStored(ctx, bals, cp); err != nil {
 		return err
 	}
 	// One backfill per distinct start block.
@@ -66,7 +66,7 @@ func (f *Fetcher) sync(ctx context.Context, fresh []Tracked, cp Block) error {
 		if err != nil {
 			return err
 		}
-		if err := f.cfg.Store.PutBalances(ctx, bals); err != nil {
+		if err := f.reconcileStored(ctx, bals, cp); err != nil {
 			return err
 		}
 	}

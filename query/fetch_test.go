@@ -250,9 +250,11 @@ func TestFetchTransfers(t *testing.T) {
 			transfers          []query.Transfer
 		}{
 			{"Native", native, query.StatusSuccess, []query.Transfer{
-				{LogIndex: -1, Asset: query.AssetNative, From: addr(a), To: addr(b), Amount: "12345"}}},
+				{LogIndex: -1, Asset: query.AssetNative, From: addr(a), To: addr(b), Amount: "12345", Kind: query.KindTransaction,
+					Symbol: "ETH", Decimals: 18}}},
 			{"Token", token, query.StatusSuccess, []query.Transfer{
-				{LogIndex: e.logIndex(token), Asset: query.AssetERC20, Contract: addr(d.Token), From: addr(b), To: addr(a), Amount: "777"}}},
+				{LogIndex: e.logIndex(token), Asset: query.AssetERC20, Contract: addr(d.Token), From: addr(b), To: addr(a), Amount: "777",
+					Kind: query.KindToken, Symbol: "WDT", Decimals: 18}}},
 			{"Failed", failed, query.StatusFailed, nil},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ package query
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -71,7 +72,18 @@ type FetcherConfig struct {
 	LagAfter time.Duration
 	// LeadRetry is how often a follower tries to become the leader; default 5 s.
 	LeadRetry time.Duration
+	// Traces says whether internal movements are read from the node's
+	// trace API: TracesAuto (the default: when the node has one),
+	// TracesOn (a node without one is an error) or TracesOff.
+	Traces string
 }
+
+// Values of FetcherConfig.Traces.
+const (
+	TracesAuto = "auto"
+	TracesOn   = "on"
+	TracesOff  = "off"
+)
 
 // Fetcher keeps the balances and transactions of a chain's tracked
 // addresses current from a Source. One pass over each new block serves
@@ -98,6 +110,19 @@ type Fetcher struct {
 	// tokens are the ERC-20 contracts each address has held, loaded from
 	// the store on first need and grown as blocks touch it.
 	tokens map[string][]string
+	// tracer and traceAPI read internal movements; traceAPI is "" when
+	// the node has no trace API or traces are off. probed is true once
+	// the node was asked.
+	tracer   Tracer
+	traceAPI string
+	probed   bool
+	// heads are the running balances of the statements touched in this
+	// step, loaded from the store on first need (headsLoaded, by address).
+	heads       map[assetKey]*head
+	headsLoaded map[string]bool
+	// mismatched are the assets whose disagreement was logged, once.
+	mismatched map[assetKey]bool
+
 	// refresh walks the tracked addresses for the scheduled refresh.
 	refreshAfter string    // last address refreshed in the current round
 	refreshNext  time.Time // when the next round starts
@@ -151,11 +176,20 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 	if cfg.LeadRetry <= 0 {
 		cfg.LeadRetry = 5 * time.Second
 	}
-	f := &Fetcher{
-		cfg:    cfg,
-		log:    cfg.Logger.With("chain", cfg.Chain),
-		tokens: make(map[string][]string),
+	switch cfg.Traces {
+	case "":
+		cfg.Traces = TracesAuto
+	case TracesAuto, TracesOn, TracesOff:
+	default:
+		return nil, fmt.Errorf("fetcher: traces %q: want auto, on or off", cfg.Traces)
 	}
+	f := &Fetcher{
+		cfg:        cfg,
+		log:        cfg.Logger.With("chain", cfg.Chain),
+		tokens:     make(map[string][]string),
+		mismatched: make(map[assetKey]bool),
+	}
+	f.resetHeads()
 	if err := f.metrics.register(cfg.Metrics, cfg.Chain); err != nil {
 		return nil, err
 	}

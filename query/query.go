@@ -104,6 +104,20 @@ type Transaction struct {
 	Fee         string // wei: gasUsed × effectiveGasPrice
 	Nonce       uint64
 	Transfers   []Transfer
+
+	// Type is the EIP-2718 transaction type (0 legacy, 2 dynamic fee...).
+	Type uint8
+	// GasLimit and GasUsed are the transaction's gas; EffectiveGasPrice is
+	// the wei it paid a unit of gas (exact decimal).
+	GasLimit          uint64
+	GasUsed           uint64
+	EffectiveGasPrice string
+	// Method is the input's 4-byte selector, 0x and 8 hex digits; "" when
+	// the input is shorter (a plain transfer).
+	Method string
+	// Created is the contract the transaction created, top-level or
+	// inside; "" when none.
+	Created string
 }
 
 // Addresses returns every address the transaction touches, without
@@ -119,6 +133,7 @@ func (t Transaction) Addresses() []string {
 	}
 	add(t.From)
 	add(t.To)
+	add(t.Created)
 	for _, tr := range t.Transfers {
 		add(tr.From)
 		add(tr.To)
@@ -128,12 +143,81 @@ func (t Transaction) Addresses() []string {
 
 // Transfer is a movement of one asset inside a transaction.
 type Transfer struct {
-	LogIndex int    // the log's index in the block; -1 for the native value transfer
+	// LogIndex is the log's index in the block for a token transfer; -1
+	// for the transaction's own value; -2, -3... for its internal
+	// movements in call order.
+	LogIndex int
 	Asset    string // AssetNative or AssetERC20
 	Contract string // "" for native
 	From     string
 	To       string
 	Amount   string // exact decimal integer, smallest unit
+	// Kind is how it moved: KindTransaction, KindInternal, KindToken,
+	// KindCreation or KindSelfdestruct.
+	Kind string
+	// Symbol and Decimals are the token's, for a token transfer.
+	Symbol   string
+	Decimals int
+}
+
+// Kinds of movement: of a Transfer, and of a Cause in a statement.
+const (
+	KindTransaction  = "transaction"  // a transaction's own value
+	KindInternal     = "internal"     // a CALL or CALLCODE with value inside a transaction
+	KindToken        = "token"        // an ERC-20 Transfer log
+	KindFee          = "fee"          // the fee the sender pays: gasUsed × effectiveGasPrice (+ blob gas)
+	KindWithdrawal   = "withdrawal"   // an EIP-4895 withdrawal from the beacon chain
+	KindFeeIncome    = "fee_income"   // the priority fees of a block, to its fee recipient
+	KindCreation     = "creation"     // value sent with a contract creation (CREATE, CREATE2, or a creating transaction)
+	KindSelfdestruct = "selfdestruct" // a SELFDESTRUCT's balance, to its beneficiary
+)
+
+// BalanceChange is a row of an address's statement: how the balance of
+// one asset changed in one block, and why. Rows chain: BalanceAfter −
+// Amount of a row is the BalanceAfter of the address's previous row of
+// the same asset.
+type BalanceChange struct {
+	Chain    string
+	Address  string
+	Contract string // "" for the native coin
+	Block    uint64
+	Time     time.Time
+	// Amount is the signed change, exact decimal (wei or the token's base
+	// units): the sum of the causes' amounts, plus Difference.
+	Amount       string
+	BalanceAfter string
+	Causes       []Cause
+	// Reconciled is false when the node's balance disagreed with the sum
+	// of the movements found; Difference (node − found, signed) is then
+	// part of Amount, so that BalanceAfter is the node's.
+	Reconciled bool
+	Difference string
+	// Traced is false when the node had no trace API: internal movements
+	// of this block are not among the causes.
+	Traced bool
+}
+
+// Cause is one movement behind a BalanceChange.
+type Cause struct {
+	Kind   string // a Kind constant
+	TxHash string // "" for a withdrawal and fee income
+	Amount string // signed exact decimal
+}
+
+// ChangeCursor is the keyset position after a statement row in the order
+// newest first: (Block, Contract) descending.
+type ChangeCursor struct {
+	Block    uint64
+	Contract string
+}
+
+// StatementHead is where an address's statement of one asset stands: its
+// balance after block Block, from which the next row continues.
+type StatementHead struct {
+	Address  string
+	Contract string
+	Block    uint64
+	Balance  string
 }
 
 // TxCursor is the keyset position after a transaction in the order most

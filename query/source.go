@@ -43,6 +43,19 @@ type Source interface {
 type SourceBlock struct {
 	Block
 	Txs []SourceTx
+	// Miner is the fee recipient, lowercase 0x-hex.
+	Miner string
+	// BaseFee is the EIP-1559 base fee in wei, exact decimal; "" before London.
+	BaseFee string
+	// Withdrawals are the block's EIP-4895 withdrawals, in order.
+	Withdrawals []Withdrawal
+}
+
+// Withdrawal is an EIP-4895 withdrawal, its amount converted to wei.
+type Withdrawal struct {
+	Index   uint64
+	Address string
+	Amount  string // wei, exact decimal (the node says gwei)
 }
 
 // SourceTx is a transaction of a SourceBlock, before its receipt is read.
@@ -53,6 +66,13 @@ type SourceTx struct {
 	To    string // "" for a contract creation
 	Value string // wei, exact decimal
 	Nonce uint64
+	// Type, GasLimit and Method (the input's 4-byte selector or "") as in Transaction.
+	Type     uint8
+	GasLimit uint64
+	Method   string
+	// Created is the address of the contract a creating transaction (To
+	// "") makes, from sender and nonce.
+	Created string
 }
 
 // TokenTransfer is an ERC-20 Transfer log.
@@ -72,7 +92,51 @@ type TokenTransfer struct {
 type Receipt struct {
 	TxHash string
 	Status string // StatusSuccess or StatusFailed
-	Fee    string // wei: gasUsed × effectiveGasPrice
+	Fee    string // wei: gasUsed × effectiveGasPrice, plus blob gas for blob transactions
+	// GasUsed and EffectiveGasPrice (wei, exact decimal) as the node says.
+	GasUsed           uint64
+	EffectiveGasPrice string
+}
+
+// Tracer is a Source that can also list the internal movements of value
+// in a block's transactions, from a trace API. The fetcher probes for it
+// (Probe) at start and uses it when the node answers.
+type Tracer interface {
+	// ProbeTraces reports which trace API the node serves ("" when none):
+	// TraceCallTracer (geth's debug_traceBlockByNumber callTracer) or
+	// TraceParity (trace_block: Erigon, Nethermind, Reth).
+	ProbeTraces(ctx context.Context) (string, error)
+	// Traces returns the movements of value inside each transaction of
+	// block b, below the top-level call (which the transaction itself
+	// carries), in call order; calls that reverted are left out, with
+	// everything under them. Errors: ErrNotFound when the block traced is
+	// no longer b (a reorg), ErrUnavailable when the node fails or times
+	// out.
+	Traces(ctx context.Context, b SourceBlock, api string) ([]InternalMove, error)
+}
+
+// Trace APIs a Tracer may find.
+const (
+	TraceCallTracer = "debug_traceBlockByNumber"
+	TraceParity     = "trace_block"
+)
+
+// InternalMove is a movement of value inside a transaction: a CALL,
+// CALLCODE, CREATE, CREATE2 with value, or a SELFDESTRUCT.
+type InternalMove struct {
+	TxHash string
+	Kind   string // KindInternal, KindCreation or KindSelfdestruct
+	From   string
+	To     string // the created contract for KindCreation
+	Amount string // wei, exact decimal; may be "0" for a creation
+}
+
+// TokenInfo is a Source that tells a token's symbol and decimals.
+type TokenInfo interface {
+	// Token returns the symbol and decimals of the ERC-20 at contract,
+	// read once and cached; "" and 0 when the contract does not say. For
+	// contract "" it returns the chain's coin's.
+	Token(ctx context.Context, contract string) (symbol string, decimals int, err error)
 }
 
 // BalanceQuery asks for the balance of one asset of an address:

@@ -41,6 +41,13 @@ type Store interface {
 	AccountTransactions(ctx context.Context, account int64, chain, address string, after *TxCursor, limit int) ([]Transaction, error)
 	// Transaction returns one transaction with its transfers. Errors: ErrNotFound.
 	Transaction(ctx context.Context, chain, hash string) (Transaction, error)
+	// AccountBalanceChanges returns the statement of address after the
+	// cursor (nil: from the newest), newest first, at most limit rows, to
+	// an account subscribed to it. Its cost does not grow with the depth
+	// of the cursor. Errors: ErrNotSubscribed.
+	AccountBalanceChanges(ctx context.Context, account int64, chain, address string, after *ChangeCursor, limit int) ([]BalanceChange, error)
+	// Head returns the newest stored block of chain; ok is false when none is.
+	Head(ctx context.Context, chain string) (b Block, ok bool, err error)
 
 	// Secret returns the named server secret, creating 32 random bytes on
 	// first use (page-token HMAC keys).
@@ -83,6 +90,13 @@ type FetchStore interface {
 	// PutBalances upserts balances; a balance read at an older block than the
 	// stored one is ignored.
 	PutBalances(ctx context.Context, balances []Balance) error
+	// StatementHeads returns where the statements of addresses stand, one
+	// per asset that has one.
+	StatementHeads(ctx context.Context, chain string, addresses []string) ([]StatementHead, error)
+	// PutStatement stores statement rows, heads and balances read outside
+	// a block (a new subscription, the scheduled refresh) in one
+	// transaction; rows already there are left as they are.
+	PutStatement(ctx context.Context, chain string, changes []BalanceChange, heads []StatementHead, balances []Balance) error
 
 	// Lead blocks until this process is the one fetcher of chain (an advisory
 	// lock on PostgreSQL; at once on SQLite) or ctx ends. The returned context
@@ -91,9 +105,12 @@ type FetchStore interface {
 }
 
 // BlockData is a block as StoreBlocks stores it: the transactions of the
-// block that touch tracked addresses and the balances read for it.
+// block that touch tracked addresses, the balances read for it, its
+// statement rows and where the statements stand after it.
 type BlockData struct {
 	Block
 	Txs      []Transaction
 	Balances []Balance
+	Changes  []BalanceChange
+	Heads    []StatementHead
 }

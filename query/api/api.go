@@ -106,6 +106,8 @@ type Server struct {
 
 	bufs bufPool // response buffers of transaction pages
 
+	heads headCache // the stored head of each chain, for confirmations
+
 	// turns holds a token for each request using the store; a channel's
 	// blocked senders go in arrival order.
 	turns chan struct{}
@@ -126,6 +128,7 @@ var routes = []route{
 	{"GET /v1/chains/{chain}/addresses/{address}/balances", (*Server).balances},
 	{"GET /v1/chains/{chain}/addresses/{address}/transactions", (*Server).transactions},
 	{"GET /v1/chains/{chain}/transactions/{hash}", (*Server).transaction},
+	{"GET /v1/chains/{chain}/addresses/{address}/balance_changes", (*Server).balanceChanges},
 }
 
 // New returns the API over cfg.Store.

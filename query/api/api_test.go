@@ -408,9 +408,12 @@ func tx(n uint64, i uint, from, to string) query.Transaction {
 		Chain: "ETH", Hash: fmt.Sprintf("0x%056x%08x", n, i), BlockNumber: n, BlockHash: fmt.Sprintf("0x%064x", n),
 		BlockTime: time.Unix(int64(1_700_000_000+n*12), 0).UTC(), Index: i, Status: query.StatusSuccess,
 		From: from, To: to, Value: "1000000000000000000", Fee: "21000000000000", Nonce: n,
+		Type: 2, GasLimit: 60000, GasUsed: 21000, EffectiveGasPrice: "1000000000", Method: "0xa9059cbb",
 		Transfers: []query.Transfer{
-			{LogIndex: -1, Asset: query.AssetNative, From: from, To: to, Amount: "1000000000000000000"},
-			{LogIndex: int(i), Asset: query.AssetERC20, Contract: addrC, From: to, To: addrC, Amount: "5"},
+			{LogIndex: -1, Asset: query.AssetNative, From: from, To: to, Amount: "1000000000000000000", Kind: query.KindTransaction,
+				Symbol: "ETH", Decimals: 18},
+			{LogIndex: int(i), Asset: query.AssetERC20, Contract: addrC, From: to, To: addrC, Amount: "5", Kind: query.KindToken,
+				Symbol: "TKN", Decimals: 6},
 		},
 	}
 }
@@ -545,9 +548,10 @@ func TestTransactionByHash(t *testing.T) {
 		e.want(r, 200, 0)
 		wantBody := `{"hash":"` + want.Hash + `","block_number":7,"block_hash":"` + want.BlockHash +
 			`","block_time":"2023-11-14T22:14:44Z","index":2,"status":"failed","from":"` + addrA + `","to":"` + addrB +
-			`","value":"1000000000000000000","fee":"21000000000000","nonce":7,"transfers":[` +
-			`{"log_index":-1,"asset":"native","contract":"","from":"` + addrA + `","to":"` + addrB + `","amount":"1000000000000000000"},` +
-			`{"log_index":2,"asset":"erc20","contract":"` + addrC + `","from":"` + addrB + `","to":"` + addrC + `","amount":"5"}]}` + "\n"
+			`","value":"1000000000000000000","fee":"21000000000000","nonce":7,"type":2,"gas_limit":60000,"gas_used":21000,` +
+			`"effective_gas_price":"1000000000","method":"0xa9059cbb","contract_address":"","confirmations":1,"transfers":[` +
+			`{"log_index":-1,"kind":"transaction","asset":"native","contract":"","symbol":"ETH","decimals":18,"from":"` + addrA + `","to":"` + addrB + `","amount":"1000000000000000000"},` +
+			`{"log_index":2,"kind":"token","asset":"erc20","contract":"` + addrC + `","symbol":"TKN","decimals":6,"from":"` + addrB + `","to":"` + addrC + `","amount":"5"}]}` + "\n"
 		if string(r.body) != wantBody {
 			t.Fatalf("GET %s =\n%s\nwant\n%s", path, r.body, wantBody)
 		}

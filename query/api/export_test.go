@@ -20,14 +20,17 @@ func Patterns() []string {
 
 // BodyTypes maps the openapi schema names to the Go types written as JSON.
 var BodyTypes = map[string]reflect.Type{
-	"Error":           reflect.TypeFor[errorBody](),
-	"Subscription":    reflect.TypeFor[subscriptionName](),
-	"AddressPage":     reflect.TypeFor[addressPage](),
-	"Balances":        reflect.TypeFor[balancesBody](),
-	"Balance":         reflect.TypeFor[balance](),
-	"TransactionPage": reflect.TypeFor[transactionPage](),
-	"Transaction":     reflect.TypeFor[transaction](),
-	"Transfer":        reflect.TypeFor[transfer](),
+	"Error":             reflect.TypeFor[errorBody](),
+	"Subscription":      reflect.TypeFor[subscriptionName](),
+	"AddressPage":       reflect.TypeFor[addressPage](),
+	"Balances":          reflect.TypeFor[balancesBody](),
+	"Balance":           reflect.TypeFor[balance](),
+	"TransactionPage":   reflect.TypeFor[transactionPage](),
+	"Transaction":       reflect.TypeFor[transaction](),
+	"Transfer":          reflect.TypeFor[transfer](),
+	"BalanceChangePage": reflect.TypeFor[balanceChangePage](),
+	"BalanceChange":     reflect.TypeFor[balanceChange](),
+	"Cause":             reflect.TypeFor[cause](),
 }
 
 // OpenAPIPattern is the route of the description itself.
@@ -40,7 +43,8 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 	var txs []query.Transaction
 	for i := range n + 1 {
 		t := query.Transaction{Hash: s, BlockNumber: uint64(i) << 40, BlockHash: s, Index: uint(i), Status: s,
-			From: s, To: s, Value: s, Fee: s, Nonce: ^uint64(0) - uint64(i)}
+			From: s, To: s, Value: s, Fee: s, Nonce: ^uint64(0) - uint64(i), Type: uint8(i), GasLimit: uint64(i) * 21000,
+			GasUsed: ^uint64(0) - uint64(i), EffectiveGasPrice: s, Method: s, Created: s}
 		if i > 0 {
 			t.BlockTime = time.Unix(int64(i)*1_700_000_000, 0)
 		}
@@ -49,17 +53,18 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 			if j%2 == 1 {
 				from = "0xother"
 			}
-			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: j - 1, Asset: s, Contract: s, From: from, To: "0xto", Amount: s})
+			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: j - 1, Asset: s, Contract: s, From: from, To: "0xto", Amount: s,
+				Kind: s, Symbol: s, Decimals: j})
 		}
 		txs = append(txs, t)
 	}
 	for _, only := range []string{"", s, "0xother", "0xnobody"} {
 		p := transactionPage{Transactions: []transaction{}, NextPageToken: s}
 		for _, t := range txs {
-			p.Transactions = append(p.Transactions, toTransaction(t, only))
+			p.Transactions = append(p.Transactions, toTransaction(t, only, 3<<40))
 		}
 		b, _ := json.Marshal(p)
-		got += string(appendTransactionPage(nil, txs, only, s))
+		got += string(appendTransactionPage(nil, txs, only, s, 3<<40))
 		want += string(b)
 	}
 	return got, want

@@ -28,6 +28,7 @@ const (
 const (
 	kindTransactions  byte = 't'
 	kindSubscriptions byte = 's'
+	kindChanges       byte = 'b'
 )
 
 var errBadToken = errors.New("invalid page token")

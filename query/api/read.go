@@ -37,14 +37,25 @@ type transaction struct {
 	Value       string     `json:"value"`
 	Fee         string     `json:"fee"`
 	Nonce       uint64     `json:"nonce"`
+	Type        uint8      `json:"type"`
+	GasLimit    uint64     `json:"gas_limit"`
+	GasUsed     uint64     `json:"gas_used"`
+	GasPrice    string     `json:"effective_gas_price"`
+	Method      string     `json:"method"`
+	Created     string     `json:"contract_address"`
+	Confirms    uint64     `json:"confirmations"`
 	Transfers   []transfer `json:"transfers"`
 }
 
-// transfer is a native or ERC-20 transfer inside a transaction.
+// transfer is a movement of value inside a transaction: its own value,
+// an internal movement, or an ERC-20 transfer.
 type transfer struct {
 	LogIndex int    `json:"log_index"`
+	Kind     string `json:"kind"`
 	Asset    string `json:"asset"`
 	Contract string `json:"contract"`
+	Symbol   string `json:"symbol"`
+	Decimals int    `json:"decimals"`
 	From     string `json:"from"`
 	To       string `json:"to"`
 	Amount   string `json:"amount"`
@@ -64,17 +75,28 @@ func timestamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// toTransaction renders t; with only set, just the transfers touching it.
-func toTransaction(t query.Transaction, only string) transaction {
+// confirmations is the number of blocks from t's to the stored head,
+// t's own included; 0 when the head is not known or below it.
+func confirmations(t *query.Transaction, head uint64) uint64 {
+	if head < t.BlockNumber {
+		return 0
+	}
+	return head - t.BlockNumber + 1
+}
+
+// toTransaction renders t, with its confirmations against the stored
+// head; with only set, just the transfers touching it.
+func toTransaction(t query.Transaction, only string, head uint64) transaction {
 	out := transaction{Hash: t.Hash, BlockNumber: t.BlockNumber, BlockHash: t.BlockHash, BlockTime: timestamp(t.BlockTime),
 		Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value, Fee: t.Fee, Nonce: t.Nonce,
-		Transfers: make([]transfer, 0, len(t.Transfers))}
+		Type: t.Type, GasLimit: t.GasLimit, GasUsed: t.GasUsed, GasPrice: t.EffectiveGasPrice, Method: t.Method,
+		Created: t.Created, Confirms: confirmations(&t, head), Transfers: make([]transfer, 0, len(t.Transfers))}
 	for _, f := range t.Transfers {
 		if only != "" && f.From != only && f.To != only {
 			continue
 		}
-		out.Transfers = append(out.Transfers, transfer{LogIndex: f.LogIndex, Asset: f.Asset, Contract: f.Contract,
-			From: f.From, To: f.To, Amount: f.Amount})
+		out.Transfers = append(out.Transfers, transfer{LogIndex: f.LogIndex, Kind: f.Kind, Asset: f.Asset, Contract: f.Contract,
+			Symbol: f.Symbol, Decimals: f.Decimals, From: f.From, To: f.To, Amount: f.Amount})
 	}
 	return out
 }
@@ -151,7 +173,11 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Ac
 		last := txs[len(txs)-1]
 		next = codec.encode(kindTransactions, sc, appendUvarint(appendUvarint(nil, last.BlockNumber), uint64(last.Index)))
 	}
-	s.writeTransactionPage(w, txs, address, next)
+	head, err := s.head(r.Context(), chain)
+	if err != nil {
+		return err
+	}
+	s.writeTransactionPage(w, txs, address, next, head)
 	return nil
 }
 
@@ -199,7 +225,11 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request, a query.Acc
 	if !ok {
 		return notFound
 	}
-	writeJSON(w, http.StatusOK, toTransaction(t, ""))
+	head, err := s.head(r.Context(), chain)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toTransaction(t, "", head))
 	return nil
 }
 

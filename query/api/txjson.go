@@ -40,10 +40,10 @@ func (p *bufPool) put(b *[]byte) {
 // writeTransactionPage writes, as writeJSON would a transactionPage, the
 // page of txs, each with only the transfers touching only (all when
 // only is ""), and the token of the next page.
-func (s *Server) writeTransactionPage(w http.ResponseWriter, txs []query.Transaction, only, next string) {
+func (s *Server) writeTransactionPage(w http.ResponseWriter, txs []query.Transaction, only, next string, head uint64) {
 	buf := s.bufs.get()
 	defer s.bufs.put(buf)
-	*buf = append(appendTransactionPage((*buf)[:0], txs, only, next), '\n')
+	*buf = append(appendTransactionPage((*buf)[:0], txs, only, next, head), '\n')
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -55,20 +55,20 @@ func (s *Server) writeTransactionPage(w http.ResponseWriter, txs []query.Transac
 
 // appendTransactionPage appends json.Marshal of the transactionPage of
 // txs (see toTransaction).
-func appendTransactionPage(b []byte, txs []query.Transaction, only, next string) []byte {
+func appendTransactionPage(b []byte, txs []query.Transaction, only, next string, head uint64) []byte {
 	b = append(b, `{"transactions":[`...)
 	for i := range txs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendTransaction(b, &txs[i], only)
+		b = appendTransaction(b, &txs[i], only, head)
 	}
 	b = append(b, `],"next_page_token":`...)
 	b = appendJSONString(b, next)
 	return append(b, '}')
 }
 
-func appendTransaction(b []byte, t *query.Transaction, only string) []byte {
+func appendTransaction(b []byte, t *query.Transaction, only string, head uint64) []byte {
 	b = append(b, `{"hash":`...)
 	b = appendJSONString(b, t.Hash)
 	b = append(b, `,"block_number":`...)
@@ -94,6 +94,20 @@ func appendTransaction(b []byte, t *query.Transaction, only string) []byte {
 	b = appendJSONString(b, t.Fee)
 	b = append(b, `,"nonce":`...)
 	b = strconv.AppendUint(b, t.Nonce, 10)
+	b = append(b, `,"type":`...)
+	b = strconv.AppendUint(b, uint64(t.Type), 10)
+	b = append(b, `,"gas_limit":`...)
+	b = strconv.AppendUint(b, t.GasLimit, 10)
+	b = append(b, `,"gas_used":`...)
+	b = strconv.AppendUint(b, t.GasUsed, 10)
+	b = append(b, `,"effective_gas_price":`...)
+	b = appendJSONString(b, t.EffectiveGasPrice)
+	b = append(b, `,"method":`...)
+	b = appendJSONString(b, t.Method)
+	b = append(b, `,"contract_address":`...)
+	b = appendJSONString(b, t.Created)
+	b = append(b, `,"confirmations":`...)
+	b = strconv.AppendUint(b, confirmations(t, head), 10)
 	b = append(b, `,"transfers":[`...)
 	n := 0
 	for i := range t.Transfers {
@@ -113,10 +127,16 @@ func appendTransaction(b []byte, t *query.Transaction, only string) []byte {
 func appendTransfer(b []byte, f *query.Transfer) []byte {
 	b = append(b, `{"log_index":`...)
 	b = strconv.AppendInt(b, int64(f.LogIndex), 10)
+	b = append(b, `,"kind":`...)
+	b = appendJSONString(b, f.Kind)
 	b = append(b, `,"asset":`...)
 	b = appendJSONString(b, f.Asset)
 	b = append(b, `,"contract":`...)
 	b = appendJSONString(b, f.Contract)
+	b = append(b, `,"symbol":`...)
+	b = appendJSONString(b, f.Symbol)
+	b = append(b, `,"decimals":`...)
+	b = strconv.AppendInt(b, int64(f.Decimals), 10)
 	b = append(b, `,"from":`...)
 	b = appendJSONString(b, f.From)
 	b = append(b, `,"to":`...)

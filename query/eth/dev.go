@@ -3,6 +3,7 @@ package eth
 import (
 	"context"
 	"crypto/ecdsa"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +25,8 @@ import (
 	"github.com/ethereum/go-ethereum/eth/catalyst"
 	"github.com/ethereum/go-ethereum/eth/ethconfig"
 	"github.com/ethereum/go-ethereum/eth/filters"
+	"github.com/ethereum/go-ethereum/eth/tracers"
+	_ "github.com/ethereum/go-ethereum/eth/tracers/native" // callTracer, for debug_traceBlockByNumber
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/node"
 	"github.com/ethereum/go-ethereum/p2p"
@@ -47,6 +50,12 @@ type DevConfig struct {
 	TxsPerBlock int
 	// Seed makes the producer's choice of transfers repeatable; default 1.
 	Seed uint64
+	// Showcase makes Step also move ether every other way, in turn: a
+	// payout through the forwarder contract (internal, nested), a
+	// withdrawal, a self-destruct, a CREATE2 with value, and a call with
+	// value whose inner call reverts; the fee recipient earns every
+	// block's priority fees. addrd serve --dev sets it.
+	Showcase bool
 	// Clock paces the producer; default query.SystemClock.
 	Clock query.Clock
 	// Logger receives the producer's errors; default slog.Default().
@@ -76,6 +85,11 @@ type Dev struct {
 	Accounts []common.Address
 	// Token is the demo ERC-20 contract (symbol WDT, 18 decimals).
 	Token common.Address
+	// FeeRecipient earns the priority fees of every block (the miner).
+	FeeRecipient common.Address
+	// Forwarder, Destructor and Factory are the demo contracts of
+	// contracts.go, in genesis.
+	Forwarder, Destructor, Factory common.Address
 
 	cfg     DevConfig
 	keys    []*ecdsa.PrivateKey
@@ -85,13 +99,16 @@ type Dev struct {
 	backend *gethEth.Ethereum
 	beacon  *catalyst.SimulatedBeacon
 	client  *ethclient.Client // in-process
+	rpc     *rpc.Client       // in-process, with the dev API
 	handler http.Handler
 	addr    string
 
-	mu     sync.Mutex // serialises sending and sealing
-	nonces map[common.Address]uint64
-	rng    *rand.Rand
-	steps  int
+	mu      sync.Mutex // serialises sending and sealing
+	nonces  map[common.Address]uint64
+	rng     *rand.Rand
+	steps   int
+	wdrawn  uint64 // withdrawals made, their next index
+	created uint64 // contracts created by Create2
 
 	srvMu sync.Mutex
 	srv   *http.Server
@@ -163,6 +180,11 @@ func StartDev(ctx context.Context, cfg DevConfig) (*Dev, error) {
 		d.Accounts = append(d.Accounts, a)
 		alloc[a] = types.Account{Balance: devFunds}
 	}
+	d.FeeRecipient = crypto.PubkeyToAddress(DevKey(cfg.Accounts).PublicKey)
+	d.Forwarder, d.Destructor, d.Factory = forwarderAddr, destructorAddr, factoryAddr
+	alloc[forwarderAddr] = types.Account{Code: forwarderCode, Balance: new(big.Int)}
+	alloc[destructorAddr] = types.Account{Code: destructorCode, Balance: new(big.Int)}
+	alloc[factoryAddr] = types.Account{Code: factoryCode, Balance: new(big.Int)}
 	if err := d.startChain(alloc); err != nil {
 		return nil, err
 	}
@@ -229,14 +251,21 @@ func (d *Dev) startChain(alloc types.GenesisAlloc) error {
 	}
 	fs := filters.NewFilterSystem(backend.APIBackend, filters.Config{})
 	stack.RegisterAPIs([]rpc.API{{Namespace: "eth", Service: filters.NewFilterAPI(fs)}})
-	if err := stack.Start(); err != nil {
-		stack.Close()
-		return fmt.Errorf("dev chain: start node: %w", err)
-	}
-	beacon, err := catalyst.NewSimulatedBeacon(0, common.Address{}, backend)
+	// debug_traceBlockByNumber with the built-in tracers, as geth serves it.
+	stack.RegisterAPIs(tracers.APIs(backend.APIBackend))
+	// The beacon seals blocks when Commit is called only: a period of
+	// zero would make its dev API seal on every new transaction, and it is
+	// never started, so the period does not run either. Its dev API
+	// (dev_addWithdrawal, dev_setFeeRecipient) is served as geth --dev does.
+	beacon, err := catalyst.NewSimulatedBeacon(1<<32, d.FeeRecipient, backend)
 	if err != nil {
 		stack.Close()
 		return fmt.Errorf("dev chain: beacon: %w", err)
+	}
+	catalyst.RegisterSimulatedBeaconAPIs(stack, beacon)
+	if err := stack.Start(); err != nil {
+		stack.Close()
+		return fmt.Errorf("dev chain: start node: %w", err)
 	}
 	if err := beacon.Fork(backend.BlockChain().GetCanonicalHash(0)); err != nil {
 		beacon.Stop()
@@ -250,7 +279,8 @@ func (d *Dev) startChain(alloc types.GenesisAlloc) error {
 		return fmt.Errorf("dev chain: rpc handler: %w", err)
 	}
 	d.stack, d.backend, d.beacon, d.handler = stack, backend, beacon, handler
-	d.client = ethclient.NewClient(stack.Attach())
+	d.rpc = stack.Attach()
+	d.client = ethclient.NewClient(d.rpc)
 	d.signer = types.LatestSigner(backend.BlockChain().Config())
 	return nil
 }
@@ -366,7 +396,118 @@ func (d *Dev) Step(ctx context.Context) (common.Hash, error) {
 			return common.Hash{}, err
 		}
 	}
+	if d.cfg.Showcase {
+		if err := d.showcase(ctx); err != nil {
+			return common.Hash{}, err
+		}
+	}
 	return d.beacon.Commit(), nil
+}
+
+// showcase sends this step's turn of the other ways ether moves; d.mu is
+// held.
+func (d *Dev) showcase(ctx context.Context) error {
+	gwei := func(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(params.GWei)) }
+	n := len(d.Accounts)
+	var err error
+	switch d.steps % 5 {
+	case 1: // a payout through two forwarders: internal, nested
+		_, err = d.forward(ctx, 0, []common.Address{d.Forwarder, d.Accounts[2%n]}, gwei(int64(1+d.rng.IntN(1000))))
+	case 2: // a withdrawal from the beacon chain
+		err = d.withdraw(ctx, d.Accounts[1], uint64(1+d.rng.IntN(1000)))
+	case 3: // fund the destructor, which self-destructs to account 3
+		if _, err = d.send(ctx, 0, &d.Destructor, gwei(int64(1+d.rng.IntN(1000))), nil, contractGas); err == nil {
+			_, err = d.selfDestruct(ctx, 0, d.Accounts[3%n])
+		}
+	case 4: // a contract created with value by CREATE2
+		_, _, err = d.create2(ctx, 1, gwei(int64(1+d.rng.IntN(1000))))
+	case 0: // a call with value whose inner call reverts (the token takes no ether): the value stays in the forwarder
+		_, err = d.forward(ctx, 2%n, []common.Address{d.Token}, gwei(1))
+	}
+	return err
+}
+
+// Forward sends wei from demo account from through the forwarder, which
+// passes it on along hops (each but the last another forwarder); Commit
+// mines it.
+func (d *Dev) Forward(ctx context.Context, from int, hops []common.Address, wei *big.Int) (common.Hash, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.forward(ctx, from, hops, wei)
+}
+
+func (d *Dev) forward(ctx context.Context, from int, hops []common.Address, wei *big.Int) (common.Hash, error) {
+	var data []byte
+	for _, h := range hops {
+		data = append(data, common.LeftPadBytes(h.Bytes(), 32)...)
+	}
+	return d.send(ctx, from, &d.Forwarder, wei, data, contractGas)
+}
+
+// SelfDestruct makes the destructor self-destruct to beneficiary, which
+// receives its balance; Commit mines it.
+func (d *Dev) SelfDestruct(ctx context.Context, from int, beneficiary common.Address) (common.Hash, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.selfDestruct(ctx, from, beneficiary)
+}
+
+func (d *Dev) selfDestruct(ctx context.Context, from int, beneficiary common.Address) (common.Hash, error) {
+	return d.send(ctx, from, &d.Destructor, nil, common.LeftPadBytes(beneficiary.Bytes(), 32), contractGas)
+}
+
+// Create2 has the factory create, by CREATE2 with wei, a new copy of the
+// destructor; it returns the transaction and the created address; Commit
+// mines it.
+func (d *Dev) Create2(ctx context.Context, from int, wei *big.Int) (common.Hash, common.Address, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.create2(ctx, from, wei)
+}
+
+func (d *Dev) create2(ctx context.Context, from int, wei *big.Int) (common.Hash, common.Address, error) {
+	// Bytes after the init code's RETURN never run: they make each
+	// creation's address new.
+	d.created++
+	code := append(initCode(destructorCode), binary.BigEndian.AppendUint64(nil, d.created)...)
+	addr := crypto.CreateAddress2(d.Factory, common.Hash{}, crypto.Keccak256(code))
+	h, err := d.send(ctx, from, &d.Factory, wei, code, contractGas)
+	return h, addr, err
+}
+
+// Deploy sends a transaction from demo account from that creates a copy of
+// the destructor with wei, and returns it and the contract's address.
+func (d *Dev) Deploy(ctx context.Context, from int, wei *big.Int) (common.Hash, common.Address, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	addr := d.Accounts[from]
+	nonce, ok := d.nonces[addr]
+	if !ok {
+		n, err := d.client.PendingNonceAt(ctx, addr)
+		if err != nil {
+			return common.Hash{}, common.Address{}, err
+		}
+		nonce = n
+	}
+	h, err := d.send(ctx, from, nil, wei, initCode(destructorCode), contractGas)
+	return h, crypto.CreateAddress(addr, nonce), err
+}
+
+// Withdraw queues a withdrawal of gwei to address for the next block
+// (dev_addWithdrawal); Commit mines it.
+func (d *Dev) Withdraw(ctx context.Context, to common.Address, gwei uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.withdraw(ctx, to, gwei)
+}
+
+func (d *Dev) withdraw(ctx context.Context, to common.Address, gwei uint64) error {
+	w := &types.Withdrawal{Index: d.wdrawn, Validator: d.wdrawn, Address: to, Amount: gwei}
+	if err := d.rpc.CallContext(ctx, nil, "dev_addWithdrawal", w); err != nil {
+		return fmt.Errorf("dev chain: withdrawal: %w", err)
+	}
+	d.wdrawn++
+	return nil
 }
 
 // Transfer sends wei from demo account from to to; Commit mines it.
@@ -491,7 +632,10 @@ func (d *Dev) send(ctx context.Context, from int, to *common.Address, value *big
 	if err != nil {
 		return common.Hash{}, fmt.Errorf("dev chain: sign: %w", err)
 	}
-	if err := d.client.SendTransaction(ctx, tx); err != nil {
+	// Into the pool directly and synchronously: the next Commit seals it,
+	// rather than the one after when the pool promotes it late (under
+	// load a step's block then held another step's transactions).
+	if err := d.backend.TxPool().Add([]*types.Transaction{tx}, true)[0]; err != nil {
 		delete(d.nonces, addr) // read it again next time
 		return common.Hash{}, fmt.Errorf("dev chain: send from %s: %w", addr.Hex(), err)
 	}

@@ -129,11 +129,14 @@ func (s *Source) Head(ctx context.Context) (uint64, error) {
 }
 
 type rpcBlock struct {
-	Number       hexutil.Uint64 `json:"number"`
-	Hash         common.Hash    `json:"hash"`
-	ParentHash   common.Hash    `json:"parentHash"`
-	Timestamp    hexutil.Uint64 `json:"timestamp"`
-	Transactions []rpcTx        `json:"transactions"`
+	Number       hexutil.Uint64  `json:"number"`
+	Hash         common.Hash     `json:"hash"`
+	ParentHash   common.Hash     `json:"parentHash"`
+	Timestamp    hexutil.Uint64  `json:"timestamp"`
+	Miner        common.Address  `json:"miner"`
+	BaseFee      *hexutil.Big    `json:"baseFeePerGas"`
+	Transactions []rpcTx         `json:"transactions"`
+	Withdrawals  []rpcWithdrawal `json:"withdrawals"`
 }
 
 type rpcTx struct {
@@ -143,6 +146,15 @@ type rpcTx struct {
 	Value            *hexutil.Big    `json:"value"`
 	Nonce            hexutil.Uint64  `json:"nonce"`
 	TransactionIndex hexutil.Uint64  `json:"transactionIndex"`
+	Type             hexutil.Uint64  `json:"type"`
+	Gas              hexutil.Uint64  `json:"gas"`
+	Input            hexutil.Bytes   `json:"input"`
+}
+
+type rpcWithdrawal struct {
+	Index   hexutil.Uint64 `json:"index"`
+	Address common.Address `json:"address"`
+	Amount  hexutil.Uint64 `json:"amount"` // gwei
 }
 
 // Blocks returns blocks from to to with their transactions, batched
@@ -190,18 +202,33 @@ func convertBlock(b *rpcBlock) query.SourceBlock {
 			ParentHash: hexLower(b.ParentHash),
 			Time:       time.Unix(int64(b.Timestamp), 0).UTC(),
 		},
-		Txs: make([]query.SourceTx, len(b.Transactions)),
+		Txs:   make([]query.SourceTx, len(b.Transactions)),
+		Miner: addrLower(b.Miner),
+	}
+	if b.BaseFee != nil {
+		sb.BaseFee = b.BaseFee.ToInt().String()
+	}
+	for _, w := range b.Withdrawals {
+		wei := new(big.Int).Mul(new(big.Int).SetUint64(uint64(w.Amount)), big.NewInt(params.GWei))
+		sb.Withdrawals = append(sb.Withdrawals, query.Withdrawal{Index: uint64(w.Index), Address: addrLower(w.Address), Amount: wei.String()})
 	}
 	for i, t := range b.Transactions {
 		tx := query.SourceTx{
-			Hash:  hexLower(t.Hash),
-			Index: uint(t.TransactionIndex),
-			From:  addrLower(t.From),
-			Value: "0",
-			Nonce: uint64(t.Nonce),
+			Hash:     hexLower(t.Hash),
+			Index:    uint(t.TransactionIndex),
+			From:     addrLower(t.From),
+			Value:    "0",
+			Nonce:    uint64(t.Nonce),
+			Type:     uint8(t.Type),
+			GasLimit: uint64(t.Gas),
+		}
+		if len(t.Input) >= 4 {
+			tx.Method = hexutil.Encode(t.Input[:4])
 		}
 		if t.To != nil {
 			tx.To = addrLower(*t.To)
+		} else {
+			tx.Created = addrLower(crypto.CreateAddress(t.From, uint64(t.Nonce)))
 		}
 		if t.Value != nil {
 			tx.Value = t.Value.ToInt().String()
@@ -308,20 +335,29 @@ type rpcReceipt struct {
 	Status            hexutil.Uint64 `json:"status"`
 	GasUsed           hexutil.Uint64 `json:"gasUsed"`
 	EffectiveGasPrice *hexutil.Big   `json:"effectiveGasPrice"`
+	BlobGasUsed       hexutil.Uint64 `json:"blobGasUsed"`
+	BlobGasPrice      *hexutil.Big   `json:"blobGasPrice"`
 	Logs              []*types.Log   `json:"logs"`
 }
 
-// receipt converts what the fetcher keeps of r.
+// receipt converts what the fetcher keeps of r. The fee is what the
+// sender's balance lost beyond the value: gas, and blob gas for a blob
+// transaction.
 func (r *rpcReceipt) receipt() query.Receipt {
-	fee := new(big.Int).SetUint64(uint64(r.GasUsed))
+	price := new(big.Int)
 	if r.EffectiveGasPrice != nil {
-		fee.Mul(fee, r.EffectiveGasPrice.ToInt())
+		price = r.EffectiveGasPrice.ToInt()
+	}
+	fee := new(big.Int).Mul(new(big.Int).SetUint64(uint64(r.GasUsed)), price)
+	if r.BlobGasPrice != nil {
+		fee.Add(fee, new(big.Int).Mul(new(big.Int).SetUint64(uint64(r.BlobGasUsed)), r.BlobGasPrice.ToInt()))
 	}
 	status := query.StatusFailed
 	if r.Status == hexutil.Uint64(types.ReceiptStatusSuccessful) {
 		status = query.StatusSuccess
 	}
-	return query.Receipt{TxHash: hexLower(r.TransactionHash), Status: status, Fee: fee.String()}
+	return query.Receipt{TxHash: hexLower(r.TransactionHash), Status: status, Fee: fee.String(),
+		GasUsed: uint64(r.GasUsed), EffectiveGasPrice: price.String()}
 }
 
 // BlockReceipts returns every receipt of block b and the ERC-20 Transfer
@@ -500,6 +536,21 @@ func (s *Source) readTokenMeta(ctx context.Context, queries []query.BalanceQuery
 		s.tokens[c] = m
 	}
 	return nil
+}
+
+// Token returns the symbol and decimals of the ERC-20 at contract, read
+// once and cached.
+func (s *Source) Token(ctx context.Context, contract string) (string, int, error) {
+	if contract == "" {
+		return "ETH", 18, nil // as Balances says of the native coin
+	}
+	if err := s.readTokenMeta(ctx, []query.BalanceQuery{{Contract: contract}}); err != nil {
+		return "", 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.tokens[common.HexToAddress(contract)]
+	return m.symbol, m.decimals, nil
 }
 
 // decodeSymbol decodes an ABI string, or the bytes32 some old tokens return.

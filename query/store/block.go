@@ -72,14 +72,22 @@ func (db *DB) StoreBlocks(ctx context.Context, chain string, blocks []query.Bloc
 	var (
 		txs      []query.Transaction
 		balances []query.Balance
+		changes  []query.BalanceChange
+		heads    []query.StatementHead
 	)
 	for _, b := range blocks {
 		txs = append(txs, b.Txs...)
 		balances = append(balances, b.Balances...)
+		changes = append(changes, b.Changes...)
+		heads = append(heads, b.Heads...)
 	}
 	if err := validate(txs, balances); err != nil {
 		return wrap("store blocks", err)
 	}
+	if err := validateChanges(changes, heads); err != nil {
+		return wrap("store blocks", err)
+	}
+	heads = lastHeads(heads)
 	return wrap("store blocks", db.tx(ctx, func(tx bun.Tx) error {
 		if err := putBlocks(ctx, tx, chain, blocks); err != nil {
 			return err
@@ -90,8 +98,29 @@ func (db *DB) StoreBlocks(ctx context.Context, chain string, blocks []query.Bloc
 		if err := db.putBalances(ctx, tx, balances); err != nil {
 			return err
 		}
+		if err := db.putStatement(ctx, tx, chain, changes, heads); err != nil {
+			return err
+		}
 		return db.setCheckpoint(ctx, tx, chain, blocks[len(blocks)-1].Block)
 	}))
+}
+
+// lastHeads keeps the last of the heads of each asset (one statement may
+// not update a row twice).
+func lastHeads(heads []query.StatementHead) []query.StatementHead {
+	type key struct{ a, c string }
+	at := make(map[key]int, len(heads))
+	var out []query.StatementHead
+	for _, h := range heads {
+		k := key{h.Address, h.Contract}
+		if i, ok := at[k]; ok {
+			out[i] = h
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, h)
+	}
+	return out
 }
 
 // putBlocks upserts the blocks' numbers, hashes and parents, batch rows
@@ -133,9 +162,9 @@ func nullTime(t time.Time) any {
 	return t.UTC()
 }
 
-// Rewind removes every transaction and block stored above number (a reorg)
-// and moves the checkpoint back to number, in one transaction. Balances
-// are kept: the fetcher reads them again.
+// Rewind removes every transaction, block and statement row stored above
+// number (a reorg) and moves the checkpoint back to number, in one
+// transaction. Balances are kept: the fetcher reads them again.
 func (db *DB) Rewind(ctx context.Context, chain string, number uint64) error {
 	return wrap("rewind", db.tx(ctx, func(tx bun.Tx) error { return db.rewind(ctx, tx, chain, number) }))
 }
@@ -150,6 +179,10 @@ func (db *DB) rewind(ctx context.Context, tx bun.IDB, chain string, number uint6
 			[]any{chain, chain, number}},
 		{"DELETE FROM transactions WHERE chain = ? AND block_number > ?", []any{chain, number}},
 		{"DELETE FROM blocks WHERE chain = ? AND number > ?", []any{chain, number}},
+		// The statements above the fork go; those that stood above it
+		// start again from the node's balance (the fetcher reads it).
+		{"DELETE FROM balance_changes WHERE chain = ? AND block_number > ?", []any{chain, number}},
+		{"DELETE FROM statement_heads WHERE chain = ? AND block_number > ?", []any{chain, number}},
 	}
 	for _, s := range stmts {
 		if _, err := tx.ExecContext(ctx, s.q, s.args...); err != nil {

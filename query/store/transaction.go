@@ -29,6 +29,7 @@ type transactionRow struct {
 	Value       string    `bun:"value"`
 	Fee         string    `bun:"fee"`
 	Nonce       uint64    `bun:"nonce"`
+	Doc         *string   `bun:"doc"` // the transaction's document (txdoc.go), from migration 0003
 }
 
 func (r transactionRow) transaction() query.Transaction {
@@ -171,10 +172,13 @@ func (db *DB) Transaction(ctx context.Context, chain, hash string) (query.Transa
 
 func (db *DB) transaction(ctx context.Context, tx bun.IDB, chain, hash string) (query.Transaction, error) {
 	var row transactionRow
-	err := tx.NewSelect().ColumnExpr(txColumns).TableExpr("transactions AS t").
+	err := tx.NewSelect().ColumnExpr(txColumns+", t.doc").TableExpr("transactions AS t").
 		Where("t.chain = ?", chain).Where("t.hash = ?", hash).Scan(ctx, &row)
 	if err != nil {
 		return query.Transaction{}, err
+	}
+	if row.Doc != nil {
+		return parseTxDoc(chain, []byte(*row.Doc))
 	}
 	txs := []query.Transaction{row.transaction()}
 	if err := db.attachTransfers(ctx, tx, chain, txs, []string{hash}); err != nil {
@@ -205,14 +209,14 @@ func (db *DB) putTransactions(ctx context.Context, tx bun.IDB, chain string, txs
 		addrs []txAddressRow
 	)
 	for _, t := range txs {
+		doc := string(appendTxDoc(nil, t, db.postgres))
 		trs = append(trs, transactionRow{Chain: chain, Hash: t.Hash, BlockNumber: t.BlockNumber, BlockHash: t.BlockHash,
 			BlockTime: t.BlockTime.UTC(), Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value,
-			Fee: t.Fee, Nonce: t.Nonce})
+			Fee: t.Fee, Nonce: t.Nonce, Doc: &doc})
 		for _, f := range t.Transfers {
 			tfs = append(tfs, transferRow{Chain: chain, Hash: t.Hash, LogIndex: f.LogIndex, Asset: f.Asset,
 				Contract: f.Contract, From: f.From, To: f.To, Amount: f.Amount})
 		}
-		doc := string(appendTxDoc(nil, t, db.postgres))
 		for _, a := range t.Addresses() {
 			addrs = append(addrs, txAddressRow{Chain: chain, Address: a, BlockNumber: t.BlockNumber, Index: t.Index, Hash: t.Hash, Doc: doc})
 		}

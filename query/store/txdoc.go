@@ -15,14 +15,17 @@ import (
 //
 // It is a run of fields, each "<length in bytes, decimal>:<bytes>":
 //
-//	version "1", hash, block number, block hash, block time (Unix
+//	version "2", hash, block number, block hash, block time (Unix
 //	nanoseconds; empty for the zero time), index, status, from, to,
-//	value, fee, nonce, then six fields per transfer: log index, asset,
-//	contract, from, to, amount
+//	value, fee, nonce, type, gas limit, gas used, effective gas price,
+//	method, created contract, then nine fields per transfer: log index,
+//	asset, contract, from, to, amount, kind, symbol, decimals
 //
+// Version "1" documents (before migration 0003) stop after the nonce and
+// have six fields per transfer, without kind, symbol and decimals.
 // Lengths rather than separators, so that no value needs escaping; text,
 // so that SQL can write it too (benchdata does).
-const txDocVersion = "1"
+const txDocVersion = "2"
 
 // appendTxDoc appends the document of t. On PostgreSQL the block time
 // keeps microseconds, as its column does, so both paths read alike.
@@ -36,11 +39,13 @@ func appendTxDoc(b []byte, t query.Transaction, postgres bool) []byte {
 		bt = strconv.FormatInt(tm.UnixNano(), 10)
 	}
 	for _, s := range []string{txDocVersion, t.Hash, strconv.FormatUint(t.BlockNumber, 10), t.BlockHash, bt,
-		strconv.FormatUint(uint64(t.Index), 10), t.Status, t.From, t.To, t.Value, t.Fee, strconv.FormatUint(t.Nonce, 10)} {
+		strconv.FormatUint(uint64(t.Index), 10), t.Status, t.From, t.To, t.Value, t.Fee, strconv.FormatUint(t.Nonce, 10),
+		strconv.FormatUint(uint64(t.Type), 10), strconv.FormatUint(t.GasLimit, 10), strconv.FormatUint(t.GasUsed, 10),
+		t.EffectiveGasPrice, t.Method, t.Created} {
 		b = appendField(b, s)
 	}
 	for _, f := range t.Transfers {
-		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount} {
+		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount, f.Kind, f.Symbol, strconv.Itoa(f.Decimals)} {
 			b = appendField(b, s)
 		}
 	}
@@ -117,7 +122,8 @@ func (r *txDocReader) uint() uint64 {
 // of chain.
 func parseTxDoc(chain string, doc []byte) (query.Transaction, error) {
 	r := txDocReader{s: string(doc)}
-	if v := r.string(); r.err == nil && v != txDocVersion {
+	v := r.string()
+	if r.err == nil && v != txDocVersion && v != "1" {
 		return query.Transaction{}, fmt.Errorf("transaction document version %q: %w", v, errTxDoc)
 	}
 	t := query.Transaction{Chain: chain, Hash: r.string(), BlockNumber: r.uint(), BlockHash: r.string()}
@@ -131,9 +137,16 @@ func parseTxDoc(chain string, doc []byte) (query.Transaction, error) {
 	t.Index = uint(r.uint())
 	t.Status, t.From, t.To, t.Value, t.Fee = r.string(), r.string(), r.string(), r.string(), r.string()
 	t.Nonce = r.uint()
+	if v != "1" {
+		t.Type, t.GasLimit, t.GasUsed = uint8(r.uint()), r.uint(), r.uint()
+		t.EffectiveGasPrice, t.Method, t.Created = r.string(), r.string(), r.string()
+	}
 	for r.err == nil && r.s != "" {
 		f := query.Transfer{LogIndex: int(r.int())}
 		f.Asset, f.Contract, f.From, f.To, f.Amount = r.string(), r.string(), r.string(), r.string(), r.string()
+		if v != "1" {
+			f.Kind, f.Symbol, f.Decimals = r.string(), r.string(), int(r.int())
+		}
 		t.Transfers = append(t.Transfers, f)
 	}
 	if r.err != nil {

@@ -1,0 +1,274 @@
+package query
+
+// The statement: rows of balance changes that chain from a balance read
+// from the node (the anchor), and their reconciliation with the balances
+// the node reports.
+
+import (
+	"context"
+	"math/big"
+	"slices"
+)
+
+// assetKey names one asset of one address.
+type assetKey struct{ address, contract string }
+
+// head is where a statement stands: the balance after block.
+type head struct {
+	block   uint64
+	balance *big.Int
+	dirty   bool // changed since loaded: to be stored
+}
+
+// statement turns the movements of chunk c's blocks into statement rows,
+// each continuing its asset's running balance, and checks the running
+// balances against the balances the chunk read at its last block.
+func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error {
+	c.changes = make([][]BalanceChange, len(c.blocks))
+	keys := make(map[assetKey]bool)
+	for _, ms := range moves {
+		for _, m := range ms {
+			keys[assetKey{m.address, m.contract}] = true
+		}
+	}
+	for _, b := range c.balances {
+		keys[assetKey{b.Address, b.Contract}] = true
+	}
+	if err := f.loadHeads(ctx, keys); err != nil {
+		return err
+	}
+	// Assets never seen start from the node's balance before the chunk.
+	var anchors []assetKey
+	for k := range keys {
+		if f.heads[k] == nil && moved(moves, k) {
+			anchors = append(anchors, k)
+		}
+	}
+	if err := f.anchor(ctx, anchors, c); err != nil {
+		return err
+	}
+	last := c.blocks[len(c.blocks)-1]
+	rows := make(map[assetKey]*BalanceChange) // the key's row at the last block
+	for i, b := range c.blocks {
+		byKey := make(map[assetKey][]Cause)
+		var order []assetKey
+		for _, m := range moves[i] {
+			k := assetKey{m.address, m.contract}
+			if _, ok := byKey[k]; !ok {
+				order = append(order, k)
+			}
+			byKey[k] = append(byKey[k], m.cause)
+		}
+		for _, k := range order {
+			sum := new(big.Int)
+			for _, cs := range byKey[k] {
+				a, _ := new(big.Int).SetString(cs.Amount, 10)
+				sum.Add(sum, a)
+			}
+			if sum.Sign() == 0 {
+				continue // the balance did not change
+			}
+			h := f.heads[k]
+			h.balance = new(big.Int).Add(h.balance, sum)
+			h.block, h.dirty = b.Number, true
+			c.changes[i] = append(c.changes[i], BalanceChange{Chain: f.cfg.Chain, Address: k.address, Contract: k.contract,
+				Block: b.Number, Time: b.Time, Amount: sum.String(), BalanceAfter: h.balance.String(), Causes: byKey[k],
+				Reconciled: true, Traced: f.traceAPI != ""})
+			if i == len(c.blocks)-1 {
+				rows[k] = &c.changes[i][len(c.changes[i])-1]
+			}
+		}
+	}
+	extra := f.reconcile(c.balances, last.Block, rows)
+	c.changes[len(c.blocks)-1] = append(c.changes[len(c.blocks)-1], extra...)
+	c.heads = f.dirtyHeads()
+	return nil
+}
+
+// moved reports whether k has a movement among moves.
+func moved(moves [][]move, k assetKey) bool {
+	for _, ms := range moves {
+		if slices.ContainsFunc(ms, func(m move) bool { return m.address == k.address && m.contract == k.contract }) {
+			return true
+		}
+	}
+	return false
+}
+
+// loadHeads loads, once a step, where the statements of the addresses of
+// keys stand.
+func (f *Fetcher) loadHeads(ctx context.Context, keys map[assetKey]bool) error {
+	var addrs []string
+	for k := range keys {
+		if !f.headsLoaded[k.address] && !slices.Contains(addrs, k.address) {
+			addrs = append(addrs, k.address)
+		}
+	}
+	if len(addrs) == 0 {
+		return nil
+	}
+	slices.Sort(addrs)
+	hs, err := f.cfg.Store.StatementHeads(ctx, f.cfg.Chain, addrs)
+	if err != nil {
+		return err
+	}
+	for _, h := range hs {
+		bal, ok := new(big.Int).SetString(h.Balance, 10)
+		if !ok {
+			continue
+		}
+		f.heads[assetKey{h.Address, h.Contract}] = &head{block: h.Block, balance: bal}
+	}
+	for _, a := range addrs {
+		f.headsLoaded[a] = true
+	}
+	return nil
+}
+
+// anchor starts the statements of keys at the node's balances before the
+// chunk's first block: read there when the node still has that state,
+// else taken from the balance read at the chunk's last block less the
+// chunk's movements (checked again at the next reading).
+func (f *Fetcher) anchor(ctx context.Context, keys []assetKey, c *chunk) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.SortFunc(keys, func(a, b assetKey) int {
+		if a.address != b.address {
+			return compareStrings(a.address, b.address)
+		}
+		return compareStrings(a.contract, b.contract)
+	})
+	before := c.blocks[0].Number - 1
+	if c.blocks[0].Number > 0 && f.target <= before+stateWindow {
+		qs := make([]BalanceQuery, len(keys))
+		for i, k := range keys {
+			qs[i] = BalanceQuery{Address: k.address, Contract: k.contract}
+		}
+		bals, err := f.cfg.Source.Balances(ctx, before, qs)
+		if err != nil {
+			return f.nodeErr(err)
+		}
+		for _, b := range bals {
+			if bal, ok := new(big.Int).SetString(b.Amount, 10); ok {
+				f.heads[assetKey{b.Address, b.Contract}] = &head{block: before, balance: bal, dirty: true}
+			}
+		}
+	}
+	for _, k := range keys {
+		if f.heads[k] != nil {
+			continue
+		}
+		// No state before the chunk (or a token whose balanceOf reverts):
+		// start from zero; the reading at the chunk's end sets it right
+		// and says so.
+		f.heads[k] = &head{block: before, balance: new(big.Int), dirty: true}
+	}
+	return nil
+}
+
+// reconcile compares balances read from the node at block at with the
+// running balances, and returns the rows that record each disagreement
+// at that block: the asset's row at that block (in rows) takes the
+// difference when there is one, else a new row of the difference alone.
+// Either way the row says reconciled: false, and the running balance
+// becomes the node's, so that the statement adds up to it.
+func (f *Fetcher) reconcile(balances []Balance, at Block, rows map[assetKey]*BalanceChange) []BalanceChange {
+	var extra []BalanceChange
+	for _, b := range balances {
+		if b.Block != at.Number {
+			continue // read elsewhere (state window): nothing to compare
+		}
+		k := assetKey{b.Address, b.Contract}
+		h := f.heads[k]
+		node, ok := new(big.Int).SetString(b.Amount, 10)
+		if h == nil || !ok || h.block > at.Number || node.Cmp(h.balance) == 0 {
+			continue
+		}
+		diff := new(big.Int).Sub(node, h.balance)
+		h.balance, h.block, h.dirty = node, at.Number, true
+		f.metrics.unreconciled.Inc()
+		if !f.mismatched[k] {
+			f.mismatched[k] = true
+			f.log.Warn("fetcher: balance does not reconcile with the movements found",
+				"address", k.address, "contract", k.contract, "block", at.Number, "difference", diff.String(), "traced", f.traceAPI != "")
+		}
+		if r := rows[k]; r != nil {
+			amount, _ := new(big.Int).SetString(r.Amount, 10)
+			r.Amount = amount.Add(amount, diff).String()
+			r.BalanceAfter, r.Reconciled, r.Difference = node.String(), false, diff.String()
+			continue
+		}
+		extra = append(extra, BalanceChange{Chain: f.cfg.Chain, Address: k.address, Contract: k.contract, Block: at.Number,
+			Time: at.Time, Amount: diff.String(), BalanceAfter: node.String(), Reconciled: false, Difference: diff.String(),
+			Traced: f.traceAPI != ""})
+	}
+	return extra
+}
+
+// dirtyHeads returns the heads changed since they were last taken, to be
+// stored with the rows.
+func (f *Fetcher) dirtyHeads() []StatementHead {
+	var out []StatementHead
+	for k, h := range f.heads {
+		if h.dirty {
+			out = append(out, StatementHead{Address: k.address, Contract: k.contract, Block: h.block, Balance: h.balance.String()})
+			h.dirty = false
+		}
+	}
+	slices.SortFunc(out, func(a, b StatementHead) int {
+		if a.Address != b.Address {
+			return compareStrings(a.Address, b.Address)
+		}
+		return compareStrings(a.Contract, b.Contract)
+	})
+	return out
+}
+
+// resetHeads forgets the running balances, so that the next use reads
+// them from the store: at each step, after anything that may have left
+// the store behind the fetcher's memory (a failed write, a rewind).
+func (f *Fetcher) resetHeads() {
+	f.heads = make(map[assetKey]*head)
+	f.headsLoaded = make(map[string]bool)
+}
+
+// reconcileStored checks balances read at block at (a new subscription,
+// the scheduled refresh) against the statement and stores the rows of
+// any disagreement, with the heads and the balances, in one transaction.
+// An asset without a statement yet starts one at its balance.
+func (f *Fetcher) reconcileStored(ctx context.Context, balances []Balance, at Block) error {
+	keys := make(map[assetKey]bool)
+	for _, b := range balances {
+		keys[assetKey{b.Address, b.Contract}] = true
+	}
+	if err := f.loadHeads(ctx, keys); err != nil {
+		return err
+	}
+	for _, b := range balances {
+		k := assetKey{b.Address, b.Contract}
+		if f.heads[k] != nil || b.Block != at.Number {
+			continue
+		}
+		if bal, ok := new(big.Int).SetString(b.Amount, 10); ok {
+			f.heads[k] = &head{block: at.Number, balance: bal, dirty: true}
+		}
+	}
+	rows := f.reconcile(balances, at, nil)
+	heads := f.dirtyHeads()
+	if err := f.cfg.Store.PutStatement(ctx, f.cfg.Chain, rows, heads, balances); err != nil {
+		f.resetHeads()
+		return err
+	}
+	return nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,212 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// A statement row is stored as a JSON document in balance_changes
+// (migration 0003), keyed (chain, address, block_number, contract), so
+// that a page is one range read of that key, newest first, whatever its
+// depth.
+type changeDoc struct {
+	Block        uint64        `json:"b"`
+	Time         int64         `json:"t"` // Unix seconds
+	Contract     string        `json:"c,omitempty"`
+	Amount       string        `json:"a"`
+	BalanceAfter string        `json:"ba"`
+	Causes       []query.Cause `json:"cs,omitempty"`
+	Unreconciled bool          `json:"u,omitempty"`
+	Difference   string        `json:"d,omitempty"`
+	Untraced     bool          `json:"nt,omitempty"`
+}
+
+func changeDocOf(c query.BalanceChange) changeDoc {
+	d := changeDoc{Block: c.Block, Contract: c.Contract, Amount: c.Amount, BalanceAfter: c.BalanceAfter,
+		Causes: c.Causes, Unreconciled: !c.Reconciled, Difference: c.Difference, Untraced: !c.Traced}
+	if !c.Time.IsZero() {
+		d.Time = c.Time.Unix()
+	}
+	return d
+}
+
+func (d changeDoc) change(chain, address string) query.BalanceChange {
+	c := query.BalanceChange{Chain: chain, Address: address, Contract: d.Contract, Block: d.Block, Amount: d.Amount,
+		BalanceAfter: d.BalanceAfter, Causes: d.Causes, Reconciled: !d.Unreconciled, Difference: d.Difference, Traced: !d.Untraced}
+	if d.Time != 0 {
+		c.Time = time.Unix(d.Time, 0).UTC()
+	}
+	return c
+}
+
+type changeRow struct {
+	bun.BaseModel `bun:"table:balance_changes"`
+
+	Chain    string `bun:"chain"`
+	Address  string `bun:"address"`
+	Block    uint64 `bun:"block_number"`
+	Contract string `bun:"contract"`
+	Doc      string `bun:"doc"`
+}
+
+type headRow struct {
+	bun.BaseModel `bun:"table:statement_heads"`
+
+	Chain    string `bun:"chain"`
+	Address  string `bun:"address"`
+	Contract string `bun:"contract"`
+	Block    uint64 `bun:"block_number"`
+	Balance  string `bun:"balance"`
+}
+
+// The statement page: like the transactions page (txpage.go), one range
+// read that checks the subscription in the same statement.
+const (
+	changePageFirst = `SELECT doc FROM balance_changes WHERE chain = $1 AND address = $2
+		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $4 AND chain = $1 AND address = $2)
+		ORDER BY block_number DESC, contract DESC LIMIT $3`
+	changePageAfter = `SELECT doc FROM balance_changes WHERE chain = $1 AND address = $2 AND (block_number, contract) < ($3, $5)
+		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $6 AND chain = $1 AND address = $2)
+		ORDER BY block_number DESC, contract DESC LIMIT $4`
+)
+
+// AccountBalanceChanges returns the statement of address after the
+// cursor, newest first, at most limit rows, to an account subscribed to
+// it. Errors: query.ErrNotSubscribed.
+func (db *DB) AccountBalanceChanges(ctx context.Context, account int64, chain, address string, after *query.ChangeCursor, limit int) ([]query.BalanceChange, error) {
+	if limit <= 0 {
+		return nil, wrap("balance changes", db.readable(ctx, account, chain, address))
+	}
+	q, args := changePageFirst, []any{chain, address, limit, account}
+	if after != nil {
+		q, args = changePageAfter, []any{chain, address, after.Block, limit, after.Contract, account}
+	}
+	rows, err := db.queryHot(ctx, q, args...)
+	if err != nil {
+		return nil, wrap("balance changes", err)
+	}
+	defer rows.Close()
+	out := make([]query.BalanceChange, 0, limit)
+	var doc []byte
+	for rows.Next() {
+		if err := rows.Scan(&doc); err != nil {
+			return nil, wrap("balance changes", err)
+		}
+		var d changeDoc
+		if err := json.Unmarshal(doc, &d); err != nil {
+			return nil, wrap("balance changes", fmt.Errorf("row of %s: %w", address, err))
+		}
+		out = append(out, d.change(chain, address))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("balance changes", err)
+	}
+	rows.Close()
+	if len(out) == 0 {
+		if err := db.readable(ctx, account, chain, address); err != nil {
+			return nil, wrap("balance changes", err)
+		}
+	}
+	return out, nil
+}
+
+// StatementHeads returns where the statements of addresses stand.
+func (db *DB) StatementHeads(ctx context.Context, chain string, addresses []string) ([]query.StatementHead, error) {
+	var out []query.StatementHead
+	for part := range slices.Chunk(addresses, batch) {
+		var rows []headRow
+		err := db.w.NewSelect().Model(&rows).Where("chain = ?", chain).Where("address IN (?)", bun.List(part)).Scan(ctx)
+		if err != nil {
+			return nil, wrap("statement heads", err)
+		}
+		for _, r := range rows {
+			out = append(out, query.StatementHead{Address: r.Address, Contract: r.Contract, Block: r.Block, Balance: r.Balance})
+		}
+	}
+	return out, nil
+}
+
+// PutStatement stores statement rows, heads and balances in one transaction.
+func (db *DB) PutStatement(ctx context.Context, chain string, changes []query.BalanceChange, heads []query.StatementHead, balances []query.Balance) error {
+	if err := validateChanges(changes, heads); err != nil {
+		return wrap("put statement", err)
+	}
+	if err := validate(nil, balances); err != nil {
+		return wrap("put statement", err)
+	}
+	return wrap("put statement", db.tx(ctx, func(tx bun.Tx) error {
+		if err := db.putStatement(ctx, tx, chain, changes, heads); err != nil {
+			return err
+		}
+		return db.putBalances(ctx, tx, balances)
+	}))
+}
+
+func (db *DB) putStatement(ctx context.Context, tx bun.IDB, chain string, changes []query.BalanceChange, heads []query.StatementHead) error {
+	if len(changes) > 0 {
+		rows := make([]changeRow, len(changes))
+		for i, c := range changes {
+			doc, err := json.Marshal(changeDocOf(c))
+			if err != nil {
+				return err
+			}
+			rows[i] = changeRow{Chain: chain, Address: c.Address, Block: c.Block, Contract: c.Contract, Doc: string(doc)}
+		}
+		if err := insertIgnore(ctx, tx, rows); err != nil {
+			return fmt.Errorf("balance_changes: %w", err)
+		}
+	}
+	for part := range slices.Chunk(heads, batch) {
+		rows := make([]headRow, len(part))
+		for i, h := range part {
+			rows[i] = headRow{Chain: chain, Address: h.Address, Contract: h.Contract, Block: h.Block, Balance: h.Balance}
+		}
+		_, err := tx.NewInsert().Model(&rows).
+			On("CONFLICT (chain, address, contract) DO UPDATE").
+			Set("block_number = EXCLUDED.block_number, balance = EXCLUDED.balance").
+			Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("statement_heads: %w", err)
+		}
+	}
+	return nil
+}
+
+// validateChanges refuses amounts that are not (signed) decimal integers.
+func validateChanges(changes []query.BalanceChange, heads []query.StatementHead) error {
+	signed := func(s string) bool {
+		_, ok := new(big.Int).SetString(s, 10)
+		return ok && !strings.HasPrefix(s, "+")
+	}
+	for _, c := range changes {
+		if !signed(c.Amount) || !signed(c.BalanceAfter) || (c.Difference != "" && !signed(c.Difference)) {
+			return fmt.Errorf("balance change of %s at %d: amount %q, balance %q or difference %q is not a decimal integer",
+				c.Address, c.Block, c.Amount, c.BalanceAfter, c.Difference)
+		}
+		for _, cs := range c.Causes {
+			if !signed(cs.Amount) {
+				return fmt.Errorf("balance change of %s at %d: cause amount %q is not a decimal integer", c.Address, c.Block, cs.Amount)
+			}
+		}
+	}
+	for _, h := range heads {
+		if !signed(h.Balance) {
+			return fmt.Errorf("statement head of %s: balance %q is not a decimal integer", h.Address, h.Balance)
+		}
+	}
+	return nil
+}
+
+// Head returns the newest stored block of chain: the checkpoint.
+func (db *DB) Head(ctx context.Context, chain string) (query.Block, bool, error) {
+	return db.Checkpoint(ctx, chain)
+}
