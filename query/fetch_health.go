@@ -120,7 +120,14 @@ func (f *Fetcher) Traces() string {
 	return f.traceAPI
 }
 
-// probe chooses, once, how internal movements are found (FetcherConfig.Traces).
+// Probe asks the node, once, for its trace API and chooses how internal
+// movements are found (FetcherConfig.Traces), saying it in the log. The
+// first step does it when it was not done; addrd serve does it at start.
+// Errors: ErrUnavailable when the node cannot be asked; an error when
+// traces are on and the node has no trace API.
+func (f *Fetcher) Probe(ctx context.Context) error { return f.probe(ctx) }
+
+// probe is Probe.
 func (f *Fetcher) probe(ctx context.Context) error {
 	if f.probed {
 		return nil

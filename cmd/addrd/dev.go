@@ -45,7 +45,7 @@ func startDevChain(ctx context.Context, c *cli.Context, log *slog.Logger, chains
 		d.dir = dir
 		dsn = filepath.Join(dir, "addrd.db")
 	}
-	dev, err := eth.StartDev(ctx, eth.DevConfig{BlockInterval: 2 * time.Second, Logger: log})
+	dev, err := eth.StartDev(ctx, eth.DevConfig{BlockInterval: 2 * time.Second, Logger: log, Showcase: true})
 	if err != nil {
 		d.close()
 		return nil, nil, "", err
@@ -69,6 +69,8 @@ func (d *devChain) announce(ctx context.Context, w io.Writer, db *store.DB) erro
 	for _, a := range d.dev.Accounts {
 		fmt.Fprintf(w, "dev account %s\n", a.Hex())
 	}
+	fmt.Fprintf(w, "dev fee recipient %s\n", d.dev.FeeRecipient.Hex())
+	fmt.Fprintf(w, "dev contracts: forwarder %s, destructor %s, factory %s\n", d.dev.Forwarder.Hex(), d.dev.Destructor.Hex(), d.dev.Factory.Hex())
 	key, secret, err := db.CreateAPIKey(ctx, "dev")
 	if err != nil {
 		return fmt.Errorf("dev api key: %w", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,64 @@ func TestServeDev(t *testing.T) {
 		return json.Unmarshal(b, &r) == nil && len(r.Transactions) == 1 && r.NextPageToken != ""
 	})
 	t.Logf("PUT to two pages of transactions: %s", took)
+
+	// Every kind of movement shows in the statements of the demo
+	// accounts, the fee recipient and the demo contracts (a cycle of the
+	// showcase is five blocks); the factory's balance does not change (it
+	// passes the value on), so its creations show in its transactions.
+	contracts := srv.printed("dev contracts: forwarder ")
+	if len(contracts) != 1 {
+		t.Fatalf("dev contracts line: %q", contracts)
+	}
+	var forwarder, destructor, factory string
+	if _, err := fmt.Sscanf(strings.ReplaceAll(contracts[0], ",", ""), "%s destructor %s factory %s", &forwarder, &destructor, &factory); err != nil {
+		t.Fatalf("dev contracts line %q: %v", contracts[0], err)
+	}
+	watched := append(append([]string{}, accounts...), srv.printed("dev fee recipient ")[0], forwarder, destructor)
+	for _, a := range watched {
+		if status, body := do("PUT", "/v1/chains/ETH/addresses/"+a); status != 200 {
+			t.Fatalf("PUT %s: %d %s", a, status, body)
+		}
+	}
+	if status, body := do("PUT", "/v1/chains/ETH/addresses/"+factory); status != 200 {
+		t.Fatalf("PUT %s: %d %s", factory, status, body)
+	}
+	put = time.Now()
+	want := []string{"transaction", "fee", "token", "internal", "withdrawal", "fee_income", "selfdestruct"}
+	seen := make(map[string]bool)
+	poll("every kind of movement in the statements", "/v1/chains/ETH/addresses/"+strings.ToLower(factory)+"/transactions", 60*time.Second, func(b []byte) bool {
+		for _, a := range watched {
+			_, body := do("GET", "/v1/chains/ETH/addresses/"+strings.ToLower(a)+"/balance_changes?page_size=1000")
+			var r struct {
+				BalanceChanges []struct {
+					Reconciled bool
+					Traced     bool
+					Causes     []struct{ Kind string }
+				} `json:"balance_changes"`
+			}
+			if err := json.Unmarshal(body, &r); err != nil {
+				t.Fatalf("balance_changes of %s: %v %s", a, err, body)
+			}
+			for _, row := range r.BalanceChanges {
+				if !row.Reconciled || !row.Traced {
+					t.Fatalf("a row of %s is not reconciled or not traced: %s", a, body)
+				}
+				for _, c := range row.Causes {
+					seen[c.Kind] = true
+				}
+			}
+		}
+		if strings.Contains(string(b), `"kind":"creation"`) {
+			seen["creation"] = true
+		}
+		for _, k := range append(want, "creation") {
+			if !seen[k] {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("kinds seen: %v", seen)
 
 	if err := srv.stop(); err != nil {
 		t.Fatalf("serve after cancel: %v\n%s", err, srv.stderr)

@@ -26,6 +26,8 @@ func fetchFlags() []cli.Flag {
 			Usage: "store a block once `N` blocks sit on it (default 0 with --dev)"},
 		&cli.Uint64Flag{Name: "backfill-blocks", Value: 1000, EnvVars: []string{"ADDRD_BACKFILL_BLOCKS"},
 			Usage: "a new subscription gets the transactions of the last `N` blocks"},
+		&cli.StringFlag{Name: "traces", Value: query.TracesAuto, EnvVars: []string{"ADDRD_TRACES"},
+			Usage: "internal transfers from the node's trace API (debug_traceBlockByNumber callTracer, or trace_block): `auto` (when the node has one), on (required), off"},
 		&cli.BoolFlag{Name: "dev", EnvVars: []string{"ADDRD_DEV"},
 			Usage: "run an in-process Ethereum dev chain as ETH, with demo accounts and a ready API key (a fresh temporary database unless --db is given)"},
 	}
@@ -37,6 +39,7 @@ type fetchOptions struct {
 	confirmations  uint64
 	backfillBlocks uint64
 	interval       time.Duration
+	traces         string
 }
 
 func fetchOptionsFrom(c *cli.Context) fetchOptions {
@@ -45,6 +48,7 @@ func fetchOptionsFrom(c *cli.Context) fetchOptions {
 		confirmations:  c.Uint64("confirmations"),
 		backfillBlocks: c.Uint64("backfill-blocks"),
 		interval:       2 * time.Second,
+		traces:         c.String("traces"),
 	}
 	if c.Bool("dev") {
 		if !c.IsSet("confirmations") {
@@ -79,6 +83,7 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 			Confirmations:  o.confirmations,
 			BackfillBlocks: o.backfillBlocks,
 			Interval:       o.interval,
+			Traces:         o.traces,
 		})
 		if err != nil {
 			src.Close()
@@ -88,6 +93,15 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 		// start; a node that does not answer yet is the fetcher's to retry.
 		checkCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err = f.CheckChain(checkCtx)
+		cancel()
+		if err != nil && !errors.Is(err, query.ErrUnavailable) {
+			src.Close()
+			return nil, err
+		}
+		// The trace API is found at start and said in the log; a node
+		// without one under --traces on stops the start.
+		probeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = f.Probe(probeCtx)
 		cancel()
 		if err != nil && !errors.Is(err, query.ErrUnavailable) {
 			src.Close()
@@ -123,17 +137,28 @@ func (h fetchHealth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	failing := make(map[string]string)
+	untraced := make(map[string]string)
 	for _, cf := range h.fetchers {
 		if err := cf.f.Health(); err != nil {
 			failing[cf.chain] = err.Error()
 		}
+		if cf.f.Traces() == "none" {
+			untraced[cf.chain] = "no trace API: internal transfers are not covered"
+		}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if len(failing) == 0 || h.db.Ping(ctx) != nil {
+	if len(failing) == 0 && len(untraced) == 0 || h.db.Ping(ctx) != nil {
 		h.next.ServeHTTP(w, r)
 		return
 	}
+	body := map[string]any{"status": "ok"}
+	if len(failing) > 0 {
+		body["status"], body["fetch"] = "degraded", failing
+	}
+	if len(untraced) > 0 {
+		body["traces"] = untraced
+	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"status": "degraded", "fetch": failing})
+	json.NewEncoder(w).Encode(body)
 }
