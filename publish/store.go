@@ -115,6 +115,15 @@ type Store interface {
 	List(ctx context.Context, prefix string) ([]ObjectInfo, error)
 }
 
+// Checker is implemented by stores that can tell whether they are there
+// at all: the directory exists (and is the one opened), the bucket
+// answers. A server's health check asks it.
+type Checker interface {
+	// Check returns nil when the store can be used. Errors:
+	// ErrUnavailable.
+	Check(ctx context.Context) error
+}
+
 // TempCleaner is implemented by stores where a write that was killed
 // leaves data behind that is not an object: temporary files in a
 // directory, incomplete multipart uploads in S3. The publisher calls it at

@@ -483,11 +483,23 @@ func (s *Server) principal(r *http.Request) (*Principal, error) {
 	return &p, nil
 }
 
-// health answers 200 when the store (and the auth database) answer.
+// health answers 200 when the store is there and holds a published tree,
+// and the auth database answers; else 503 saying which is not. A
+// directory store that is missing or was deleted, or a bucket that does
+// not answer, is unhealthy, not an empty tree.
 func (s *Server) health(w *request, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	if _, err := s.store.Stat(ctx, publish.KeyManifest); err != nil && !errors.Is(err, publish.ErrNotFound) {
+	if c, ok := s.store.(publish.Checker); ok {
+		if err := c.Check(ctx); err != nil {
+			return &httpError{http.StatusServiceUnavailable, codeUnavailable, "the release store is unavailable: " + err.Error(), err}
+		}
+	}
+	_, err := s.store.Stat(ctx, publish.KeyManifest)
+	if errors.Is(err, publish.ErrNotFound) {
+		return &httpError{http.StatusServiceUnavailable, codeUnavailable, "the release store holds no published tree (no " + publish.KeyManifest + "): wrong --store, or nothing published yet", err}
+	}
+	if err != nil {
 		return storeError(err)
 	}
 	if p, ok := s.auth.(interface{ Ping(context.Context) error }); ok {
@@ -497,6 +509,6 @@ func (s *Server) health(w *request, r *http.Request) error {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	_, err := io.WriteString(w, "{\"status\":\"ok\"}\n")
+	_, err = io.WriteString(w, "{\"status\":\"ok\"}\n")
 	return err
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/wharfhq/wharf/internal/rpcstatus"
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/publish/dir"
 	"github.com/wharfhq/wharf/site"
 )
 
@@ -812,5 +813,52 @@ func TestRateLimitClientGroups(t *testing.T) {
 	l.mu.Unlock()
 	if !slices.Contains(remotes, "198.51.100.7") || slices.Contains(remotes, "10.1.1.1:5000") {
 		t.Errorf("log lines say remote %q, want the clients behind the proxy", remotes)
+	}
+}
+
+// TestHealthzTellsTheTruth: /healthz answers 503 while the store's
+// directory is missing, holds no published tree, or was deleted while
+// serving, and 200 once it is back, without a restart.
+func TestHealthzTellsTheTruth(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "public")
+	st := dir.Open(root)
+	t.Cleanup(func() { st.Close() })
+	srv, err := site.New(site.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := func() (int, string) {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		return rec.Code, rec.Body.String()
+	}
+	if code, body := health(); code != 503 || !strings.Contains(body, "unavailable") {
+		t.Errorf("missing directory: %d %s, want 503", code, body)
+	}
+	if _, err := os.Stat(root); err == nil {
+		t.Error("serving created the missing directory")
+	}
+	os.Mkdir(root, 0o755)
+	if code, body := health(); code != 503 || !strings.Contains(body, "no published tree") {
+		t.Errorf("empty directory: %d %s, want 503", code, body)
+	}
+	tr := newTree(t, st)
+	tr.publish("26.1.1")
+	if code, body := health(); code != 200 {
+		t.Errorf("published: %d %s, want 200", code, body)
+	}
+	os.RemoveAll(root)
+	if code, body := health(); code != 503 {
+		t.Errorf("deleted while serving: %d %s, want 503", code, body)
+	}
+	os.Mkdir(root, 0o755) // a publisher makes it again
+	tr.publish("26.1.2")
+	if code, body := health(); code != 200 {
+		t.Errorf("back: %d %s, want 200", code, body)
+	}
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/latest", nil))
+	if rec.Code != 200 || strings.TrimSpace(rec.Body.String()) != "26.1.2" {
+		t.Errorf("/latest after the directory came back = %d %q", rec.Code, rec.Body)
 	}
 }

@@ -77,6 +77,13 @@ func (t *releaseTree) get(ctx context.Context) (*snapshot, error) {
 
 // refresh builds the next snapshot from old, re-reading what changed.
 func (t *releaseTree) refresh(ctx context.Context, old *snapshot) (*snapshot, error) {
+	// A directory store notices here that its directory was deleted or
+	// created again.
+	if c, ok := t.store.(publish.Checker); ok {
+		if err := c.Check(ctx); err != nil {
+			return nil, err
+		}
+	}
 	etags := make(map[string]string, len(watched))
 	changed := false
 	for _, key := range watched {

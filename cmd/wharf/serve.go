@@ -83,11 +83,16 @@ func serve(c *cli.Context) error {
 	}
 	log := slog.New(h)
 
-	st, closeStore, err := openStore(ctx, c.String("store"), storeOptions{S3Endpoint: c.String("s3-endpoint")})
+	st, closeStore, err := openStore(ctx, c.String("store"), storeOptions{S3Endpoint: c.String("s3-endpoint"), Serve: true})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer closeStore()
+	if ch, ok := st.(publish.Checker); ok {
+		if err := ch.Check(ctx); err != nil {
+			log.Warn("the store is not available; /healthz and downloads answer 503 until it is", slog.String("store", c.String("store")), slog.Any("error", err))
+		}
+	}
 	db, err := openDB(ctx, c, true)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

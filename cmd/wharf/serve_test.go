@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -237,4 +238,35 @@ func TestAdminNeverCreatesDatabase(t *testing.T) {
 			t.Errorf("org list with ./wharf.db: %q", out)
 		}
 	})
+}
+
+// TestServeStoreUnavailable: a missing store directory or an unreachable
+// S3 endpoint does not stop wharf serve: it starts, answers /healthz with
+// 503 and creates nothing.
+func TestServeStoreUnavailable(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		store []string
+	}{
+		{"TypoDirectory", []string{"--store", filepath.Join(t.TempDir(), "typo")}},
+		{"S3Unreachable", []string{"--store", "s3://releases", "--s3-endpoint", "http://" + testenv.FreeAddr(t)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := testenv.FreeAddr(t)
+			startServe(t, append(tt.store, "--listen", addr, "--db", filepath.Join(t.TempDir(), "wharf.db"))...)
+			resp, err := http.Get("http://" + addr + "/healthz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusServiceUnavailable {
+				t.Errorf("/healthz = %d, want 503", resp.StatusCode)
+			}
+			if tt.name == "TypoDirectory" {
+				if _, err := os.Stat(tt.store[1]); err == nil {
+					t.Error("serve created the store directory")
+				}
+			}
+		})
+	}
 }

@@ -20,12 +20,22 @@ type storeOptions struct {
 	// DryRun opens a directory that does not exist as an empty tree
 	// instead of creating it: a dry run writes nothing, not even that.
 	DryRun bool
+	// Serve opens the store without creating a directory or contacting
+	// the bucket: the server starts while the store is missing or
+	// unreachable, answers 503, and recovers when it is back.
+	Serve bool
 }
 
 // openStore opens STORE: s3://bucket[/prefix] (credentials from the AWS_*
 // variables) or a directory path, created if missing. close releases it.
 func openStore(ctx context.Context, store string, opts storeOptions) (s publish.Store, close func() error, err error) {
 	switch {
+	case strings.HasPrefix(store, "s3://") && opts.Serve:
+		st, err := s3.OpenLazy(store, s3.Options{Endpoint: opts.S3Endpoint})
+		if err != nil {
+			return nil, nil, fmt.Errorf("store %s: %w", store, err)
+		}
+		return st, func() error { return nil }, nil
 	case strings.HasPrefix(store, "s3://"):
 		st, err := s3.Open(ctx, store, s3.Options{Endpoint: opts.S3Endpoint})
 		if err != nil {
@@ -44,6 +54,10 @@ func openStore(ctx context.Context, store string, opts storeOptions) (s publish.
 		if _, err := os.Stat(store); errors.Is(err, fs.ErrNotExist) {
 			return absentDir(store), func() error { return nil }, nil
 		}
+	}
+	if opts.Serve {
+		st := dir.Open(store)
+		return st, st.Close, nil
 	}
 	st, err := dir.New(store)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/wharfhq/wharf/publish"
@@ -41,13 +42,16 @@ const lockName = reserved + ".lock"
 // Store is a publish.Store on a directory. It is safe for concurrent use
 // by goroutines and by processes sharing the directory.
 type Store struct {
-	dir  string
-	root *os.Root
+	dir string
+	// root is the open directory; nil while it does not exist (a store
+	// opened with Open on a missing path, or deleted while serving).
+	root atomic.Pointer[os.Root]
 }
 
 var _ publish.Store = (*Store)(nil)
 
-// New opens the directory at root as a Store, creating it if missing.
+// New opens the directory at root as a Store, creating it if missing
+// (wharf publish).
 func New(root string) (*Store, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", root, err)
@@ -56,7 +60,68 @@ func New(root string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", root, err)
 	}
-	return &Store{dir: root, root: r}, nil
+	s := &Store{dir: root}
+	s.root.Store(r)
+	return s, nil
+}
+
+// Open opens the directory at root as a Store without creating it (wharf
+// serve): while it does not exist, every operation fails with
+// publish.ErrUnavailable, and the store opens it once it appears.
+func Open(root string) *Store {
+	s := &Store{dir: root}
+	if r, err := os.OpenRoot(root); err == nil {
+		s.root.Store(r)
+	}
+	return s
+}
+
+var _ publish.Checker = (*Store)(nil)
+
+// Check reports whether the store's directory exists and is the one the
+// store has open. A directory that appeared is opened; one that was
+// deleted is dropped (and reopened when it is back), so a server notices
+// both within one check.
+func (s *Store) Check(ctx context.Context) error {
+	st, err := os.Stat(s.dir)
+	if err != nil || !st.IsDir() {
+		if old := s.root.Swap(nil); old != nil {
+			old.Close()
+		}
+		if err == nil {
+			return fmt.Errorf("store %s: %w: not a directory", s.dir, publish.ErrUnavailable)
+		}
+		return fmt.Errorf("store %s: %w: %v", s.dir, publish.ErrUnavailable, err)
+	}
+	if cur := s.root.Load(); cur != nil {
+		if rst, err := cur.Stat("."); err == nil && os.SameFile(st, rst) {
+			return nil
+		}
+	}
+	r, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return fmt.Errorf("store %s: %w: %v", s.dir, publish.ErrUnavailable, err)
+	}
+	if old := s.root.Swap(r); old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+// r is the open directory, opened now if it appeared; publish.ErrUnavailable
+// while it does not exist.
+func (s *Store) r() (*os.Root, error) {
+	if r := s.root.Load(); r != nil {
+		return r, nil
+	}
+	r, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w: %v", s.dir, publish.ErrUnavailable, err)
+	}
+	if !s.root.CompareAndSwap(nil, r) {
+		r.Close()
+	}
+	return s.root.Load(), nil
 }
 
 // Dir returns the directory the store was opened on.
@@ -66,7 +131,12 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) String() string { return s.dir }
 
 // Close releases the directory handle; the Store is unusable afterwards.
-func (s *Store) Close() error { return s.root.Close() }
+func (s *Store) Close() error {
+	if r := s.root.Swap(nil); r != nil {
+		return r.Close()
+	}
+	return nil
+}
 
 // checkKey applies publish.CheckKey and refuses the store's own names.
 func checkKey(key string) error {
@@ -87,10 +157,14 @@ func (s *Store) Open(ctx context.Context, key string) (publish.Object, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
+	root, err := s.r()
+	if err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := s.root.Open(key)
+	f, err := root.Open(key)
 	if err != nil {
 		return nil, s.pathError("open", key, err)
 	}
@@ -112,10 +186,14 @@ func (s *Store) Stat(ctx context.Context, key string) (publish.ObjectInfo, error
 	if err := checkKey(key); err != nil {
 		return publish.ObjectInfo{}, err
 	}
+	root, err := s.r()
+	if err != nil {
+		return publish.ObjectInfo{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return publish.ObjectInfo{}, err
 	}
-	st, err := s.root.Stat(key)
+	st, err := root.Stat(key)
 	if err != nil {
 		return publish.ObjectInfo{}, s.pathError("stat", key, err)
 	}
@@ -133,26 +211,30 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, op
 	if err := checkKey(key); err != nil {
 		return publish.ObjectInfo{}, err
 	}
+	root, err := s.r()
+	if err != nil {
+		return publish.ObjectInfo{}, err
+	}
 	// Fail fast before moving any bytes; the check that counts is repeated
 	// under the lock.
 	if opts.IfMatch != "" || opts.IfNoneMatch {
-		if err := s.precondition(key, opts); err != nil {
+		if err := s.precondition(root, key, opts); err != nil {
 			return publish.ObjectInfo{}, err
 		}
 	}
 	dir := path.Dir(key)
 	if dir != "." {
-		if err := s.root.MkdirAll(dir, 0o755); err != nil {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return publish.ObjectInfo{}, fmt.Errorf("put %s: %w", key, err)
 		}
 	}
-	tmp, err := s.writeTemp(ctx, key, r, size, opts.SHA256)
+	tmp, err := s.writeTemp(ctx, root, key, r, size, opts.SHA256)
 	if err != nil {
 		return publish.ObjectInfo{}, err
 	}
-	st, err := s.commit(key, tmp, opts)
+	st, err := s.commit(root, key, tmp, opts)
 	if err != nil {
-		s.root.Remove(tmp)
+		root.Remove(tmp)
 		return publish.ObjectInfo{}, err
 	}
 	return info(key, st), nil
@@ -161,18 +243,18 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, op
 // writeTemp copies r into a fresh temporary file beside key, checking the
 // size and the SHA-256 when one is wanted, and fsyncs it. On error nothing
 // is left behind.
-func (s *Store) writeTemp(ctx context.Context, key string, r io.Reader, size int64, want []byte) (tmp string, err error) {
+func (s *Store) writeTemp(ctx context.Context, root *os.Root, key string, r io.Reader, size int64, want []byte) (tmp string, err error) {
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	name := path.Join(path.Dir(key), tempPrefix+hex.EncodeToString(rnd[:])+"-"+path.Base(key))
-	f, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", fmt.Errorf("put %s: %w", key, err)
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			s.root.Remove(name)
+			root.Remove(name)
 		}
 	}()
 	src := r
@@ -205,28 +287,28 @@ func (s *Store) writeTemp(ctx context.Context, key string, r io.Reader, size int
 // commit renames tmp over key under the lock, after checking the
 // preconditions. It makes the new file's mtime later than the old one's,
 // so the ETag changes with every write even on coarse clocks.
-func (s *Store) commit(key, tmp string, opts publish.PutOptions) (fs.FileInfo, error) {
-	unlock, err := s.lock()
+func (s *Store) commit(root *os.Root, key, tmp string, opts publish.PutOptions) (fs.FileInfo, error) {
+	unlock, err := s.lock(root)
 	if err != nil {
 		return nil, fmt.Errorf("put %s: %w", key, err)
 	}
 	defer unlock()
-	if err := s.precondition(key, opts); err != nil {
+	if err := s.precondition(root, key, opts); err != nil {
 		return nil, err
 	}
-	if old, err := s.root.Lstat(key); err == nil {
-		if err := s.after(tmp, old.ModTime()); err != nil {
+	if old, err := root.Lstat(key); err == nil {
+		if err := s.after(root, tmp, old.ModTime()); err != nil {
 			return nil, fmt.Errorf("put %s: %w", key, err)
 		}
 	}
-	if err := s.root.Rename(tmp, key); err != nil {
+	if err := root.Rename(tmp, key); err != nil {
 		return nil, fmt.Errorf("put %s: %w", key, err)
 	}
-	if d, err := s.root.Open(path.Dir(key)); err == nil {
+	if d, err := root.Open(path.Dir(key)); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	st, err := s.root.Lstat(key)
+	st, err := root.Lstat(key)
 	if err != nil {
 		return nil, fmt.Errorf("put %s: %w", key, err)
 	}
@@ -234,9 +316,9 @@ func (s *Store) commit(key, tmp string, opts publish.PutOptions) (fs.FileInfo, e
 }
 
 // after sets the mtime of name later than t if it is not already.
-func (s *Store) after(name string, t time.Time) error {
+func (s *Store) after(root *os.Root, name string, t time.Time) error {
 	for _, d := range []time.Duration{0, time.Microsecond, time.Millisecond, time.Second, 2 * time.Second} {
-		st, err := s.root.Lstat(name)
+		st, err := root.Lstat(name)
 		if err != nil {
 			return err
 		}
@@ -246,7 +328,7 @@ func (s *Store) after(name string, t time.Time) error {
 		if d == 0 {
 			continue
 		}
-		if err := s.root.Chtimes(name, time.Now(), t.Add(d)); err != nil {
+		if err := root.Chtimes(name, time.Now(), t.Add(d)); err != nil {
 			return err
 		}
 	}
@@ -255,11 +337,11 @@ func (s *Store) after(name string, t time.Time) error {
 
 // precondition checks opts.IfMatch and opts.IfNoneMatch against the
 // current object at key.
-func (s *Store) precondition(key string, opts publish.PutOptions) error {
+func (s *Store) precondition(root *os.Root, key string, opts publish.PutOptions) error {
 	if opts.IfMatch == "" && !opts.IfNoneMatch {
 		return nil
 	}
-	st, err := s.root.Stat(key)
+	st, err := root.Stat(key)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("put %s: %w", key, err)
@@ -282,8 +364,8 @@ func (s *Store) precondition(key string, opts publish.PutOptions) error {
 // through a lock on .wharf.lock (flock on Unix, LockFileEx on Windows).
 // The lock belongs to the open file, so goroutines of one process exclude
 // each other too.
-func (s *Store) lock() (unlock func(), err error) {
-	f, err := s.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o644)
+func (s *Store) lock(root *os.Root) (unlock func(), err error) {
+	f, err := root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
@@ -307,8 +389,12 @@ func (s *Store) List(ctx context.Context, prefix string) ([]publish.ObjectInfo, 
 			return nil, fmt.Errorf("list %q: %w", prefix, err)
 		}
 	}
+	root, err := s.r()
+	if err != nil {
+		return nil, err
+	}
 	var out []publish.ObjectInfo
-	err := fs.WalkDir(s.root.FS(), start, func(name string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), start, func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if name == start && errors.Is(err, fs.ErrNotExist) {
 				return fs.SkipAll
@@ -362,7 +448,11 @@ var _ publish.TempCleaner = (*Store)(nil)
 // write in progress keeps changing its file.
 func (s *Store) CleanTemp(ctx context.Context, age time.Duration, keys []string) (n int, size int64, err error) {
 	cutoff := time.Now().Add(-age)
-	err = fs.WalkDir(s.root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
+	root, err := s.r()
+	if err != nil {
+		return 0, 0, err
+	}
+	err = fs.WalkDir(root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -379,7 +469,7 @@ func (s *Store) CleanTemp(ctx context.Context, age time.Duration, keys []string)
 		if err != nil || !st.ModTime().Before(cutoff) {
 			return nil
 		}
-		if err := s.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		n++

@@ -95,14 +95,32 @@ func Open(ctx context.Context, rawurl string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	ok, err := s.client.BucketExists(ctx, s.bucket)
-	if err != nil {
-		return nil, s.translate("open", "", err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("s3: open %s: bucket %q does not exist at %s (create it, or check the name and --s3-endpoint)", rawurl, s.bucket, s.endpoint)
+	if err := s.Check(ctx); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// OpenLazy returns a Store for rawurl without contacting the server: a
+// server (wharf serve) starts while the store is unreachable, answers 503
+// and recovers when it is back. Check tells whether it is there.
+func OpenLazy(rawurl string, opts Options) (*Store, error) {
+	return newStore(rawurl, opts)
+}
+
+var _ publish.Checker = (*Store)(nil)
+
+// Check reports whether the bucket exists and the credentials are
+// accepted, with a message a user can act on.
+func (s *Store) Check(ctx context.Context) error {
+	ok, err := s.client.BucketExists(ctx, s.bucket)
+	if err != nil {
+		return s.translate("open", "", err)
+	}
+	if !ok {
+		return fmt.Errorf("s3: open s3://%s/%s: %w: bucket %q does not exist at %s (create it, or check the name and --s3-endpoint)", s.bucket, s.prefix, publish.ErrUnavailable, s.bucket, s.endpoint)
+	}
+	return nil
 }
 
 // MakeBucket creates the bucket of rawurl if it does not exist yet. wharf
