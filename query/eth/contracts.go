@@ -1,6 +1,9 @@
 package eth
 
 import (
+	"math/big"
+	"slices"
+
 	"github.com/ethereum/go-ethereum/common"
 )
 
@@ -54,3 +57,40 @@ func initCode(runtime []byte) []byte {
 // value call that creates an account at the state-growth prices of the
 // newest forks (over 200,000 gas on geth --dev).
 const contractGas = 1_000_000
+
+// ForwarderCode, DestructorCode and FactoryCode return the runtime code
+// of the demo contracts, for deploying them on another node (the tests
+// against a real geth do).
+func ForwarderCode() []byte { return slices.Clone(forwarderCode) }
+
+// DestructorCode returns the runtime code of the destructor (see ForwarderCode).
+func DestructorCode() []byte { return slices.Clone(destructorCode) }
+
+// FactoryCode returns the runtime code of the factory (see ForwarderCode).
+func FactoryCode() []byte { return slices.Clone(factoryCode) }
+
+// InitCode returns the init code that deploys runtime as it is.
+func InitCode(runtime []byte) []byte { return initCode(runtime) }
+
+// DemoTokenCode returns the creation code of the demo token with its
+// constructor's argument: supply tokens to the deployer.
+func DemoTokenCode(supply *big.Int) ([]byte, error) {
+	a, code, err := demoToken()
+	if err != nil {
+		return nil, err
+	}
+	args, err := a.Pack("", supply)
+	if err != nil {
+		return nil, err
+	}
+	return append(code, args...), nil
+}
+
+// DemoTokenTransfer returns the input of the token's transfer(to, amount).
+func DemoTokenTransfer(to common.Address, amount *big.Int) ([]byte, error) {
+	a, _, err := demoToken()
+	if err != nil {
+		return nil, err
+	}
+	return a.Pack("transfer", to, amount)
+}
