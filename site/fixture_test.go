@@ -317,6 +317,34 @@ func (l *logs) wait(tb testing.TB, path string) map[string]string {
 	}
 }
 
+// messages waits for n records with msg and returns their attributes.
+func (l *logs) messages(tb testing.TB, msg string, n int) []map[string]string {
+	tb.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		var out []map[string]string
+		l.mu.Lock()
+		for _, r := range l.records {
+			if r.Message != msg {
+				continue
+			}
+			attrs := map[string]string{}
+			r.Attrs(func(a slog.Attr) bool { attrs[a.Key] = a.Value.String(); return true })
+			out = append(out, attrs)
+		}
+		ch := l.changed
+		l.mu.Unlock()
+		if len(out) >= n {
+			return out
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			tb.Fatalf("%d %q log records, want %d: %v", len(out), msg, n, out)
+		}
+	}
+}
+
 // serve starts a Server for cfg on a free loopback port and returns its URL.
 func serve(tb testing.TB, cfg site.Config, tune ...func(*http.Server)) (string, *site.Server) {
 	tb.Helper()

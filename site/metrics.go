@@ -13,6 +13,9 @@ type metrics struct {
 	bytes    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inflight prometheus.Gauge
+	// downloads counts artifact downloads by artifact, build and the
+	// organisations of the credential ("anonymous" for public ones).
+	downloads *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -34,8 +37,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "wharf_http_requests_in_flight",
 			Help: "Requests being answered.",
 		}),
+		downloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wharf_downloads_total",
+			Help: "Artifact downloads answered (GET 200, 206 or a presigned 302), by artifact, build and organisations of the credential (anonymous: none).",
+		}, []string{"artifact", "build", "org"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.bytes, m.duration, m.inflight} {
+	for _, c := range []prometheus.Collector{m.requests, m.bytes, m.duration, m.inflight, m.downloads} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

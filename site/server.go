@@ -48,6 +48,10 @@ type Config struct {
 	// Metrics is where the server registers its collectors and what
 	// /metrics serves; nil makes a registry of the server's own.
 	Metrics *prometheus.Registry
+	// MetricsElsewhere makes /metrics answer 404 here: the metrics are
+	// served on a listener of their own (Server.MetricsHandler), so they
+	// need not be public.
+	MetricsElsewhere bool
 	// RefreshInterval bounds how stale the cached manifest and pointers may
 	// be (a Stat of each per interval); 0 checks them on every request.
 	RefreshInterval time.Duration
@@ -88,6 +92,7 @@ type Server struct {
 	ipLimit   *limiter
 	keyLimit  *limiter
 	clients   *clientip.Resolver
+	noMetrics bool
 	minRate   int64
 	grace     time.Duration
 	buffers   sync.Pool // copy buffers of bigCopy
@@ -144,14 +149,17 @@ func New(cfg Config) (*Server, error) {
 	s.ipLimit = newLimiter(cfg.RateIP, cfg.BurstIP, cfg.LimitBuckets, s.now)
 	s.keyLimit = newLimiter(cfg.RateKey, cfg.BurstKey, cfg.LimitBuckets, s.now)
 	s.clients = cfg.TrustedProxies
+	s.noMetrics = cfg.MetricsElsewhere
 	return s, nil
 }
 
 // request is the state of one request that the access log reports.
 type request struct {
 	*recorder
-	who    string     // the principal, "" when anonymous
-	client netip.Addr // the client's address (behind trusted proxies)
+	who       string            // the principal, "" when anonymous
+	principal *Principal        // who, when authenticated
+	client    netip.Addr        // the client's address (behind trusted proxies)
+	download  *publish.Artifact // the artifact a canonical download asked for
 }
 
 // ServeHTTP answers every endpoint of the download server.
@@ -175,6 +183,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.metrics.requests.WithLabelValues(route, code).Inc()
 		s.metrics.bytes.WithLabelValues(route).Add(float64(req.bytes))
 		s.metrics.duration.WithLabelValues(route).Observe(elapsed.Seconds())
+		if req.download != nil {
+			s.recordDownload(r, req, status)
+		}
 		// The record is built by hand: slog.Logger would capture the caller's
 		// program counter, a cost per request the access log does not need.
 		if h := s.log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
@@ -223,7 +234,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case kindHealth:
 		err = s.health(req, r)
 	case kindMetrics:
-		promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}).ServeHTTP(req, r)
+		if s.noMetrics {
+			err = notFound("not found: metrics are served on their own listener")
+			break
+		}
+		s.MetricsHandler().ServeHTTP(req, r)
 	case kindAuth:
 		err = s.authRequest(req, r)
 	case kindTop:
@@ -238,6 +253,42 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.writeError(req, r, err)
 	}
+}
+
+// MetricsHandler serves the server's metrics in the Prometheus format.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{})
+}
+
+// recordDownload counts a download of an artifact (a GET answered with the
+// file, part of it, or a presigned redirect) by artifact, build and
+// organisation, and writes an audit line for every authenticated
+// download attempt, answered or refused: who (organisations, key or user),
+// what, how many bytes, which status. A vendor sees who took what and
+// notices a leaked key by its volume or its refusals.
+func (s *Server) recordDownload(r *http.Request, req *request, status int) {
+	a := req.download
+	orgs := "anonymous"
+	if p := req.principal; p != nil {
+		orgs = strings.Join(p.Orgs, ",")
+	}
+	if r.Method == http.MethodGet && (status == http.StatusOK || status == http.StatusPartialContent || status == http.StatusFound) {
+		s.metrics.downloads.WithLabelValues(a.Name, a.Build, orgs).Inc()
+	}
+	p := req.principal
+	if p == nil {
+		return
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "download",
+		slog.String("orgs", orgs),
+		slog.String("kind", p.Kind),
+		slog.String("id", p.Name),
+		slog.String("artifact", a.Key),
+		slog.String("method", r.Method),
+		slog.Int("status", status),
+		slog.Int64("bytes", req.bytes),
+		slog.String("remote", clientString(req.client, r)),
+	)
 }
 
 // limitKey is what the per-address limit counts: the client's address
@@ -343,6 +394,7 @@ func (s *Server) canonical(w *request, r *http.Request, t target) error {
 	if !ok {
 		return notFound("no such download: " + key)
 	}
+	w.download = &a
 	if err := s.authorize(w, r, a.Access); err != nil {
 		return err
 	}
@@ -428,6 +480,7 @@ func (s *Server) authorize(w *request, r *http.Request, access string) error {
 		return fmt.Errorf("%w: no credentials", ErrUnauthenticated)
 	}
 	w.who = p.Kind + ":" + p.Name
+	w.principal = p
 	if ok, wait := s.keyLimit.allow(w.who); !ok {
 		w.Header().Set("Retry-After", fmt.Sprint(int(wait/time.Second)+1))
 		return tooMany(wait)

@@ -862,3 +862,68 @@ func TestHealthzTellsTheTruth(t *testing.T) {
 		t.Errorf("/latest after the directory came back = %d %q", rec.Code, rec.Body)
 	}
 }
+
+// TestDownloadMetricsAndAudit: downloads are counted by artifact, build
+// and organisation, and every authenticated download attempt writes an
+// audit line naming the organisations, the key or user, the artifact, the
+// bytes and the status.
+func TestDownloadMetricsAndAudit(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	e := newEnv(t, func(c *site.Config) { c.Metrics = reg })
+	engine := "/" + key(t, "26.1.2", "engine", "arm")
+	node := "/" + key(t, "26.1.2", "treasury-node", "x86")
+	get(t, "GET", e.url+"/"+key(t, "26.1.2", "treasury-cli", "x86"))
+	get(t, "GET", e.url+engine, "Authorization", "Basic "+basicAuth(e.cr.basicKey))
+	get(t, "GET", e.url+engine, "Authorization", "Basic "+basicAuth(e.cr.basicKey))
+	get(t, "GET", e.url+node, "Authorization", "Basic "+basicAuth(e.cr.basicKey)) // 403: basic
+	get(t, "GET", e.url+node, "Authorization", "Bearer "+e.cr.alice)
+	_, body := get(t, "GET", e.url+"/metrics")
+	for _, want := range []string{
+		`wharf_downloads_total{artifact="treasury-cli",build="x86",org="anonymous"} 1`,
+		`wharf_downloads_total{artifact="engine",build="arm",org="acme"} 2`,
+		`wharf_downloads_total{artifact="treasury-node",build="x86",org="globex"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(string(body), `wharf_downloads_total{artifact="treasury-node",build="x86",org="acme"}`) {
+		t.Error("a refused download was counted")
+	}
+	audit := e.logs.messages(t, "download", 4)
+	if len(audit) != 4 {
+		t.Fatalf("%d audit lines, want 4 (the authenticated attempts): %v", len(audit), audit)
+	}
+	// Requests on separate connections may log in another order.
+	find := func(f func(a map[string]string) bool) map[string]string {
+		for _, a := range audit {
+			if f(a) {
+				return a
+			}
+		}
+		t.Fatalf("no such audit line in %v", audit)
+		return nil
+	}
+	size := fmt.Sprint(len(e.tr.files[key(t, "26.1.2", "engine", "arm")]))
+	a := find(func(a map[string]string) bool { return a["artifact"] == engine[1:] })
+	if a["orgs"] != "acme" || a["kind"] != "apikey" || a["id"] != e.cr.basicKeyID || a["bytes"] != size || a["status"] != "200" {
+		t.Errorf("audit line = %v", a)
+	}
+	a = find(func(a map[string]string) bool { return a["status"] == "403" })
+	if a["artifact"] != node[1:] || a["orgs"] != "acme" {
+		t.Errorf("refused download audit line = %v", a)
+	}
+	a = find(func(a map[string]string) bool { return a["kind"] == "user" })
+	if a["orgs"] != "globex" || a["id"] != "alice" || a["status"] != "200" || a["artifact"] != node[1:] {
+		t.Errorf("user download audit line = %v", a)
+	}
+}
+
+// TestMetricsElsewhere: with the metrics on their own listener, /metrics
+// is not served on the public one.
+func TestMetricsElsewhere(t *testing.T) {
+	e := newEnv(t, func(c *site.Config) { c.MetricsElsewhere = true })
+	if resp, _ := get(t, "GET", e.url+"/metrics"); resp.StatusCode != 404 {
+		t.Errorf("/metrics on the public listener = %d, want 404", resp.StatusCode)
+	}
+}
