@@ -1,5 +1,6 @@
 // Package templates embeds the text and HTML templates wharf renders: the
-// install script, the redirect rules and the download page. Every template
+// install script, the redirect rules, the download page and the hosting
+// configurations for nginx and Caddy. Every template
 // is parsed once at start; a missing or broken one is an error then, not
 // at the first request.
 package templates
@@ -18,6 +19,8 @@ var files embed.FS
 const (
 	Install   = "install.sh.tmpl"
 	Redirects = "redirects.tmpl"
+	Nginx     = "nginx.conf.tmpl" // wharf hosting nginx
+	Caddy     = "Caddyfile.tmpl"  // wharf hosting caddy
 )
 
 // InstallData is what the install script template is rendered with.

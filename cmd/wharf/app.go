@@ -24,6 +24,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			userCommand(),
 			apikeyCommand(),
 			tokenCommand(),
+			hostingCommand(),
 		},
 	}
 }

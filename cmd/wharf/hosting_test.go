@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bufio"
+	stdbase64 "encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/wharfhq/wharf/internal/rpcstatus"
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/site"
+)
+
+// hostingEnv is a published directory, an auth database with a basic
+// organisation's API key and a basic user's token, and wharf serve over
+// them.
+type hostingEnv struct {
+	dir, store, pub string
+	wharf           string // wharf serve's URL
+	key, token      string
+}
+
+func newHostingEnv(t *testing.T) *hostingEnv {
+	t.Helper()
+	testenv.Tool(t, "openssl")
+	dir := t.TempDir()
+	e := &hostingEnv{dir: dir, store: filepath.Join(dir, "public"), pub: filepath.Join(dir, "dl.pub")}
+	db := filepath.Join(dir, "wharf.db")
+	addr := testenv.FreeAddr(t)
+	e.wharf = "http://" + addr
+	mustRun(t, "keygen", "--out", filepath.Join(dir, "dl.key"))
+	mustRun(t, "publish", "--version", "26.1.1", "--key", filepath.Join(dir, "dl.key"), "--store", e.store,
+		"--base-url", "https://dl.example.com", demoInputDir(t, "hosting"))
+	mustRun(t, "org", "create", "acme", "--level", "basic", "--db", db)
+	e.key = lastLine(mustRun(t, "apikey", "create", "--org", "acme", "--db", db))
+	mustRun(t, "user", "add", "bob", "--org", "acme", "--db", db)
+	e.token = lastLine(mustRun(t, "token", "create", "--user", "bob", "--db", db))
+	startServe(t, "--store", e.store, "--listen", addr, "--db", db, "--refresh", "0")
+	return e
+}
+
+// authAsks is how many times wharf's auth endpoint has been asked.
+func (e *hostingEnv) authAsks(t *testing.T) int {
+	t.Helper()
+	resp, err := http.Get(e.wharf + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	n := 0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "wharf_http_requests_total{") && strings.Contains(line, `route="auth"`) {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			n += int(v)
+		}
+	}
+	return n
+}
+
+// hget does a request through the proxy, following no redirect.
+func hget(t *testing.T, method, url string, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// TestHosting serves the published tree with the real nginx and Caddy in
+// front, configured by wharf hosting nginx / caddy, and wharf serve only
+// answering the auth endpoint and the latest/preview short URLs.
+func TestHosting(t *testing.T) {
+	e := newHostingEnv(t)
+	for _, proxy := range []string{"nginx", "caddy"} {
+		t.Run(proxy, func(t *testing.T) {
+			addr := testenv.FreeAddr(t)
+			args := []string{"hosting", proxy, "--root", e.store, "--upstream", e.wharf, "--listen", addr}
+			if proxy == "nginx" {
+				args = append(args, "--server-name", "dl.example.com", "--cache-dir", filepath.Join(t.TempDir(), "cache"))
+			}
+			conf := mustRun(t, args...)
+			var p *testenv.Proxy
+			if proxy == "nginx" {
+				p = testenv.NewNginx(t, addr, conf)
+			} else {
+				p = testenv.NewCaddy(t, addr, conf)
+			}
+			checkHosting(t, e, p.URL())
+			if t.Failed() {
+				t.Logf("%s log:\n%s", proxy, p.Log())
+			}
+		})
+	}
+}
+
+func checkHosting(t *testing.T, e *hostingEnv, url string) {
+	cli := "bin/26.1.1/treasury-cli-26.1.1-linux-amd64.tar.gz"
+	engine := "bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz"
+	image := "img/26.1.1/treasury-node-26.1.1-amd64.tar"
+	file := func(key string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(e.store, key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	bearer := "Bearer " + e.token
+	apikey := "Basic " + b64(e.key+":")
+
+	t.Run("ShortURLs", func(t *testing.T) {
+		for _, tt := range []struct{ path, want string }{
+			{"/x86/treasury-cli", "/" + cli},
+			{"/latest/x86/engine", "/" + engine},
+			{"/x86/engine/sig", "/" + engine + "/sig"},
+			{"/26.1.1/x86/engine", "/" + engine},
+			{"/26.1.1/macos/treasury-cli", "/bin/26.1.1/treasury-cli-26.1.1-macos-arm64.tar.gz"},
+			{"/26.1.1/x86/treasury-node/sig", "/" + image + "/sig"},
+			{"/26.1.1/arm/treasury-demo", "/img/26.1.1/treasury-demo-26.1.1-arm64.tar"},
+		} {
+			resp, _ := hget(t, "GET", url+tt.path)
+			if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != tt.want {
+				t.Errorf("%s = %d to %q, want 302 to %s", tt.path, resp.StatusCode, resp.Header.Get("Location"), tt.want)
+			}
+		}
+	})
+	t.Run("PublicWithoutWharf", func(t *testing.T) {
+		before := e.authAsks(t)
+		resp, body := hget(t, "GET", url+"/"+cli)
+		if resp.StatusCode != 200 || string(body) != string(file(cli)) {
+			t.Fatalf("GET %s = %d, %d bytes; want 200 and the store's bytes", cli, resp.StatusCode, len(body))
+		}
+		if got := resp.Header.Get("Cache-Control"); got != publish.CacheImmutable {
+			t.Errorf("Cache-Control = %q, want %q", got, publish.CacheImmutable)
+		}
+		if got := resp.Header.Get("Content-Disposition"); got != `attachment; filename="treasury-cli-26.1.1-linux-amd64.tar.gz"` {
+			t.Errorf("Content-Disposition = %q", got)
+		}
+		hget(t, "GET", url+"/"+cli+".sig")
+		hget(t, "GET", url+"/latest")
+		if after := e.authAsks(t); after != before {
+			t.Errorf("wharf's auth endpoint was asked %d times for public files", after-before)
+		}
+	})
+	t.Run("SigVerifiesWithOpenSSL", func(t *testing.T) {
+		// Redirects followed, as the spec says.
+		resp, err := http.Get(url + "/x86/treasury-cli/sig")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != publish.CacheImmutable {
+			t.Fatalf("/x86/treasury-cli/sig = %d, Cache-Control %q", resp.StatusCode, resp.Header.Get("Cache-Control"))
+		}
+		dir := t.TempDir()
+		writeTestFile(t, filepath.Join(dir, "x.sig.b64"), sig)
+		writeTestFile(t, filepath.Join(dir, "x"), file(cli))
+		cmd := exec.Command("sh", "-c", `openssl base64 -d -A -in x.sig.b64 -out x.sig && openssl dgst -sha256 -verify "$PUB" -signature x.sig x`)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "PUB="+e.pub)
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "Verified OK") {
+			t.Errorf("openssl: %v %s", err, out)
+		}
+	})
+	t.Run("Latest", func(t *testing.T) {
+		resp, body := hget(t, "GET", url+"/latest")
+		if resp.StatusCode != 200 || string(body) != "26.1.1\n" || resp.Header.Get("Cache-Control") != publish.CacheRevalidate {
+			t.Errorf("/latest = %d %q, Cache-Control %q", resp.StatusCode, body, resp.Header.Get("Cache-Control"))
+		}
+	})
+	t.Run("BasicWithoutCredentials", func(t *testing.T) {
+		resp, body := hget(t, "GET", url+"/"+engine)
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
+			t.Fatalf("GET %s = %d, WWW-Authenticate %q; want 401 with it", engine, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+		var er site.Error
+		if err := json.Unmarshal(body, &er); err != nil || er.Status != rpcstatus.Unauthenticated.String() {
+			t.Errorf("401 body %q, want wharf's JSON error", body)
+		}
+		if len(body) > 1000 {
+			t.Errorf("401 with %d bytes", len(body))
+		}
+	})
+	for _, cred := range []struct{ name, auth string }{{"APIKey", apikey}, {"Token", bearer}} {
+		t.Run("Basic"+cred.name, func(t *testing.T) {
+			resp, body := hget(t, "GET", url+"/"+engine, "Authorization", cred.auth)
+			if resp.StatusCode != 200 || string(body) != string(file(engine)) {
+				t.Fatalf("GET %s = %d, %d bytes; want 200 and the store's bytes", engine, resp.StatusCode, len(body))
+			}
+			if got := resp.Header.Get("Cache-Control"); got != publish.CachePrivate {
+				t.Errorf("Cache-Control = %q, want %q", got, publish.CachePrivate)
+			}
+			if got := resp.Header.Get("Content-Disposition"); got != `attachment; filename="engine-26.1.1-linux-amd64.tar.gz"` {
+				t.Errorf("Content-Disposition = %q", got)
+			}
+		})
+	}
+	t.Run("ImageWithBasicOrg", func(t *testing.T) {
+		for _, auth := range []string{apikey, bearer} {
+			resp, body := hget(t, "GET", url+"/"+image, "Authorization", auth)
+			var er site.Error
+			if resp.StatusCode != http.StatusForbidden || json.Unmarshal(body, &er) != nil || er.Status != rpcstatus.PermissionDenied.String() {
+				t.Errorf("GET %s = %d %q, want 403 with wharf's JSON error", image, resp.StatusCode, body)
+			}
+		}
+	})
+	t.Run("RangeAndHead", func(t *testing.T) {
+		want := file(engine)
+		resp, body := hget(t, "GET", url+"/"+engine, "Authorization", apikey, "Range", "bytes=10-19")
+		if resp.StatusCode != http.StatusPartialContent || string(body) != string(want[10:20]) {
+			t.Errorf("Range = %d %q, want 206 and bytes 10-19", resp.StatusCode, body)
+		}
+		resp, body = hget(t, "HEAD", url+"/"+engine, "Authorization", apikey)
+		if resp.StatusCode != 200 || len(body) != 0 || resp.Header.Get("Content-Length") != strconv.Itoa(len(want)) {
+			t.Errorf("HEAD = %d, Content-Length %q, want 200 and %d", resp.StatusCode, resp.Header.Get("Content-Length"), len(want))
+		}
+		resp, _ = hget(t, "HEAD", url+"/"+engine)
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("HEAD without credentials = %d, want 401", resp.StatusCode)
+		}
+	})
+	t.Run("NothingElse", func(t *testing.T) {
+		for _, path := range []string{"/bin/26.1.1/nope-26.1.1-linux-amd64.tar.gz", "/.wharf.lock", "/bin/26.1.1/.wharf-tmp-1", site.AuthPath} {
+			resp, _ := hget(t, "GET", url+path, "Authorization", apikey)
+			if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+				t.Errorf("GET %s = %d, want a 4xx", path, resp.StatusCode)
+			}
+		}
+	})
+}
+
+func b64(s string) string { return stdbase64.StdEncoding.EncodeToString([]byte(s)) }
+
+func writeTestFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

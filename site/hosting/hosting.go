@@ -1,0 +1,323 @@
+// Package hosting renders what it takes to serve a published tree without
+// wharf streaming the bytes: an nginx server block and a Caddy site whose
+// non-public downloads ask wharf serve's auth endpoint (site.AuthPath),
+// and an S3 bucket policy that lets anyone read the public part of a tree
+// and nothing else.
+package hosting
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/site"
+	"github.com/wharfhq/wharf/templates"
+)
+
+// versionRE matches a version in a path segment (YY.F.P or YY.F.P-pre.C),
+// in the syntax nginx (PCRE) and Caddy (RE2) share.
+const versionRE = `[0-9]+\.[0-9]+\.[0-9]+(?:-pre\.[0-9]+)?`
+
+// Options describe the proxy in front of a published directory.
+type Options struct {
+	// Root is the published directory as the proxy sees it (absolute).
+	Root string
+	// Upstream is wharf serve's URL as the proxy reaches it, e.g.
+	// http://127.0.0.1:8080.
+	Upstream string
+	// Listen is the address the proxy listens on: nginx's listen
+	// parameter (default 80); for Caddy, host:port served over plain HTTP.
+	Listen string
+	// ServerName is the host name the site answers for (nginx server_name;
+	// Caddy's site address, which gets a certificate when Listen is empty).
+	ServerName string
+	// CacheDir is where nginx keeps wharf's answers for latest and preview
+	// short URLs (default /var/cache/nginx/wharf).
+	CacheDir string
+	// Artifacts are every artifact the tree may hold, with its access
+	// class; see Artifacts.
+	Artifacts []publish.ArtifactSpec
+}
+
+// Artifacts is what the proxy must know about the tree: the configured
+// artifacts, plus any other name the manifest m lists (m may be nil). A
+// name that is not public in the config or in any release of m is treated
+// as not public: the proxy asks wharf about it, which is always correct
+// (wharf answers 204 for a release where it is public), only slower.
+func Artifacts(cfg *publish.Config, m *publish.Manifest) []publish.ArtifactSpec {
+	specs := slices.Clone(cfg.Artifacts)
+	index := map[string]int{}
+	for i, a := range specs {
+		index[a.Kind+"/"+a.Name] = i
+	}
+	if m != nil {
+		for _, r := range m.Releases {
+			for _, a := range r.Artifacts {
+				i, ok := index[a.Kind+"/"+a.Name]
+				if !ok {
+					index[a.Kind+"/"+a.Name] = len(specs)
+					specs = append(specs, publish.ArtifactSpec{Name: a.Name, Kind: a.Kind, Access: a.Access})
+					continue
+				}
+				if a.Access != publish.AccessPublic {
+					specs[i].Access = a.Access
+				}
+			}
+		}
+	}
+	return specs
+}
+
+// publicArtifact is a public artifact in the templates.
+type publicArtifact struct {
+	Name        string
+	Dir         string // bin or img
+	FileRE      string // its canonical file name, any version and build
+	ContentType string
+}
+
+// build is a build in the templates.
+type build struct {
+	Name       string // x86
+	Names      string // (?:mac|macos): the path segments naming it
+	OS         string
+	Platform   string
+	ImageNames string // alternation of the image names; "" for a build without images
+}
+
+// templateData is what the nginx and Caddy templates are rendered with.
+type templateData struct {
+	Root, Upstream, UpstreamHost, Listen, ServerName, CacheDir string
+	Address, Bind                                              string // Caddy
+	AuthPath                                                   string
+	VersionRE                                                  string
+	Immutable, Private, Revalidate                             string
+	Public                                                     []publicArtifact
+	PublicList                                                 string
+	Builds                                                     []build
+	BuildNames                                                 string
+}
+
+func (o Options) data() (*templateData, error) {
+	if o.Root == "" || !filepath.IsAbs(o.Root) {
+		return nil, fmt.Errorf("the root %q is not an absolute path (the proxy resolves it, not your shell)", o.Root)
+	}
+	if strings.ContainsAny(o.Root, " \t\n;{}\"'#") {
+		return nil, fmt.Errorf("the root %q has a character the configuration cannot hold", o.Root)
+	}
+	u, err := url.Parse(o.Upstream)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Path != "" && u.Path != "/" || u.User != nil || u.RawQuery != "" {
+		return nil, fmt.Errorf("the upstream %q is not a URL such as http://127.0.0.1:8080 (no path, no credentials)", o.Upstream)
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	for _, s := range []string{o.Listen, o.ServerName, o.CacheDir} {
+		if strings.ContainsAny(s, " \t\n;{}\"'#") {
+			return nil, fmt.Errorf("%q has a character the configuration cannot hold", s)
+		}
+	}
+	d := &templateData{
+		Root:         filepath.Clean(o.Root),
+		Upstream:     u.Scheme + "://" + u.Host,
+		UpstreamHost: host,
+		Listen:       o.Listen,
+		ServerName:   o.ServerName,
+		CacheDir:     o.CacheDir,
+		AuthPath:     site.AuthPath,
+		VersionRE:    versionRE,
+		Immutable:    publish.CacheImmutable,
+		Private:      publish.CachePrivate,
+		Revalidate:   publish.CacheRevalidate,
+	}
+	if d.Listen == "" {
+		d.Listen = "80"
+	}
+	if d.CacheDir == "" {
+		d.CacheDir = "/var/cache/nginx/wharf"
+	}
+	var images, public []string
+	for _, a := range o.Artifacts {
+		if a.Kind == publish.KindImage {
+			images = append(images, regexp.QuoteMeta(a.Name))
+		}
+		if a.Access != publish.AccessPublic {
+			continue
+		}
+		public = append(public, a.Name)
+		p := publicArtifact{Name: a.Name, Dir: publish.KindDir(a.Kind)}
+		if a.Kind == publish.KindImage {
+			p.FileRE = regexp.QuoteMeta(a.Name) + "-" + versionRE + `-(?:amd64|arm64)\.tar`
+			p.ContentType = "application/x-tar"
+		} else {
+			p.FileRE = regexp.QuoteMeta(a.Name) + "-" + versionRE + `-(?:linux|macos)-(?:amd64|arm64)\.tar\.gz`
+			p.ContentType = "application/gzip"
+		}
+		d.Public = append(d.Public, p)
+	}
+	d.PublicList = strings.Join(public, ", ")
+	if d.PublicList == "" {
+		d.PublicList = "none"
+	}
+	var names []string
+	for _, b := range publish.Builds() {
+		bd := build{Name: b.Name, Names: b.Name, OS: b.OS, Platform: b.Platform}
+		if b.Name == "mac" {
+			bd.Names = "(?:mac|macos)"
+		}
+		names = append(names, strings.Trim(strings.TrimPrefix(bd.Names, "(?:"), ")"))
+		if b.Images && len(images) > 0 {
+			bd.ImageNames = "(?:" + strings.Join(images, "|") + ")"
+		}
+		d.Builds = append(d.Builds, bd)
+	}
+	d.BuildNames = strings.Join(names, "|")
+	return d, nil
+}
+
+// Nginx writes the nginx configuration of o: an http-level file for
+// conf.d/ (a cache zone, the upstream, one server block).
+func Nginx(w io.Writer, o Options) error {
+	d, err := o.data()
+	if err != nil {
+		return err
+	}
+	return render(w, templates.Nginx, d)
+}
+
+// Caddy writes a Caddyfile site block for o.
+func Caddy(w io.Writer, o Options) error {
+	d, err := o.data()
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.Listen != "":
+		host, port, err := net.SplitHostPort(o.Listen)
+		if err != nil {
+			return fmt.Errorf("listen %q: want host:port or :port", o.Listen)
+		}
+		d.Address = "http://" + o.ServerName + ":" + port
+		d.Bind = host
+	case o.ServerName != "":
+		d.Address = o.ServerName
+	default:
+		d.Address = "http://:80"
+	}
+	return render(w, templates.Caddy, d)
+}
+
+func render(w io.Writer, name string, d *templateData) error {
+	t, err := templates.Text(name)
+	if err != nil {
+		return fmt.Errorf("template %s: %w", name, err)
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, d); err != nil {
+		return fmt.Errorf("render %s: %w", name, err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// PolicyOptions name the tree a bucket policy is for.
+type PolicyOptions struct {
+	Bucket    string
+	Prefix    string // the tree's prefix in the bucket; "" for the whole bucket
+	Artifacts []publish.ArtifactSpec
+}
+
+// policy is an S3 bucket policy document.
+type policy struct {
+	Version   string            `json:"Version"`
+	Statement []policyStatement `json:"Statement"`
+}
+
+type policyStatement struct {
+	Sid       string              `json:"Sid"`
+	Effect    string              `json:"Effect"`
+	Principal map[string][]string `json:"Principal"`
+	Action    []string            `json:"Action"`
+	Resource  []string            `json:"Resource"`
+}
+
+// ErrAmbiguousName: a public artifact's key pattern would also match a
+// non-public artifact's keys; S3 policies have no anchored patterns.
+var ErrAmbiguousName = errors.New("a public artifact's name is the start of another artifact's name")
+
+// S3Policy writes a bucket policy that lets anonymous readers GetObject the
+// public part of the tree: the pointers, dl.pub, install, releases.json,
+// index.html, _redirects, every SHA256SUMS and signature, and the public
+// artifacts of any version and build; nothing else, and never a listing.
+// Keys of public and non-public artifacts share their directories
+// (bin/{version}/), so the public ones are named by pattern:
+// bin/*/{name}-*-{os}-{platform}.tar.gz. A pattern that would also match a
+// non-public artifact (public "foo" beside basic "foo-bar") is refused
+// with ErrAmbiguousName.
+func S3Policy(w io.Writer, o PolicyOptions) error {
+	if o.Bucket == "" || strings.ContainsAny(o.Bucket, "/*?\" ") {
+		return fmt.Errorf("bucket %q: want a bucket name", o.Bucket)
+	}
+	prefix := strings.Trim(o.Prefix, "/")
+	if strings.ContainsAny(prefix, "*?\"") || publish.CheckKey(prefix+"/x") != nil && prefix != "" {
+		return fmt.Errorf("prefix %q: want a key prefix such as dl or releases/dl", o.Prefix)
+	}
+	arn := "arn:aws:s3:::" + o.Bucket + "/"
+	if prefix != "" {
+		arn += prefix + "/"
+	}
+	var res []string
+	for _, k := range []string{publish.KeyLatest, publish.KeyPreview, publish.KeyPublicKey, publish.KeyInstall,
+		publish.KeyManifest, publish.KeyIndex, publish.KeyRedirects} {
+		res = append(res, arn+k)
+	}
+	for _, dir := range []string{publish.KindDir(publish.KindBinary), publish.KindDir(publish.KindImage)} {
+		res = append(res, arn+dir+"/*/SHA256SUMS", arn+dir+"/*.sig")
+	}
+	for _, a := range o.Artifacts {
+		if a.Access != publish.AccessPublic {
+			continue
+		}
+		for _, b := range o.Artifacts {
+			if b.Access != publish.AccessPublic && b.Kind == a.Kind && strings.HasPrefix(b.Name, a.Name+"-") {
+				return fmt.Errorf("%w: public %s would also open %s %s: rename one", ErrAmbiguousName, a.Name, b.Access, b.Name)
+			}
+		}
+		dir := publish.KindDir(a.Kind)
+		for _, b := range publish.Builds() {
+			switch {
+			case a.Kind == publish.KindImage && b.Images:
+				res = append(res, fmt.Sprintf("%s%s/*/%s-*-%s.tar", arn, dir, a.Name, b.Platform))
+			case a.Kind == publish.KindBinary:
+				res = append(res, fmt.Sprintf("%s%s/*/%s-*-%s-%s.tar.gz", arn, dir, a.Name, b.OS, b.Platform))
+			}
+		}
+	}
+	p := policy{
+		Version: "2012-10-17",
+		Statement: []policyStatement{{
+			Sid:       "WharfPublicRead",
+			Effect:    "Allow",
+			Principal: map[string][]string{"AWS": {"*"}},
+			Action:    []string{"s3:GetObject"},
+			Resource:  res,
+		}},
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(p)
+}
