@@ -16,6 +16,7 @@ import (
 	"github.com/wharfhq/wharf/internal/rpcstatus"
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/publish/s3/s3test"
 	"github.com/wharfhq/wharf/site"
 )
 
@@ -260,5 +261,59 @@ func writeTestFile(t *testing.T, path string, b []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHostingS3Policy applies the policy of wharf hosting s3-policy to a
+// real MinIO bucket that wharf publish filled: anonymous readers get the
+// public part of the tree and nothing else, and cannot list the bucket.
+func TestHostingS3Policy(t *testing.T) {
+	m := testenv.SharedMinIO(t)
+	bucketURL, _ := s3test.Bucket(t, m)
+	for k, v := range s3test.Env(m) {
+		t.Setenv(k, v)
+	}
+	dir := t.TempDir()
+	mustRun(t, "keygen", "--out", filepath.Join(dir, "dl.key"))
+	mustRun(t, "publish", "--version", "26.1.1", "--key", filepath.Join(dir, "dl.key"), "--store", bucketURL+"/dl",
+		"--s3-endpoint", m.URL(), "--base-url", "https://dl.example.com", demoInputDir(t, "policy"))
+	bucket := strings.TrimPrefix(bucketURL, "s3://")
+	m.SetBucketPolicy(t, bucket, mustRun(t, "hosting", "s3-policy", "--bucket", bucket, "--prefix", "dl"))
+
+	base := m.URL() + "/" + bucket
+	tests := []struct {
+		path  string
+		want  int
+		cache string
+	}{
+		{"/dl/bin/26.1.1/treasury-cli-26.1.1-linux-amd64.tar.gz", 200, publish.CacheImmutable},
+		{"/dl/bin/26.1.1/treasury-cli-26.1.1-macos-arm64.tar.gz.sig", 200, publish.CacheImmutable},
+		{"/dl/bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz.sig", 200, publish.CacheImmutable},
+		{"/dl/bin/26.1.1/SHA256SUMS", 200, publish.CacheImmutable},
+		{"/dl/img/26.1.1/SHA256SUMS.sig", 200, publish.CacheImmutable},
+		{"/dl/latest", 200, publish.CacheRevalidate},
+		{"/dl/releases.json", 200, publish.CacheRevalidate},
+		{"/dl/dl.pub", 200, publish.CacheRevalidate},
+		{"/dl/install", 200, publish.CacheRevalidate},
+		{"/dl/index.html", 200, publish.CacheRevalidate},
+		{"/dl/_redirects", 200, publish.CacheRevalidate},
+		{"/dl/bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz", 403, ""},
+		{"/dl/bin/26.1.1/treasury-api-26.1.1-macos-arm64.tar.gz", 403, ""},
+		{"/dl/img/26.1.1/treasury-node-26.1.1-amd64.tar", 403, ""},
+		{"/dl/img/26.1.1/treasury-demo-26.1.1-arm64.tar", 403, ""},
+		{"/?list-type=2", 403, ""},
+		{"/?list-type=2&prefix=dl/bin/", 403, ""},
+		{"/", 403, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			resp, _ := hget(t, "GET", base+tt.path)
+			if resp.StatusCode != tt.want {
+				t.Fatalf("anonymous GET %s = %d, want %d", tt.path, resp.StatusCode, tt.want)
+			}
+			if tt.cache != "" && resp.Header.Get("Cache-Control") != tt.cache {
+				t.Errorf("Cache-Control = %q, want %q", resp.Header.Get("Cache-Control"), tt.cache)
+			}
+		})
 	}
 }
