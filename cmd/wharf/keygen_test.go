@@ -101,19 +101,25 @@ func TestVerify(t *testing.T) {
 		return k, strings.TrimSuffix(k, ".key") + ".pub", err
 	}()
 
+	os.WriteFile(filepath.Join(dir, "garbage.sig"), []byte("not base64!"), 0o644)
+	// Exit codes: 1 an invalid signature, 2 usage or I/O errors.
 	tests := []struct {
 		name    string
 		args    []string
 		wantErr string
+		code    int
 	}{
-		{"OK", []string{"--key", pub, file}, ""},
-		{"ExplicitSig", []string{"--key", pub, file, filepath.Join(dir, "other.sig")}, ""},
-		{"Tampered", []string{"--key", pub, tampered}, "INVALID"},
-		{"OtherKey", []string{"--key", otherPub, file}, "INVALID"},
-		{"MissingSig", []string{"--key", pub, file, filepath.Join(dir, "none.sig")}, "no such file"},
-		{"MissingFile", []string{"--key", pub, filepath.Join(dir, "none")}, "no such file"},
-		{"PrivateKeyAsKey", []string{"--key", key, file}, "not a public key"},
-		{"NoArgs", []string{"--key", pub}, "want FILE [SIG]"},
+		{"OK", []string{"--key", pub, file}, "", 0},
+		{"ExplicitSig", []string{"--key", pub, file, filepath.Join(dir, "other.sig")}, "", 0},
+		{"Tampered", []string{"--key", pub, tampered}, "INVALID", 1},
+		{"OtherKey", []string{"--key", otherPub, file}, "INVALID", 1},
+		{"GarbageSig", []string{"--key", pub, file, filepath.Join(dir, "garbage.sig")}, "INVALID", 1},
+		{"MissingSig", []string{"--key", pub, file, filepath.Join(dir, "none.sig")}, "no such file", 2},
+		{"MissingFile", []string{"--key", pub, filepath.Join(dir, "none")}, "no such file", 2},
+		{"MissingKey", []string{"--key", filepath.Join(dir, "none.pub"), file}, "no such file", 2},
+		{"PrivateKeyAsKey", []string{"--key", key, file}, "not a public key", 2},
+		{"NoArgs", []string{"--key", pub}, "want FILE [SIG]", 2},
+		{"UnknownFlag", []string{"--kye", pub, file}, "flag provided but not defined", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,6 +133,40 @@ func TestVerify(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("verify = %v, want an error mentioning %q", err, tt.wantErr)
 			}
+			if got := exitCode(err); got != tt.code {
+				t.Errorf("exit code %d, want %d", got, tt.code)
+			}
 		})
+	}
+}
+
+// TestUnknownCommand: an unknown command or subcommand fails with exit 2
+// and the list of commands, not "No help topic"; --version prints the
+// module version and commit.
+func TestUnknownCommand(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bogus"}, "keygen, publish, verify, serve, org, user, apikey, token"},
+		{[]string{"org", "bogus"}, "the commands of wharf org are: create, set-level, list"},
+		{[]string{"apikey", "bogus"}, "the commands of wharf apikey are: create, revoke, list"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, stderr, err := pubRun(t, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), `unknown command "bogus"`) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want the command list %q", err, tt.want)
+			}
+			if strings.Contains(stderr, "No help topic") {
+				t.Errorf("stderr = %q", stderr)
+			}
+			if got := exitCode(err); got != 2 {
+				t.Errorf("exit code %d, want 2", got)
+			}
+		})
+	}
+	out, _, err := pubRun(t, "--version")
+	if err != nil || !strings.HasPrefix(out, "wharf version ") || !strings.Contains(out, "commit") {
+		t.Errorf("--version = %q, %v", out, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -20,6 +21,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/time/rate"
 
+	"github.com/wharfhq/wharf/internal/buildinfo"
+	"github.com/wharfhq/wharf/internal/clientip"
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/site"
 	"github.com/wharfhq/wharf/site/auth"
@@ -49,7 +52,10 @@ Example:
 			&cli.Float64Flag{Name: "rate-ip", Value: 50, Usage: "requests per second per client address (0: no limit)", EnvVars: []string{"WHARF_RATE_IP"}},
 			&cli.Float64Flag{Name: "rate-key", Value: 10, Usage: "downloads per second per API key or user (0: no limit)", EnvVars: []string{"WHARF_RATE_KEY"}},
 			&cli.DurationFlag{Name: "refresh", Value: time.Second, Usage: "how often the manifest and pointers are checked for a new release", EnvVars: []string{"WHARF_REFRESH"}},
-			&cli.DurationFlag{Name: "shutdown-grace", Value: 30 * time.Second, Usage: "how long downloads in flight may finish after SIGTERM", EnvVars: []string{"WHARF_SHUTDOWN_GRACE"}},
+			&cli.DurationFlag{Name: "shutdown-timeout", Aliases: []string{"shutdown-grace"}, Value: 30 * time.Second, Usage: "how long downloads in flight may finish after SIGTERM (--shutdown-grace is the old name)", EnvVars: []string{"WHARF_SHUTDOWN_TIMEOUT", "WHARF_SHUTDOWN_GRACE"}},
+			&cli.StringSliceFlag{Name: "trusted-proxy", Usage: "`CIDR` of a reverse proxy whose X-Forwarded-For names the client (repeatable; a bare address is itself alone)", EnvVars: []string{"WHARF_TRUSTED_PROXY"}},
+			&cli.StringFlag{Name: "metrics-listen", Usage: "`ADDR` to serve /metrics on instead of the public listener", EnvVars: []string{"WHARF_METRICS_LISTEN"}},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "`LEVEL`: debug, info, warn or error", EnvVars: []string{"WHARF_LOG_LEVEL"}},
 			&cli.StringFlag{Name: "oidc-issuer", Usage: "also accept bearer tokens of this OpenID Connect issuer `URL` for existing users", EnvVars: []string{"WHARF_OIDC_ISSUER"}},
 			&cli.StringFlag{Name: "oidc-audience", Usage: "`AUDIENCE` external tokens must be issued for", EnvVars: []string{"WHARF_OIDC_AUDIENCE"}},
 			&cli.StringFlag{Name: "oidc-user-claim", Usage: "`CLAIM` of an external token naming the wharf user (default email, else sub)", EnvVars: []string{"WHARF_OIDC_USER_CLAIM"}},
@@ -70,18 +76,27 @@ func serve(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return usageError{fmt.Errorf("serve: --log-level %q: want debug, info, warn or error", c.String("log-level"))}
+	}
+	hopts := &slog.HandlerOptions{Level: level}
 	logs := newLogBuffer(c.App.ErrWriter, 200*time.Millisecond)
 	defer logs.Close()
 	var h slog.Handler
 	switch c.String("log-format") {
 	case "text":
-		h = slog.NewTextHandler(logs, nil)
+		h = slog.NewTextHandler(logs, hopts)
 	case "json":
-		h = slog.NewJSONHandler(logs, nil)
+		h = slog.NewJSONHandler(logs, hopts)
 	default:
-		return fmt.Errorf("serve: --log-format %q is neither text nor json", c.String("log-format"))
+		return usageError{fmt.Errorf("serve: --log-format %q is neither text nor json", c.String("log-format"))}
 	}
 	log := slog.New(h)
+	proxies, err := clientip.Parse(c.StringSlice("trusted-proxy"))
+	if err != nil {
+		return usageError{fmt.Errorf("serve: --trusted-proxy: %w", err)}
+	}
 
 	st, closeStore, err := openStore(ctx, c.String("store"), storeOptions{S3Endpoint: c.String("s3-endpoint"), Serve: true})
 	if err != nil {
@@ -113,21 +128,23 @@ func serve(c *cli.Context) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildinfo.Read().Collector("wharf"))
 	rateIP, rateKey := c.Float64("rate-ip"), c.Float64("rate-key")
 	srv, err := site.New(site.Config{
-		Store:           st,
-		Auth:            db,
-		Sessions:        page,
-		Page:            page,
-		Logger:          log,
-		Presign:         c.Bool("presign"),
-		Metrics:         reg,
-		RefreshInterval: c.Duration("refresh"),
-		RateIP:          rate.Limit(rateIP),
-		BurstIP:         int(2*rateIP) + 1,
-		RateKey:         rate.Limit(rateKey),
-		BurstKey:        int(2*rateKey) + 1,
+		Store:            st,
+		Auth:             db,
+		Sessions:         page,
+		Page:             page,
+		Logger:           log,
+		Presign:          c.Bool("presign"),
+		Metrics:          reg,
+		RefreshInterval:  c.Duration("refresh"),
+		RateIP:           rate.Limit(rateIP),
+		BurstIP:          int(2*rateIP) + 1,
+		RateKey:          rate.Limit(rateKey),
+		BurstKey:         int(2*rateKey) + 1,
+		TrustedProxies:   proxies,
+		MetricsElsewhere: c.String("metrics-listen") != "",
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -136,9 +153,30 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	grace := c.Duration("shutdown-timeout")
+	var metrics chan error
+	if addr := c.String("metrics-listen"); addr != "" {
+		mln, err := net.Listen("tcp", addr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("serve: --metrics-listen: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", srv.MetricsHandler())
+		metrics = make(chan error, 1)
+		go func() { metrics <- site.Serve(ctx, site.HTTPServer(mux, log), mln, grace) }()
+		fmt.Fprintf(c.App.Writer, "metrics on http://%s/metrics\n", mln.Addr())
+	}
 	fmt.Fprintf(c.App.Writer, "serving %s on http://%s\n", c.String("store"), ln.Addr())
 	log.Info("serving", slog.String("store", c.String("store")), slog.String("addr", ln.Addr().String()), slog.Bool("presign", c.Bool("presign")))
-	if err := site.Serve(ctx, site.HTTPServer(srv, log), ln, c.Duration("shutdown-grace")); err != nil {
+	err = site.Serve(ctx, site.HTTPServer(srv, log), ln, grace)
+	if metrics != nil {
+		stop() // the metrics listener ends with the server
+		if merr := <-metrics; err == nil {
+			err = merr
+		}
+	}
+	if err != nil {
 		return err
 	}
 	log.Info("stopped")

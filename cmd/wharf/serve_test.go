@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -268,5 +269,52 @@ func TestServeStoreUnavailable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServeMetricsListenAndProxies: --metrics-listen moves /metrics off
+// the public listener (with wharf_build_info); --trusted-proxy makes the
+// logs name the client behind the proxy; the flags shared with addrd
+// exist under the same names.
+func TestServeMetricsListenAndProxies(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "public")
+	run := func(args ...string) string { t.Helper(); return mustRun(t, args...) }
+	run("keygen", "--out", filepath.Join(dir, "dl.key"))
+	run("publish", "--version", "26.1.1", "--key", filepath.Join(dir, "dl.key"), "--store", store, "--base-url", "http://127.0.0.1", demoInputDir(t, "demo"))
+	addr, maddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
+	startServe(t, "--store", store, "--listen", addr, "--metrics-listen", maddr, "--db", filepath.Join(dir, "wharf.db"),
+		"--trusted-proxy", "127.0.0.0/8", "--log-level", "debug", "--log-format", "json", "--shutdown-timeout", "5s")
+	status := func(url string, hdr ...string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := status("http://" + addr + "/metrics"); code != 404 {
+		t.Errorf("/metrics on the public listener = %d, want 404", code)
+	}
+	if code, body := status("http://" + maddr + "/metrics"); code != 200 || !strings.Contains(body, "wharf_build_info{") {
+		t.Errorf("/metrics on --metrics-listen = %d, lacks wharf_build_info: %.300s", code, body)
+	}
+	if code, _ := status("http://"+addr+"/latest", "X-Forwarded-For", "203.0.113.9"); code != 200 {
+		t.Errorf("/latest = %d", code)
+	}
+	for _, bad := range [][]string{
+		{"serve", "--trusted-proxy", "not-a-cidr"},
+		{"serve", "--log-level", "loud"},
+	} {
+		_, _, err := pubRun(t, bad...)
+		if err == nil || exitCode(err) != 2 {
+			t.Errorf("wharf %s = %v (exit %d), want a usage error", strings.Join(bad, " "), err, exitCode(err))
+		}
 	}
 }

@@ -10,6 +10,10 @@ import (
 	"github.com/wharfhq/wharf/publish"
 )
 
+// Exit codes of wharf verify: 0 a valid signature, 1 an invalid one (or
+// a signature file that is not one), 2 usage or I/O errors (a file, the
+// key or the signature cannot be read; the key is not a P-256 PEM).
+
 func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
@@ -32,7 +36,7 @@ Example:
 
 func verify(c *cli.Context) error {
 	if c.NArg() < 1 || c.NArg() > 2 {
-		return errors.New("verify: want FILE [SIG] (see wharf verify --help)")
+		return usageError{errors.New("verify: want FILE [SIG] (see wharf verify --help)")}
 	}
 	file := c.Args().Get(0)
 	sigFile := c.Args().Get(1)
@@ -41,26 +45,28 @@ func verify(c *cli.Context) error {
 	}
 	keyPEM, err := os.ReadFile(c.String("key"))
 	if err != nil {
-		return fmt.Errorf("verify: public key: %w", err)
+		return usageError{fmt.Errorf("verify: public key: %w", err)}
 	}
 	pub, err := publish.ParsePublicKeyPEM(keyPEM)
 	if err != nil {
-		return fmt.Errorf("verify: public key %s: %w", c.String("key"), err)
+		return usageError{fmt.Errorf("verify: public key %s: %w", c.String("key"), err)}
 	}
 	sig, err := os.ReadFile(sigFile)
 	if err != nil {
-		return fmt.Errorf("verify: signature: %w", err)
+		return usageError{fmt.Errorf("verify: signature: %w", err)}
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return fmt.Errorf("verify: %w", err)
+		return usageError{fmt.Errorf("verify: %w", err)}
 	}
 	defer f.Close()
 	if err := publish.Verify(pub, f, sig); err != nil {
 		if errors.Is(err, publish.ErrBadSignature) {
 			return fmt.Errorf("verify %s: INVALID: %s is not a valid signature of this file under %s (%w)", file, sigFile, c.String("key"), err)
 		}
-		return fmt.Errorf("verify %s: %w", file, err)
+		// A signature that is not base64 or DER is invalid too (above); a
+		// file that cannot be read is an I/O error.
+		return usageError{fmt.Errorf("verify %s: %w", file, err)}
 	}
 	fmt.Fprintf(c.App.Writer, "%s: signature OK (%s, key %s)\n", file, sigFile, c.String("key"))
 	return nil
