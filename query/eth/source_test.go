@@ -294,3 +294,40 @@ func TestDevStep(t *testing.T) {
 		t.Errorf("%d failed transactions in the tenth block, want 1", failed)
 	}
 }
+
+// TestTracesOfAnotherBlock: traces are checked against the block read:
+// when the node's block at that number holds other transactions (the
+// chain moved in between), Traces says ErrNotFound instead of answering
+// for another block.
+func TestTracesOfAnotherBlock(t *testing.T) {
+	ctx := context.Background()
+	dev := startDev(t)
+	src := dial(t, dev)
+	api, err := src.ProbeTraces(ctx)
+	if err != nil || api != query.TraceCallTracer {
+		t.Fatalf("ProbeTraces = %q, %v; want %s", api, err, query.TraceCallTracer)
+	}
+	if _, err := dev.Forward(ctx, 0, []common.Address{dev.Accounts[1]}, big.NewInt(5)); err != nil {
+		t.Fatal(err)
+	}
+	dev.Commit()
+	head, _ := dev.Head()
+	blocks, err := src.Blocks(ctx, head, head)
+	if err != nil || len(blocks) != 1 {
+		t.Fatal(blocks, err)
+	}
+	moves, err := src.Traces(ctx, blocks[0], api)
+	if err != nil || len(moves) != 1 || moves[0].Kind != query.KindInternal || moves[0].Amount != "5" {
+		t.Fatalf("Traces = %+v, %v; want the forwarder's payout of 5", moves, err)
+	}
+	other := blocks[0]
+	other.Txs = append([]query.SourceTx{}, other.Txs...)
+	other.Txs[0].Hash = "0x" + strings.Repeat("ab", 32)
+	if _, err := src.Traces(ctx, other, api); !errors.Is(err, query.ErrNotFound) {
+		t.Errorf("Traces of a block with other transactions: %v, want ErrNotFound", err)
+	}
+	other.Txs = append(other.Txs, other.Txs[0])
+	if _, err := src.Traces(ctx, other, api); !errors.Is(err, query.ErrNotFound) {
+		t.Errorf("Traces of a block with more transactions: %v, want ErrNotFound", err)
+	}
+}

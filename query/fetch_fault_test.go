@@ -1,0 +1,318 @@
+package query_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/eth"
+)
+
+// faultSource is the dev chain's Source with hooks that replace the
+// answers of the trace and balance calls.
+type faultSource struct {
+	*eth.Source
+	mu       sync.Mutex
+	traces   func(ctx context.Context, b query.SourceBlock, api string) ([]query.InternalMove, error)
+	balances func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error)
+}
+
+func (s *faultSource) Traces(ctx context.Context, b query.SourceBlock, api string) ([]query.InternalMove, error) {
+	s.mu.Lock()
+	hook := s.traces
+	s.mu.Unlock()
+	if hook != nil {
+		return hook(ctx, b, api)
+	}
+	return s.Source.Traces(ctx, b, api)
+}
+
+func (s *faultSource) Balances(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
+	s.mu.Lock()
+	hook := s.balances
+	s.mu.Unlock()
+	if hook != nil {
+		return hook(ctx, at, qs)
+	}
+	return s.Source.Balances(ctx, at, qs)
+}
+
+// noTraces is a Source of a node without any trace API: it is no query.Tracer.
+type noTraces struct{ query.Source }
+
+// useSource replaces e's fetcher with one over src, logging into the
+// returned buffer.
+func (e *env) useSource(src query.Source, traces string) *syncBuffer {
+	e.t.Helper()
+	log := &syncBuffer{}
+	cfg := e.cfg
+	cfg.Chain, cfg.Store, cfg.Source, cfg.Traces = chain, e.db, src, traces
+	cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
+	e.reg = prometheus.NewRegistry()
+	cfg.Metrics = e.reg
+	f, err := query.NewFetcher(cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.f = f
+	return log
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func (e *env) counter(name string) float64 {
+	e.t.Helper()
+	return testutil.ToFloat64(metric(e.t, e.reg, name))
+}
+
+// native keeps the rows of the native coin.
+func native(rows []query.BalanceChange) []query.BalanceChange {
+	var out []query.BalanceChange
+	for _, r := range rows {
+		if r.Contract == "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func gweis(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e9)) }
+
+// TestFetchNoTraceAPI: a node without any trace API is said at start (the
+// log, Traces for /healthz), refused under --traces on, and the rows of
+// a payout it cannot see say traced: false and reconciled: false with
+// the wei unexplained, never a silent gap.
+func TestFetchNoTraceAPI(t *testing.T) {
+	ctx := context.Background()
+	// Balances are refreshed at every step: the payout touches no
+	// transaction of a2's, so only a reading of its balance can see it.
+	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{RefreshInterval: time.Nanosecond})
+	d := e.dev
+	e.useSource(noTraces{e.src}, query.TracesOn)
+	if err := e.f.Probe(ctx); err == nil || !strings.Contains(err.Error(), "no trace API") {
+		t.Fatalf("probe with traces on: %v, want the node's lack of a trace API", err)
+	}
+	log := e.useSource(noTraces{e.src}, query.TracesAuto)
+	if err := e.f.Probe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.f.Traces(); got != "none" {
+		t.Errorf("Traces() = %q, want none", got)
+	}
+	if !strings.Contains(log.String(), "no trace API") || !strings.Contains(log.String(), "not covered") {
+		t.Errorf("start log does not say internal transfers are not covered:\n%s", log)
+	}
+	a2 := d.Accounts[2]
+	e.subscribe(a2)
+	e.catchUp()
+	e.mine(e.must(d.Forward(ctx, 0, []common.Address{a2}, gweis(13))))
+	e.catchUp()
+	e.fetch() // caught up: the refresh
+	rows := native(statementOf(t, e.db, e.account, addr(a2)))
+	if len(rows) != 1 {
+		t.Fatalf("statement of %s: %+v, want one row", a2.Hex(), rows)
+	}
+	r := rows[0]
+	if r.Traced || r.Reconciled || r.Difference != gweis(13).String() || r.Amount != gweis(13).String() || len(r.Causes) != 0 {
+		t.Errorf("row = %+v, want traced false, reconciled false, difference and amount %s, no cause", r, gweis(13))
+	}
+	if got := e.counter("addrd_fetch_unreconciled_total"); got != 1 {
+		t.Errorf("unreconciled_total = %v, want 1", got)
+	}
+}
+
+// TestFetchTraceFails: a trace call that errors or times out on a block
+// fails the step (the loop retries it with backoff); the checkpoint
+// stays below that block until its trace succeeds; nothing is skipped.
+func TestFetchTraceFails(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"Error", fmt.Errorf("debug_traceBlockByNumber: %w: execution timeout", query.ErrUnavailable)},
+		{"Timeout", fmt.Errorf("debug_traceBlockByNumber: %w: %w", query.ErrUnavailable, context.DeadlineExceeded)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{})
+			d := e.dev
+			src := &faultSource{Source: e.src}
+			e.useSource(src, query.TracesOn)
+			a2 := d.Accounts[2]
+			e.subscribe(a2)
+			e.catchUp()
+			e.mine(e.must(d.Forward(ctx, 0, []common.Address{a2}, gweis(13))))
+			bad, _ := d.Head()
+			failures := 0
+			src.mu.Lock()
+			src.traces = func(ctx context.Context, b query.SourceBlock, api string) ([]query.InternalMove, error) {
+				if b.Number == bad && failures < 3 {
+					failures++
+					return nil, tc.err
+				}
+				return src.Source.Traces(ctx, b, api)
+			}
+			src.mu.Unlock()
+			for i := range 3 {
+				err := e.f.FetchOnce(ctx)
+				if !errors.Is(err, query.ErrUnavailable) {
+					t.Fatalf("step %d: %v, want the trace's error", i, err)
+				}
+				if cp, _, _ := e.db.Checkpoint(ctx, chain); cp.Number >= bad {
+					t.Fatalf("step %d: checkpoint %d passed block %d, whose trace failed", i, cp.Number, bad)
+				}
+			}
+			if got := e.counter("addrd_fetch_trace_errors_total"); got != 3 {
+				t.Errorf("trace_errors_total = %v, want 3", got)
+			}
+			if err := e.f.Health(); err == nil {
+				t.Error("Health() = nil while the trace fails")
+			}
+			e.catchUp()
+			checkStatement(t, e.db, e.src, e.account, []string{addr(a2)})
+			if rows := native(statementOf(t, e.db, e.account, addr(a2))); len(rows) != 1 || rows[0].Causes[0].Kind != query.KindInternal {
+				t.Errorf("statement %+v, want the internal payout", rows)
+			}
+		})
+	}
+}
+
+// TestFetchReorgBetweenReadAndTrace: the chain moves between reading a
+// block and tracing it; the trace is of another block (its transactions
+// differ), so the block is not stored but read again: what is stored is
+// the new chain's, without a rewind (a fetcher that stored the old block
+// with the new block's trace would find the reorg only later, and
+// rewind).
+func TestFetchReorgBetweenReadAndTrace(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{})
+	d := e.dev
+	src := &faultSource{Source: e.src}
+	a1, a2 := d.Accounts[1], d.Accounts[2]
+	e.subscribe(a1)
+	e.subscribe(a2)
+	e.catchUp()
+	parent, parentHash := d.Head()
+	e.mine(e.must(d.Forward(ctx, 0, []common.Address{a2}, gweis(13))))
+	var once sync.Once
+	var forkErr error
+	log := e.useSource(src, query.TracesOn)
+	src.mu.Lock()
+	src.traces = func(ctx context.Context, b query.SourceBlock, api string) ([]query.InternalMove, error) {
+		if b.Number == parent+1 {
+			once.Do(func() {
+				// The chain moves: block parent+1 is replaced by one that
+				// pays a1 instead.
+				if forkErr = d.Fork(parentHash); forkErr != nil {
+					return
+				}
+				if _, forkErr = d.Forward(ctx, 3, []common.Address{a1}, gweis(7)); forkErr != nil {
+					return
+				}
+				d.Commit()
+				d.Commit()
+			})
+		}
+		return src.Source.Traces(ctx, b, api)
+	}
+	src.mu.Unlock()
+	for range 10 {
+		e.fetch()
+	}
+	if forkErr != nil {
+		t.Fatal(forkErr)
+	}
+	e.catchUp()
+	if !strings.Contains(log.String(), "replaced while reading") {
+		t.Errorf("the replaced block was not noticed:\n%s", log)
+	}
+	if got := e.counter("addrd_fetch_reorgs_total"); got != 0 {
+		t.Errorf("reorgs_total = %v, want 0: the replaced block was stored", got)
+	}
+	checkStatement(t, e.db, e.src, e.account, []string{addr(a1), addr(a2)})
+	var paid bool
+	for _, r := range native(statementOf(t, e.db, e.account, addr(a1))) {
+		paid = paid || r.Amount == gweis(7).String()
+	}
+	if !paid {
+		t.Errorf("statement of %s lacks the new chain's payout of %s", a1.Hex(), gweis(7))
+	}
+}
+
+// TestFetchTokenWithoutTransferLog: a token balance that changes with no
+// Transfer log (a rebasing token) is flagged: reconciled false with the
+// difference, counted, and logged once.
+func TestFetchTokenWithoutTransferLog(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{})
+	d := e.dev
+	src := &faultSource{Source: e.src}
+	log := e.useSource(src, query.TracesOn)
+	a0 := d.Accounts[0]
+	e.subscribe(a0)
+	e.catchUp()
+	e.mine(e.must(d.TransferToken(ctx, 1, a0, big.NewInt(5)))) // the token's statement starts
+	e.catchUp()
+	from, _ := d.Head()
+	token := addr(d.Token)
+	// From the next block on, the token says a0 holds 1000 more than its
+	// Transfer logs tell.
+	src.mu.Lock()
+	src.balances = func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
+		bals, err := src.Source.Balances(ctx, at, qs)
+		for i := range bals {
+			if bals[i].Contract == token && bals[i].Address == addr(a0) && at > from {
+				n, _ := new(big.Int).SetString(bals[i].Amount, 10)
+				bals[i].Amount = n.Add(n, big.NewInt(1000)).String()
+			}
+		}
+		return bals, err
+	}
+	src.mu.Unlock()
+	for range 2 {
+		e.mine(e.must(d.Transfer(ctx, 0, d.Accounts[1], big.NewInt(1)))) // touches a0: its balances are read
+		e.catchUp()
+	}
+	var flagged []query.BalanceChange
+	for _, r := range statementOf(t, e.db, e.account, addr(a0)) {
+		if !r.Reconciled {
+			flagged = append(flagged, r)
+		}
+	}
+	if len(flagged) != 1 || flagged[0].Contract != token || flagged[0].Difference != "1000" || flagged[0].Amount != "1000" {
+		t.Fatalf("unreconciled rows %+v, want one of the token with difference 1000", flagged)
+	}
+	if got := e.counter("addrd_fetch_unreconciled_total"); got != 1 {
+		t.Errorf("unreconciled_total = %v, want 1", got)
+	}
+	if n := strings.Count(log.String(), "does not reconcile"); n != 1 {
+		t.Errorf("logged %d times, want once:\n%s", n, log)
+	}
+}
