@@ -4,33 +4,30 @@ package query
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
-// Run fetches while this process leads the chain (FetchStore.Lead), one
-// step after another while behind, every Interval once caught up, with
-// exponential backoff after errors, until ctx ends. It returns nil when
-// ctx ends.
+// Run fetches while this process holds the chain's lease (see
+// fetch_lease.go), one step after another while behind, every Interval
+// once caught up, with exponential backoff after errors, until ctx ends.
+// It returns nil when ctx ends.
 func (f *Fetcher) Run(ctx context.Context) error {
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
-		lead, release, err := f.cfg.Store.Lead(ctx, f.cfg.Chain, f.cfg.LeadRetry)
-		if err != nil {
-			if ctx.Err() != nil {
-				break
-			}
+		l, held, err := f.cfg.Store.AcquireLease(ctx, f.cfg.Chain, f.cfg.Holder, f.cfg.LeaseTTL)
+		switch {
+		case err != nil && ctx.Err() != nil:
+		case err != nil:
 			backoff = f.backoff(backoff)
 			f.log.Warn("fetcher: electing a leader", "err", err, "retry", backoff)
 			f.wait(ctx, backoff)
-			continue
-		}
-		f.log.Info("fetcher: leading")
-		f.metrics.leader.Set(1)
-		f.loop(lead)
-		f.metrics.leader.Set(0)
-		release()
-		if ctx.Err() == nil {
-			f.log.Warn("fetcher: lost the lead")
+		case !held:
+			backoff = 0
+			f.wait(ctx, f.cfg.LeaseTTL/5)
+		default:
+			backoff = 0
+			f.lead(ctx, l)
 		}
 	}
 	return nil
@@ -44,6 +41,9 @@ func (f *Fetcher) loop(lead context.Context) {
 		var wait time.Duration
 		switch {
 		case err != nil && lead.Err() != nil:
+			return
+		case errors.Is(err, ErrLeaseLost):
+			f.log.Warn("fetcher: write refused: the lease is lost", "err", err)
 			return
 		case err != nil:
 			backoff = f.backoff(backoff)
@@ -120,6 +120,7 @@ func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
 		return false, f.nodeErr(err)
 	}
 	f.metrics.head.Set(float64(head))
+	f.setHead(head)
 	if head < f.cfg.Confirmations {
 		return false, nil
 	}

@@ -70,8 +70,14 @@ type FetcherConfig struct {
 	// this while the fetcher is caught up (a node that stopped following
 	// the chain); default 10 min, negative disables.
 	LagAfter time.Duration
-	// LeadRetry is how often a follower tries to become the leader; default 5 s.
-	LeadRetry time.Duration
+	// Holder names this replica in the chain's lease, such as host:pid;
+	// default "fetcher".
+	Holder string
+	// LeaseTTL is how long the chain's lease lasts unless renewed; default
+	// 15 s. The leader renews it every third of it; a follower tries to
+	// take it every fifth, so it takes over at most LeaseTTL/5 after the
+	// lease lapsed.
+	LeaseTTL time.Duration
 	// Traces says whether internal movements are read from the node's
 	// trace API: TracesAuto (the default: when the node has one),
 	// TracesOn (a node without one is an error) or TracesOff.
@@ -84,6 +90,9 @@ const (
 	TracesOn   = "on"
 	TracesOff  = "off"
 )
+
+// DefaultLeaseTTL is FetcherConfig.LeaseTTL when it is zero.
+const DefaultLeaseTTL = 15 * time.Second
 
 // Fetcher keeps the balances and transactions of a chain's tracked
 // addresses current from a Source. One pass over each new block serves
@@ -133,6 +142,7 @@ type Fetcher struct {
 	failingSince time.Time
 	caughtUp     bool
 	newest       time.Time // time of the newest stored block
+	head         uint64    // the node's head at the last step
 }
 
 // NewFetcher returns a Fetcher for cfg.Chain.
@@ -173,8 +183,11 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 	if cfg.LagAfter == 0 {
 		cfg.LagAfter = 10 * time.Minute
 	}
-	if cfg.LeadRetry <= 0 {
-		cfg.LeadRetry = 5 * time.Second
+	if cfg.Holder == "" {
+		cfg.Holder = "fetcher"
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = DefaultLeaseTTL
 	}
 	switch cfg.Traces {
 	case "":

@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"time"
 )
 
 // Store is the storage the /v1 API reads and writes. query/store
@@ -98,10 +97,10 @@ type FetchStore interface {
 	// transaction; rows already there are left as they are.
 	PutStatement(ctx context.Context, chain string, changes []BalanceChange, heads []StatementHead, balances []Balance) error
 
-	// Lead blocks until this process is the one fetcher of chain (an advisory
-	// lock on PostgreSQL; at once on SQLite) or ctx ends. The returned context
-	// ends when leadership is lost; release gives it up.
-	Lead(ctx context.Context, chain string, retry time.Duration) (lead context.Context, release func(), err error)
+	// LeaseStore elects the one fetcher of each chain. Every write above
+	// made with a ctx carrying a lease (WithLease) fails with
+	// ErrLeaseLost, writing nothing, once that lease is no longer held.
+	LeaseStore
 }
 
 // BlockData is a block as StoreBlocks stores it: the transactions of the

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -11,7 +12,13 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(asMain) == "1" {
+		main()
+		os.Exit(0)
+	}
+	testenv.Main(m)
+}
 
 // run runs addrd with args in-process and returns what it printed.
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {

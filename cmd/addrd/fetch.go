@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http"
+	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -28,6 +28,8 @@ func fetchFlags() []cli.Flag {
 			Usage: "a new subscription gets the transactions of the last `N` blocks"},
 		&cli.StringFlag{Name: "traces", Value: query.TracesAuto, EnvVars: []string{"ADDRD_TRACES"},
 			Usage: "internal transfers from the node's trace API (debug_traceBlockByNumber callTracer, or trace_block): `auto` (when the node has one), on (required), off"},
+		&cli.DurationFlag{Name: "lease-ttl", Value: query.DefaultLeaseTTL, EnvVars: []string{"ADDRD_LEASE_TTL"},
+			Usage: "how long a replica's lease on a chain's fetching lasts unless renewed: a frozen or cut-off leader loses it within this, and another replica takes over"},
 		&cli.BoolFlag{Name: "dev", EnvVars: []string{"ADDRD_DEV"},
 			Usage: "run an in-process Ethereum dev chain as ETH, with demo accounts and a ready API key (a fresh temporary database unless --db is given)"},
 	}
@@ -40,6 +42,8 @@ type fetchOptions struct {
 	backfillBlocks uint64
 	interval       time.Duration
 	traces         string
+	leaseTTL       time.Duration
+	holder         string // this replica in the leases: host:pid
 }
 
 func fetchOptionsFrom(c *cli.Context) fetchOptions {
@@ -49,6 +53,8 @@ func fetchOptionsFrom(c *cli.Context) fetchOptions {
 		backfillBlocks: c.Uint64("backfill-blocks"),
 		interval:       2 * time.Second,
 		traces:         c.String("traces"),
+		leaseTTL:       c.Duration("lease-ttl"),
+		holder:         holderName(),
 	}
 	if c.Bool("dev") {
 		if !c.IsSet("confirmations") {
@@ -84,6 +90,8 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 			BackfillBlocks: o.backfillBlocks,
 			Interval:       o.interval,
 			Traces:         o.traces,
+			Holder:         o.holder,
+			LeaseTTL:       o.leaseTTL,
 		})
 		if err != nil {
 			src.Close()
@@ -120,45 +128,11 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 	return out, nil
 }
 
-// fetchHealth answers GET /healthz with the API's own answer when every
-// fetcher is healthy, and otherwise with 200 and status "degraded" naming
-// the failing chains: the API still serves what is stored, so a failing
-// node must not take API replicas out of a load balancer. The database
-// being away is the API's 503.
-type fetchHealth struct {
-	next     http.Handler
-	db       *store.DB
-	fetchers []chainFetcher
-}
-
-func (h fetchHealth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet || r.URL.Path != "/healthz" {
-		h.next.ServeHTTP(w, r)
-		return
+// holderName names this replica in the chains' leases: host:pid.
+func holderName() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
 	}
-	failing := make(map[string]string)
-	untraced := make(map[string]string)
-	for _, cf := range h.fetchers {
-		if err := cf.f.Health(); err != nil {
-			failing[cf.chain] = err.Error()
-		}
-		if cf.f.Traces() == "none" {
-			untraced[cf.chain] = "no trace API: internal transfers are not covered"
-		}
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if len(failing) == 0 && len(untraced) == 0 || h.db.Ping(ctx) != nil {
-		h.next.ServeHTTP(w, r)
-		return
-	}
-	body := map[string]any{"status": "ok"}
-	if len(failing) > 0 {
-		body["status"], body["fetch"] = "degraded", failing
-	}
-	if len(untraced) > 0 {
-		body["traces"] = untraced
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(body)
+	return host + ":" + strconv.Itoa(os.Getpid())
 }

@@ -226,20 +226,25 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 }
 
 // startWorkers starts the background workers, each in wg, stopped when
-// ctx ends: one fetcher per chain unless --fetch=false, whose health
-// /healthz reports.
+// ctx ends: one fetcher per chain unless --fetch=false. /healthz and the
+// chain metrics report the chains' leadership and lag in either case.
 func (s *server) startWorkers(ctx context.Context, wg *sync.WaitGroup) error {
-	if !s.fetch.fetch {
+	var fetchers []chainFetcher
+	if s.fetch.fetch {
+		var err error
+		if fetchers, err = startFetchers(ctx, wg, s.log, s.db, s.reg, s.chains, s.fetch); err != nil {
+			return err
+		}
+	} else {
 		for _, c := range s.chains {
 			s.log.Info("chain", "name", c.Name, "rpc", redactURL(c.RPC), "fetcher", "off (--fetch=false)")
 		}
-		return nil
 	}
-	fetchers, err := startFetchers(ctx, wg, s.log, s.db, s.reg, s.chains, s.fetch)
-	if err != nil {
-		return err
+	h := newHealth(s.http.Handler, s.db, s.chains, fetchers, s.fetch.holder, s.fetch.leaseTTL)
+	if err := s.reg.Register(h); err != nil {
+		return fmt.Errorf("chain metrics: %w", err)
 	}
-	s.http.Handler = fetchHealth{next: s.http.Handler, db: s.db, fetchers: fetchers}
+	s.http.Handler = h
 	return nil
 }
 

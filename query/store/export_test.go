@@ -11,3 +11,10 @@ import (
 func (db *DB) TransactionsJoined(ctx context.Context, chain, address string, after *query.TxCursor, limit int) ([]query.Transaction, error) {
 	return db.transactions(ctx, db.r, chain, address, after, limit)
 }
+
+// ExpireLease ends chain's lease now, as if its holder had stopped
+// renewing it a whole TTL ago.
+func (db *DB) ExpireLease(ctx context.Context, chain string) error {
+	_, err := db.w.NewRaw("UPDATE fetch_leases SET expires_ms = 0 WHERE chain = ?", chain).Exec(ctx)
+	return err
+}

@@ -213,16 +213,27 @@ func (db *DB) Ping(ctx context.Context) error {
 // Postgres reports whether db is a PostgreSQL database.
 func (db *DB) Postgres() bool { return db.postgres }
 
-// Bun returns the writer handle, for the fetcher's Lead and for tests.
+// Bun returns the writer handle, for tests.
 func (db *DB) Bun() *bun.DB { return db.w }
 
 // stamp is the clock's now, in UTC and at PostgreSQL's precision, so that
 // what is written reads back equal.
 func (db *DB) stamp() time.Time { return db.now().UTC().Truncate(time.Microsecond) }
 
-// tx runs f in a write transaction.
+// tx runs f in a write transaction. When ctx carries a fetcher's lease
+// (query.WithLease), the transaction first checks that the lease is
+// still held and fails with query.ErrLeaseLost otherwise: every write of
+// the fetcher goes through here, so a replica that lost its lease writes
+// nothing (fencing).
 func (db *DB) tx(ctx context.Context, f func(tx bun.Tx) error) error {
-	return db.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return f(tx) })
+	return db.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if l, ok := query.LeaseFrom(ctx); ok {
+			if err := db.fence(ctx, tx, l); err != nil {
+				return err
+			}
+		}
+		return f(tx)
+	})
 }
 
 // wrap translates a driver error into the query errors and adds the

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+// TestHealthLeader: /healthz and the metrics of a replica that does not
+// fetch name the chain's leader, and say degraded once the chain has had
+// no leader for longer than the lease TTL.
+func TestHealthLeader(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "addrd.db")
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv := startServe(t, "--db", path, "--chain", "ETH=http://127.0.0.1:1", "--fetch=false", "--lease-ttl", "100ms")
+	health := func() healthz {
+		t.Helper()
+		status, body := srv.do(t, "", "GET", "/healthz")
+		var h healthz
+		if err := json.Unmarshal(body, &h); err != nil || status != 200 {
+			t.Fatalf("/healthz: %d %s", status, body)
+		}
+		return h
+	}
+	eventually(t, 10*time.Second, "degraded: nobody ever fetched", func() bool {
+		h := health()
+		return h.Status == "degraded" && strings.Contains(h.Fetch["ETH"], "no replica has fetched ETH")
+	})
+
+	if _, held, err := db.AcquireLease(ctx, "ETH", "elsewhere:7", time.Minute); err != nil || !held {
+		t.Fatalf("AcquireLease: %v, %v", held, err)
+	}
+	if _, err := db.RenewLease(ctx, mustLease(t, db), time.Minute, 12); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "ok with a leader", func() bool {
+		h := health()
+		c := h.Chains["ETH"]
+		return h.Status == "ok" && c.Leader == "elsewhere:7" && !c.ThisReplica && c.NodeHead == 12 && c.LeaseSecondsLeft > 0
+	})
+	_, body := srv.do(t, "", "GET", "/metrics")
+	for _, want := range []string{`addrd_chain_leader_info{chain="ETH",leader="elsewhere:7"} 1`, `addrd_chain_leading{chain="ETH"} 0`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	if _, err := db.Bun().Exec("UPDATE fetch_leases SET expires_ms = 0"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "degraded: the lease lapsed", func() bool {
+		h := health()
+		return h.Status == "degraded" && strings.Contains(h.Fetch["ETH"], "no replica has held the lease") && h.Chains["ETH"].Leader == ""
+	})
+}
+
+func mustLease(t *testing.T, db *store.DB) query.Lease {
+	t.Helper()
+	l, err := db.ChainLease(context.Background(), "ETH")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

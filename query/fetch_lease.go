@@ -1,0 +1,96 @@
+package query
+
+// Leadership: one replica fetches each chain, holding the chain's lease
+// in the database. It renews the lease every third of LeaseTTL; every
+// write it makes carries the lease (WithLease) and is refused once the
+// lease has gone, so a leader that was frozen, partitioned or stuck past
+// its lease writes nothing when it resumes. Followers try to take the
+// lease every fifth of LeaseTTL.
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// lead fetches while l is held: steps in this goroutine, renewals in
+// another; it returns when the lease is lost or ctx ends, and then gives
+// the lease up.
+func (f *Fetcher) lead(ctx context.Context, l Lease) {
+	lead, cancel := context.WithCancel(WithLease(ctx, l))
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		defer cancel()
+		f.renew(lead, l)
+	}()
+	// A new leader starts from what the store holds: another may have
+	// written since this process last led.
+	f.tokens = make(map[string][]string)
+	f.log.Info("fetcher: leading", "holder", l.Holder, "generation", l.Generation)
+	f.metrics.leader.Set(1)
+	f.loop(lead)
+	cancel()
+	<-renewed
+	f.metrics.leader.Set(0)
+	if ctx.Err() != nil {
+		// Shutting down: hand the chain over at once.
+		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer done()
+		if err := f.cfg.Store.ReleaseLease(rctx, l); err != nil {
+			f.log.Warn("fetcher: releasing the lease", "err", err)
+		}
+		return
+	}
+	f.log.Warn("fetcher: lost the lease", "generation", l.Generation)
+}
+
+// renew renews l every third of LeaseTTL until lead ends. It returns when
+// the lease is lost: a renewal says so, or none has succeeded for
+// LeaseTTL by this process's clock (the database unreachable: then
+// another replica may hold it already). It runs on real time, not on
+// Clock: the lease expires by the database's real clock whatever the
+// fetcher's pacing.
+func (f *Fetcher) renew(lead context.Context, l Lease) {
+	ttl := f.cfg.LeaseTTL
+	valid := time.Now().Add(ttl)
+	t := time.NewTimer(ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-lead.Done():
+			return
+		case <-t.C:
+			t.Reset(ttl / 3)
+		}
+		start := time.Now()
+		nl, err := f.cfg.Store.RenewLease(lead, l, ttl, f.nodeHead())
+		switch {
+		case err == nil:
+			valid = start.Add(ttl)
+			l = nl
+		case errors.Is(err, ErrLeaseLost):
+			f.log.Warn("fetcher: the lease was lost", "err", err)
+			return
+		case lead.Err() != nil:
+			return
+		case !time.Now().Before(valid):
+			f.log.Warn("fetcher: no renewal for the lease's whole TTL: giving it up", "err", err)
+			return
+		default:
+			f.log.Warn("fetcher: renewing the lease", "err", err)
+		}
+	}
+}
+
+func (f *Fetcher) setHead(head uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.head = head
+}
+
+func (f *Fetcher) nodeHead() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.head
+}
