@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 export WHARF_REQUIRE_ALL=1
 
-SECTIONS=(publish serve fetch addrd)
+SECTIONS=(publish serve hosting fetch addrd)
 
 # gobench PKG BENCH [TIMEOUT]: one iteration of a Go benchmark; prints the result line
 # and the benchmark's log lines without their file:line prefix.
@@ -59,6 +59,9 @@ script_section() {
 
 # serve: wharf serve against nginx and MinIO (scripts/bench-serve.sh).
 bench_serve() { script_section serve scripts/bench-serve.sh; }
+
+# hosting: nginx with wharf hosting nginx (auth_request) against plain nginx (scripts/bench-hosting.sh).
+bench_hosting() { script_section hosting scripts/bench-hosting.sh; }
 
 # fetch: addrd's fetcher against a JSON-RPC reference (scripts/bench-fetch.sh).
 bench_fetch() { script_section fetch scripts/bench-fetch.sh; }

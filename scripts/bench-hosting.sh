@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# bench-hosting.sh: the tree served by nginx with `wharf hosting nginx`
+# (wharf serve answering auth_request), against nginx serving the same
+# files in the same run with no auth at all. Loopback only; every wrk run
+# bounded (DURATION seconds, default 5). Each ratio is the mean of the
+# order reference, measured, measured, reference.
+#
+#   auth-download   authenticated 50 MiB downloads (API key), bytes/s,
+#                   hosting nginx + auth_request ÷ plain nginx       (want >= 0.9)
+#   auth-small      the same for a small archive, downloads/s: the
+#                   auth subrequest's full weight                    (reported)
+#   auth-p50        p50 latency of wharf's auth endpoint, one client,
+#                   as nginx's subrequest sees it                     (want < 1 ms)
+#   public          public 50 MiB downloads, hosting ÷ plain nginx   (want ~1.0)
+#   short-latest    /x86/engine redirects (latest, wharf's answer kept
+#                   a second) ÷ nginx's own `return 302`             (want >= 0.9)
+#   short-version   /26.1.1/x86/engine redirects (resolved by nginx)
+#                   ÷ nginx's own `return 302`                        (want >= 0.9)
+#
+# Needs wrk, nginx, curl and go. Prints one line per figure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${DURATION:-5}
+for tool in wrk nginx curl go; do
+  command -v "$tool" >/dev/null || { echo "bench-hosting: $tool is required" >&2; exit 1; }
+done
+
+work=$(mktemp -d /tmp/wharf-bench-hosting.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || :; done
+  wait 2>/dev/null || :
+  [ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT
+chmod 755 "$work"
+
+port() { echo $((20000 + RANDOM % 30000)); }
+wait_http() { # URL: wait up to 60 s for a server to answer
+  for _ in $(seq 600); do
+    curl -s -o /dev/null "$1" && return 0
+    sleep 0.1
+  done
+  echo "bench-hosting: $1 did not come up" >&2
+  exit 1
+}
+bytes_per_sec() {
+  awk '/Transfer\/sec/ { v=$2; u=v; sub(/[0-9.]+/, "", u); sub(/[A-Za-z]+$/, "", v);
+    m=1; if (u=="KB") m=1024; if (u=="MB") m=1048576; if (u=="GB") m=1073741824; printf "%.0f\n", v*m }' <<<"$1"
+}
+reqs_per_sec() { awk '/Requests\/sec/ { printf "%.0f\n", $2 }' <<<"$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+mib() { awk -v a="$1" 'BEGIN { printf "%.0f MiB/s", a / 1048576 }'; }
+# abba: runs the reference and the measured side in the order r m m r;
+# the caller's functions ref_run and mes_run print one number each.
+abba() {
+  local r1 m1 m2 r2
+  r1=$(ref_run) m1=$(mes_run) m2=$(mes_run) r2=$(ref_run)
+  echo $(((m1 + m2) / 2)) $(((r1 + r2) / 2)) "$m1" "$m2" "$r1" "$r2"
+}
+
+echo "bench-hosting: building and publishing the bench release into $work" >&2
+go build -o "$work/wharf" ./cmd/wharf
+wharf=$work/wharf
+input=$work/input
+bash scripts/demo-inputs.sh "$input" bench >/dev/null
+# 50 MiB archives of a basic binary (engine) and of the public one (treasury-cli).
+mkdir -p "$work/big"
+for name in engine treasury-cli; do
+  rm -f "$input/$name-linux-amd64"
+  head -c $((50 << 20)) /dev/urandom >"$work/big/$name"
+  tar -C "$work/big" -czf "$input/$name-linux-amd64.tar.gz" "$name"
+done
+rm -rf "$work/big"
+"$wharf" keygen --out "$work/dl.key" >/dev/null
+"$wharf" publish --version 26.1.1 --key "$work/dl.key" --store "$work/public" --base-url http://127.0.0.1 "$input" >/dev/null 2>&1
+db=$work/wharf.db
+"$wharf" org create bench --level full --db "$db" >/dev/null 2>&1
+key=$("$wharf" apikey create --org bench --db "$db" | tail -n 1)
+auth="Authorization: Basic $(printf '%s:' "$key" | base64 -w0)"
+engine=bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz
+cli=bin/26.1.1/treasury-cli-26.1.1-linux-amd64.tar.gz
+small=bin/26.1.1/signer-26.1.1-linux-amd64.tar.gz
+
+wport=$(port)
+"$wharf" serve --store "$work/public" --listen "127.0.0.1:$wport" --db "$db" \
+  --rate-ip 0 --rate-key 0 >/dev/null 2>"$work/wharf.log" &
+pids+=($!)
+
+hport=$(port) nport=$(port)
+"$wharf" hosting nginx --root "$work/public" --upstream "http://127.0.0.1:$wport" \
+  --listen "127.0.0.1:$hport" --cache-dir "$work/cache" >"$work/hosting.conf"
+user=""
+if [ "$(id -u)" = 0 ]; then user="user root;"; fi
+cat >"$work/nginx.conf" <<CONF
+$user
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  keepalive_requests 100000;
+  client_body_temp_path $work/body;
+  proxy_temp_path $work/proxy;
+  fastcgi_temp_path $work/fastcgi;
+  uwsgi_temp_path $work/uwsgi;
+  scgi_temp_path $work/scgi;
+  include $work/hosting.conf;
+  # The reference: the same files, no auth, no wharf.
+  server {
+    listen 127.0.0.1:$nport;
+    root $work/public;
+    sendfile on;
+    tcp_nopush on;
+    absolute_redirect off;
+    location = /x86/engine { return 302 /$engine; }
+    location / { }
+  }
+}
+CONF
+nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' 2>"$work/nginx.err" &
+pids+=($!)
+hurl=http://127.0.0.1:$hport nurl=http://127.0.0.1:$nport
+wait_http "http://127.0.0.1:$wport/latest"
+wait_http "$hurl/latest"
+wait_http "$nurl/latest"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "$auth" "$hurl/$engine")
+[ "$code" = 200 ] || { echo "bench-hosting: authenticated download through nginx = $code" >&2; exit 1; }
+code=$(curl -s -o /dev/null -w '%{http_code}' "$hurl/$engine")
+[ "$code" = 401 ] || { echo "bench-hosting: anonymous download through nginx = $code, want 401" >&2; exit 1; }
+
+run_wrk() { wrk -d "${DURATION}s" "$@" 2>&1; }
+
+# 1. Authenticated 50 MiB downloads.
+ref_run() { bytes_per_sec "$(run_wrk -t2 -c8 "$nurl/$engine")"; }
+mes_run() { bytes_per_sec "$(run_wrk -t2 -c8 -H "$auth" "$hurl/$engine")"; }
+read -r m r m1 m2 r1 r2 < <(abba)
+echo "auth-download 50 MiB: nginx+auth_request $(mib "$m"), plain nginx $(mib "$r"), ratio $(ratio "$m" "$r") (want >= 0.9; runs $(mib "$m1") $(mib "$m2") / $(mib "$r1") $(mib "$r2"))"
+
+# 2. Authenticated small downloads: one auth subrequest per download.
+size=$(stat -c %s "$work/public/$small")
+ref_run() { reqs_per_sec "$(run_wrk -t2 -c32 "$nurl/$small")"; }
+mes_run() { reqs_per_sec "$(run_wrk -t2 -c32 -H "$auth" "$hurl/$small")"; }
+read -r m r m1 m2 r1 r2 < <(abba)
+echo "auth-small $size B: nginx+auth_request $m/s, plain nginx $r/s, ratio $(ratio "$m" "$r") (reported: every download waits for wharf)"
+
+# 3. The auth endpoint's latency, one client at a time.
+p=$(run_wrk -t1 -c1 --latency -H "$auth" -H "X-Original-URI: /$engine" "http://127.0.0.1:$wport/_wharf/auth")
+p50=$(awk '/^ +50%/ { print $2 }' <<<"$p")
+p99=$(awk '/^ +99%/ { print $2 }' <<<"$p")
+echo "auth-p50: wharf's auth endpoint p50 $p50, p99 $p99 (want p50 < 1ms)"
+
+# 4. Public 50 MiB downloads.
+ref_run() { bytes_per_sec "$(run_wrk -t2 -c8 "$nurl/$cli")"; }
+mes_run() { bytes_per_sec "$(run_wrk -t2 -c8 "$hurl/$cli")"; }
+read -r m r m1 m2 r1 r2 < <(abba)
+echo "public 50 MiB: hosting nginx $(mib "$m"), plain nginx $(mib "$r"), ratio $(ratio "$m" "$r") (want ~1.0)"
+
+# 5 and 6. Short-URL redirects.
+ref_run() { reqs_per_sec "$(run_wrk -t2 -c64 "$nurl/x86/engine")"; }
+mes_run() { reqs_per_sec "$(run_wrk -t2 -c64 "$hurl/x86/engine")"; }
+read -r m r m1 m2 r1 r2 < <(abba)
+echo "short-latest /x86/engine: hosting nginx $m/s, nginx return 302 $r/s, ratio $(ratio "$m" "$r") (want >= 0.9; runs $m1 $m2 / $r1 $r2)"
+mes_run() { reqs_per_sec "$(run_wrk -t2 -c64 "$hurl/26.1.1/x86/engine")"; }
+read -r m r m1 m2 r1 r2 < <(abba)
+echo "short-version /26.1.1/x86/engine: hosting nginx $m/s, nginx return 302 $r/s, ratio $(ratio "$m" "$r") (want >= 0.9; runs $m1 $m2 / $r1 $r2)"
