@@ -28,7 +28,26 @@ func Need(tb testing.TB, what string, err error) {
 	if RequireAll() {
 		tb.Fatalf("%s is required (WHARF_REQUIRE_ALL=1): %v", what, err)
 	}
+	reportSkip(what, tb.Name())
 	tb.Skipf("%s not available: %v", what, err)
+}
+
+// reportSkip appends "what<TAB>test" to the file named by
+// WHARF_SKIP_REPORT, if set: make test sums the skips up at its end, with
+// the Debian packages that would run them (scripts/skipped.sh). Test
+// binaries of several packages append to it at once; a line is one
+// write, so lines do not mix.
+func reportSkip(what, test string) {
+	path := os.Getenv("WHARF_SKIP_REPORT")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	f.WriteString(what + "\t" + test + "\n")
 }
 
 // Tool returns the path of an executable on PATH, or skips/fails as Need.

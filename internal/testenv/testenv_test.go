@@ -3,6 +3,8 @@ package testenv_test
 import (
 	"database/sql"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/wharfhq/wharf/internal/testenv"
@@ -97,5 +99,23 @@ func TestGeth(t *testing.T) {
 	var balance string
 	if err := g.Call(ctx, &balance, "eth_getBalance", "0x00000000000000000000000000000000000000aa", "latest"); err != nil || balance != "0x1" {
 		t.Fatalf("balance after restart = %q, %v; want 0x1", balance, err)
+	}
+}
+
+// TestSkipReport: a skip for a missing part is appended to
+// WHARF_SKIP_REPORT, which make test sums up with the Debian packages.
+func TestSkipReport(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "skips")
+	t.Setenv("WHARF_SKIP_REPORT", report)
+	t.Setenv("WHARF_REQUIRE_ALL", "")
+	t.Run("Missing", func(t *testing.T) {
+		testenv.Tool(t, "no-such-tool-wharf")
+	})
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "no-such-tool-wharf\tTestSkipReport/Missing\n"; string(b) != want {
+		t.Errorf("report = %q, want %q", b, want)
 	}
 }
