@@ -55,13 +55,29 @@ func (s BlockScan) Backfill(ctx context.Context, from, to uint64, addresses []st
 		}
 		byBlock := logsByBlock(logs)
 		for _, b := range blocks {
-			m := match(b, byBlock[b.Number], func(a string) bool { return set[a] })
-			if len(m.hashes) == 0 {
+			tracked := func(a string) bool { return set[a] }
+			if m := match(b, byBlock[b.Number], tracked); len(m.hashes) == 0 {
 				continue
 			}
-			receipts, err := s.Source.Receipts(ctx, b.Block, m.hashes)
+			// A match: the block's receipts, with every Transfer log in
+			// it, so that each transaction is stored whole, with the
+			// transfers of its other parties too.
+			all, logs, err := s.Source.BlockReceipts(ctx, b.Block)
 			if err != nil {
 				return nil, fmt.Errorf("backfill block %d: %w", b.Number, err)
+			}
+			m := match(b, logs, tracked)
+			byHash := make(map[string]Receipt, len(all))
+			for _, r := range all {
+				byHash[r.TxHash] = r
+			}
+			receipts := make([]Receipt, len(m.hashes))
+			for i, h := range m.hashes {
+				r, ok := byHash[h]
+				if !ok {
+					return nil, fmt.Errorf("backfill block %d %s: no receipt for %s: %w", b.Number, b.Hash, h, ErrUnavailable)
+				}
+				receipts[i] = r
 			}
 			out = append(out, m.transactions(b, receipts)...)
 		}

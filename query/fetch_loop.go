@@ -5,6 +5,7 @@ package query
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -33,8 +34,15 @@ func (f *Fetcher) Run(ctx context.Context) error {
 	return nil
 }
 
-// loop runs steps until lead ends.
+// loop runs steps until lead ends, and the backfills beside them.
 func (f *Fetcher) loop(lead context.Context) {
+	var wg sync.WaitGroup
+	backfills, stop := context.WithCancel(lead)
+	wg.Go(func() { f.backfillLoop(backfills) })
+	defer func() {
+		stop()
+		wg.Wait()
+	}()
 	backoff := time.Duration(0)
 	for lead.Err() == nil {
 		more, err := f.step(lead)
@@ -81,15 +89,36 @@ func (f *Fetcher) wait(ctx context.Context, d time.Duration) {
 // refreshes a share of the balances when they are due. Errors wrap
 // ErrUnavailable when the node or the database cannot be reached; Health
 // reports them until a step succeeds.
+//
+// Then it runs the pending backfills to their end, which Run does beside
+// the steps instead.
 func (f *Fetcher) FetchOnce(ctx context.Context) error {
-	_, err := f.step(ctx)
-	return err
+	if _, err := f.step(ctx); err != nil {
+		return err
+	}
+	for {
+		more, err := f.backfillStep(ctx)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	cp, ok, err := f.cfg.Store.Checkpoint(ctx, f.cfg.Chain)
+	if err != nil || !ok {
+		return err
+	}
+	return f.takeLearned(ctx, cp)
 }
 
 // step is FetchOnce; more reports that blocks remain to be fetched.
 func (f *Fetcher) step(ctx context.Context) (more bool, err error) {
 	more, err = f.fetch(ctx)
 	f.record(err)
+	if err == nil {
+		f.wakeBackfills()
+	}
 	return more, err
 }
 
@@ -102,6 +131,7 @@ func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
 	if err := f.probe(ctx); err != nil {
 		return false, err
 	}
+	f.ready.Store(true)
 	tracked, err := f.cfg.Store.Tracked(ctx, chain)
 	if err != nil {
 		return false, err
@@ -142,6 +172,9 @@ func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
 		if err := f.sync(ctx, fresh, cp); err != nil {
 			return false, err
 		}
+	}
+	if err := f.takeLearned(ctx, cp); err != nil {
+		return false, err
 	}
 	if cp.Number >= target {
 		f.setCaughtUp(true, cp)

@@ -1,23 +1,23 @@
 package query
 
-// Syncing new subscriptions: balances at once, then the backfill.
+// Syncing new subscriptions: balances at once, and the backfill they are
+// owed (backfill.go runs it).
 
 import (
 	"context"
-	"slices"
+	"errors"
 )
 
-// sync gives new subscriptions their balances at once and their past
-// transactions: the last BackfillBlocks blocks for an address never
-// tracked, or the gap since it was last tracked. Then it marks them synced
-// up to cp, from where the block scan covers them.
+// sync gives new subscriptions their balances at once and marks them
+// synced up to cp, from where the head follower covers them, owing them a
+// backfill: the last BackfillBlocks blocks (or the whole history with
+// BackfillAll) for an address never covered, or the gap since it was
+// last tracked. The backfills run beside the head follower (backfill.go).
 func (f *Fetcher) sync(ctx context.Context, fresh []Tracked, cp Block) error {
 	addrs := make([]string, len(fresh))
 	for i, t := range fresh {
 		addrs[i] = t.Address
 	}
-	// Balances first: native and known tokens now, so that they are there
-	// before a long backfill ends.
 	bals, err := f.readBalances(ctx, addrs, cp.Number)
 	if err != nil {
 		return err
@@ -25,54 +25,59 @@ func (f *Fetcher) sync(ctx context.Context, fresh []Tracked, cp Block) error {
 	if err := f.reconcileStored(ctx, bals, cp); err != nil {
 		return err
 	}
-	// One backfill per distinct start block.
-	byFrom := make(map[uint64][]string)
-	for _, t := range fresh {
-		from := t.SyncFrom
-		if from == 0 && cp.Number+1 > f.cfg.BackfillBlocks {
-			from = cp.Number + 1 - f.cfg.BackfillBlocks
-		}
-		byFrom[from] = append(byFrom[from], t.Address)
-	}
-	set := make(map[string]bool, len(addrs))
-	for _, a := range addrs {
-		set[a] = true
-	}
-	newTokens := make(map[string]bool)
-	for _, from := range sortedKeys(byFrom) {
-		txs, err := f.cfg.Backfiller.Backfill(ctx, from, cp.Number, byFrom[from])
-		if err != nil {
-			return f.nodeErr(err)
-		}
-		if err := f.cfg.Store.PutTransactions(ctx, f.cfg.Chain, txs); err != nil {
-			return err
-		}
-		for _, tx := range txs {
-			for _, tr := range tx.Transfers {
-				if tr.Asset != AssetERC20 {
-					continue
-				}
-				for _, a := range []string{tr.From, tr.To} {
-					if set[a] && !slices.Contains(f.tokens[a], tr.Contract) {
-						f.tokens[a] = append(f.tokens[a], tr.Contract)
-						newTokens[a] = true
-					}
-				}
-			}
-		}
-	}
-	if len(newTokens) > 0 {
-		bals, err := f.readBalances(ctx, sortedKeys(newTokens), cp.Number)
-		if err != nil {
-			return err
-		}
-		if err := f.reconcileStored(ctx, bals, cp); err != nil {
-			return err
-		}
-	}
-	if err := f.cfg.Store.MarkSynced(ctx, f.cfg.Chain, addrs, cp.Number); err != nil {
+	all, err := f.historyAvailable(ctx, cp.Number)
+	if err != nil {
 		return err
 	}
-	f.log.Info("fetcher: synced new subscriptions", "addresses", len(addrs), "block", cp.Number)
+	byLow := make(map[uint64][]string)
+	for _, t := range fresh {
+		low := t.SyncFrom
+		switch {
+		case t.Covered:
+		case all:
+			low = 0
+		case cp.Number+1 > f.cfg.BackfillBlocks:
+			low = cp.Number + 1 - f.cfg.BackfillBlocks
+		default:
+			low = 0
+		}
+		byLow[low] = append(byLow[low], t.Address)
+	}
+	for _, low := range sortedKeys(byLow) {
+		if err := f.cfg.Store.MarkSynced(ctx, f.cfg.Chain, byLow[low], cp.Number, low); err != nil {
+			return err
+		}
+	}
+	f.log.Info("fetcher: synced new subscriptions", "addresses", len(addrs), "block", cp.Number, "full_history", all)
 	return nil
+}
+
+// historyAvailable reports whether new subscriptions get their whole
+// history: BackfillAll, on a node that keeps the state of old blocks. A
+// node that does not is said once, and the window is backfilled instead.
+func (f *Fetcher) historyAvailable(ctx context.Context, cp uint64) (bool, error) {
+	if !f.cfg.BackfillAll {
+		return false, nil
+	}
+	if cp == 0 {
+		return true, nil // no past to read
+	}
+	ss, ok := f.cfg.Source.(StateSource)
+	if ok {
+		// The oldest block after the genesis: a node that is not an
+		// archive has long pruned it.
+		_, err := ss.States(ctx, 1, []string{"0x0000000000000000000000000000000000000000"}, false)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, ErrNoState) {
+			return false, f.nodeErr(err)
+		}
+	}
+	if !f.noStateSaid {
+		f.noStateSaid = true
+		f.log.Warn("fetcher: --backfill-blocks all needs an archive node, and this node keeps no state for old blocks (missing trie node): new subscriptions get a window of the last blocks instead",
+			"blocks", f.cfg.BackfillBlocks)
+	}
+	return false, nil
 }

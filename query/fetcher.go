@@ -49,6 +49,11 @@ type FetcherConfig struct {
 	// BackfillBlocks is how many blocks before the checkpoint a new
 	// subscription is backfilled; default 1000.
 	BackfillBlocks uint64
+	// BackfillAll backfills a new subscription's whole history, from the
+	// genesis, without reading every block (see history), when the node
+	// keeps the state of old blocks (an archive node); on a node that does
+	// not, it says so and backfills BackfillBlocks blocks.
+	BackfillAll bool
 	// Batch is the most blocks one FetchOnce stores; default 512. Each
 	// step first reads the tracked addresses (all of them: 100,000 rows
 	// cost a few hundred milliseconds) and new subscriptions are synced
@@ -103,6 +108,20 @@ type Fetcher struct {
 	cfg     FetcherConfig
 	log     *slog.Logger
 	metrics fetchMetrics
+
+	// ready is set once the head follower has probed the node: the
+	// backfills, which run beside it, wait for it.
+	ready atomic.Bool
+	// wake tells the backfill loop that a step ended (wakeBackfills).
+	wake chan struct{}
+	// sliceWidth is the backfill's slice, in blocks; the backfill's alone.
+	sliceWidth uint64
+	// learned are the tokens backfills found, per address, for the head
+	// follower to take (takeLearned).
+	learnedMu sync.Mutex
+	learned   map[string][]string
+	// noStateSaid is set once the missing state of old blocks was logged.
+	noStateSaid bool
 
 	// checked is set once CheckChain has passed; native is then the
 	// chain's coin.
@@ -200,6 +219,7 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 		cfg:        cfg,
 		log:        cfg.Logger.With("chain", cfg.Chain),
 		tokens:     make(map[string][]string),
+		wake:       make(chan struct{}, 1),
 		mismatched: make(map[assetKey]bool),
 	}
 	f.resetHeads()

@@ -63,7 +63,21 @@ type Subscription struct {
 	Chain   string
 	Address string
 	Created time.Time
+	// State is StateSyncing until the address's balances and the
+	// transactions of its covered range are stored, then StateActive.
+	State string
+	// HistoryStart is the first block of the covered range: the address's
+	// transactions are stored from it to the stored head, and reads list
+	// none older. Valid when Covered.
+	HistoryStart uint64
+	Covered      bool
 }
+
+// Subscription states.
+const (
+	StateSyncing = "SYNCING"
+	StateActive  = "ACTIVE"
+)
 
 // Name is the resource name chains/{chain}/addresses/{address}.
 func (s Subscription) Name() string { return "chains/" + s.Chain + "/addresses/" + s.Address }
@@ -244,4 +258,14 @@ type Tracked struct {
 	// SyncFrom, when NeedsSync, is the first block not scanned for it: the
 	// checkpoint when its last subscriber left, or 0 if it was never tracked.
 	SyncFrom uint64
+	// Covered is true when the address has been covered before (it is
+	// resubscribed): then SyncFrom is where to fill the gap from.
+	Covered bool
+}
+
+// BackfillJob is a pending backfill: the past transactions of Addresses
+// from block Low up to Next, to be stored newest first.
+type BackfillJob struct {
+	Addresses []string
+	Low, Next uint64
 }

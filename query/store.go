@@ -25,6 +25,9 @@ type Store interface {
 	Unsubscribe(ctx context.Context, account int64, chain, address string) error
 	// Subscribed reports whether the account is subscribed to any of addresses.
 	Subscribed(ctx context.Context, account int64, chain string, addresses ...string) (bool, error)
+	// Subscription returns the account's subscription to address with its
+	// state and covered range. Errors: ErrNotSubscribed.
+	Subscription(ctx context.Context, account int64, chain, address string) (Subscription, error)
 	// Subscriptions lists an account's subscriptions after the cursor (nil:
 	// from the start) in (chain, address) order, at most limit, with the total
 	// count. chain "" means all chains.
@@ -63,9 +66,20 @@ type FetchStore interface {
 	RecordChainID(ctx context.Context, chain string, id uint64) (uint64, error)
 	// Tracked lists the addresses of chain with at least one subscription.
 	Tracked(ctx context.Context, chain string) ([]Tracked, error)
-	// MarkSynced records that the fetcher has synced these addresses (initial
-	// balances and backfill) up to and including block.
-	MarkSynced(ctx context.Context, chain string, addresses []string, block uint64) error
+	// MarkSynced records that the fetcher has synced these addresses up to
+	// and including block (their balances read; the head follower covers
+	// them from block+1) and that their past from block low up to block
+	// is owed a backfill (none when low > block): it shows in Backfills.
+	MarkSynced(ctx context.Context, chain string, addresses []string, block, low uint64) error
+	// Backfills lists the pending backfills of chain's tracked addresses,
+	// those with the same range in one job.
+	Backfills(ctx context.Context, chain string) ([]BackfillJob, error)
+	// StoreBackfill stores backfilled transactions of the job's addresses
+	// and moves their backfill down to next, all in one database
+	// transaction: the blocks above next up to job.Next are covered (a
+	// next below job.Low ends the backfill). Addresses unsubscribed or
+	// resynced meanwhile are left as they are.
+	StoreBackfill(ctx context.Context, chain string, job BackfillJob, txs []Transaction, next int64) error
 
 	// Checkpoint returns the last block stored for chain; ok is false when
 	// none is.

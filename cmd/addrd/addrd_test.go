@@ -144,6 +144,9 @@ func TestServeFlags(t *testing.T) {
 		{"BadURL", []string{"--chain", "ETH=ftp://x"}, "not an http"},
 		{"Twice", []string{"--chain", "ETH=http://a:1", "--chain", "ETH=http://b:1"}, "twice"},
 		{"LogLevel", []string{"--chain", "ETH=http://a:1", "--log-level", "loud"}, "--log-level"},
+		{"BackfillWord", []string{"--chain", "ETH=http://a:1", "--backfill-blocks", "some"}, "--backfill-blocks"},
+		{"BackfillZero", []string{"--chain", "ETH=http://a:1", "--backfill-blocks", "0"}, "--backfill-blocks"},
+		{"RefreshTiny", []string{"--chain", "ETH=http://a:1", "--refresh-interval", "1ms"}, "--refresh-interval"},
 		{"BadSymbol", []string{"--chain", "X:P-L=http://a:1"}, "symbol"},
 		{"EmptySymbol", []string{"--chain", "X:=http://a:1"}, "symbol"},
 		{"BadDecimals", []string{"--chain", "X:POL:x=http://a:1"}, "decimals"},
@@ -205,7 +208,7 @@ func TestServe(t *testing.T) {
 			status       int
 			body         string
 		}{
-			{"PUT", "/v1/chains/ETH/addresses/" + addr, 200, `{"name":"chains/ETH/addresses/` + low + `"}`},
+			{"PUT", "/v1/chains/ETH/addresses/" + addr, 200, `{"name":"chains/ETH/addresses/` + low + `","state":"SYNCING","history_start_block":null}`},
 			{"GET", "/v1/addresses", 200, `{"addresses":["chains/ETH/addresses/` + low + `"],"next_page_token":"","total_size":1}`},
 			{"GET", "/v1/chains/ETH/addresses/" + low + "/balances", 200, `{"balances":[]}`},
 			{"GET", "/v1/chains/ETH/addresses/" + low + "/transactions", 200, `{"transactions":[],"next_page_token":""}`},

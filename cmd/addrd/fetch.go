@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
@@ -24,8 +25,10 @@ func fetchFlags() []cli.Flag {
 			Usage: "fetch the chains in this process (--fetch=false for API-only replicas; with PostgreSQL one replica per chain is elected)"},
 		&cli.Uint64Flag{Name: "confirmations", Value: 2, EnvVars: []string{"ADDRD_CONFIRMATIONS"},
 			Usage: "store a block once `N` blocks sit on it (default 0 with --dev)"},
-		&cli.Uint64Flag{Name: "backfill-blocks", Value: 1000, EnvVars: []string{"ADDRD_BACKFILL_BLOCKS"},
-			Usage: "a new subscription gets the transactions of the last `N` blocks"},
+		&cli.StringFlag{Name: "backfill-blocks", Value: "1000", EnvVars: []string{"ADDRD_BACKFILL_BLOCKS"},
+			Usage: "a new subscription gets the transactions of the last `N` blocks, or with \"all\" its whole history (needs an archive node; else the last 1000 blocks)"},
+		&cli.DurationFlag{Name: "refresh-interval", Value: 10 * time.Minute, EnvVars: []string{"ADDRD_REFRESH_INTERVAL"},
+			Usage: "every tracked address's balances are read again at least this often, whatever the block cadence"},
 		&cli.StringFlag{Name: "traces", Value: query.TracesAuto, EnvVars: []string{"ADDRD_TRACES"},
 			Usage: "internal transfers from the node's trace API (debug_traceBlockByNumber callTracer, or trace_block): `auto` (when the node has one), on (required), off"},
 		&cli.DurationFlag{Name: "lease-ttl", Value: query.DefaultLeaseTTL, EnvVars: []string{"ADDRD_LEASE_TTL"},
@@ -40,21 +43,36 @@ type fetchOptions struct {
 	fetch          bool
 	confirmations  uint64
 	backfillBlocks uint64
+	backfillAll    bool
+	refresh        time.Duration
 	interval       time.Duration
 	traces         string
 	leaseTTL       time.Duration
 	holder         string // this replica in the leases: host:pid
 }
 
-func fetchOptionsFrom(c *cli.Context) fetchOptions {
+func fetchOptionsFrom(c *cli.Context) (fetchOptions, error) {
 	o := fetchOptions{
-		fetch:          c.Bool("fetch"),
-		confirmations:  c.Uint64("confirmations"),
-		backfillBlocks: c.Uint64("backfill-blocks"),
-		interval:       2 * time.Second,
-		traces:         c.String("traces"),
-		leaseTTL:       c.Duration("lease-ttl"),
-		holder:         holderName(),
+		fetch:         c.Bool("fetch"),
+		confirmations: c.Uint64("confirmations"),
+		refresh:       c.Duration("refresh-interval"),
+		interval:      2 * time.Second,
+		traces:        c.String("traces"),
+		leaseTTL:      c.Duration("lease-ttl"),
+		holder:        holderName(),
+	}
+	switch v := c.String("backfill-blocks"); v {
+	case "all":
+		o.backfillAll, o.backfillBlocks = true, 1000
+	default:
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n == 0 {
+			return o, fmt.Errorf("--backfill-blocks %q: want a number of blocks, such as 1000, or all", v)
+		}
+		o.backfillBlocks = n
+	}
+	if o.refresh < time.Second {
+		return o, fmt.Errorf("--refresh-interval %s: want at least 1s", o.refresh)
 	}
 	if c.Bool("dev") {
 		if !c.IsSet("confirmations") {
@@ -62,7 +80,7 @@ func fetchOptionsFrom(c *cli.Context) fetchOptions {
 		}
 		o.interval = 500 * time.Millisecond
 	}
-	return o
+	return o, nil
 }
 
 // chainFetcher is a started fetcher and its chain.
@@ -80,18 +98,20 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 			return nil, err
 		}
 		f, err := query.NewFetcher(query.FetcherConfig{
-			Chain:          c.Name,
-			Native:         c.Native,
-			Store:          db,
-			Source:         src,
-			Logger:         log,
-			Metrics:        reg,
-			Confirmations:  o.confirmations,
-			BackfillBlocks: o.backfillBlocks,
-			Interval:       o.interval,
-			Traces:         o.traces,
-			Holder:         o.holder,
-			LeaseTTL:       o.leaseTTL,
+			Chain:           c.Name,
+			Native:          c.Native,
+			Store:           db,
+			Source:          src,
+			Logger:          log,
+			Metrics:         reg,
+			Confirmations:   o.confirmations,
+			BackfillBlocks:  o.backfillBlocks,
+			BackfillAll:     o.backfillAll,
+			RefreshInterval: o.refresh,
+			Interval:        o.interval,
+			Traces:          o.traces,
+			Holder:          o.holder,
+			LeaseTTL:        o.leaseTTL,
 		})
 		if err != nil {
 			src.Close()
@@ -116,7 +136,7 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 			return nil, err
 		}
 		log.Info("chain", "name", c.Name, "rpc", redactURL(c.RPC), "fetcher", "started",
-			"confirmations", o.confirmations, "backfill_blocks", o.backfillBlocks)
+			"confirmations", o.confirmations, "backfill_blocks", o.backfillBlocks, "backfill_all", o.backfillAll)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -289,7 +289,9 @@ func serve(c *cli.Context) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer s.db.Close()
-	s.fetch = fetchOptionsFrom(c)
+	if s.fetch, err = fetchOptionsFrom(c); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	if dev != nil {
 		if err := dev.announce(ctx, c.App.Writer, s.db); err != nil {
 			return fmt.Errorf("serve: %w", err)

@@ -181,7 +181,7 @@ func TestSubscriptionLifecycle(t *testing.T) {
 		for range 2 { // idempotent
 			r := e.do("PUT", path, e.alice)
 			e.want(r, 200, 0)
-			if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`"}`+"\n"; got != want {
+			if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"SYNCING","history_start_block":null}`+"\n"; got != want {
 				t.Fatalf("PUT body %s, want %s", got, want)
 			}
 		}
@@ -382,6 +382,7 @@ func TestBadInput(t *testing.T) {
 			if err := e.db.PutTransactions(context.Background(), "ETH", txs); err != nil {
 				t.Fatal(err)
 			}
+			e.cover(addrA)
 			r := e.do("GET", base+"?page_size=5000", e.alice)
 			e.want(r, 200, 0)
 			var page struct {
@@ -442,6 +443,7 @@ func TestTransactions(t *testing.T) {
 		}
 		e.want(e.do("PUT", "/v1/chains/ETH/addresses/"+addrA, e.alice), 200, 0)
 		e.want(e.do("PUT", "/v1/chains/ETH/addresses/"+addrB, e.bob), 200, 0)
+		e.cover(addrA, addrB)
 		base := "/v1/chains/ETH/addresses/" + addrA + "/transactions"
 
 		type page struct {
@@ -783,4 +785,88 @@ func TestMaxInFlight(t *testing.T) {
 	if top != limit {
 		t.Errorf("%d requests in the handler at once, want %d", top, limit)
 	}
+}
+
+// cover marks addresses synced and backfilled from block 0, as the
+// fetcher does once their history is stored: reads list what is stored
+// from their history start on.
+func (e *env) cover(addresses ...string) {
+	e.t.Helper()
+	ctx := context.Background()
+	if err := e.db.MarkSynced(ctx, "ETH", addresses, 0, 0); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: addresses, Low: 0, Next: 0}, nil, -1); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// TestSubscriptionResource: GET of a subscription gives its state and
+// covered range; reads during SYNCING say so in their headers and list
+// nothing stored before the covered range, even what another requester's
+// subscription stored.
+func TestSubscriptionResource(t *testing.T) {
+	dialects(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		path := "/v1/chains/ETH/addresses/" + addrA
+		r := e.do("GET", path, e.alice)
+		e.want(r, 404, 5)
+		// Bob tracks B; a transaction between A and B is stored at block 3.
+		e.want(e.do("PUT", "/v1/chains/ETH/addresses/"+addrB, e.bob), 200, 0)
+		e.cover(addrB)
+		if err := e.db.StoreBlock(ctx, "ETH", block(3), []query.Transaction{tx(3, 0, addrA, addrB)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.want(e.do("PUT", path, e.alice), 200, 0)
+		for _, m := range []string{"GET", "PUT"} {
+			r := e.do(m, path, e.alice)
+			e.want(r, 200, 0)
+			if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"SYNCING","history_start_block":null}`+"\n"; got != want {
+				t.Fatalf("%s while syncing: %s, want %s", m, got, want)
+			}
+		}
+		r = e.do("GET", path+"/transactions", e.alice)
+		e.want(r, 200, 0)
+		if got := r.header.Get("Addrd-Subscription-State"); got != "SYNCING" {
+			t.Fatalf("state header %q while syncing", got)
+		}
+		if got := r.header.Get("Addrd-History-Start-Block"); got != "" {
+			t.Fatalf("history start header %q before the first sync", got)
+		}
+		if got := string(r.body); got != `{"transactions":[],"next_page_token":""}`+"\n" {
+			t.Fatalf("transactions while syncing: %s; bob's tracking of B shows through", got)
+		}
+		// Synced at block 5 with a backfill from 2 pending: covered from 6.
+		if err := e.db.MarkSynced(ctx, "ETH", []string{addrA}, 5, 2); err != nil {
+			t.Fatal(err)
+		}
+		r = e.do("GET", path, e.alice)
+		if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"SYNCING","history_start_block":6}`+"\n"; got != want {
+			t.Fatalf("synced, backfilling: %s, want %s", got, want)
+		}
+		if err := e.db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: []string{addrA}, Low: 2, Next: 5}, nil, 1); err != nil {
+			t.Fatal(err)
+		}
+		r = e.do("GET", path, e.alice)
+		if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"ACTIVE","history_start_block":2}`+"\n"; got != want {
+			t.Fatalf("backfilled: %s, want %s", got, want)
+		}
+		for _, read := range []string{"/transactions", "/balances", "/balance_changes"} {
+			r = e.do("GET", path+read, e.alice)
+			e.want(r, 200, 0)
+			if r.header.Get("Addrd-Subscription-State") != "ACTIVE" || r.header.Get("Addrd-History-Start-Block") != "2" {
+				t.Fatalf("%s headers %v", read, r.header)
+			}
+		}
+		if m := e.do("GET", path+"/transactions", e.alice).json(t); len(m["transactions"].([]any)) != 1 {
+			t.Fatalf("transactions once covered from 2: %v", m)
+		}
+		// Bob, not subscribed to A, gets no headers and the usual 401.
+		r = e.do("GET", path+"/transactions", e.bob)
+		e.want(r, 401, 16)
+		if r.header.Get("Addrd-Subscription-State") != "" {
+			t.Fatal("state header on a read of an address not subscribed")
+		}
+		e.want(e.do("GET", path+"?x=1", e.alice), 400, 3)
+	})
 }

@@ -21,7 +21,7 @@ func Patterns() []string {
 // BodyTypes maps the openapi schema names to the Go types written as JSON.
 var BodyTypes = map[string]reflect.Type{
 	"Error":             reflect.TypeFor[errorBody](),
-	"Subscription":      reflect.TypeFor[subscriptionName](),
+	"Subscription":      reflect.TypeFor[subscriptionBody](),
 	"AddressPage":       reflect.TypeFor[addressPage](),
 	"Balances":          reflect.TypeFor[balancesBody](),
 	"Balance":           reflect.TypeFor[balance](),

@@ -9,9 +9,20 @@ import (
 	"github.com/wharfhq/wharf/query"
 )
 
-// subscriptionName is the body of PUT: the resource name.
-type subscriptionName struct {
-	Name string `json:"name"`
+// subscriptionBody is the subscription resource: the answer of PUT and
+// GET /v1/chains/{chain}/addresses/{address}.
+type subscriptionBody struct {
+	Name              string  `json:"name"`
+	State             string  `json:"state"`
+	HistoryStartBlock *uint64 `json:"history_start_block"`
+}
+
+func toSubscription(sub query.Subscription) subscriptionBody {
+	b := subscriptionBody{Name: sub.Name(), State: sub.State}
+	if sub.Covered {
+		b.HistoryStartBlock = &sub.HistoryStart
+	}
+	return b
 }
 
 // addressPage is a page of an address list.
@@ -51,9 +62,64 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, a query.Accou
 	if _, err := s.store.Subscribe(r.Context(), a.ID, chain, address); err != nil {
 		return err
 	}
-	sub := query.Subscription{Chain: chain, Address: address}
-	writeJSON(w, http.StatusOK, subscriptionName{Name: sub.Name()})
+	sub, err := s.store.Subscription(r.Context(), a.ID, chain, address)
+	if errors.Is(err, query.ErrNotSubscribed) {
+		// A concurrent DELETE came between: the PUT happened first, and
+		// its subscription had not synced yet.
+		sub, err = query.Subscription{Chain: chain, Address: address, State: query.StateSyncing}, nil
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toSubscription(sub))
 	return nil
+}
+
+// getSubscription is GET /v1/chains/{chain}/addresses/{address}: the
+// subscription's state and covered range; 404 when not subscribed.
+func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	chain, address, err := s.chainAddress(r)
+	if err != nil {
+		return err
+	}
+	if err := noParams(r); err != nil {
+		return err
+	}
+	sub, err := s.store.Subscription(r.Context(), a.ID, chain, address)
+	if errors.Is(err, query.ErrNotSubscribed) {
+		return errorf(codeNotFound, "requester is not subscribed for address '%s'", address)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toSubscription(sub))
+	return nil
+}
+
+// Headers of the reads of an address's data: its subscription's state
+// and covered range, so that a read during SYNCING says what it answers
+// (what is stored so far) without another request.
+const (
+	headerState        = "Addrd-Subscription-State"
+	headerHistoryStart = "Addrd-History-Start-Block"
+)
+
+// withState runs a read of an address's data with the headers of its
+// subscription's state set; a request that is not subscribed (or not
+// well-formed) gets the read's own answer.
+func withState(read func(s *Server, w http.ResponseWriter, r *http.Request, a query.Account) error) func(s *Server, w http.ResponseWriter, r *http.Request, a query.Account) error {
+	return func(s *Server, w http.ResponseWriter, r *http.Request, a query.Account) error {
+		if chain, address, err := s.chainAddress(r); err == nil {
+			sub, err := s.store.Subscription(r.Context(), a.ID, chain, address)
+			if err == nil {
+				w.Header().Set(headerState, sub.State)
+				if sub.Covered {
+					w.Header().Set(headerHistoryStart, strconv.FormatUint(sub.HistoryStart, 10))
+				}
+			}
+		}
+		return read(s, w, r, a)
+	}
 }
 
 // unsubscribe is DELETE /v1/chains/{chain}/addresses/{address}.

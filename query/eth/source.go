@@ -47,8 +47,12 @@ type SourceConfig struct {
 	// BlockBatchSize is the most full blocks asked for in one batch;
 	// default 16, so that a batch of busy blocks stays a few megabytes.
 	BlockBatchSize int
-	// LogRange is the most blocks one filtered eth_getLogs spans; default 2000.
-	LogRange uint64
+	// LogRange is the first width of a filtered eth_getLogs range; default
+	// 2000. It adapts: halved when the node refuses a range or its result
+	// as too large, doubled after answers, up to MaxLogRange (default
+	// 1,000,000), and never again to a width refused for its range.
+	LogRange    uint64
+	MaxLogRange uint64
 	// BlockReceiptsFrom is the number of matched transactions of a block
 	// from which one eth_getBlockReceipts is cheaper than a batch of
 	// eth_getTransactionReceipt; default 16.
@@ -64,6 +68,9 @@ type Source struct {
 
 	mu     sync.Mutex
 	tokens map[common.Address]tokenMeta // symbol and decimals, read once
+
+	spanMu sync.Mutex
+	span   logSpan // width of filtered eth_getLogs ranges
 }
 
 type tokenMeta struct {
@@ -98,10 +105,14 @@ func NewSource(c *rpc.Client, cfg SourceConfig) *Source {
 	if cfg.LogRange == 0 {
 		cfg.LogRange = 2000
 	}
+	if cfg.MaxLogRange == 0 {
+		cfg.MaxLogRange = 1_000_000
+	}
 	if cfg.BlockReceiptsFrom <= 0 {
 		cfg.BlockReceiptsFrom = 16
 	}
-	return &Source{rpc: c, eth: ethclient.NewClient(c), cfg: cfg, tokens: make(map[common.Address]tokenMeta)}
+	return &Source{rpc: c, eth: ethclient.NewClient(c), cfg: cfg, tokens: make(map[common.Address]tokenMeta),
+		span: logSpan{width: cfg.LogRange, max: cfg.MaxLogRange}}
 }
 
 // Close closes the connection to the node.
@@ -241,7 +252,10 @@ func convertBlock(b *rpcBlock) query.SourceBlock {
 // Transfers returns the ERC-20 Transfer logs of blocks from to to. With
 // addresses nil it is one eth_getLogs on the Transfer topic alone (the
 // cost of a block, whatever the number of subscriptions); otherwise two
-// per LogRange blocks, with the addresses as the from and the to topic.
+// per range, with the addresses as the from and the to topic, in ranges
+// that start at LogRange blocks and adapt to the node's limits: halved
+// when it refuses a range as too large or a result as too big, grown back
+// after ranges it answers, up to MaxLogRange.
 func (s *Source) Transfers(ctx context.Context, from, to uint64, addresses []string) ([]query.TokenTransfer, error) {
 	if to < from {
 		return nil, nil
@@ -262,26 +276,27 @@ func (s *Source) Transfers(ctx context.Context, from, to uint64, addresses []str
 	}
 	var out []query.TokenTransfer
 	seen := make(map[[2]uint64]bool)
-	for lo := from; lo <= to; lo += s.cfg.LogRange {
-		hi := min(to, lo+s.cfg.LogRange-1)
-		// geth refuses more than 1000 alternatives for one topic.
-		for topics := range slices.Chunk(all, 500) {
-			for _, t := range [][][]common.Hash{{{transferTopic}, topics}, {{transferTopic}, nil, topics}} {
-				got, err := s.filterTransfers(ctx, ethereum.FilterQuery{
-					FromBlock: new(big.Int).SetUint64(lo),
-					ToBlock:   new(big.Int).SetUint64(hi),
-					Topics:    t,
-				})
-				if err != nil {
-					return nil, err
-				}
-				for _, tt := range got {
-					k := [2]uint64{tt.BlockNumber, uint64(tt.LogIndex)}
-					if !seen[k] {
-						seen[k] = true
-						out = append(out, tt)
-					}
-				}
+	keep := func(got []query.TokenTransfer) {
+		for _, tt := range got {
+			k := [2]uint64{tt.BlockNumber, uint64(tt.LogIndex)}
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, tt)
+			}
+		}
+	}
+	// geth refuses more than 1000 alternatives for one topic.
+	for topics := range slices.Chunk(all, 500) {
+		for _, t := range [][][]common.Hash{{{transferTopic}, topics}, {{transferTopic}, nil, topics}} {
+			s.spanMu.Lock()
+			span := s.span
+			s.spanMu.Unlock()
+			err := s.walkLogs(ctx, &span, from, to, t, keep)
+			s.spanMu.Lock()
+			s.span = span
+			s.spanMu.Unlock()
+			if err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -253,7 +253,7 @@ func TestTracked(t *testing.T) {
 		if got := tracked(); !slices.Equal(got, want) {
 			t.Fatalf("Tracked = %v, want %v", got, want)
 		}
-		if err := db.MarkSynced(ctx, "ETH", []string{addrA, addrB}, 10); err != nil {
+		if err := db.MarkSynced(ctx, "ETH", []string{addrA, addrB}, 10, 11); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.StoreBlock(ctx, "ETH", query.Block{Number: 20, Hash: "0x20"}, nil, nil); err != nil {
@@ -261,18 +261,18 @@ func TestTracked(t *testing.T) {
 		}
 		// One subscriber of A leaves: A stays tracked.
 		db.Unsubscribe(ctx, k1.AccountID, "ETH", addrA)
-		want = []query.Tracked{{Address: addrA}, {Address: addrB}}
+		want = []query.Tracked{{Address: addrA, Covered: true}, {Address: addrB, Covered: true}}
 		if got := tracked(); !slices.Equal(got, want) {
 			t.Fatalf("after one of two left: %v, want %v", got, want)
 		}
 		// The last leaves at checkpoint 20; resubscribing asks for blocks from 20.
 		db.Unsubscribe(ctx, k2.AccountID, "ETH", addrA)
-		if got := tracked(); !slices.Equal(got, []query.Tracked{{Address: addrB}}) {
+		if got := tracked(); !slices.Equal(got, []query.Tracked{{Address: addrB, Covered: true}}) {
 			t.Fatalf("after the last left: %v", got)
 		}
 		db.StoreBlock(ctx, "ETH", query.Block{Number: 30, Hash: "0x30", ParentHash: "0x20"}, nil, nil)
 		db.Subscribe(ctx, k2.AccountID, "ETH", addrA)
-		want = []query.Tracked{{Address: addrA, NeedsSync: true, SyncFrom: 20}, {Address: addrB}}
+		want = []query.Tracked{{Address: addrA, NeedsSync: true, SyncFrom: 20, Covered: true}, {Address: addrB, Covered: true}}
 		if got := tracked(); !slices.Equal(got, want) {
 			t.Fatalf("resubscribed: %v, want %v", got, want)
 		}

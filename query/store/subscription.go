@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"slices"
 	"time"
 
@@ -212,32 +214,131 @@ func (db *DB) Tracked(ctx context.Context, chain string) ([]query.Tracked, error
 		Address   string
 		NeedsSync bool
 		SyncFrom  uint64
+		Covered   bool
 	}
-	err := db.r.NewRaw("SELECT address, needs_sync, sync_from FROM tracked WHERE chain = ? AND active ORDER BY address",
-		chain).Scan(ctx, &rows)
+	err := db.r.NewRaw(`SELECT address, needs_sync, sync_from, history_start IS NOT NULL AS covered
+		FROM tracked WHERE chain = ? AND active ORDER BY address`, chain).Scan(ctx, &rows)
 	if err != nil {
 		return nil, wrap("tracked", err)
 	}
 	out := make([]query.Tracked, len(rows))
 	for i, r := range rows {
-		out[i] = query.Tracked{Address: r.Address, NeedsSync: r.NeedsSync, SyncFrom: r.SyncFrom}
+		out[i] = query.Tracked{Address: r.Address, NeedsSync: r.NeedsSync, SyncFrom: r.SyncFrom, Covered: r.Covered}
 	}
 	return out, nil
 }
 
 // MarkSynced records that the fetcher has synced these addresses up to and
-// including block.
-func (db *DB) MarkSynced(ctx context.Context, chain string, addresses []string, block uint64) error {
+// including block, and owes them a backfill from low up to block. An
+// address covered for the first time is covered from block+1 on, and
+// downwards as its backfill stores. A resubscribed one keeps its range
+// (the backfill fills the gap since it was last tracked); one whose
+// earlier backfill had not ended backfills from the lower of the two
+// starts.
+func (db *DB) MarkSynced(ctx context.Context, chain string, addresses []string, block, low uint64) error {
 	if len(addresses) == 0 {
 		return nil
 	}
+	pending := low <= block
 	return wrap("mark synced", db.tx(ctx, func(tx bun.Tx) error {
 		for part := range slices.Chunk(addresses, 500) {
-			if _, err := tx.ExecContext(ctx, `UPDATE tracked SET needs_sync = FALSE, synced_to = ?
-				WHERE chain = ? AND address IN (?)`, block, chain, bun.List(part)); err != nil {
+			_, err := tx.ExecContext(ctx, `UPDATE tracked SET needs_sync = FALSE, synced_to = ?,
+				history_start = COALESCE(history_start, ?),
+				backfill_low = CASE WHEN NOT ? THEN backfill_low WHEN backfill_low IS NULL OR backfill_low > ? THEN ? ELSE backfill_low END,
+				backfill_next = CASE WHEN ? THEN ? ELSE backfill_next END
+				WHERE chain = ? AND address IN (?)`,
+				block, block+1, pending, low, low, pending, block, chain, bun.List(part))
+			if err != nil {
 				return err
 			}
 		}
 		return nil
 	}))
+}
+
+// Backfills lists the pending backfills of chain's tracked addresses,
+// those with the same range in one job, lowest range first.
+func (db *DB) Backfills(ctx context.Context, chain string) ([]query.BackfillJob, error) {
+	var rows []struct {
+		Address      string
+		BackfillLow  uint64
+		BackfillNext uint64
+	}
+	err := db.r.NewRaw(`SELECT address, backfill_low, backfill_next FROM tracked
+		WHERE chain = ? AND active AND NOT needs_sync AND backfill_next IS NOT NULL
+		ORDER BY backfill_low, backfill_next, address`, chain).Scan(ctx, &rows)
+	if err != nil {
+		return nil, wrap("backfills", err)
+	}
+	var out []query.BackfillJob
+	for _, r := range rows {
+		if n := len(out); n > 0 && out[n-1].Low == r.BackfillLow && out[n-1].Next == r.BackfillNext {
+			out[n-1].Addresses = append(out[n-1].Addresses, r.Address)
+			continue
+		}
+		out = append(out, query.BackfillJob{Addresses: []string{r.Address}, Low: r.BackfillLow, Next: r.BackfillNext})
+	}
+	return out, nil
+}
+
+// StoreBackfill stores backfilled transactions and moves the backfill of
+// the job's addresses down to next, in one database transaction; the
+// covered range grows down to next+1. Below job.Low the backfill ends.
+// An address whose backfill is no longer job's (unsubscribed, or
+// resubscribed and synced again) is left as it is; the transactions are
+// stored all the same (they are the chain's, and inserts ignore rows
+// already there).
+func (db *DB) StoreBackfill(ctx context.Context, chain string, job query.BackfillJob, txs []query.Transaction, next int64) error {
+	if err := validate(txs, nil); err != nil {
+		return wrap("store backfill", err)
+	}
+	if next >= int64(job.Next) {
+		return wrap("store backfill", fmt.Errorf("next %d not below the job's %d", next, job.Next))
+	}
+	done := next < int64(job.Low)
+	return wrap("store backfill", db.tx(ctx, func(tx bun.Tx) error {
+		if err := db.putTransactions(ctx, tx, chain, txs); err != nil {
+			return err
+		}
+		for part := range slices.Chunk(job.Addresses, 500) {
+			_, err := tx.ExecContext(ctx, `UPDATE tracked SET
+				backfill_next = CASE WHEN ? THEN NULL ELSE ? END,
+				backfill_low = CASE WHEN ? THEN NULL ELSE backfill_low END,
+				history_start = CASE WHEN history_start IS NULL OR history_start > ? THEN ? ELSE history_start END
+				WHERE chain = ? AND address IN (?) AND active AND NOT needs_sync AND backfill_low = ? AND backfill_next = ?`,
+				done, next, done, next+1, next+1, chain, bun.List(part), job.Low, job.Next)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// subscriptionOne reads a requester's subscription with its state.
+const subscriptionOne = `SELECT s.created, t.needs_sync OR t.backfill_next IS NOT NULL, t.history_start
+	FROM subscriptions AS s JOIN tracked AS t ON t.chain = s.chain AND t.address = s.address
+	WHERE s.account_id = $1 AND s.chain = $2 AND s.address = $3`
+
+// Subscription returns the account's subscription to address, with its
+// state and covered range. Errors: query.ErrNotSubscribed.
+func (db *DB) Subscription(ctx context.Context, account int64, chain, address string) (query.Subscription, error) {
+	var (
+		created time.Time
+		syncing bool
+		start   sql.NullInt64
+	)
+	err := db.queryHotRow(ctx, subscriptionOne, []any{account, chain, address}, &created, &syncing, &start)
+	if isNoRows(err) {
+		return query.Subscription{}, wrap("subscription", query.ErrNotSubscribed)
+	}
+	if err != nil {
+		return query.Subscription{}, wrap("subscription", err)
+	}
+	sub := query.Subscription{Chain: chain, Address: address, Created: utc(created), State: query.StateActive,
+		HistoryStart: uint64(start.Int64), Covered: start.Valid}
+	if syncing || !start.Valid {
+		sub.State = query.StateSyncing
+	}
+	return sub, nil
 }

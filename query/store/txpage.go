@@ -20,12 +20,20 @@ const (
 	txPageAfter = `SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2 AND (block_number, tx_index) < ($3, $4)
 		ORDER BY block_number DESC, tx_index DESC LIMIT $5`
 	accountTxPageFirst = `SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2
+		AND block_number >= ` + coveredFrom + `
 		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $4 AND chain = $1 AND address = $2)
 		ORDER BY block_number DESC, tx_index DESC LIMIT $3`
 	accountTxPageAfter = `SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2 AND (block_number, tx_index) < ($3, $4)
+		AND block_number >= ` + coveredFrom + `
 		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $6 AND chain = $1 AND address = $2)
 		ORDER BY block_number DESC, tx_index DESC LIMIT $5`
 )
+
+// coveredFrom is the first block of the address's covered range (none
+// before its first sync): a requester sees exactly the address's
+// transactions from its history start to the stored head, never one stored
+// earlier because another requester tracked a counterparty.
+const coveredFrom = `COALESCE((SELECT history_start FROM tracked WHERE chain = $1 AND address = $2), 9223372036854775807)`
 
 // errNoDoc reports a page row written before migration 0002.
 var errNoDoc = errors.New("row without a transaction document")

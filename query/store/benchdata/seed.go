@@ -79,8 +79,8 @@ func Seed(ctx context.Context, db *store.DB, c Config) error {
 	stmts := []string{
 		fmt.Sprintf(`INSERT INTO subscriptions (account_id, chain, address, created)
 			SELECT %d, '%s', %s, '%s' FROM %s`, c.Account, c.Chain, d.addr("g.i"), now, d.series("1", fmt.Sprint(n))),
-		fmt.Sprintf(`INSERT INTO tracked (chain, address, active, needs_sync, sync_from)
-			SELECT '%s', %s, TRUE, FALSE, 0 FROM %s`, c.Chain, d.addr("g.i"), d.series("1", fmt.Sprint(n))),
+		fmt.Sprintf(`INSERT INTO tracked (chain, address, active, needs_sync, sync_from, history_start)
+			SELECT '%s', %s, TRUE, FALSE, 0, 0 FROM %s`, c.Chain, d.addr("g.i"), d.series("1", fmt.Sprint(n))),
 		fmt.Sprintf(`INSERT INTO balances (chain, address, contract, asset, symbol, decimals, amount, block_number, updated)
 			SELECT '%s', %s, '', 'native', 'ETH', 18, '1000000000000000000', 1, '%s' FROM %s`,
 			c.Chain, d.addr("g.i"), now, d.series("1", fmt.Sprint(n))),

@@ -1,0 +1,161 @@
+package eth
+
+// What the full-history backfill reads: account states at historical
+// blocks, and Transfer logs over long ranges in spans that adapt to the
+// node's or provider's limits.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+var _ query.StateSource = (*Source)(nil)
+
+// States returns the native balance of addresses at block and, with
+// nonces, their nonce (eth_getBalance, eth_getTransactionCount), in one
+// batch. Errors: query.ErrNoState when the node has no state for block (a
+// node that is not an archive), ErrUnavailable.
+func (s *Source) States(ctx context.Context, block uint64, addresses []string, nonces bool) ([]query.AccountState, error) {
+	at := hexutil.EncodeUint64(block)
+	per := 1
+	if nonces {
+		per = 2
+	}
+	bals := make([]hexutil.Big, len(addresses))
+	ns := make([]hexutil.Uint64, len(addresses))
+	batch := make([]rpc.BatchElem, 0, per*len(addresses))
+	for i, a := range addresses {
+		addr := common.HexToAddress(a)
+		batch = append(batch, rpc.BatchElem{Method: "eth_getBalance", Args: []any{addr, at}, Result: &bals[i]})
+		if nonces {
+			batch = append(batch, rpc.BatchElem{Method: "eth_getTransactionCount", Args: []any{addr, at}, Result: &ns[i]})
+		}
+	}
+	if err := s.batch(ctx, batch); err != nil {
+		return nil, err
+	}
+	out := make([]query.AccountState, len(addresses))
+	for i := range addresses {
+		for _, e := range batch[per*i : per*i+per] {
+			if e.Error == nil {
+				continue
+			}
+			if noState(e.Error) {
+				return nil, fmt.Errorf("%s at block %d: %w: %w", e.Method, block, query.ErrNoState, e.Error)
+			}
+			return nil, unavailable(ctx, e.Method, e.Error)
+		}
+		out[i] = query.AccountState{Balance: bals[i].ToInt().String(), Nonce: uint64(ns[i])}
+	}
+	return out, nil
+}
+
+// noState reports whether a node refused a call for lack of the state of
+// its block: geth's hash scheme says "missing trie node", its path scheme
+// "historical state ... is not available", others "state ... pruned".
+func noState(err error) bool {
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"missing trie node", "historical state", "state not available", "state is not available",
+		"state unavailable", "pruned", "required historical state"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// logLimit tells whether a node or provider refused an eth_getLogs for
+// its size, and whether for its block range (rangeLimit) rather than the
+// number of results. Providers word it many ways: "query returned more
+// than 10000 results", "block range too large", "exceed maximum block
+// range: 2000", "Log response size exceeded", code -32005.
+func logLimit(err error) (limited, rangeLimit bool) {
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"more than", "results", "response size", "too many logs"} {
+		if strings.Contains(msg, s) {
+			return true, false
+		}
+	}
+	for _, s := range []string{"range", "too large", "too big", "too wide", "exceed", "limit", "too many blocks"} {
+		if strings.Contains(msg, s) {
+			return true, true
+		}
+	}
+	var re rpc.Error
+	if errors.As(err, &re) && re.ErrorCode() == -32005 {
+		return true, false
+	}
+	return false, false
+}
+
+// logSpan is the adaptive width of eth_getLogs ranges: halved when the
+// node refuses a range as too large or too full, doubled back after a
+// range it answered, never again to a width it refused for its range.
+type logSpan struct {
+	width, ceiling uint64 // ceiling 0: none learnt
+	max            uint64
+}
+
+func (l *logSpan) get() uint64 {
+	l.width = max(1, min(l.width, l.max))
+	return l.width
+}
+
+func (l *logSpan) refused(width uint64, rangeLimit bool) {
+	if rangeLimit && (l.ceiling == 0 || width < l.ceiling) {
+		l.ceiling = width
+	}
+	l.width = max(1, width/2)
+}
+
+func (l *logSpan) answered(width uint64) {
+	if width < l.width {
+		return // a short last range says nothing
+	}
+	next := 2 * l.width
+	if l.ceiling != 0 && next >= l.ceiling {
+		next = max(l.width, l.ceiling-1)
+	}
+	l.width = min(next, l.max)
+}
+
+// walkLogs reads the Transfer logs with topics over from to to in spans
+// of l's width, adapting it, and hands each answer to f.
+func (s *Source) walkLogs(ctx context.Context, l *logSpan, from, to uint64, topics [][]common.Hash, f func([]query.TokenTransfer)) error {
+	for lo := from; lo <= to; {
+		w := l.get()
+		hi := to
+		if to-lo >= w {
+			hi = lo + w - 1
+		}
+		got, err := s.filterTransfers(ctx, ethereum.FilterQuery{
+			FromBlock: new(big.Int).SetUint64(lo),
+			ToBlock:   new(big.Int).SetUint64(hi),
+			Topics:    topics,
+		})
+		if err != nil {
+			if limited, byRange := logLimit(err); limited && hi > lo && ctx.Err() == nil {
+				l.refused(hi-lo+1, byRange)
+				continue
+			}
+			return err
+		}
+		f(got)
+		l.answered(hi - lo + 1)
+		if hi == to {
+			break
+		}
+		lo = hi + 1
+	}
+	return nil
+}
