@@ -5,6 +5,7 @@ package query
 // archive node without scanning every block.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -104,7 +105,7 @@ func (f *Fetcher) backfillStep(ctx context.Context) (more bool, err error) {
 func (f *Fetcher) backfillSlice(ctx context.Context, job BackfillJob) (done bool, err error) {
 	width := f.sliceWidth
 	if width == 0 {
-		width = backfillFirstSlice
+		width = cmp.Or(f.cfg.BackfillSlice, backfillFirstSlice)
 	}
 	lo := job.Low
 	if job.Next-job.Low >= width {

@@ -54,6 +54,10 @@ type FetcherConfig struct {
 	// keeps the state of old blocks (an archive node); on a node that does
 	// not, it says so and backfills BackfillBlocks blocks.
 	BackfillAll bool
+	// BackfillSlice is the first width, in blocks, of the slices a
+	// backfill stores one at a time (each its checkpoint); it then adapts
+	// so that a slice takes about two seconds. Default 1024.
+	BackfillSlice uint64
 	// Batch is the most blocks one FetchOnce stores; default 512. Each
 	// step first reads the tracked addresses (all of them: 100,000 rows
 	// cost a few hundred milliseconds) and new subscriptions are synced

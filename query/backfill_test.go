@@ -1,0 +1,489 @@
+package query_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+// history is a dev chain where demo account 3 (X) has a history spread
+// over blocks, with other traffic between, and a store to backfill it in.
+type history struct {
+	t       *testing.T
+	dev     *eth.Dev
+	db      *store.DB
+	dsn     string
+	account int64
+	x       string
+	sent    map[string]uint64 // hashes of X's transactions sent, by block
+}
+
+// newHistory builds n blocks after the token's two: every 25th holds a
+// transfer from X, every 25th (offset) one to X and a token transfer to
+// X; the others a transfer between accounts 0 and 1.
+func newHistory(t *testing.T, archive bool, n int) *history {
+	t.Helper()
+	ctx := context.Background()
+	dev, err := eth.StartDev(ctx, eth.DevConfig{Archive: archive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	h := &history{t: t, dev: dev, x: addr(dev.Accounts[3]), sent: make(map[string]uint64),
+		dsn: filepath.Join(t.TempDir(), "addrd.db")}
+	send := func(hash common.Hash, err error) common.Hash {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hash
+	}
+	client, err := ethclient.Dial(dev.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	for i := range n {
+		var mine []common.Hash
+		switch i % 25 {
+		case 7:
+			mine = append(mine, send(dev.Transfer(ctx, 3, dev.Accounts[1], big.NewInt(int64(1000+i)))))
+		case 19:
+			mine = append(mine, send(dev.Transfer(ctx, 2, dev.Accounts[3], big.NewInt(int64(5000+i)))),
+				send(dev.TransferToken(ctx, 0, dev.Accounts[3], big.NewInt(int64(7+i)))))
+		default:
+			send(dev.Transfer(ctx, 0, dev.Accounts[1], big.NewInt(int64(1+i))))
+		}
+		dev.Commit()
+		for _, hash := range mine {
+			if !dev.Mined(ctx, hash) {
+				t.Fatalf("transaction %s not mined", hash)
+			}
+			r, err := client.TransactionReceipt(ctx, hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.sent[strings.ToLower(hash.Hex())] = r.BlockNumber.Uint64()
+		}
+	}
+	h.db = h.open()
+	key, _, err := h.db.CreateAPIKey(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.account = key.AccountID
+	return h
+}
+
+func (h *history) open() *store.DB {
+	h.t.Helper()
+	db, err := store.Open(context.Background(), h.dsn)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// fetcher is a fetcher of the history's chain over st and src (nil: a
+// plain Source on the dev chain).
+func (h *history) fetcher(st query.FetcherStore, src query.Source, cfg query.FetcherConfig, log *slog.Logger) *query.Fetcher {
+	h.t.Helper()
+	if src == nil {
+		s, err := eth.Dial(context.Background(), h.dev.URL, eth.SourceConfig{})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		h.t.Cleanup(s.Close)
+		src = s
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg.Chain, cfg.Store, cfg.Source, cfg.Logger = chain, st, src, log
+	f, err := query.NewFetcher(cfg)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return f
+}
+
+// listed returns the blocks of X's transactions as alice reads them, by
+// hash, failing on a duplicate.
+func (h *history) listed() map[string]uint64 {
+	h.t.Helper()
+	txs, err := h.db.AccountTransactions(context.Background(), h.account, chain, h.x, nil, 1000)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out := make(map[string]uint64)
+	for _, tx := range txs {
+		if _, dup := out[tx.Hash]; dup {
+			h.t.Fatalf("transaction %s listed twice", tx.Hash)
+		}
+		out[tx.Hash] = tx.BlockNumber
+	}
+	return out
+}
+
+// want returns the transactions sent that touch X from block from on; the
+// token's distribution (block 2) counts from 0.
+func (h *history) want(from uint64) map[string]uint64 {
+	out := make(map[string]uint64)
+	for hash, b := range h.sent {
+		if b >= from {
+			out[hash] = b
+		}
+	}
+	return out
+}
+
+func (h *history) subscription() query.Subscription {
+	h.t.Helper()
+	sub, err := h.db.Subscription(context.Background(), h.account, chain, h.x)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return sub
+}
+
+// sameSet fails unless every transaction wanted is listed, and nothing
+// else is but the token's distribution to X (block 2, when covered).
+func (h *history) sameSet(got, want map[string]uint64, from uint64) {
+	h.t.Helper()
+	for hash, b := range want {
+		if got[hash] != b {
+			h.t.Errorf("transaction %s of block %d not listed", hash, b)
+		}
+	}
+	for hash, b := range got {
+		if _, ok := want[hash]; !ok && !(b <= 2 && from <= 2) {
+			h.t.Errorf("transaction %s of block %d listed, not sent to or from X", hash, b)
+		}
+		if b < from {
+			h.t.Errorf("transaction %s of block %d listed, before the history start %d", hash, b, from)
+		}
+	}
+}
+
+// TestBackfillHistory subscribes X late: with BackfillAll its whole
+// history is listed, exactly what the block-by-block scan finds; with a
+// window, exactly the window's.
+func TestBackfillHistory(t *testing.T) {
+	ctx := context.Background()
+	h := newHistory(t, true, 400)
+	head, _ := h.dev.Head()
+
+	f := h.fetcher(h.db, nil, query.FetcherConfig{BackfillAll: true, BackfillSlice: 64}, nil)
+	if err := f.FetchOnce(ctx); err != nil { // the first checkpoint, at the head
+		t.Fatal(err)
+	}
+	if _, err := h.db.Subscribe(ctx, h.account, chain, h.x); err != nil {
+		t.Fatal(err)
+	}
+	if sub := h.subscription(); sub.State != query.StateSyncing || sub.Covered {
+		t.Fatalf("subscribed: %+v, want SYNCING, nothing covered", sub)
+	}
+	if err := f.FetchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sub := h.subscription(); sub.State != query.StateActive || !sub.Covered || sub.HistoryStart != 0 {
+		t.Fatalf("after the backfill: %+v, want ACTIVE from 0", sub)
+	}
+	got := h.listed()
+	h.sameSet(got, h.want(0), 0)
+
+	// The block-by-block scan of the same range finds the same.
+	scan, err := query.BlockScan{Source: sourceOf(t, h.dev)}.Backfill(ctx, 0, head, []string{h.x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanned := make(map[string]uint64)
+	for _, tx := range scan {
+		scanned[tx.Hash] = tx.BlockNumber
+	}
+	if len(scanned) != len(got) {
+		t.Errorf("history lists %d transactions, the block scan %d", len(got), len(scanned))
+	}
+	for hash, b := range scanned {
+		if got[hash] != b {
+			t.Errorf("the scan finds %s in block %d, the history does not", hash, b)
+		}
+	}
+	// The token transfers are stored whole, with their log.
+	for _, tx := range scan {
+		stored, err := h.db.Transaction(ctx, chain, tx.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stored.Transfers) != len(tx.Transfers) {
+			t.Errorf("%s stored with %d transfers, the scan sees %d", tx.Hash, len(stored.Transfers), len(tx.Transfers))
+		}
+	}
+}
+
+func sourceOf(t *testing.T, d *eth.Dev) *eth.Source {
+	t.Helper()
+	s, err := eth.Dial(context.Background(), d.URL, eth.SourceConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestBackfillWindow: a window lists the window's transactions, none
+// before, even those stored earlier because another address was tracked.
+func TestBackfillWindow(t *testing.T) {
+	ctx := context.Background()
+	h := newHistory(t, false, 300)
+	// Bob has tracked account 2 (which pays X) from the start: its
+	// transactions with X are stored, before X's window too.
+	bob, _, err := h.db.CreateAPIKey(ctx, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := addr(h.dev.Accounts[2])
+	if _, err := h.db.Subscribe(ctx, bob.AccountID, chain, two); err != nil {
+		t.Fatal(err)
+	}
+	f := h.fetcher(h.db, nil, query.FetcherConfig{BackfillBlocks: 1000}, nil)
+	if err := f.FetchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const window = 100
+	f = h.fetcher(h.db, nil, query.FetcherConfig{BackfillBlocks: window}, nil)
+	if _, err := h.db.Subscribe(ctx, h.account, chain, h.x); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.FetchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cp, _, err := h.db.Checkpoint(ctx, chain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := cp.Number + 1 - window
+	if sub := h.subscription(); sub.State != query.StateActive || sub.HistoryStart != from {
+		t.Fatalf("%+v, want ACTIVE from %d", sub, from)
+	}
+	h.sameSet(h.listed(), h.want(from), from)
+}
+
+// TestBackfillNoState: on a node without the state of old blocks, "all"
+// says so and backfills the window.
+func TestBackfillNoState(t *testing.T) {
+	ctx := context.Background()
+	h := newHistory(t, false, 300)
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	f := h.fetcher(h.db, nil, query.FetcherConfig{BackfillAll: true, BackfillBlocks: 50}, log)
+	if err := f.FetchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.db.Subscribe(ctx, h.account, chain, h.x); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.FetchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cp, _, _ := h.db.Checkpoint(ctx, chain)
+	from := cp.Number + 1 - 50
+	if sub := h.subscription(); sub.State != query.StateActive || sub.HistoryStart != from {
+		t.Fatalf("%+v, want ACTIVE from %d (the window)", sub, from)
+	}
+	h.sameSet(h.listed(), h.want(from), from)
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "needs an archive node") {
+		t.Fatalf("no message about the missing state in the log:\n%s", logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// killedBackfill stores a number of backfill slices, then fails, as a
+// process killed in the middle of a backfill.
+type killedBackfill struct {
+	query.FetcherStore
+	left atomic.Int64
+}
+
+func (s *killedBackfill) StoreBackfill(ctx context.Context, chain string, job query.BackfillJob, txs []query.Transaction, next int64) error {
+	if s.left.Add(-1) < 0 {
+		return errCrash
+	}
+	return s.FetcherStore.StoreBackfill(ctx, chain, job, txs, next)
+}
+
+// TestBackfillKilled kills the process halfway through a full-history
+// backfill, and once more after the subscription was deleted and made
+// again: a new process resumes where the last slice stored, and the list
+// ends complete, without duplicates.
+func TestBackfillKilled(t *testing.T) {
+	ctx := context.Background()
+	h := newHistory(t, true, 400)
+	cfg := query.FetcherConfig{BackfillAll: true, BackfillSlice: 50}
+	if err := h.fetcher(h.db, nil, cfg, nil).FetchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.db.Subscribe(ctx, h.account, chain, h.x); err != nil {
+		t.Fatal(err)
+	}
+	kill := &killedBackfill{FetcherStore: h.db}
+	kill.left.Store(2)
+	if err := h.fetcher(kill, nil, cfg, nil).FetchOnce(ctx); !errors.Is(err, errCrash) {
+		t.Fatalf("FetchOnce = %v, want the crash", err)
+	}
+	sub := h.subscription()
+	if sub.State != query.StateSyncing || !sub.Covered || sub.HistoryStart == 0 {
+		t.Fatalf("killed halfway: %+v, want SYNCING, covered from above 0", sub)
+	}
+	h.sameSet(h.listed(), h.want(sub.HistoryStart), sub.HistoryStart)
+
+	// The subscription is deleted while it syncs, and made again.
+	if err := h.db.Unsubscribe(ctx, h.account, chain, h.x); err != nil {
+		t.Fatal(err)
+	}
+	if jobs, _ := h.db.Backfills(ctx, chain); len(jobs) != 0 {
+		t.Fatalf("backfills of a deleted subscription: %+v", jobs)
+	}
+	if _, err := h.db.Subscribe(ctx, h.account, chain, h.x); err != nil {
+		t.Fatal(err)
+	}
+	kill.left.Store(1)
+	if err := h.fetcher(kill, nil, cfg, nil).FetchOnce(ctx); !errors.Is(err, errCrash) {
+		t.Fatalf("FetchOnce = %v, want the crash", err)
+	}
+	// A new process over the same database ends it.
+	if err := h.fetcher(h.open(), nil, cfg, nil).FetchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sub := h.subscription(); sub.State != query.StateActive || sub.HistoryStart != 0 {
+		t.Fatalf("resumed: %+v, want ACTIVE from 0", sub)
+	}
+	h.sameSet(h.listed(), h.want(0), 0)
+}
+
+// limitedNode is a JSON-RPC proxy that refuses eth_getLogs over more than
+// maxRange blocks, with the error message given, and counts them.
+func limitedNode(t *testing.T, target string, maxRange uint64, code int, message string) (url string, refused, answered *atomic.Int64) {
+	t.Helper()
+	refused, answered = new(atomic.Int64), new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params []struct {
+				FromBlock string `json:"fromBlock"`
+				ToBlock   string `json:"toBlock"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &req) == nil && req.Method == "eth_getLogs" && len(req.Params) == 1 {
+			from, _ := hexutil.DecodeUint64(req.Params[0].FromBlock)
+			to, _ := hexutil.DecodeUint64(req.Params[0].ToBlock)
+			if to-from+1 > maxRange {
+				refused.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":`+strconv.Itoa(code)+`,"message":"`+message+`"}}`)
+				return
+			}
+			answered.Add(1)
+		}
+		resp, err := http.Post(target, "application/json", bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, refused, answered
+}
+
+// TestBackfillLogLimits: a provider that refuses large eth_getLogs
+// ranges, or answers "too many results", gets smaller ranges, and the
+// history is the same.
+func TestBackfillLogLimits(t *testing.T) {
+	ctx := context.Background()
+	h := newHistory(t, true, 300)
+	for _, c := range []struct {
+		name    string
+		code    int
+		message string
+	}{
+		{"RangeTooLarge", -32000, "block range too large"},
+		{"TooManyResults", -32005, "query returned more than 10000 results"},
+		{"ExceedMaxRange", -32602, "exceed maximum block range: 40"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url, refused, answered := limitedNode(t, h.dev.URL, 40, c.code, c.message)
+			src, err := eth.Dial(ctx, url, eth.SourceConfig{LogRange: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			// A fresh store per case.
+			h.dsn = filepath.Join(t.TempDir(), "addrd.db")
+			h.db = h.open()
+			key, _, err := h.db.CreateAPIKey(ctx, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.account = key.AccountID
+			f := h.fetcher(h.db, src, query.FetcherConfig{BackfillAll: true}, nil)
+			if err := f.FetchOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.db.Subscribe(ctx, h.account, chain, h.x); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.FetchOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			h.sameSet(h.listed(), h.want(0), 0)
+			if refused.Load() == 0 || answered.Load() == 0 {
+				t.Fatalf("%d eth_getLogs refused, %d answered: the limit was not met", refused.Load(), answered.Load())
+			}
+			// Halving finds a width that passes, and keeps it: far fewer
+			// refusals than answers.
+			if refused.Load() > answered.Load() {
+				t.Errorf("%d eth_getLogs refused for %d answered: the width does not settle", refused.Load(), answered.Load())
+			}
+		})
+	}
+}
