@@ -2,8 +2,8 @@
 # bench-hosting.sh: the tree served by nginx with `wharf hosting nginx`
 # (wharf serve answering auth_request), against nginx serving the same
 # files in the same run with no auth at all. Loopback only; every wrk run
-# bounded (DURATION seconds, default 5). Each ratio is the mean of the
-# order reference, measured, measured, reference.
+# bounded (DURATION seconds, default 4). Each ratio is the median over
+# ROUNDS rounds (default 3) of reference, measured, measured, reference.
 #
 #   auth-download   authenticated 50 MiB downloads (API key), bytes/s,
 #                   hosting nginx + auth_request ÷ plain nginx       (want >= 0.9)
@@ -16,12 +16,14 @@
 #                   a second) ÷ nginx's own `return 302`             (want >= 0.9)
 #   short-version   /26.1.1/x86/engine redirects (resolved by nginx)
 #                   ÷ nginx's own `return 302`                        (want >= 0.9)
+#   noise           nginx's `return 302` against itself: how much the
+#                   machine's load moves a ratio in this run          (1.00 when quiet)
 #
 # Needs wrk, nginx, curl and go. Prints one line per figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DURATION=${DURATION:-5}
+DURATION=${DURATION:-4}
 for tool in wrk nginx curl go; do
   command -v "$tool" >/dev/null || { echo "bench-hosting: $tool is required" >&2; exit 1; }
 done
@@ -52,12 +54,20 @@ bytes_per_sec() {
 reqs_per_sec() { awk '/Requests\/sec/ { printf "%.0f\n", $2 }' <<<"$1"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 mib() { awk -v a="$1" 'BEGIN { printf "%.0f MiB/s", a / 1048576 }'; }
-# abba: runs the reference and the measured side in the order r m m r;
-# the caller's functions ref_run and mes_run print one number each.
+# abba: measures the reference (ref_run) and the measured side (mes_run),
+# each printing one number, in ROUNDS rounds (default 3) of the order
+# ref, measured, measured, ref, so that a machine whose load drifts weighs
+# on both alike. Prints the measured and reference means and the median of
+# the rounds' ratios.
 abba() {
-  local r1 m1 m2 r2
-  r1=$(ref_run) m1=$(mes_run) m2=$(mes_run) r2=$(ref_run)
-  echo $(((m1 + m2) / 2)) $(((r1 + r2) / 2)) "$m1" "$m2" "$r1" "$r2"
+  local i r1 m1 m2 r2 msum=0 rsum=0 ratios=()
+  for ((i = 0; i < ${ROUNDS:-3}; i++)); do
+    r1=$(ref_run) m1=$(mes_run) m2=$(mes_run) r2=$(ref_run)
+    msum=$((msum + m1 + m2)) rsum=$((rsum + r1 + r2))
+    ratios+=("$(ratio $((m1 + m2)) $((r1 + r2)))")
+  done
+  local n=$((2 * ${ROUNDS:-3}))
+  echo $((msum / n)) $((rsum / n)) "$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')" "${ratios[*]}"
 }
 
 echo "bench-hosting: building and publishing the bench release into $work" >&2
@@ -132,37 +142,53 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$hurl/$engine")
 [ "$code" = 401 ] || { echo "bench-hosting: anonymous download through nginx = $code, want 401" >&2; exit 1; }
 
 run_wrk() { wrk -d "${DURATION}s" "$@" 2>&1; }
+# want NAME: whether a figure is measured (ONLY="a b" measures a and b; default all).
+want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 
 # 1. Authenticated 50 MiB downloads.
+if want auth-download; then
 ref_run() { bytes_per_sec "$(run_wrk -t2 -c8 "$nurl/$engine")"; }
 mes_run() { bytes_per_sec "$(run_wrk -t2 -c8 -H "$auth" "$hurl/$engine")"; }
-read -r m r m1 m2 r1 r2 < <(abba)
-echo "auth-download 50 MiB: nginx+auth_request $(mib "$m"), plain nginx $(mib "$r"), ratio $(ratio "$m" "$r") (want >= 0.9; runs $(mib "$m1") $(mib "$m2") / $(mib "$r1") $(mib "$r2"))"
+read -r m r med rounds < <(abba)
+echo "auth-download 50 MiB: nginx+auth_request $(mib "$m"), plain nginx $(mib "$r"), ratio $med (rounds: $rounds) (want >= 0.9)"
+fi
 
 # 2. Authenticated small downloads: one auth subrequest per download.
+if want auth-small; then
 size=$(stat -c %s "$work/public/$small")
 ref_run() { reqs_per_sec "$(run_wrk -t2 -c32 "$nurl/$small")"; }
 mes_run() { reqs_per_sec "$(run_wrk -t2 -c32 -H "$auth" "$hurl/$small")"; }
-read -r m r m1 m2 r1 r2 < <(abba)
-echo "auth-small $size B: nginx+auth_request $m/s, plain nginx $r/s, ratio $(ratio "$m" "$r") (reported: every download waits for wharf)"
+read -r m r med rounds < <(abba)
+echo "auth-small $size B: nginx+auth_request $m/s, plain nginx $r/s, ratio $med (rounds: $rounds) (reported: every download waits for wharf)"
+fi
 
 # 3. The auth endpoint's latency, one client at a time.
+if want auth-p50; then
 p=$(run_wrk -t1 -c1 --latency -H "$auth" -H "X-Original-URI: /$engine" "http://127.0.0.1:$wport/_wharf/auth")
 p50=$(awk '/^ +50%/ { print $2 }' <<<"$p")
 p99=$(awk '/^ +99%/ { print $2 }' <<<"$p")
 echo "auth-p50: wharf's auth endpoint p50 $p50, p99 $p99 (want p50 < 1ms)"
+fi
 
 # 4. Public 50 MiB downloads.
+if want public; then
 ref_run() { bytes_per_sec "$(run_wrk -t2 -c8 "$nurl/$cli")"; }
 mes_run() { bytes_per_sec "$(run_wrk -t2 -c8 "$hurl/$cli")"; }
-read -r m r m1 m2 r1 r2 < <(abba)
-echo "public 50 MiB: hosting nginx $(mib "$m"), plain nginx $(mib "$r"), ratio $(ratio "$m" "$r") (want ~1.0)"
+read -r m r med rounds < <(abba)
+echo "public 50 MiB: hosting nginx $(mib "$m"), plain nginx $(mib "$r"), ratio $med (rounds: $rounds) (want ~1.0)"
+fi
 
 # 5 and 6. Short-URL redirects.
+if want short; then
 ref_run() { reqs_per_sec "$(run_wrk -t2 -c64 "$nurl/x86/engine")"; }
 mes_run() { reqs_per_sec "$(run_wrk -t2 -c64 "$hurl/x86/engine")"; }
-read -r m r m1 m2 r1 r2 < <(abba)
-echo "short-latest /x86/engine: hosting nginx $m/s, nginx return 302 $r/s, ratio $(ratio "$m" "$r") (want >= 0.9; runs $m1 $m2 / $r1 $r2)"
+read -r m r med rounds < <(abba)
+echo "short-latest /x86/engine: hosting nginx $m/s, nginx return 302 $r/s, ratio $med (rounds: $rounds) (want >= 0.9)"
 mes_run() { reqs_per_sec "$(run_wrk -t2 -c64 "$hurl/26.1.1/x86/engine")"; }
-read -r m r m1 m2 r1 r2 < <(abba)
-echo "short-version /26.1.1/x86/engine: hosting nginx $m/s, nginx return 302 $r/s, ratio $(ratio "$m" "$r") (want >= 0.9; runs $m1 $m2 / $r1 $r2)"
+read -r m r med rounds < <(abba)
+echo "short-version /26.1.1/x86/engine: hosting nginx $m/s, nginx return 302 $r/s, ratio $med (rounds: $rounds) (want >= 0.9)"
+# The same measurement on both sides: how far this machine's load moves a ratio.
+mes_run() { ref_run; }
+read -r m r med rounds < <(abba)
+echo "noise: nginx return 302 against itself $m/s, $r/s, ratio $med (rounds: $rounds) (1.00 on a quiet machine)"
+fi
