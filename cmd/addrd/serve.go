@@ -26,6 +26,7 @@ import (
 	"github.com/wharfhq/wharf/internal/clientip"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
+	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -96,7 +97,8 @@ func parseChains(values []string) ([]chain, error) {
 		spec, rpc, ok := strings.Cut(v, "=")
 		name, coin, withCoin := strings.Cut(spec, ":")
 		if !ok || !chainName.MatchString(name) {
-			return nil, fmt.Errorf("--chain %q: want NAME=RPC_URL with NAME in capitals, such as ETH=http://127.0.0.1:8545 (or NAME:SYMBOL:DECIMALS=RPC_URL)", v)
+			// Only the name part: what follows = is a URL that may hold a key.
+			return nil, fmt.Errorf("--chain %q: want NAME=RPC_URL with NAME in capitals, such as ETH=http://127.0.0.1:8545 (or NAME:SYMBOL:DECIMALS=RPC_URL)", spec)
 		}
 		c := chain{Name: name, RPC: rpc}
 		if withCoin {
@@ -248,14 +250,9 @@ func (s *server) startWorkers(ctx context.Context, wg *sync.WaitGroup) error {
 	return nil
 }
 
-// redactURL hides credentials in a node URL for the logs.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "?"
-	}
-	return u.Redacted()
-}
+// redactURL hides a node URL's userinfo, path and query, where
+// providers put their keys, for logs and errors.
+func redactURL(s string) string { return eth.RedactURL(s) }
 
 func serve(c *cli.Context) error {
 	if c.NArg() > 0 {

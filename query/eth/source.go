@@ -79,7 +79,9 @@ type tokenMeta struct {
 }
 
 // Dial returns a Source on the JSON-RPC endpoint url (http, https, ws or
-// an IPC path). Over HTTP no connection is made until the first call.
+// an IPC path). Over HTTP no connection is made until the first call, and
+// the URL's userinfo, path and query are kept out of every error (see
+// node.go).
 func Dial(ctx context.Context, url string, cfg SourceConfig) (*Source, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
@@ -87,9 +89,14 @@ func Dial(ctx context.Context, url string, cfg SourceConfig) (*Source, error) {
 	// Receipts are read a few blocks at a time: keep those connections.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 16
-	c, err := rpc.DialOptions(ctx, url, rpc.WithHTTPClient(&http.Client{Timeout: cfg.Timeout, Transport: transport}))
+	var rt http.RoundTripper = transport
+	dial := url
+	if public, full, ok := splitSecret(url); ok {
+		dial, rt = public, secretTransport{base: transport, full: full}
+	}
+	c, err := rpc.DialOptions(ctx, dial, rpc.WithHTTPClient(&http.Client{Timeout: cfg.Timeout, Transport: rt}))
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w: %w", url, query.ErrUnavailable, err)
+		return nil, fmt.Errorf("dial %s: %w: %w", RedactURL(url), query.ErrUnavailable, &nodeError{reason(err), err})
 	}
 	return NewSource(c, cfg), nil
 }
@@ -617,7 +624,7 @@ func unavailable(ctx context.Context, op string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", op, ctx.Err())
 	}
-	return fmt.Errorf("%s: %w: %w", op, query.ErrUnavailable, err)
+	return fmt.Errorf("%s: %w: %w", op, query.ErrUnavailable, &nodeError{reason(err), err})
 }
 
 func hexLower(h common.Hash) string     { return h.Hex() } // already lowercase
