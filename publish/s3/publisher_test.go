@@ -144,13 +144,17 @@ func checkServed(t *testing.T, s publish.Store, pub *ecdsa.PublicKey, latest str
 			t.Errorf("stat %s: %v", key, err)
 		}
 	}
+	// _redirects has placeholder rules: one for every version.
 	redirects := string(readAll(t, s, publish.KeyRedirects))
+	if !strings.Contains(redirects, "/:version/x86/treasury-cli ") {
+		t.Errorf("_redirects has no rule for /:version/x86/treasury-cli:\n%s", redirects)
+	}
+	if !strings.Contains(redirects, "/x86/treasury-cli /bin/"+latest+"/") {
+		t.Errorf("_redirects: /x86/treasury-cli does not lead to %s", latest)
+	}
 	for _, r := range m.Releases {
 		if len(r.Artifacts) != 22 {
 			t.Errorf("%s has %d artifacts, want 22", r.Version, len(r.Artifacts))
-		}
-		if !strings.Contains(redirects, "/"+r.Version+"/x86/treasury-cli ") {
-			t.Errorf("_redirects has no rule for /%s/x86/treasury-cli", r.Version)
 		}
 		for _, a := range r.Artifacts {
 			body := readAll(t, s, a.Key)
