@@ -317,3 +317,28 @@ func TestHostingS3Policy(t *testing.T) {
 		})
 	}
 }
+
+func TestHostingHelpAndErrors(t *testing.T) {
+	for _, cmd := range []string{"nginx", "caddy", "s3-policy"} {
+		out, _, err := pubRun(t, "hosting", cmd, "--help")
+		if err != nil || !strings.Contains(out, "Example") || !strings.Contains(out, "wharf hosting "+cmd) {
+			t.Errorf("wharf hosting %s --help = %v:\n%s", cmd, err, out)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hosting", "nginx", "--root", "public", "--upstream", "http://127.0.0.1:8080"}, "not an absolute path"},
+		{[]string{"hosting", "caddy", "--root", "/srv/public", "--upstream", "127.0.0.1:8080"}, "is not a URL"},
+		{[]string{"hosting", "nginx", "--upstream", "http://127.0.0.1:8080"}, "root"},
+		{[]string{"hosting", "s3-policy", "--bucket", "a/b"}, "want a bucket name"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, _, err := pubRun(t, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
