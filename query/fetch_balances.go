@@ -7,13 +7,26 @@ import (
 	"slices"
 )
 
+// refreshDue reports whether the scheduled refresh has a round under way
+// or due.
+func (f *Fetcher) refreshDue() bool {
+	return f.refreshAfter != "" || !f.cfg.Clock.Now().Before(f.refreshNext)
+}
+
 // refresh reads again the balances of the next RefreshBatch tracked
 // addresses when a round is due, so that balances a block scan cannot see
-// change (fees paid by others, rebasing tokens) do not go stale.
+// change (fees paid by others, rebasing tokens) do not go stale. It runs
+// in every step, whatever the block cadence, a slice at a time. A round
+// starts every half RefreshInterval (the first half an interval after
+// the fetcher's start): an address is read again within half the
+// interval plus a round's steps, well inside RefreshInterval.
 func (f *Fetcher) refresh(ctx context.Context, tracked []Tracked, cp Block) error {
 	now := f.cfg.Clock.Now()
-	if now.Before(f.refreshNext) || len(tracked) == 0 {
+	if !f.refreshDue() || len(tracked) == 0 {
 		return nil
+	}
+	if f.refreshAfter == "" {
+		f.refreshStart = now
 	}
 	i, _ := slices.BinarySearchFunc(tracked, f.refreshAfter, func(t Tracked, a string) int {
 		switch {
@@ -44,7 +57,7 @@ func (f *Fetcher) refresh(ctx context.Context, tracked []Tracked, cp Block) erro
 	}
 	if end >= len(tracked) {
 		f.refreshAfter = ""
-		f.refreshNext = now.Add(f.cfg.RefreshInterval)
+		f.refreshNext = f.refreshStart.Add(f.cfg.RefreshInterval / 2)
 	}
 	return nil
 }

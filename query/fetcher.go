@@ -158,6 +158,7 @@ type Fetcher struct {
 	// refresh walks the tracked addresses for the scheduled refresh.
 	refreshAfter string    // last address refreshed in the current round
 	refreshNext  time.Time // when the next round starts
+	refreshStart time.Time // when the current round started
 
 	mu           sync.Mutex // guards the health fields
 	lastOK       time.Time
@@ -227,6 +228,9 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 		mismatched: make(map[assetKey]bool),
 	}
 	f.resetHeads()
+	// The first round of the scheduled refresh comes half an interval
+	// after the start, as every next one after the last.
+	f.refreshNext = cfg.Clock.Now().Add(cfg.RefreshInterval / 2)
 	if err := f.metrics.register(cfg.Metrics, cfg.Chain); err != nil {
 		return nil, err
 	}
