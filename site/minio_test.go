@@ -83,7 +83,13 @@ func TestMinIO(t *testing.T) {
 		}
 	})
 	t.Run("StoreGoneThenBack", func(t *testing.T) {
+		if resp, body := get(t, "GET", url+"/healthz"); resp.StatusCode != 200 {
+			t.Errorf("/healthz with MinIO up = %d %s", resp.StatusCode, body)
+		}
 		m.Kill()
+		if resp, body := get(t, "GET", url+"/healthz"); resp.StatusCode != 503 {
+			t.Errorf("/healthz with MinIO down = %d %s, want 503", resp.StatusCode, body)
+		}
 		for _, p := range []string{"/" + node, "/latest", "/x86/treasury-node/sig"} {
 			resp, body := get(t, "GET", url+p, "Authorization", "Bearer "+cr.alice)
 			if p == "/x86/treasury-node/sig" {
@@ -99,6 +105,21 @@ func TestMinIO(t *testing.T) {
 		}
 		if err := m.Start(); err != nil {
 			t.Fatal(err)
+		}
+		// MinIO answers 503 itself until it has initialised; so does
+		// /healthz, then 200, with no restart of the server.
+		deadline := time.Now().Add(30 * time.Second)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			resp, body := get(t, "GET", url+"/healthz")
+			if resp.StatusCode == 200 {
+				break
+			}
+			if resp.StatusCode != 503 || time.Now().After(deadline) {
+				t.Fatalf("/healthz after MinIO came back = %d %s", resp.StatusCode, body)
+			}
+			<-tick.C
 		}
 		got := curl(t, "-fL", "-u", cr.fullKey+":", url+"/x86/treasury-node")
 		if sha256.Sum256([]byte(got)) != sha256.Sum256(tr.files[node]) {
