@@ -23,6 +23,9 @@ func verifyCommand() *cli.Command {
 signature over the SHA-256 of FILE), by default FILE.sig. The same check
 as: openssl dgst -sha256 -verify dl.pub -signature <(base64 -d FILE.sig) FILE
 
+Exit status: 0 a valid signature, 1 an invalid one, 2 usage or I/O errors
+(a file, the signature or the key cannot be read).
+
 Example:
    curl -fsSLO https://dl.example.com/bin/26.1.2/engine-26.1.2-linux-amd64.tar.gz
    curl -fsSL -o engine-26.1.2-linux-amd64.tar.gz.sig https://dl.example.com/x86/engine/sig
