@@ -1,54 +1,50 @@
-#!/usr/bin/env bash
+#!/bin/sh
 # skipped.sh REPORT: the end of make test. REPORT holds a line
 # "WHAT<TAB>TEST" for every test that skipped because WHAT was missing
 # (internal/testenv writes them). Sum them up by the Debian package that
 # provides WHAT, and print the one command that installs them all.
-set -euo pipefail
+set -eu
 report=${1:?usage: skipped.sh REPORT}
-[ -s "$report" ] || { echo "make test: nothing skipped for a missing part."; exit 0; }
-
-# What the tests look for -> the Debian package that has it ("" when it
-# is not a Debian package; the reason is printed instead).
-package() {
-	case $1 in
-	openssl | dash | bash | busybox | curl | shellcheck | tar | wrk | caddy | nginx | chromium) echo "$1" ;;
-	cmp) echo diffutils ;;
-	runuser) echo util-linux ;;
-	sha256sum) echo coreutils ;;
-	node) echo nodejs ;;
-	PostgreSQL) echo postgresql ;;
-	*) echo "" ;;
-	esac
+if [ ! -s "$report" ]; then
+	echo "make test: nothing skipped for a missing part."
+	exit 0
+fi
+sort -u "$report" | awk -F '\t' '
+# What the tests look for -> the Debian package that has it; "" when it
+# is not a Debian package (the reason is printed instead).
+function pkg(what) {
+	if (what ~ /^(openssl|dash|bash|busybox|curl|shellcheck|tar|wrk|caddy|nginx|chromium)$/) return what
+	if (what == "cmp") return "diffutils"
+	if (what == "runuser") return "util-linux"
+	if (what == "sha256sum") return "coreutils"
+	if (what == "node") return "nodejs"
+	if (what == "PostgreSQL") return "postgresql"
+	return ""
 }
-
-declare -A tests_of=() other=()
-while IFS=$'\t' read -r what test; do
-	pkg=$(package "$what")
-	if [ -n "$pkg" ]; then
-		tests_of[$pkg]+="${tests_of[$pkg]:+, }$test"
-	else
-		other[$what]+="${other[$what]:+, }$test"
-	fi
-done < <(sort -u "$report")
-
-echo
-if [ ${#tests_of[@]} -gt 0 ]; then
-	echo "make test: tests skipped for a missing Debian package:"
-	for pkg in $(printf '%s\n' "${!tests_of[@]}" | sort); do
-		echo "  $pkg: ${tests_of[$pkg]}"
-	done
-	echo "Install them with:"
-	echo "  sudo apt-get install -y $(printf '%s\n' "${!tests_of[@]}" | sort | tr '\n' ' ' | sed 's/ $//')"
-fi
-if [ ${#other[@]} -gt 0 ]; then
-	echo "make test: skipped for another reason:"
-	for what in $(printf '%s\n' "${!other[@]}" | sort | tr ' ' '\001'); do
-		what=${what//$'\001'/ }
-		case $what in
-		MinIO | cosign | geth) hint="make tools builds it" ;;
-		"Netlify's redirect packages") hint="make netlify installs them" ;;
-		*) hint="" ;;
-		esac
-		echo "  $what${hint:+ ($hint)}: ${other[$what]}"
-	done
-fi
+{
+	p = pkg($1)
+	if (p != "") { sep = (p in tests) ? ", " : ""; tests[p] = tests[p] sep $2; npkg++ }
+	else { sep = ($1 in other) ? ", " : ""; other[$1] = other[$1] sep $2; nother++ }
+}
+END {
+	print ""
+	if (npkg) {
+		print "make test: tests skipped for a missing Debian package:"
+		n = 0
+		for (p in tests) names[++n] = p
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (names[j] < names[i]) { t = names[i]; names[i] = names[j]; names[j] = t }
+		cmd = ""
+		for (i = 1; i <= n; i++) { print "  " names[i] ": " tests[names[i]]; cmd = cmd " " names[i] }
+		print "Install them with:"
+		print "  sudo apt-get install -y" cmd
+	}
+	if (nother) {
+		print "make test: skipped for another reason:"
+		for (w in other) {
+			hint = ""
+			if (w == "MinIO" || w == "cosign" || w == "geth") hint = " (make tools builds it)"
+			if (w == "Netlify'"'"'s redirect packages") hint = " (make netlify installs them)"
+			print "  " w hint ": " other[w]
+		}
+	}
+}'
