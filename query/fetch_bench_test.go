@@ -15,10 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/uptrace/bun"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/store"
@@ -28,14 +30,18 @@ var (
 	benchBlocks = flag.Int("fetch.blocks", 1000, "BenchmarkFetch: blocks on the chain")
 	benchTxs    = flag.Int("fetch.txs", 100, "BenchmarkFetch: transactions per block")
 	benchSubs   = flag.Int("fetch.subs", 100_000, "BenchmarkFetch: subscriptions of the large run")
+
+	benchGethRounds = flag.Int("fetch.geth-blocks", 300, "BenchmarkFetchGeth: rounds of transfers sent")
+	benchGethTxs    = flag.Int("fetch.geth-txs", 20, "BenchmarkFetchGeth: transfers a round")
 )
 
 // BenchmarkFetch measures blocks indexed per second on the dev chain over
-// HTTP JSON-RPC into SQLite, with 10 subscriptions (the demo accounts,
-// which every transaction touches) and with -fetch.subs subscriptions
-// (the same 10 and idle ones), against a reference loop in the same run
-// that only reads the same blocks and receipts over the same endpoint
-// with ethclient. It is one measurement, whatever b.N: run it with
+// HTTP JSON-RPC into SQLite, with traces on, with 10 subscriptions (the
+// demo accounts, which every transaction touches) and with -fetch.subs
+// subscriptions (the same 10 and idle ones), against a reference loop in
+// the same run that only reads the same blocks, receipts and traces
+// (debug_traceBlockByNumber, callTracer) over the same endpoint with
+// ethclient. It is one measurement, whatever b.N: run it with
 // -benchtime=1x (scripts/bench-fetch.sh does).
 func BenchmarkFetch(b *testing.B) {
 	ctx := context.Background()
@@ -54,24 +60,7 @@ func BenchmarkFetch(b *testing.B) {
 	end, _ := dev.Head()
 	b.Logf("chain: %d blocks of %d transactions made in %s", end-start, *benchTxs, time.Since(t0).Round(time.Millisecond))
 
-	reference := func() float64 {
-		c, err := ethclient.DialContext(ctx, dev.URL)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		t0 := time.Now()
-		for n := start + 1; n <= end; n++ {
-			blk, err := c.BlockByNumber(ctx, new(big.Int).SetUint64(n))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := c.BlockReceipts(ctx, rpc.BlockNumberOrHashWithHash(blk.Hash(), false)); err != nil {
-				b.Fatal(err)
-			}
-		}
-		return float64(end-start) / time.Since(t0).Seconds()
-	}
+	reference := func() float64 { return referenceLoop(b, dev.URL, start, end) }
 	fetch := func(subs int) float64 {
 		db := seedSubscriptions(b, filepath.Join(b.TempDir(), "addrd.db"), dev, subs, start)
 		defer db.Close()
@@ -80,7 +69,8 @@ func BenchmarkFetch(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer src.Close()
-		f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Logger: slog.New(slog.DiscardHandler)})
+		f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Logger: slog.New(slog.DiscardHandler),
+			Traces: query.TracesOn})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -134,6 +124,152 @@ func BenchmarkFetch(b *testing.B) {
 		end-start, *benchTxs, ref, ref1, ref2, few, few1, few2, *benchSubs, many, many1, many2)
 	fmt.Printf("fetch: ratio %d/10 subscriptions = %.2f (want >= 0.8); 10 subscriptions / reference = %.2f, %d / reference = %.2f (want >= 0.7)\n",
 		*benchSubs, many/few, few/ref, *benchSubs, many/ref)
+}
+
+// referenceLoop reads blocks start+1 to end, their receipts and their
+// traces (callTracer) one after the other with ethclient, and returns the
+// blocks per second: what following a chain costs the node and the
+// connection, without storing anything.
+func referenceLoop(b *testing.B, url string, start, end uint64) float64 {
+	ctx := context.Background()
+	c, err := rpc.DialContext(ctx, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ec := ethclient.NewClient(c)
+	t0 := time.Now()
+	for n := start + 1; n <= end; n++ {
+		blk, err := ec.BlockByNumber(ctx, new(big.Int).SetUint64(n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ec.BlockReceipts(ctx, rpc.BlockNumberOrHashWithHash(blk.Hash(), false)); err != nil {
+			b.Fatal(err)
+		}
+		var traces []any
+		if err := c.CallContext(ctx, &traces, "debug_traceBlockByNumber", hexutil.EncodeUint64(n), map[string]any{"tracer": "callTracer"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return float64(end-start) / time.Since(t0).Seconds()
+}
+
+// BenchmarkFetchGeth measures blocks indexed per second from a real geth
+// --dev node, with traces on and the 10 addresses its transfers go to
+// subscribed, against the reference loop over the same blocks, receipts
+// and traces in the same run (A B B A). The chain: -fetch.geth-blocks
+// rounds of -fetch.geth-txs transfers sent in one JSON-RPC batch (geth
+// seals them into one or a few blocks).
+func BenchmarkFetchGeth(b *testing.B) {
+	ctx := context.Background()
+	g := testenv.NewGeth(b)
+	var dests []string
+	for i := range 10 {
+		dests = append(dests, fmt.Sprintf("0x%040x", 0xbe7c5000000+i))
+	}
+	c, err := rpc.DialContext(ctx, g.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	start, _ := ethclient.NewClient(c).BlockNumber(ctx)
+	var nonce hexutil.Uint64
+	if err := c.CallContext(ctx, &nonce, "eth_getTransactionCount", g.Account, "pending"); err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	var last string
+	for r := range *benchGethRounds {
+		batch := make([]rpc.BatchElem, *benchGethTxs)
+		hashes := make([]string, len(batch))
+		for i := range batch {
+			tx := map[string]any{"from": g.Account, "to": dests[(r+i)%len(dests)], "value": hexutil.EncodeUint64(uint64(1 + i)),
+				"gas": hexutil.EncodeUint64(300_000), "nonce": hexutil.EncodeUint64(uint64(nonce))}
+			nonce++
+			batch[i] = rpc.BatchElem{Method: "eth_sendTransaction", Args: []any{tx}, Result: &hashes[i]}
+		}
+		if err := c.BatchCallContext(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range batch {
+			if e.Error != nil {
+				b.Fatal(e.Error)
+			}
+		}
+		last = hashes[len(hashes)-1]
+	}
+	if _, err := g.Receipt(ctx, last); err != nil {
+		b.Fatal(err)
+	}
+	end, _ := ethclient.NewClient(c).BlockNumber(ctx)
+	b.Logf("chain: %d blocks, %d transactions, made in %s", end-start, *benchGethRounds**benchGethTxs, time.Since(t0).Round(time.Millisecond))
+	fetch := func() float64 {
+		db, err := store.Open(ctx, filepath.Join(b.TempDir(), "addrd.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		key, _, err := db.CreateAPIKey(ctx, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		subs := append([]string{g.Account}, dests...)
+		for _, a := range subs {
+			if _, err := db.Subscribe(ctx, key.AccountID, chain, a); err != nil {
+				b.Fatal(err)
+			}
+		}
+		// Synced at block start already: the steady state, not a first sync.
+		if err := db.MarkSynced(ctx, chain, subs, start); err != nil {
+			b.Fatal(err)
+		}
+		src, err := eth.Dial(ctx, g.URL, eth.SourceConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer src.Close()
+		f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Logger: slog.New(slog.DiscardHandler),
+			Traces: query.TracesOn, BackfillBlocks: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := db.StoreBlock(ctx, chain, query.Block{Number: start, Hash: blockHash(b, c, start), Time: time.Now()}, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		cp, _, _ := db.Checkpoint(ctx, chain)
+		from := cp.Number
+		t0 := time.Now()
+		for cp.Number < end {
+			if err := f.FetchOnce(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if cp, _, err = db.Checkpoint(ctx, chain); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return float64(end-from) / time.Since(t0).Seconds()
+	}
+	b.ResetTimer()
+	ref1 := referenceLoop(b, g.URL, start, end)
+	f1 := fetch()
+	f2 := fetch()
+	ref2 := referenceLoop(b, g.URL, start, end)
+	b.StopTimer()
+	ref, few := (ref1+ref2)/2, (f1+f2)/2
+	b.ReportMetric(ref, "ref-blocks/s")
+	b.ReportMetric(few, "blocks/s")
+	b.ReportMetric(few/ref, "ratio-ref")
+	fmt.Printf("fetch geth: %d blocks: reference %.1f blocks/s (runs %.1f, %.1f); fetcher, traces on, 10 subscriptions %.1f blocks/s (%.1f, %.1f); ratio %.2f (want >= 0.7)\n",
+		end-start, ref, ref1, ref2, few, f1, f2, few/ref)
+}
+
+func blockHash(b *testing.B, c *rpc.Client, n uint64) string {
+	var blk struct{ Hash string }
+	if err := c.CallContext(context.Background(), &blk, "eth_getBlockByNumber", hexutil.EncodeUint64(n), false); err != nil {
+		b.Fatal(err)
+	}
+	return blk.Hash
 }
 
 // seedSubscriptions opens a store at dsn and subscribes the demo

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -868,5 +869,75 @@ func TestSubscriptionResource(t *testing.T) {
 			t.Fatal("state header on a read of an address not subscribed")
 		}
 		e.want(e.do("GET", path+"?x=1", e.alice), 400, 3)
+	})
+}
+
+// TestBalanceChanges: the statement is paged like transactions (newest
+// first, page_size, page_token bound to its list and requester), and
+// answers 401 code 16 when not subscribed.
+func TestBalanceChanges(t *testing.T) {
+	dialects(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		var rows []query.BalanceChange
+		for n := 1; n <= 5; n++ {
+			for _, contract := range []string{"", addrC} {
+				rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Contract: contract, Block: uint64(n),
+					Time: time.Unix(int64(1_700_000_000+n*12), 0).UTC(), Amount: "-" + strconv.Itoa(n), BalanceAfter: strconv.Itoa(100 - n),
+					Causes:     []query.Cause{{Kind: query.KindFee, TxHash: fmt.Sprintf("0x%064x", n), Amount: "-" + strconv.Itoa(n)}},
+					Reconciled: true, Traced: true})
+			}
+		}
+		rows[len(rows)-1].Reconciled, rows[len(rows)-1].Difference = false, "-2"
+		if err := e.db.PutStatement(ctx, "ETH", rows, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		path := "/v1/chains/ETH/addresses/" + addrA + "/balance_changes"
+		r := e.do("GET", path, e.alice)
+		e.want(r, 401, 16)
+		if !strings.Contains(string(r.body), "requester is not subscribed for address '"+addrA+"'") {
+			t.Errorf("not subscribed: %s", r.body)
+		}
+		e.want(e.do("PUT", "/v1/chains/ETH/addresses/"+addrA, e.alice), 200, 0)
+
+		type page struct {
+			BalanceChanges []struct {
+				BlockNumber  uint64 `json:"block_number"`
+				Contract     string
+				Amount       string
+				BalanceAfter string `json:"balance_after"`
+				Reconciled   bool
+				Difference   string
+				Causes       []struct{ Kind, Amount string }
+			} `json:"balance_changes"`
+			NextPageToken string `json:"next_page_token"`
+		}
+		var got []string
+		tok := ""
+		for range 10 {
+			r := e.do("GET", path+"?page_size=3&page_token="+tok, e.alice)
+			e.want(r, 200, 0)
+			var p page
+			if err := json.Unmarshal(r.body, &p); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range p.BalanceChanges {
+				got = append(got, fmt.Sprintf("%d%s:%s/%s/%v/%s", c.BlockNumber, c.Contract, c.Amount, c.BalanceAfter, c.Reconciled, c.Difference))
+			}
+			if tok = p.NextPageToken; tok == "" {
+				break
+			}
+		}
+		want := []string{"5" + addrC + ":-5/95/false/-2", "5:-5/95/true/0", "4" + addrC + ":-4/96/true/0", "4:-4/96/true/0"}
+		if len(got) != 10 || !slices.Equal(got[:4], want) {
+			t.Fatalf("statement pages = %v, want 10 rows newest first starting %v", got, want)
+		}
+		// A token of another list or requester is refused.
+		r = e.do("GET", path+"?page_size=1", e.alice)
+		var p page
+		json.Unmarshal(r.body, &p)
+		e.want(e.do("GET", "/v1/chains/ETH/addresses/"+addrA+"/transactions?page_token="+p.NextPageToken, e.alice), 400, 3)
+		e.want(e.do("PUT", "/v1/chains/ETH/addresses/"+addrA, e.bob), 200, 0)
+		e.want(e.do("GET", path+"?page_token="+p.NextPageToken, e.bob), 400, 3)
+		e.want(e.do("GET", path+"?page_size=-1", e.alice), 400, 3)
 	})
 }

@@ -1,0 +1,166 @@
+package api_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/api"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+// BenchmarkStatement measures the statement reads, on PostgreSQL and
+// SQLite, over an address with 20,000 rows (and 200,000 of other
+// addresses): the first page of 50 with wrk on loopback (64 connections)
+// against a constant JSON handler behind the same auth in the same
+// server, and a page at depth 10,000 against the first page (medians of
+// interleaved reads through the store). scripts/bench-addrd.sh prints the
+// figures.
+func BenchmarkStatement(b *testing.B) {
+	wrk := testenv.Tool(b, "wrk")
+	for _, d := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{
+		{"PostgreSQL", testenv.Postgres},
+		{"SQLite", func(tb testing.TB) string { return filepath.Join(tb.TempDir(), "addrd.db") }},
+	} {
+		b.Run(d.name, func(b *testing.B) {
+			ctx := context.Background()
+			db, err := store.Open(ctx, d.dsn(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			key, secret, err := db.CreateAPIKey(ctx, "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			hot := "0x00000000000000000000000000000000000be7c1"
+			if _, err := db.Subscribe(ctx, key.AccountID, "ETH", hot); err != nil {
+				b.Fatal(err)
+			}
+			seedStatement(b, db, hot, 20_000)
+			for i := range 10 {
+				seedStatement(b, db, fmt.Sprintf("0x%040x", 0xbe7c2000+i), 20_000)
+			}
+
+			s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Metrics: prometheus.NewRegistry(), MaxInFlight: db.Readers()})
+			s.Handle("GET /bench/constant", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`{"status":"ok"}` + "\n"))
+			}), true)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := &http.Server{Handler: s}
+			go srv.Serve(ln)
+			defer srv.Close()
+			base := "http://" + ln.Addr().String()
+			auth := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(key.ID+":"+secret))
+			run := func(url string, d time.Duration) wrkResult {
+				b.Helper()
+				out, err := exec.Command(wrk, "-t2", "-c64", "-d"+d.String(), "--latency", "-H", auth, url).CombinedOutput()
+				if err != nil {
+					b.Fatalf("wrk: %v\n%s", err, out)
+				}
+				r, err := parseWrk(string(out))
+				if err != nil {
+					b.Fatalf("%v\n%s", err, out)
+				}
+				return r
+			}
+			page := base + "/v1/chains/ETH/addresses/" + hot + "/balance_changes"
+			req, _ := http.NewRequest("GET", page, nil)
+			req.SetBasicAuth(key.ID, secret)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil || resp.StatusCode != 200 {
+				b.Fatalf("%s: %v %v", page, resp, err)
+			}
+			resp.Body.Close()
+
+			b.ResetTimer()
+			// A B B A, each after a short warming run.
+			var rps [4]float64
+			for i, url := range []string{base + "/bench/constant", page, page, base + "/bench/constant"} {
+				run(url, 2*time.Second)
+				rps[i] = run(url, 8*time.Second).rps
+			}
+			constant, first := (rps[0]+rps[3])/2, (rps[1]+rps[2])/2
+
+			// The cursor after the first 10,000 rows.
+			var after *query.ChangeCursor
+			for range 10 {
+				rows, err := db.AccountBalanceChanges(ctx, key.AccountID, "ETH", hot, after, 1000)
+				if err != nil || len(rows) != 1000 {
+					b.Fatalf("walking to depth: %d, %v", len(rows), err)
+				}
+				last := rows[len(rows)-1]
+				after = &query.ChangeCursor{Block: last.Block, Contract: last.Contract}
+			}
+			var firsts, deeps []time.Duration
+			read := func(after *query.ChangeCursor) time.Duration {
+				t := time.Now()
+				rows, err := db.AccountBalanceChanges(ctx, key.AccountID, "ETH", hot, after, 50)
+				if err != nil || len(rows) != 50 {
+					b.Fatalf("page: %d, %v", len(rows), err)
+				}
+				return time.Since(t)
+			}
+			for range 300 {
+				firsts = append(firsts, read(nil))
+				deeps = append(deeps, read(after))
+			}
+			b.StopTimer()
+			f, dp := medianOf(firsts), medianOf(deeps)
+			b.ReportMetric(constant, "constant-rps")
+			b.ReportMetric(first/constant, "first/constant")
+			b.ReportMetric(float64(dp)/float64(f), "depth/first")
+			fmt.Printf("statement %s: constant %.0f req/s (runs %.0f, %.0f); first page %.0f req/s (%.0f, %.0f) = %.2f x constant (want >= 0.25); page at depth 10,000 %v vs first %v = %.2f (want <= 1.2)\n",
+				d.name, constant, rps[0], rps[3], first, rps[1], rps[2], first/constant, dp, f, float64(dp)/float64(f))
+		})
+	}
+}
+
+// seedStatement gives address n statement rows, one a block, native and
+// a token alternating, as the fetcher writes them.
+func seedStatement(b *testing.B, db *store.DB, address string, n int) {
+	b.Helper()
+	ctx := context.Background()
+	var rows []query.BalanceChange
+	for i := 1; i <= n; i++ {
+		contract := ""
+		if i%2 == 0 {
+			contract = "0x00000000000000000000000000000000000000c0"
+		}
+		rows = append(rows, query.BalanceChange{Chain: "ETH", Address: address, Contract: contract, Block: uint64(i),
+			Time: time.Unix(1_700_000_000+int64(i)*12, 0), Amount: strconv.Itoa(1_000_000 + i), BalanceAfter: strconv.Itoa(i * 1_000_000),
+			Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: fmt.Sprintf("0x%064x", i), Amount: strconv.Itoa(1_000_021 + i)},
+				{Kind: query.KindFee, TxHash: fmt.Sprintf("0x%064x", i), Amount: "-21"}},
+			Reconciled: true, Traced: true})
+	}
+	for part := range slices.Chunk(rows, 1000) {
+		if err := db.PutStatement(ctx, "ETH", part, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func medianOf(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
