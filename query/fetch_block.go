@@ -153,9 +153,10 @@ func (f *Fetcher) scanBlock(ctx context.Context, b SourceBlock, logs []TokenTran
 	return nil
 }
 
-// tokenInfo fills in the symbol and decimals of the transfers (the
-// chain's coin for native ones), when the Source tells them (TokenInfo;
-// read once a token).
+// tokenInfo fills in the symbol and decimals of the transfers: the
+// chain's coin (FetcherConfig.Native, from the chain table) for native
+// ones, the token's when the Source tells them (TokenInfo; read once a
+// token).
 func (f *Fetcher) tokenInfo(ctx context.Context, txs [][]Transaction) error {
 	ti, ok := f.cfg.Source.(TokenInfo)
 	if !ok {
@@ -165,6 +166,10 @@ func (f *Fetcher) tokenInfo(ctx context.Context, txs [][]Transaction) error {
 		for j := range txs[i] {
 			for k := range txs[i][j].Transfers {
 				tr := &txs[i][j].Transfers[k]
+				if tr.Asset == AssetNative && f.native.Symbol != "" {
+					tr.Symbol, tr.Decimals = f.native.Symbol, f.native.Decimals
+					continue
+				}
 				sym, dec, err := ti.Token(ctx, tr.Contract)
 				if err != nil {
 					return f.nodeErr(err)

@@ -33,7 +33,7 @@ type chunk struct {
 	txs      [][]Transaction   // matched transactions, per block
 	balances []Balance         // of the touched addresses, at the last block
 	changes  [][]BalanceChange // statement rows, per block
-	heads    []StatementHead   // where the statements stand after the chunk
+	heads    [][]StatementHead // where the statements moved by each block stand after it
 	reorg    bool              // the first block does not extend the checkpoint
 	err      error
 }
@@ -174,12 +174,14 @@ func (f *Fetcher) storeChunks(ctx context.Context, cs []chunk) (int, error) {
 			if i < len(c.changes) {
 				d.Changes = c.changes[i]
 			}
+			if i < len(c.heads) {
+				d.Heads = c.heads[i]
+			}
 			data = append(data, d)
 			txs += len(c.txs[i])
 		}
 		if len(c.blocks) > 0 {
 			data[len(data)-1].Balances = c.balances
-			data[len(data)-1].Heads = c.heads
 		}
 	}
 	if len(data) == 0 {

@@ -25,6 +25,7 @@ type head struct {
 // balances against the balances the chunk read at its last block.
 func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error {
 	c.changes = make([][]BalanceChange, len(c.blocks))
+	c.heads = make([][]StatementHead, len(c.blocks))
 	keys := make(map[assetKey]bool)
 	for _, ms := range moves {
 		for _, m := range ms {
@@ -78,10 +79,16 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 				rows[k] = &c.changes[i][len(c.changes[i])-1]
 			}
 		}
+		// Each block carries the heads it moved (the first also the
+		// anchors), so that any run of the chunk's first blocks stored
+		// leaves rows and heads agreeing.
+		if i < len(c.blocks)-1 {
+			c.heads[i] = f.dirtyHeads()
+		}
 	}
 	extra := f.reconcile(c.balances, last.Block, rows)
 	c.changes[len(c.blocks)-1] = append(c.changes[len(c.blocks)-1], extra...)
-	c.heads = f.dirtyHeads()
+	c.heads[len(c.blocks)-1] = f.dirtyHeads()
 	return nil
 }
 

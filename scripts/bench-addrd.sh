@@ -22,6 +22,9 @@ $GO test -run '^$' -bench 'BenchmarkTransactionsDepth' -benchtime 300x -timeout 
 echo "== addrd: HTTP reads vs a constant handler (wrk, go test -bench BenchmarkHTTP ./query/api)"
 $GO test -run '^$' -bench 'BenchmarkHTTP' -benchtime 1x -timeout 60m ./query/api | tee -a "$out"
 
+echo "== addrd: statement reads (go test -bench BenchmarkStatement ./query/api): first page vs a constant handler (target >= 0.25), depth 10,000 vs first page (target <= 1.2)"
+$GO test -run '^$' -bench 'BenchmarkStatement' -benchtime 1x -timeout 30m ./query/api | grep -E '^statement ' | tee -a "$out"
+
 echo
 echo "== addrd ratios"
 awk '
