@@ -227,11 +227,6 @@ func (d *Dev) startChain(alloc types.GenesisAlloc) error {
 		Alloc:    genesisAlloc,
 	}
 	ethConf.SyncMode = ethconfig.FullSync
-	// An archive (every state kept, in memory): balances and traces of
-	// any past block, as on geth --dev, so that a fetcher catching up from
-	// far behind can trace the blocks it reads.
-	ethConf.NoPruning = true
-	ethConf.StateScheme = rawdb.HashScheme
 	if d.cfg.Archive {
 		ethConf.StateScheme = rawdb.HashScheme
 		ethConf.NoPruning = true
