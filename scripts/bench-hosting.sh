@@ -52,6 +52,7 @@ bytes_per_sec() {
     m=1; if (u=="KB") m=1024; if (u=="MB") m=1048576; if (u=="GB") m=1073741824; printf "%.0f\n", v*m }' <<<"$1"
 }
 reqs_per_sec() { awk '/Requests\/sec/ { printf "%.0f\n", $2 }' <<<"$1"; }
+reqs_per_sec_of() { reqs_per_sec "$(run_wrk "$@")"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 mib() { awk -v a="$1" 'BEGIN { printf "%.0f MiB/s", a / 1048576 }'; }
 # abba: measures the reference (ref_run) and the measured side (mes_run),
@@ -131,7 +132,8 @@ http {
 }
 CONF
 nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' 2>"$work/nginx.err" &
-pids+=($!)
+nginx_pid=$!
+pids+=("$nginx_pid")
 hurl=http://127.0.0.1:$hport nurl=http://127.0.0.1:$nport
 wait_http "http://127.0.0.1:$wport/latest"
 wait_http "$hurl/latest"
@@ -142,6 +144,25 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$hurl/$engine")
 [ "$code" = 401 ] || { echo "bench-hosting: anonymous download through nginx = $code, want 401" >&2; exit 1; }
 
 run_wrk() { wrk -d "${DURATION}s" "$@" 2>&1; }
+# nginx_cpu: CPU time of nginx's workers so far, in clock ticks.
+nginx_cpu() {
+  local t=0 w
+  for w in $(ps --ppid "$nginx_pid" -o pid=); do
+    t=$((t + $(awk '{ print $14 + $15 }' "/proc/$w/stat")))
+  done
+  echo "$t"
+}
+# per_cpu WRK_ARGS...: requests per second of nginx worker CPU during a wrk
+# run: the server's capacity, which other load on the machine moves far
+# less than its throughput.
+per_cpu() {
+  local c0 c1 out n
+  c0=$(nginx_cpu)
+  out=$(run_wrk "$@")
+  c1=$(nginx_cpu)
+  n=$(awk '/requests in/ { print $1 }' <<<"$out")
+  awk -v n="$n" -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { if (t == 0) print 0; else printf "%.0f\n", n * hz / t }'
+}
 # want NAME: whether a figure is measured (ONLY="a b" measures a and b; default all).
 want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 
@@ -178,17 +199,21 @@ read -r m r med rounds < <(abba)
 echo "public 50 MiB: hosting nginx $(mib "$m"), plain nginx $(mib "$r"), ratio $med (rounds: $rounds) (want ~1.0)"
 fi
 
-# 5 and 6. Short-URL redirects.
+# 5 and 6. Short-URL redirects: throughput, and requests per second of
+# nginx CPU (the capacity, steadier on a busy machine).
 if want short; then
-ref_run() { reqs_per_sec "$(run_wrk -t2 -c64 "$nurl/x86/engine")"; }
-mes_run() { reqs_per_sec "$(run_wrk -t2 -c64 "$hurl/x86/engine")"; }
-read -r m r med rounds < <(abba)
-echo "short-latest /x86/engine: hosting nginx $m/s, nginx return 302 $r/s, ratio $med (rounds: $rounds) (want >= 0.9)"
-mes_run() { reqs_per_sec "$(run_wrk -t2 -c64 "$hurl/26.1.1/x86/engine")"; }
-read -r m r med rounds < <(abba)
-echo "short-version /26.1.1/x86/engine: hosting nginx $m/s, nginx return 302 $r/s, ratio $med (rounds: $rounds) (want >= 0.9)"
-# The same measurement on both sides: how far this machine's load moves a ratio.
-mes_run() { ref_run; }
-read -r m r med rounds < <(abba)
-echo "noise: nginx return 302 against itself $m/s, $r/s, ratio $med (rounds: $rounds) (1.00 on a quiet machine)"
+for form in ${FORMS:-throughput cpu}; do
+  if [ "$form" = throughput ]; then f=reqs_per_sec_of; unit="/s"; else f=per_cpu; unit=" per CPU s"; fi
+  ref_run() { $f -t2 -c64 "$nurl/x86/engine"; }
+  mes_run() { $f -t2 -c64 "$hurl/x86/engine"; }
+  read -r m r med rounds < <(abba)
+  echo "short-latest /x86/engine ($form): hosting nginx $m$unit, nginx return 302 $r$unit, ratio $med (rounds: $rounds) (want >= 0.9)"
+  mes_run() { $f -t2 -c64 "$hurl/26.1.1/x86/engine"; }
+  read -r m r med rounds < <(abba)
+  echo "short-version /26.1.1/x86/engine ($form): hosting nginx $m$unit, nginx return 302 $r$unit, ratio $med (rounds: $rounds) (want >= 0.9)"
+  # The same measurement on both sides: how far this machine's load moves a ratio.
+  mes_run() { ref_run; }
+  read -r m r med rounds < <(abba)
+  echo "noise ($form): nginx return 302 against itself $m$unit, $r$unit, ratio $med (rounds: $rounds) (1.00 on a quiet machine)"
+done
 fi
