@@ -33,6 +33,32 @@ var BodyTypes = map[string]reflect.Type{
 	"Cause":             reflect.TypeFor[cause](),
 }
 
+// EncodeBalanceChangePage encodes a page of statement rows whose strings
+// are s, by hand and by json.Marshal of toBalanceChange's output.
+func EncodeBalanceChangePage(s string, n int) (got, want string) {
+	var rows []query.BalanceChange
+	for i := range n + 1 {
+		c := query.BalanceChange{Block: uint64(i) << 40, Contract: s, Amount: s, BalanceAfter: s, Reconciled: i%2 == 0,
+			Difference: s, Traced: i%3 == 0}
+		if i%4 == 1 {
+			c.Difference = ""
+		}
+		if i > 0 {
+			c.Time = time.Unix(int64(i)*1_700_000_000, 0)
+		}
+		for range i {
+			c.Causes = append(c.Causes, query.Cause{Kind: s, TxHash: s, Amount: s})
+		}
+		rows = append(rows, c)
+	}
+	p := balanceChangePage{BalanceChanges: []balanceChange{}, NextPageToken: s}
+	for _, c := range rows {
+		p.BalanceChanges = append(p.BalanceChanges, toBalanceChange(c))
+	}
+	b, _ := json.Marshal(p)
+	return string(appendBalanceChangePage(nil, rows, s)), string(b)
+}
+
 // OpenAPIPattern is the route of the description itself.
 const OpenAPIPattern = "GET /v1/openapi.yaml"
 

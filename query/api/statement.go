@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -92,17 +93,75 @@ func (s *Server) balanceChanges(w http.ResponseWriter, r *http.Request, a query.
 	if err != nil {
 		return err
 	}
-	body := balanceChangePage{BalanceChanges: make([]balanceChange, 0, min(len(rows), size))}
+	var next string
 	if len(rows) > size {
 		rows = rows[:size]
 		last := rows[len(rows)-1]
-		body.NextPageToken = codec.encode(kindChanges, sc, appendString(appendUvarint(nil, last.Block), last.Contract))
+		next = codec.encode(kindChanges, sc, appendString(appendUvarint(nil, last.Block), last.Contract))
 	}
-	for _, c := range rows {
-		body.BalanceChanges = append(body.BalanceChanges, toBalanceChange(c))
-	}
-	writeJSON(w, http.StatusOK, body)
+	buf := s.bufs.get()
+	defer s.bufs.put(buf)
+	*buf = append(appendBalanceChangePage((*buf)[:0], rows, next), '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(*buf)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(*buf)
 	return nil
+}
+
+// appendBalanceChangePage appends, by hand, what json.Marshal writes of
+// the balanceChangePage of rows (see toBalanceChange): a page is written
+// as the transactions page is (txjson.go), without reflection.
+func appendBalanceChangePage(b []byte, rows []query.BalanceChange, next string) []byte {
+	b = append(b, `{"balance_changes":[`...)
+	for i := range rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		c := &rows[i]
+		b = append(b, `{"block_number":`...)
+		b = strconv.AppendUint(b, c.Block, 10)
+		b = append(b, `,"time":"`...)
+		if !c.Time.IsZero() {
+			b = c.Time.UTC().AppendFormat(b, time.RFC3339)
+		}
+		b = append(b, `","contract":`...)
+		b = appendJSONString(b, c.Contract)
+		b = append(b, `,"amount":`...)
+		b = appendJSONString(b, c.Amount)
+		b = append(b, `,"balance_after":`...)
+		b = appendJSONString(b, c.BalanceAfter)
+		b = append(b, `,"causes":[`...)
+		for j := range c.Causes {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"kind":`...)
+			b = appendJSONString(b, c.Causes[j].Kind)
+			b = append(b, `,"transaction_hash":`...)
+			b = appendJSONString(b, c.Causes[j].TxHash)
+			b = append(b, `,"amount":`...)
+			b = appendJSONString(b, c.Causes[j].Amount)
+			b = append(b, '}')
+		}
+		b = append(b, `],"reconciled":`...)
+		b = strconv.AppendBool(b, c.Reconciled)
+		b = append(b, `,"difference":`...)
+		d := c.Difference
+		if d == "" {
+			d = "0"
+		}
+		b = appendJSONString(b, d)
+		b = append(b, `,"traced":`...)
+		b = strconv.AppendBool(b, c.Traced)
+		b = append(b, '}')
+	}
+	b = append(b, `],"next_page_token":`...)
+	b = appendJSONString(b, next)
+	return append(b, '}')
 }
 
 // headCache keeps the stored head of each chain for a second, so that

@@ -19,3 +19,16 @@ func TestTransactionPageJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestBalanceChangePageJSON: the hand-written encoding of a statement
+// page is byte for byte json.Marshal's, escapes included.
+func TestBalanceChangePageJSON(t *testing.T) {
+	odd := []string{"", "plain", `quote " and \ backslash`, "<script>&amp;", "tab\tnewline\n\x00\x1f\x7f",
+		"é ü 日本", "\u2028\u2029", "bad \xff utf-8", "-" + strings.Repeat("9", 78)}
+	for i, s := range odd {
+		got, want := api.EncodeBalanceChangePage(s, i)
+		if got != want {
+			t.Errorf("with %q:\n got %s\nwant %s", s, got, want)
+		}
+	}
+}

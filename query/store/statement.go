@@ -2,10 +2,11 @@ package store
 
 import (
 	"context"
-	"encoding/json"
+	"database/sql"
 	"fmt"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,38 +15,62 @@ import (
 	"github.com/wharfhq/wharf/query"
 )
 
-// A statement row is stored as a JSON document in balance_changes
-// (migration 0003), keyed (chain, address, block_number, contract), so
-// that a page is one range read of that key, newest first, whatever its
-// depth.
-type changeDoc struct {
-	Block        uint64        `json:"b"`
-	Time         int64         `json:"t"` // Unix seconds
-	Contract     string        `json:"c,omitempty"`
-	Amount       string        `json:"a"`
-	BalanceAfter string        `json:"ba"`
-	Causes       []query.Cause `json:"cs,omitempty"`
-	Unreconciled bool          `json:"u,omitempty"`
-	Difference   string        `json:"d,omitempty"`
-	Untraced     bool          `json:"nt,omitempty"`
-}
+// A statement row is stored as a document in balance_changes (migration
+// 0003), keyed (chain, address, block_number, contract), so that a page is
+// one range read of that key, newest first, whatever its depth. The
+// document is a run of length-prefixed fields, as a transaction's
+// (txdoc.go), read without a decoder's reflection:
+//
+//	version "1", block, time (Unix seconds; empty for none), contract,
+//	amount, balance after, reconciled ("1" or "0"), difference, traced
+//	("1" or "0"), then three fields per cause: kind, hash, amount
+const changeDocVersion = "1"
 
-func changeDocOf(c query.BalanceChange) changeDoc {
-	d := changeDoc{Block: c.Block, Contract: c.Contract, Amount: c.Amount, BalanceAfter: c.BalanceAfter,
-		Causes: c.Causes, Unreconciled: !c.Reconciled, Difference: c.Difference, Untraced: !c.Traced}
+func appendChangeDoc(b []byte, c query.BalanceChange) []byte {
+	t := ""
 	if !c.Time.IsZero() {
-		d.Time = c.Time.Unix()
+		t = strconv.FormatInt(c.Time.Unix(), 10)
 	}
-	return d
+	for _, s := range []string{changeDocVersion, strconv.FormatUint(c.Block, 10), t, c.Contract, c.Amount, c.BalanceAfter,
+		flag(c.Reconciled), c.Difference, flag(c.Traced)} {
+		b = appendField(b, s)
+	}
+	for _, cs := range c.Causes {
+		b = appendField(appendField(appendField(b, cs.Kind), cs.TxHash), cs.Amount)
+	}
+	return b
 }
 
-func (d changeDoc) change(chain, address string) query.BalanceChange {
-	c := query.BalanceChange{Chain: chain, Address: address, Contract: d.Contract, Block: d.Block, Amount: d.Amount,
-		BalanceAfter: d.BalanceAfter, Causes: d.Causes, Reconciled: !d.Unreconciled, Difference: d.Difference, Traced: !d.Untraced}
-	if d.Time != 0 {
-		c.Time = time.Unix(d.Time, 0).UTC()
+func flag(v bool) string {
+	if v {
+		return "1"
 	}
-	return c
+	return "0"
+}
+
+// parseChangeDoc decodes a document written by appendChangeDoc.
+func parseChangeDoc(chain, address string, doc []byte) (query.BalanceChange, error) {
+	r := txDocReader{s: string(doc)}
+	if v := r.string(); r.err == nil && v != changeDocVersion {
+		return query.BalanceChange{}, fmt.Errorf("statement row version %q: %w", v, errTxDoc)
+	}
+	c := query.BalanceChange{Chain: chain, Address: address, Block: r.uint()}
+	if t := r.string(); t != "" {
+		sec, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			r.err = errTxDoc
+		}
+		c.Time = time.Unix(sec, 0).UTC()
+	}
+	c.Contract, c.Amount, c.BalanceAfter = r.string(), r.string(), r.string()
+	c.Reconciled, c.Difference, c.Traced = r.string() == "1", r.string(), r.string() == "1"
+	for r.err == nil && r.s != "" {
+		c.Causes = append(c.Causes, query.Cause{Kind: r.string(), TxHash: r.string(), Amount: r.string()})
+	}
+	if r.err != nil {
+		return query.BalanceChange{}, fmt.Errorf("statement row of %s at %d: %w", address, c.Block, r.err)
+	}
+	return c, nil
 }
 
 type changeRow struct {
@@ -95,17 +120,17 @@ func (db *DB) AccountBalanceChanges(ctx context.Context, account int64, chain, a
 		return nil, wrap("balance changes", err)
 	}
 	defer rows.Close()
-	out := make([]query.BalanceChange, 0, limit)
-	var doc []byte
+	out := make([]query.BalanceChange, 0, min(limit, 64))
+	var doc sql.RawBytes
 	for rows.Next() {
 		if err := rows.Scan(&doc); err != nil {
 			return nil, wrap("balance changes", err)
 		}
-		var d changeDoc
-		if err := json.Unmarshal(doc, &d); err != nil {
-			return nil, wrap("balance changes", fmt.Errorf("row of %s: %w", address, err))
+		c, err := parseChangeDoc(chain, address, doc)
+		if err != nil {
+			return nil, wrap("balance changes", err)
 		}
-		out = append(out, d.change(chain, address))
+		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, wrap("balance changes", err)
@@ -155,11 +180,7 @@ func (db *DB) putStatement(ctx context.Context, tx bun.IDB, chain string, change
 	if len(changes) > 0 {
 		rows := make([]changeRow, len(changes))
 		for i, c := range changes {
-			doc, err := json.Marshal(changeDocOf(c))
-			if err != nil {
-				return err
-			}
-			rows[i] = changeRow{Chain: chain, Address: c.Address, Block: c.Block, Contract: c.Contract, Doc: string(doc)}
+			rows[i] = changeRow{Chain: chain, Address: c.Address, Block: c.Block, Contract: c.Contract, Doc: string(appendChangeDoc(nil, c))}
 		}
 		if err := insertIgnore(ctx, tx, rows); err != nil {
 			return fmt.Errorf("balance_changes: %w", err)
