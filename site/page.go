@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/clientip"
 	"github.com/wharfhq/wharf/publish"
 )
 
@@ -43,6 +44,9 @@ type PageConfig struct {
 	// 24 hours and 8 hours); a session never outlives its credential.
 	TokenSession  time.Duration
 	APIKeySession time.Duration
+	// TrustedProxies finds the client behind reverse proxies for the
+	// logs, as Config.TrustedProxies does; nil: the peer.
+	TrustedProxies *clientip.Resolver
 	// Revocations keeps logged-out sessions for every replica and restart;
 	// nil takes Auth when it implements SessionRevocations, else logouts
 	// are remembered by this process only (up to 10,000 of them).
@@ -303,7 +307,7 @@ func (p *Page) serveLoginPost(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, ErrUnauthenticated):
-		p.cfg.Logger.Info("page: login refused", "kind", kind, "remote", r.RemoteAddr)
+		p.cfg.Logger.Info("page: login refused", "kind", kind, "remote", clientString(p.cfg.TrustedProxies.ClientAddr(r), r))
 		p.serveLogin(w, r, http.StatusUnauthorized, msgBadCredential, next)
 		return
 	case err != nil:

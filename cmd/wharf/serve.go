@@ -123,7 +123,7 @@ func serve(c *cli.Context) error {
 		rand.Read(secret)
 		log.Warn("no --session-secret: browser logins end when the server restarts")
 	}
-	page, err := site.NewPage(site.PageConfig{Store: st, Auth: db, Secret: secret, Logger: log, BaseURL: c.String("base-url")})
+	page, err := site.NewPage(site.PageConfig{Store: st, Auth: db, Secret: secret, Logger: log, BaseURL: c.String("base-url"), TrustedProxies: proxies})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
