@@ -1,0 +1,329 @@
+package query_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+var (
+	historyBlocks = flag.Int("history.blocks", 100_000, "BenchmarkHistory: blocks on the chain")
+	historyMoves  = flag.Int("history.moves", 200, "BenchmarkHistory: movements of the address")
+	freshSubs     = flag.Int("fresh.subs", 10_000, "BenchmarkFreshness: subscriptions")
+	freshFor      = flag.Duration("fresh.for", 40*time.Second, "BenchmarkFreshness: how long the live run lasts")
+)
+
+// countingNode is a JSON-RPC proxy that counts the calls (each element of
+// a batch is one) by method.
+type countingNode struct {
+	url   string
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func newCountingNode(tb testing.TB, target string) *countingNode {
+	n := &countingNode{calls: make(map[string]int)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var one struct{ Method string }
+		var many []struct{ Method string }
+		n.mu.Lock()
+		if json.Unmarshal(body, &many) == nil {
+			for _, c := range many {
+				n.calls[c.Method]++
+			}
+		} else if json.Unmarshal(body, &one) == nil {
+			n.calls[one.Method]++
+		}
+		n.mu.Unlock()
+		resp, err := http.Post(target, "application/json", bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	tb.Cleanup(srv.Close)
+	n.url = srv.URL
+	return n
+}
+
+// take returns the calls counted since the last take, and their total.
+func (n *countingNode) take() (map[string]int, int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out, total := n.calls, 0
+	for _, c := range out {
+		total += c
+	}
+	n.calls = make(map[string]int)
+	return out, total
+}
+
+// BenchmarkHistory measures the full history of an address with
+// -history.moves movements spread over -history.blocks blocks (native
+// transfers to and from it, and token transfers to it), on the archive
+// dev chain over HTTP JSON-RPC: RPC calls and time of --backfill-blocks
+// all (a subscription synced by the fetcher) against a block-by-block
+// scan of the same range (BlockScan) in the same run, and checks that
+// both find the same transactions. One measurement whatever b.N: run it
+// with -benchtime=1x (scripts/bench.sh history does).
+func BenchmarkHistory(b *testing.B) {
+	ctx := context.Background()
+	dev, err := eth.StartDev(ctx, eth.DevConfig{Archive: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dev.Close()
+	x := dev.Accounts[3]
+	every := max(1, *historyBlocks / *historyMoves)
+	t0 := time.Now()
+	for i := range *historyBlocks {
+		if i%every == every/2 {
+			var err error
+			switch (i / every) % 3 {
+			case 0:
+				_, err = dev.Transfer(ctx, 2, x, big.NewInt(int64(1000+i)))
+			case 1:
+				_, err = dev.Transfer(ctx, 3, dev.Accounts[1], big.NewInt(int64(1000+i)))
+			case 2:
+				_, err = dev.TransferToken(ctx, 0, x, big.NewInt(int64(1000+i)))
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		dev.Commit()
+	}
+	head, _ := dev.Head()
+	b.Logf("chain: %d blocks, %d movements of the address, made in %s", head, *historyMoves, time.Since(t0).Round(time.Second))
+
+	node := newCountingNode(b, dev.URL)
+	src, err := eth.Dial(ctx, node.url, eth.SourceConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+
+	b.ResetTimer()
+	// The reference: every block read, with the Transfer logs of the
+	// address by topic, and the receipts of the blocks that match.
+	t0 = time.Now()
+	scanned, err := query.BlockScan{Source: src}.Backfill(ctx, 0, head, []string{addr(x)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	scanTime := time.Since(t0)
+	scanCalls, scanTotal := node.take()
+
+	// Full history as addrd does it: a late subscription, synced by the
+	// fetcher with BackfillAll.
+	db, err := store.Open(ctx, filepath.Join(b.TempDir(), "addrd.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	key, _, err := db.CreateAPIKey(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, BackfillAll: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := f.FetchOnce(ctx); err != nil { // the first checkpoint
+		b.Fatal(err)
+	}
+	if _, err := db.Subscribe(ctx, key.AccountID, chain, addr(x)); err != nil {
+		b.Fatal(err)
+	}
+	node.take()
+	t0 = time.Now()
+	if err := f.FetchOnce(ctx); err != nil {
+		b.Fatal(err)
+	}
+	histTime := time.Since(t0)
+	histCalls, histTotal := node.take()
+	b.StopTimer()
+
+	sub, err := db.Subscription(ctx, key.AccountID, chain, addr(x))
+	if err != nil || sub.State != query.StateActive || sub.HistoryStart != 0 {
+		b.Fatalf("subscription %+v, %v: want ACTIVE from 0", sub, err)
+	}
+	listed, err := db.AccountTransactions(ctx, key.AccountID, chain, addr(x), nil, 1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	got := make(map[string]int)
+	for _, tx := range listed {
+		got[tx.Hash] = len(tx.Transfers)
+	}
+	same := len(got) == len(scanned)
+	for _, tx := range scanned {
+		if n, ok := got[tx.Hash]; !ok || n != len(tx.Transfers) {
+			same = false
+			b.Errorf("the scan finds %s (block %d, %d transfers); the history has %d, %v", tx.Hash, tx.BlockNumber, len(tx.Transfers), n, ok)
+		}
+	}
+	if !same {
+		b.Fatalf("history: %d transactions, scan: %d", len(got), len(scanned))
+	}
+	b.Logf("block scan: %d calls in %s: %v", scanTotal, scanTime.Round(time.Millisecond), sortedCalls(scanCalls))
+	b.Logf("history:    %d calls in %s: %v", histTotal, histTime.Round(time.Millisecond), sortedCalls(histCalls))
+	callRatio, timeRatio := float64(histTotal)/float64(scanTotal), histTime.Seconds()/scanTime.Seconds()
+	b.ReportMetric(float64(scanTotal), "scan-calls")
+	b.ReportMetric(float64(histTotal), "history-calls")
+	b.ReportMetric(callRatio, "ratio-calls")
+	b.ReportMetric(timeRatio, "ratio-time")
+	fmt.Printf("history: %d blocks, %d transactions of the address, identical to the scan's: %v\n", head, len(got), same)
+	fmt.Printf("history: %d calls in %s vs block scan %d calls in %s: calls %.2f%% (want <= 5%%), time %.2f%% (want <= 10%%)\n",
+		histTotal, histTime.Round(time.Millisecond), scanTotal, scanTime.Round(time.Millisecond), 100*callRatio, 100*timeRatio)
+}
+
+func sortedCalls(m map[string]int) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, fmt.Sprintf("%s %d", k, v))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// BenchmarkFreshness runs the fetcher (Run, as addrd serve does) on the
+// dev chain producing a block every 250 ms with -fresh.subs subscriptions
+// and a refresh interval of a quarter of -fresh.for, and samples the age
+// of the oldest balance every second: it must stay under the interval.
+// Then it measures the head follower's blocks/s catching up 500 blocks
+// with the refresh always due against never due, in the same run.
+func BenchmarkFreshness(b *testing.B) {
+	ctx := context.Background()
+	dev, err := eth.StartDev(ctx, eth.DevConfig{Accounts: 10, TxsPerBlock: 4, Archive: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dev.Close()
+	start, _ := dev.Head()
+	interval := *freshFor / 4
+
+	b.ResetTimer()
+	// Live: blocks every 250 ms.
+	db := seedSubscriptions(b, filepath.Join(b.TempDir(), "addrd.db"), dev, *freshSubs, start)
+	defer db.Close()
+	src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Interval: 250 * time.Millisecond,
+		RefreshInterval: interval, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { f.Run(runCtx) })
+	var produced atomic.Int64
+	wg.Go(func() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-tick.C:
+				if _, err := dev.Step(runCtx); err == nil {
+					produced.Add(1)
+				}
+			}
+		}
+	})
+	t0 := time.Now()
+	var oldest time.Duration
+	var lagged bool
+	for time.Since(t0) < *freshFor {
+		time.Sleep(time.Second)
+		var min time.Time
+		if err := db.Bun().NewRaw("SELECT MIN(updated) FROM balances WHERE chain = ?", chain).Scan(ctx, &min); err != nil {
+			b.Fatal(err)
+		}
+		// Balances are first read when the refresh reaches them: count
+		// the age from the start until then.
+		if time.Since(t0) > interval {
+			var unread int
+			db.Bun().NewRaw("SELECT COUNT(*) FROM tracked t WHERE t.chain = ? AND NOT EXISTS (SELECT 1 FROM balances b WHERE b.chain = t.chain AND b.address = t.address)", chain).Scan(ctx, &unread)
+			if unread > 0 {
+				lagged = true
+			}
+			if age := time.Since(min.Local()); age > oldest {
+				oldest = age
+			}
+		}
+	}
+	stop()
+	wg.Wait()
+	cp, _, _ := db.Checkpoint(ctx, chain)
+	head, _ := dev.Head()
+	b.Logf("live: %d blocks produced in %s, stored up to %d of %d; oldest balance %s old (refresh interval %s); addresses never read after one interval: %v",
+		produced.Load(), *freshFor, cp.Number, head, oldest.Round(time.Millisecond), interval, lagged)
+
+	// Throughput: 500 blocks of backlog, refresh always due vs never.
+	from, _ := dev.Head()
+	for range 500 {
+		if _, err := dev.Step(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	to, _ := dev.Head()
+	catchUp := func(refresh time.Duration) float64 {
+		db := seedSubscriptions(b, filepath.Join(b.TempDir(), "addrd.db"), dev, *freshSubs, from)
+		defer db.Close()
+		f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Batch: 16,
+			RefreshInterval: refresh, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		for {
+			if err := f.FetchOnce(ctx); err != nil {
+				b.Fatal(err)
+			}
+			cp, _, _ := db.Checkpoint(ctx, chain)
+			if cp.Number >= to {
+				break
+			}
+		}
+		return float64(to-from) / time.Since(t0).Seconds()
+	}
+	never1 := catchUp(24 * time.Hour)
+	always1 := catchUp(time.Nanosecond)
+	always2 := catchUp(time.Nanosecond)
+	never2 := catchUp(24 * time.Hour)
+	b.StopTimer()
+	never, always := (never1+never2)/2, (always1+always2)/2
+	b.ReportMetric(oldest.Seconds(), "oldest-balance-s")
+	b.ReportMetric(always/never, "ratio-blocks/s")
+	fmt.Printf("freshness: %d subscriptions, a block every 250 ms: oldest balance %s with a refresh interval of %s (want below it)\n",
+		*freshSubs, oldest.Round(time.Millisecond), interval)
+	fmt.Printf("freshness: head follower %.1f blocks/s with the refresh always due (runs %.1f, %.1f) vs %.1f never (%.1f, %.1f): ratio %.2f (want >= 0.9)\n",
+		always, always1, always2, never, never1, never2, always/never)
+}

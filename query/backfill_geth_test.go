@@ -1,0 +1,140 @@
+package query_test
+
+import (
+	"context"
+	"log/slog"
+	"math/big"
+	"path/filepath"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+// TestHistoryGeth builds an address's history across a thousand blocks of
+// a real geth --dev node (which keeps all state: an archive), with other
+// traffic between, then subscribes late: with --backfill-blocks all the
+// list is every transfer sent to it, with a window exactly the window's.
+func TestHistoryGeth(t *testing.T) {
+	g := testenv.NewGeth(t)
+	ctx := context.Background()
+	x := "0x00000000000000000000000000000000000a11ce"
+	y := "0x0000000000000000000000000000000000000b0b"
+	const n = 1000
+	hashes := make([]string, n)
+	var nonce hexutil.Uint64
+	if err := g.Call(ctx, &nonce, "eth_getTransactionCount", g.Account, "pending"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		to, value := y, int64(1+i)
+		if i%40 == 13 {
+			to, value = x, int64(1000+i)
+		}
+		tx := map[string]any{"from": g.Account, "to": to, "value": hexutil.EncodeBig(bigInt(value)), "gas": "0x5208",
+			"nonce": hexutil.EncodeUint64(uint64(nonce) + uint64(i))}
+		if err := g.Call(ctx, &hashes[i], "eth_sendTransaction", tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent := make(map[string]uint64) // X's transactions, by block
+	for i, h := range hashes {
+		r, err := g.Receipt(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%40 == 13 {
+			b, err := hexutil.DecodeUint64(r["blockNumber"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent[h] = b
+		}
+	}
+	src, err := eth.Dial(ctx, g.URL, eth.SourceConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	head, err := src.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d transactions in %d blocks, %d to X", n, head, len(sent))
+
+	for _, c := range []struct {
+		name   string
+		cfg    query.FetcherConfig
+		window uint64
+	}{
+		{"All", query.FetcherConfig{BackfillAll: true, BackfillSlice: 128}, 0},
+		{"Window", query.FetcherConfig{BackfillBlocks: head / 2}, head / 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, err := store.Open(ctx, filepath.Join(t.TempDir(), "addrd.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			key, _, err := db.CreateAPIKey(ctx, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := c.cfg
+			cfg.Chain, cfg.Store, cfg.Source, cfg.Logger = chain, db, src, slog.New(slog.DiscardHandler)
+			f, err := query.NewFetcher(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.FetchOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Subscribe(ctx, key.AccountID, chain, x); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.FetchOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			cp, _, _ := db.Checkpoint(ctx, chain)
+			from := uint64(0)
+			if c.window > 0 {
+				from = cp.Number + 1 - c.window
+			}
+			sub, err := db.Subscription(ctx, key.AccountID, chain, x)
+			if err != nil || sub.State != query.StateActive || sub.HistoryStart != from {
+				t.Fatalf("subscription %+v, %v; want ACTIVE from %d", sub, err, from)
+			}
+			txs, err := db.AccountTransactions(ctx, key.AccountID, chain, x, nil, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(map[string]uint64)
+			for _, tx := range txs {
+				got[tx.Hash] = tx.BlockNumber
+			}
+			want := 0
+			for h, b := range sent {
+				if b < from {
+					continue
+				}
+				want++
+				if got[h] != b {
+					t.Errorf("transfer %s of block %d not listed", h, b)
+				}
+			}
+			if len(got) != want {
+				t.Errorf("%d transactions listed, %d sent to X from block %d", len(got), want, from)
+			}
+			if want == 0 || (c.window > 0 && want == len(sent)) {
+				t.Fatalf("the case tests nothing: %d of %d transfers in range", want, len(sent))
+			}
+		})
+	}
+}
+
+func bigInt(v int64) *big.Int { return big.NewInt(v) }
+
