@@ -286,9 +286,12 @@ func BenchmarkFreshness(b *testing.B) {
 	b.Logf("live: %d blocks produced in %s, stored up to %d of %d; oldest balance %s old (refresh interval %s); addresses never read after one interval: %v",
 		produced.Load(), *freshFor, cp.Number, head, oldest.Round(time.Millisecond), interval, lagged)
 
-	// Throughput: 500 blocks of backlog, refresh always due vs never.
+	// Throughput: a backlog of 1000 blocks caught up with a refresh
+	// interval of 16 s (the first round after 8 s, 10,000 balances read
+	// within 4 s: 40 times the load of the default 10 minutes) against
+	// none.
 	from, _ := dev.Head()
-	for range 500 {
+	for range 1000 {
 		if _, err := dev.Step(ctx); err != nil {
 			b.Fatal(err)
 		}
@@ -299,6 +302,7 @@ func BenchmarkFreshness(b *testing.B) {
 		defer db.Close()
 		f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Batch: 16,
 			RefreshInterval: refresh, Logger: slog.New(slog.DiscardHandler)})
+		refreshed := 0
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -312,11 +316,14 @@ func BenchmarkFreshness(b *testing.B) {
 				break
 			}
 		}
-		return float64(to-from) / time.Since(t0).Seconds()
+		rate := float64(to-from) / time.Since(t0).Seconds()
+		db.Bun().NewRaw("SELECT COUNT(DISTINCT address) FROM balances WHERE chain = ?", chain).Scan(ctx, &refreshed)
+		b.Logf("catch-up with refresh interval %s: %.1f blocks/s, %d addresses with balances, in %s", refresh, rate, refreshed, time.Since(t0).Round(time.Millisecond))
+		return rate
 	}
 	never1 := catchUp(24 * time.Hour)
-	always1 := catchUp(time.Nanosecond)
-	always2 := catchUp(time.Nanosecond)
+	always1 := catchUp(16 * time.Second)
+	always2 := catchUp(16 * time.Second)
 	never2 := catchUp(24 * time.Hour)
 	b.StopTimer()
 	never, always := (never1+never2)/2, (always1+always2)/2
@@ -324,6 +331,6 @@ func BenchmarkFreshness(b *testing.B) {
 	b.ReportMetric(always/never, "ratio-blocks/s")
 	fmt.Printf("freshness: %d subscriptions, a block every 250 ms: oldest balance %s with a refresh interval of %s (want below it)\n",
 		*freshSubs, oldest.Round(time.Millisecond), interval)
-	fmt.Printf("freshness: head follower %.1f blocks/s with the refresh always due (runs %.1f, %.1f) vs %.1f never (%.1f, %.1f): ratio %.2f (want >= 0.9)\n",
+	fmt.Printf("freshness: head follower %.1f blocks/s with the refresh running (runs %.1f, %.1f) vs %.1f without (%.1f, %.1f): ratio %.2f (want >= 0.9)\n",
 		always, always1, always2, never, never1, never2, always/never)
 }

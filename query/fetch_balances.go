@@ -16,10 +16,10 @@ func (f *Fetcher) refreshDue() bool {
 // refresh reads again the balances of the next RefreshBatch tracked
 // addresses when a round is due, so that balances a block scan cannot see
 // change (fees paid by others, rebasing tokens) do not go stale. It runs
-// in every step, whatever the block cadence, a slice at a time. A round
-// starts every half RefreshInterval (the first half an interval after
-// the fetcher's start): an address is read again within half the
-// interval plus a round's steps, well inside RefreshInterval.
+// in every step, whatever the block cadence. A round starts every half
+// RefreshInterval (the first half an interval after the fetcher's start)
+// and is paced to end within a quarter interval: an address is read again
+// within three quarters of RefreshInterval.
 func (f *Fetcher) refresh(ctx context.Context, tracked []Tracked, cp Block) error {
 	now := f.cfg.Clock.Now()
 	if !f.refreshDue() || len(tracked) == 0 {
@@ -40,7 +40,14 @@ func (f *Fetcher) refresh(ctx context.Context, tracked []Tracked, cp Block) erro
 	if i < len(tracked) && tracked[i].Address == f.refreshAfter {
 		i++
 	}
-	end := min(len(tracked), i+f.cfg.RefreshBatch)
+	// The round is paced to end within a quarter interval whatever the
+	// steps' frequency: a step reads what is due by now, at least a
+	// slice of RefreshBatch.
+	due := len(tracked)
+	if pace := f.cfg.RefreshInterval / 4; now.Sub(f.refreshStart) < pace {
+		due = int(int64(len(tracked)) * int64(now.Sub(f.refreshStart)) / int64(pace))
+	}
+	end := min(len(tracked), max(due, i+f.cfg.RefreshBatch))
 	addrs := make([]string, 0, end-i)
 	for _, t := range tracked[i:end] {
 		addrs = append(addrs, t.Address)
