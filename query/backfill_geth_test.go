@@ -137,4 +137,3 @@ func TestHistoryGeth(t *testing.T) {
 }
 
 func bigInt(v int64) *big.Int { return big.NewInt(v) }
-
