@@ -489,3 +489,30 @@ func TestRevokedSessions(t *testing.T) {
 		}
 	})
 }
+
+// TestTokenUserAddedBeforeIDs: a user added before users had ids gets one
+// with its first new token, and the token works.
+func TestTokenUserAddedBeforeIDs(t *testing.T) {
+	backends(t, func(t *testing.T, db *auth.DB, c *testenv.Clock) {
+		ctx := context.Background()
+		mustOrg(t, db, "acme", site.LevelBasic)
+		mustUser(t, db, "old", "acme")
+		if err := db.ForgetUserIDForTest(ctx, "old"); err != nil {
+			t.Fatal(err)
+		}
+		tok, _, err := db.CreateToken(ctx, "old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err := db.Token(ctx, tok); err != nil || p.Name != "old" {
+			t.Errorf("Token = %+v, %v", p, err)
+		}
+		again, _, _ := db.CreateToken(ctx, "old")
+		if _, err := db.Token(ctx, tok); err != nil {
+			t.Errorf("the first token stopped working after a second one: %v", err)
+		}
+		if _, err := db.Token(ctx, again); err != nil {
+			t.Errorf("second token: %v", err)
+		}
+	})
+}

@@ -16,3 +16,10 @@ func (d *DB) SignForTest(ctx context.Context, claims jwt.Claims) (string, error)
 func (d *DB) RevokedSessionsForTest(ctx context.Context) (int64, error) {
 	return d.revokedSessions(ctx)
 }
+
+// ForgetUserIDForTest makes a user look as if it was added before users
+// had ids.
+func (d *DB) ForgetUserIDForTest(ctx context.Context, name string) error {
+	_, err := d.db.NewUpdate().Model((*User)(nil)).Set("id = NULL").Where("name = ?", name).Exec(ctx)
+	return err
+}
