@@ -25,6 +25,10 @@ type Store interface {
 	Unsubscribe(ctx context.Context, account int64, chain, address string) error
 	// Subscribed reports whether the account is subscribed to any of addresses.
 	Subscribed(ctx context.Context, account int64, chain string, addresses ...string) (bool, error)
+	// Covers reports whether the account is subscribed to one of
+	// addresses whose covered range holds block: a transaction of that
+	// block is its to read.
+	Covers(ctx context.Context, account int64, chain string, block uint64, addresses ...string) (bool, error)
 	// Subscription returns the account's subscription to address with its
 	// state and covered range. Errors: ErrNotSubscribed.
 	Subscription(ctx context.Context, account int64, chain, address string) (Subscription, error)

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 export WHARF_REQUIRE_ALL=1
 
-SECTIONS=(publish serve hosting fetch addrd)
+SECTIONS=(publish serve hosting fetch addrd history freshness)
 
 # gobench PKG BENCH [TIMEOUT]: one iteration of a Go benchmark; prints the result line
 # and the benchmark's log lines without their file:line prefix.
@@ -68,6 +68,23 @@ bench_fetch() { script_section fetch scripts/bench-fetch.sh; }
 
 # addrd: the /v1 API on PostgreSQL and SQLite (scripts/bench-addrd.sh).
 bench_addrd() { script_section addrd scripts/bench-addrd.sh; }
+
+# history: the full history of an address with 200 movements over 100,000 blocks of the archive
+# dev chain (--backfill-blocks all: bisection and eth_getLogs by address) against a
+# block-by-block scan of the same range, same run. Targets: <= 5% of the scan's RPC calls,
+# <= 10% of its time, the same transactions. The chain takes minutes to build.
+bench_history() {
+	echo "== history: full history vs a block-by-block scan"
+	gobench ./query/ BenchmarkHistory 40m
+}
+
+# freshness: blocks every 250 ms with 10,000 subscriptions: the oldest balance against the
+# refresh interval, and the head follower's blocks/s with the refresh running against none
+# (target: ratio >= 0.9).
+bench_freshness() {
+	echo "== freshness: balances re-read at any block cadence"
+	gobench ./query/ BenchmarkFreshness 15m
+}
 
 main() {
 	local run=("$@") s

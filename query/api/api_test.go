@@ -543,6 +543,7 @@ func TestTransactionByHash(t *testing.T) {
 		path := "/v1/chains/ETH/transactions/" + want.Hash
 		e.want(e.do("GET", path, e.alice), 404, 5) // not subscribed: it does not exist for alice
 		e.want(e.do("PUT", "/v1/chains/ETH/addresses/"+addrB, e.alice), 200, 0)
+		e.cover(addrB)
 		r := e.do("GET", strings.ToUpper(path[:len(path)-64])+strings.ToUpper(want.Hash[2:]), e.alice)
 		if r.status != 404 { // the path's "/v1/CHAINS/..." is no route
 			t.Fatalf("uppercase path: %d", r.status)
@@ -837,6 +838,8 @@ func TestSubscriptionResource(t *testing.T) {
 		if got := string(r.body); got != `{"transactions":[],"next_page_token":""}`+"\n" {
 			t.Fatalf("transactions while syncing: %s; bob's tracking of B shows through", got)
 		}
+		byHash := "/v1/chains/ETH/transactions/" + tx(3, 0, addrA, addrB).Hash
+		e.want(e.do("GET", byHash, e.alice), 404, 5)
 		// Synced at block 5 with a backfill from 2 pending: covered from 6.
 		if err := e.db.MarkSynced(ctx, "ETH", []string{addrA}, 5, 2); err != nil {
 			t.Fatal(err)
@@ -862,6 +865,7 @@ func TestSubscriptionResource(t *testing.T) {
 		if m := e.do("GET", path+"/transactions", e.alice).json(t); len(m["transactions"].([]any)) != 1 {
 			t.Fatalf("transactions once covered from 2: %v", m)
 		}
+		e.want(e.do("GET", byHash, e.alice), 200, 0)
 		// Bob, not subscribed to A, gets no headers and the usual 401.
 		r = e.do("GET", path+"/transactions", e.bob)
 		e.want(r, 401, 16)

@@ -218,7 +218,10 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request, a query.Acc
 	if err != nil {
 		return err
 	}
-	ok, err := s.store.Subscribed(r.Context(), a.ID, chain, t.Addresses()...)
+	// Readable through an address whose covered range holds it: a
+	// transaction stored before the requester's history start, because
+	// another requester tracked a counterparty, is not its to see.
+	ok, err := s.store.Covers(r.Context(), a.ID, chain, t.BlockNumber, t.Addresses()...)
 	if err != nil {
 		return err
 	}

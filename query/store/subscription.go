@@ -157,6 +157,19 @@ func (db *DB) Subscribed(ctx context.Context, account int64, chain string, addre
 	return ok, wrap("subscribed", err)
 }
 
+// Covers reports whether the account is subscribed to one of addresses
+// whose covered range holds block.
+func (db *DB) Covers(ctx context.Context, account int64, chain string, block uint64, addresses ...string) (bool, error) {
+	if len(addresses) == 0 {
+		return false, nil
+	}
+	var ok bool
+	err := db.r.NewRaw(`SELECT EXISTS (SELECT 1 FROM subscriptions AS s JOIN tracked AS t ON t.chain = s.chain AND t.address = s.address
+		WHERE s.account_id = ? AND s.chain = ? AND s.address IN (?) AND t.history_start <= ?)`,
+		account, chain, bun.List(addresses), block).Scan(ctx, &ok)
+	return ok, wrap("covers", err)
+}
+
 // readable returns query.ErrNotSubscribed unless the account is
 // subscribed to address.
 func (db *DB) readable(ctx context.Context, account int64, chain, address string) error {
