@@ -97,7 +97,8 @@ small=bin/26.1.1/signer-26.1.1-linux-amd64.tar.gz
 wport=$(port)
 "$wharf" serve --store "$work/public" --listen "127.0.0.1:$wport" --db "$db" \
   --rate-ip 0 --rate-key 0 >/dev/null 2>"$work/wharf.log" &
-pids+=($!)
+wharf_pid=$!
+pids+=("$wharf_pid")
 
 hport=$(port) nport=$(port)
 "$wharf" hosting nginx --root "$work/public" --upstream "http://127.0.0.1:$wport" \
@@ -144,34 +145,50 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$hurl/$engine")
 [ "$code" = 401 ] || { echo "bench-hosting: anonymous download through nginx = $code, want 401" >&2; exit 1; }
 
 run_wrk() { wrk -d "${DURATION}s" "$@" 2>&1; }
-# nginx_cpu: CPU time of nginx's workers so far, in clock ticks.
-nginx_cpu() {
+# server_cpu: CPU time of nginx's workers and of wharf so far, in clock
+# ticks (wharf works only for the hosting side: its auth answers).
+server_cpu() {
   local t=0 w
-  for w in $(ps --ppid "$nginx_pid" -o pid=); do
+  for w in $(ps --ppid "$nginx_pid" -o pid=) "$wharf_pid"; do
     t=$((t + $(awk '{ print $14 + $15 }' "/proc/$w/stat")))
   done
   echo "$t"
 }
-# per_cpu WRK_ARGS...: requests per second of nginx worker CPU during a wrk
-# run: the server's capacity, which other load on the machine moves far
-# less than its throughput.
+# per_cpu WRK_ARGS...: requests per second of server CPU (nginx's workers
+# and wharf) during a wrk run: the servers' capacity, which other load on
+# the machine moves far less than their throughput.
 per_cpu() {
   local c0 c1 out n
-  c0=$(nginx_cpu)
+  c0=$(server_cpu)
   out=$(run_wrk "$@")
-  c1=$(nginx_cpu)
+  c1=$(server_cpu)
   n=$(awk '/requests in/ { print $1 }' <<<"$out")
   awk -v n="$n" -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { if (t == 0) print 0; else printf "%.0f\n", n * hz / t }'
+}
+# per_cpu_bytes WRK_ARGS...: bytes served per second of server CPU.
+per_cpu_bytes() {
+  local c0 c1 out
+  c0=$(server_cpu)
+  out=$(run_wrk "$@")
+  c1=$(server_cpu)
+  awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" '/requests in/ { v=$(NF-1); u=v; sub(/[0-9.]+/, "", u); sub(/[A-Za-z]+$/, "", v);
+    m=1; if (u=="KB") m=1024; if (u=="MB") m=1048576; if (u=="GB") m=1073741824;
+    if (t == 0) print 0; else printf "%.0f\n", v * m * hz / t }' <<<"$out"
 }
 # want NAME: whether a figure is measured (ONLY="a b" measures a and b; default all).
 want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 
-# 1. Authenticated 50 MiB downloads.
+# 1. Authenticated 50 MiB downloads: throughput, and bytes per second of
+# server CPU (nginx and wharf).
 if want auth-download; then
 ref_run() { bytes_per_sec "$(run_wrk -t2 -c8 "$nurl/$engine")"; }
 mes_run() { bytes_per_sec "$(run_wrk -t2 -c8 -H "$auth" "$hurl/$engine")"; }
 read -r m r med rounds < <(abba)
-echo "auth-download 50 MiB: nginx+auth_request $(mib "$m"), plain nginx $(mib "$r"), ratio $med (rounds: $rounds) (want >= 0.9)"
+echo "auth-download 50 MiB (throughput): nginx+auth_request $(mib "$m"), plain nginx $(mib "$r"), ratio $med (rounds: $rounds) (want >= 0.9)"
+ref_run() { per_cpu_bytes -t2 -c8 "$nurl/$engine"; }
+mes_run() { per_cpu_bytes -t2 -c8 -H "$auth" "$hurl/$engine"; }
+read -r m r med rounds < <(abba)
+echo "auth-download 50 MiB (cpu): nginx+auth_request $(mib "$m") per CPU s, plain nginx $(mib "$r") per CPU s, ratio $med (rounds: $rounds) (want >= 0.9)"
 fi
 
 # 2. Authenticated small downloads: one auth subrequest per download.
@@ -180,7 +197,11 @@ size=$(stat -c %s "$work/public/$small")
 ref_run() { reqs_per_sec "$(run_wrk -t2 -c32 "$nurl/$small")"; }
 mes_run() { reqs_per_sec "$(run_wrk -t2 -c32 -H "$auth" "$hurl/$small")"; }
 read -r m r med rounds < <(abba)
-echo "auth-small $size B: nginx+auth_request $m/s, plain nginx $r/s, ratio $med (rounds: $rounds) (reported: every download waits for wharf)"
+echo "auth-small $size B (throughput): nginx+auth_request $m/s, plain nginx $r/s, ratio $med (rounds: $rounds) (reported: every download waits for wharf)"
+ref_run() { per_cpu -t2 -c32 "$nurl/$small"; }
+mes_run() { per_cpu -t2 -c32 -H "$auth" "$hurl/$small"; }
+read -r m r med rounds < <(abba)
+echo "auth-small $size B (cpu): nginx+auth_request $m, plain nginx $r downloads per CPU s, ratio $med (rounds: $rounds) (reported)"
 fi
 
 # 3. The auth endpoint's latency, one client at a time.
@@ -196,7 +217,11 @@ if want public; then
 ref_run() { bytes_per_sec "$(run_wrk -t2 -c8 "$nurl/$cli")"; }
 mes_run() { bytes_per_sec "$(run_wrk -t2 -c8 "$hurl/$cli")"; }
 read -r m r med rounds < <(abba)
-echo "public 50 MiB: hosting nginx $(mib "$m"), plain nginx $(mib "$r"), ratio $med (rounds: $rounds) (want ~1.0)"
+echo "public 50 MiB (throughput): hosting nginx $(mib "$m"), plain nginx $(mib "$r"), ratio $med (rounds: $rounds) (want ~1.0)"
+ref_run() { per_cpu_bytes -t2 -c8 "$nurl/$cli"; }
+mes_run() { per_cpu_bytes -t2 -c8 "$hurl/$cli"; }
+read -r m r med rounds < <(abba)
+echo "public 50 MiB (cpu): hosting nginx $(mib "$m") per CPU s, plain nginx $(mib "$r") per CPU s, ratio $med (rounds: $rounds) (want ~1.0)"
 fi
 
 # 5 and 6. Short-URL redirects: throughput, and requests per second of
