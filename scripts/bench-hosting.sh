@@ -19,6 +19,11 @@
 #   noise           nginx's `return 302` against itself: how much the
 #                   machine's load moves a ratio in this run          (1.00 when quiet)
 #
+# Each figure is printed twice: as throughput, and as work per second of
+# server CPU (nginx's workers plus wharf serve), which other load on the
+# machine moves far less. ONLY="auth-download short" measures some figures;
+# FORMS=cpu (or throughput) one form of the short-URL ones.
+#
 # Needs wrk, nginx, curl and go. Prints one line per figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
