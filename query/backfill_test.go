@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -485,5 +486,81 @@ func TestBackfillLogLimits(t *testing.T) {
 				t.Errorf("%d eth_getLogs refused for %d answered: the width does not settle", refused.Load(), answered.Load())
 			}
 		})
+	}
+}
+
+// stalledStates is a Source whose historical state reads wait until
+// released: a full-history backfill that takes long.
+type stalledStates struct {
+	*eth.Source
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *stalledStates) States(ctx context.Context, block uint64, addresses []string, nonces bool) ([]query.AccountState, error) {
+	if len(addresses) == 1 && addresses[0] == "0x0000000000000000000000000000000000000000" {
+		return s.Source.States(ctx, block, addresses, nonces) // the archive probe
+	}
+	s.once.Do(func() { close(s.entered) })
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.Source.States(ctx, block, addresses, nonces)
+}
+
+// TestBackfillBesideHead: while a backfill waits on the node, Run's head
+// follower keeps storing new blocks; the backfill then ends.
+func TestBackfillBesideHead(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := newHistory(t, true, 100)
+	src := &stalledStates{Source: sourceOf(t, h.dev), entered: make(chan struct{}), release: make(chan struct{})}
+	f := h.fetcher(h.db, src, query.FetcherConfig{BackfillAll: true, Interval: 5 * time.Millisecond}, nil)
+	if err := f.FetchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.db.Subscribe(ctx, h.account, chain, h.x); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	<-src.entered // the backfill has started, and waits
+	for range 5 {
+		h.dev.Commit()
+	}
+	head, _ := h.dev.Head()
+	deadline := time.After(30 * time.Second)
+	for {
+		cp, _, err := h.db.Checkpoint(ctx, chain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Number >= head {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("the head follower stalled at %d behind a backfill (head %d)", cp.Number, head)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if sub := h.subscription(); sub.State != query.StateSyncing {
+		t.Fatalf("%+v, want SYNCING while the backfill waits", sub)
+	}
+	close(src.release)
+	for h.subscription().State != query.StateActive {
+		select {
+		case <-deadline:
+			t.Fatal("the backfill did not end")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	h.sameSet(h.listed(), h.want(0), 0)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
