@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -144,4 +145,44 @@ func TestLeaseAcquiredOnce(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLeaseFrozenInTransaction: a holder frozen in the middle of a write
+// transaction (which locks the lease row) does not keep the next holder
+// out: PostgreSQL ends its session when its lease runs out, another
+// replica takes the lease, and the frozen transaction commits nothing.
+func TestLeaseFrozenInTransaction(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	ctx := context.Background()
+	a, b := open(t, dsn), open(t, dsn)
+	const short = time.Second
+	l, held, err := a.AcquireLease(ctx, "ETH", "a:1", short)
+	if err != nil || !held {
+		t.Fatalf("AcquireLease: %v, %v", held, err)
+	}
+	opened, release := make(chan struct{}), make(chan struct{})
+	held2 := make(chan error, 1)
+	go func() { held2 <- a.HoldTx(query.WithLease(ctx, l), opened, release) }()
+	<-opened
+	start := time.Now()
+	for {
+		lb, held, err := b.AcquireLease(ctx, "ETH", "b:2", ttl)
+		if err != nil {
+			t.Fatalf("AcquireLease while a is frozen in a transaction: %v", err)
+		}
+		if held {
+			if lb.Generation != 2 {
+				t.Fatalf("b's lease %+v, want generation 2", lb)
+			}
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatal("b did not take the lease within 30 s: a's open transaction holds it")
+		}
+	}
+	t.Logf("b took the lease %s after a froze in a transaction (lease of %s)", time.Since(start).Round(10*time.Millisecond), short)
+	close(release)
+	if err := <-held2; err == nil {
+		t.Fatal("the frozen transaction committed after its lease was taken")
+	}
 }
