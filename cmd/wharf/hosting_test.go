@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -243,6 +246,44 @@ func checkHosting(t *testing.T, e *hostingEnv, url string) {
 		resp, _ = hget(t, "HEAD", url+"/"+engine)
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("HEAD without credentials = %d, want 401", resp.StatusCode)
+		}
+	})
+	t.Run("BrowserSession", func(t *testing.T) {
+		// The page's login (through the proxy to wharf) sets a session
+		// cookie that the auth subrequest carries to wharf.
+		jar, _ := cookiejar.New(nil)
+		c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.Get(url + "/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+		if m == nil {
+			t.Fatalf("GET /login = %d without a csrf field", resp.StatusCode)
+		}
+		form := neturl.Values{"credential": {e.key}, "csrf": {string(m[1])}, "next": {"/"}}
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", url+"/login", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", url)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		resp, err = c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 3 {
+			t.Fatalf("POST /login = %d, want a redirect", resp.StatusCode)
+		}
+		resp, err = c.Get(url + "/" + engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != string(file(engine)) {
+			t.Errorf("download with the session cookie = %d, %d bytes; want 200 and the store's bytes", resp.StatusCode, len(body))
 		}
 	})
 	t.Run("NothingElse", func(t *testing.T) {
