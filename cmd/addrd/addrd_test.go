@@ -100,7 +100,8 @@ func TestHelp(t *testing.T) {
 		})
 	}
 	out, _, _ := run(t, "serve", "--help")
-	for _, env := range []string{"ADDRD_LISTEN", "ADDRD_DB", "ADDRD_CHAIN", "ADDRD_LOG_LEVEL"} {
+	for _, env := range []string{"ADDRD_LISTEN", "ADDRD_DB", "ADDRD_CHAIN", "ADDRD_LOG_LEVEL", "ADDRD_LOG_FORMAT",
+		"ADDRD_SHUTDOWN_TIMEOUT", "ADDRD_TRUSTED_PROXY", "ADDRD_RATE_KEY", "ADDRD_MAX_SUBSCRIPTIONS", "ADDRD_LEASE_TTL"} {
 		if !strings.Contains(out, env) {
 			t.Errorf("serve --help does not name %s", env)
 		}
