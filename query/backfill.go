@@ -248,14 +248,23 @@ type probe struct {
 // percent of reading every block.
 func changedBlocks(ctx context.Context, ss StateSource, from, to uint64, addresses []string) (map[uint64]bool, error) {
 	c := stateCache{ss: ss, at: make(map[uint64]map[string]AccountState)}
-	// Before the first block everything is zero.
+	// The bounds with their nonces (before the first block everything is
+	// zero): an address whose nonce is the same at both sent nothing in
+	// the range (a nonce only grows), so no part of it needs its nonce.
+	reads := []probeRead{{to, addresses, true}}
 	if from > 0 {
-		if err := c.read(ctx, []probeRead{{from - 1, addresses, false}}); err != nil {
-			return nil, err
-		}
+		reads = append(reads, probeRead{from - 1, addresses, true})
 	}
-	if err := c.read(ctx, []probeRead{{to, addresses, false}}); err != nil {
+	if err := c.read(ctx, reads); err != nil {
 		return nil, err
+	}
+	c.quiet = make(map[string]bool)
+	for _, a := range addresses {
+		before := uint64(0)
+		if from > 0 {
+			before = c.get(from-1, a).Nonce
+		}
+		c.quiet[a] = before == c.get(to, a).Nonce
 	}
 	out := make(map[uint64]bool)
 	level := []probe{{from, to, addresses}}
@@ -266,7 +275,7 @@ func changedBlocks(ctx context.Context, ss StateSource, from, to uint64, address
 		for _, p := range level {
 			var same []string
 			for _, a := range p.addresses {
-				if c.balance(p.lo, a) == c.get(p.hi, a).Balance {
+				if !c.quiet[a] && c.balance(p.lo, a) == c.get(p.hi, a).Balance {
 					same = append(same, a)
 				}
 			}
@@ -321,6 +330,9 @@ type stateCache struct {
 	at map[uint64]map[string]AccountState
 	// nonced records the (block, address) pairs whose nonce was read.
 	nonced map[uint64]map[string]bool
+	// quiet are the addresses whose nonce is the same at both ends of the
+	// range: their nonces are never compared.
+	quiet map[string]bool
 }
 
 // read reads what reads ask and is not known yet, concurrently, a few
@@ -386,7 +398,12 @@ func (c *stateCache) differs(lo, hi uint64, a string) bool {
 		before = c.get(lo-1, a)
 	}
 	after := c.get(hi, a)
-	return before.Balance != after.Balance || before.Nonce != after.Nonce
+	if before.Balance != after.Balance {
+		return true
+	}
+	// Equal balances: the nonces were read, unless the address sent
+	// nothing in the whole range.
+	return !c.quiet[a] && before.Nonce != after.Nonce
 }
 
 // learnTokens hands the tokens the backfilled transactions moved for
