@@ -75,8 +75,16 @@ func TestKillWhileTracing(t *testing.T) {
 		return cp.Number
 	}
 	args := []string{"--db", dsn, "--chain", "ETH=" + g.URL, "--confirmations", "0", "--traces", "on"}
+	var head0 hexutil.Uint64
+	if err := g.Call(ctx, &head0, "eth_blockNumber"); err != nil {
+		t.Fatal(err)
+	}
 	var payouts []string
 	first := startProc(t, args...)
+	// The payouts start once the subscriptions are synced, so that the head
+	// follower, which traces, stores them all: a window backfill does not
+	// trace (docs/fetcher.md), and this test is about a kill while tracing.
+	eventually(t, 60*time.Second, "the first process syncs the subscriptions", func() bool { return checkpoint() >= uint64(head0) })
 	for i := range 10 {
 		payouts = append(payouts, payout(i))
 	}
