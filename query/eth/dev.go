@@ -232,6 +232,10 @@ func (d *Dev) startChain(alloc types.GenesisAlloc) error {
 		ethConf.NoPruning = true
 	}
 	ethConf.TxPool.NoLocals = true
+	// The miner fills a block for at most Recommit (2 s by default) and
+	// seals what it has then: under load (-race, both cores busy) a block
+	// lost transactions to the next one. Commit waits for the whole block.
+	ethConf.Miner.Recommit = time.Minute
 	// As ethclient/simulated: no log index, eth_getLogs scans receipts.
 	ethConf.LogNoHistory = true
 	// Room for a benchmark's blocks of a hundred transfers from a few accounts.
