@@ -99,8 +99,9 @@ func (f *Fetcher) backfillStep(ctx context.Context) (more bool, err error) {
 	return more, nil
 }
 
-// backfillSlice backfills the newest slice of job and stores it with the
-// job's new position; done reports that the job has ended.
+// backfillSlice backfills the newest slice of job and stores it, with its
+// statement rows, and the job's new position; done reports that the job
+// has ended.
 func (f *Fetcher) backfillSlice(ctx context.Context, job BackfillJob) (done bool, err error) {
 	width := f.sliceWidth
 	if width == 0 {
@@ -111,11 +112,19 @@ func (f *Fetcher) backfillSlice(ctx context.Context, job BackfillJob) (done bool
 		lo = job.Next - width + 1
 	}
 	start := f.cfg.Clock.Now()
-	txs, err := f.backfillRange(ctx, lo, job.Next, job.Addresses)
+	found, state, err := f.backfillRange(ctx, lo, job.Next, job.Addresses)
 	if err != nil {
 		return false, fmt.Errorf("backfill %d-%d of %d addresses: %w", lo, job.Next, len(job.Addresses), err)
 	}
-	if err := f.cfg.Store.StoreBackfill(ctx, f.cfg.Chain, job, txs, int64(lo)-1); err != nil {
+	var txs []Transaction
+	for _, p := range found {
+		txs = append(txs, p.txs...)
+	}
+	changes, err := f.pastStatement(ctx, job, lo, found, state)
+	if err != nil {
+		return false, fmt.Errorf("backfill %d-%d of %d addresses: statement: %w", lo, job.Next, len(job.Addresses), err)
+	}
+	if err := f.cfg.Store.StoreBackfill(ctx, f.cfg.Chain, job, txs, changes, int64(lo)-1); err != nil {
 		return false, err
 	}
 	f.learnTokens(job.Addresses, txs)
@@ -135,32 +144,77 @@ func (f *Fetcher) backfillSlice(ctx context.Context, job BackfillJob) (done bool
 	return false, nil
 }
 
-// backfillRange returns the transactions of blocks from to to that touch
-// addresses: by history (bisection on state, logs by address) when
-// BackfillAll and the node keeps the state, else by the Backfiller.
-func (f *Fetcher) backfillRange(ctx context.Context, from, to uint64, addresses []string) ([]Transaction, error) {
-	if f.cfg.BackfillAll {
-		if ss, ok := f.cfg.Source.(StateSource); ok {
-			txs, err := f.history(ctx, ss, from, to, addresses)
-			if !errors.Is(err, ErrNoState) {
-				return txs, f.nodeErr(err)
-			}
-			f.log.Warn("fetcher: the node lost the state of old blocks during a full-history backfill; scanning blocks instead", "from", from, "to", to, "err", err)
-		}
+// backfillRange returns what blocks from to to hold for addresses, oldest
+// first, and whether the node has the state before them (so that the
+// statement can be checked there). Where the node has that state (an
+// archive node, or recent blocks) it searches by history (bisection on
+// state, logs by address; every change found, internal ones included)
+// when that costs less than reading every block, or scans every block
+// with its traces; without the state it scans blocks, receipts and logs
+// (traces need the state too).
+func (f *Fetcher) backfillRange(ctx context.Context, from, to uint64, addresses []string) ([]pastBlock, bool, error) {
+	ss, _ := f.cfg.Source.(StateSource)
+	state, err := f.stateBefore(ctx, ss, from)
+	if err != nil {
+		return nil, false, f.nodeErr(err)
 	}
-	txs, err := f.cfg.Backfiller.Backfill(ctx, from, to, addresses)
-	return txs, f.nodeErr(err)
+	if state && (f.cfg.BackfillAll || bisectPays(len(addresses), to-from+1)) {
+		found, err := f.history(ctx, ss, from, to, addresses)
+		if !errors.Is(err, ErrNoState) {
+			return found, true, f.nodeErr(err)
+		}
+		f.log.Warn("fetcher: the node lost the state of old blocks during a backfill; scanning blocks instead", "from", from, "to", to, "err", err)
+		state = false
+	}
+	r := pastReader{src: f.cfg.Source}
+	if state && f.traceAPI != "" {
+		r.trace = f.traces
+	}
+	found, err := r.scan(ctx, from, to, addresses, 0)
+	if err != nil {
+		return nil, false, f.nodeErr(err)
+	}
+	return found, state, f.nodeErr(f.pastTokenInfo(ctx, found))
 }
 
-// history finds the transactions of blocks from to to touching addresses
-// without reading every block: the token transfers from eth_getLogs with
-// the addresses in topic 1, then topic 2 (Source.Transfers adapts its
-// ranges to the node's limits); the native movements by bisecting the
-// range on the addresses' balance and nonce; then it reads only the blocks
-// where something changed, whole (every receipt, every Transfer log, the
-// traces when the node has them), so that each transaction is stored with
-// all its movements.
-func (f *Fetcher) history(ctx context.Context, ss StateSource, from, to uint64, addresses []string) ([]Transaction, error) {
+// bisectPays reports whether searching blocks by the state of addresses
+// costs fewer calls than reading each of blocks: the search reads each
+// address's balance and nonce at the range's bounds at least (four calls),
+// a scan a block and its traces (two).
+func bisectPays(addresses int, blocks uint64) bool {
+	return uint64(2*addresses) <= blocks
+}
+
+// stateBefore reports whether the node has the state of the block before
+// from (of block 0 for from 0), asking for a balance there.
+func (f *Fetcher) stateBefore(ctx context.Context, ss StateSource, from uint64) (bool, error) {
+	if ss == nil {
+		return false, nil
+	}
+	_, err := ss.States(ctx, max(from, 1)-1, []string{"0x0000000000000000000000000000000000000000"}, false)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNoState):
+		return false, nil
+	}
+	return false, err
+}
+
+// traces reads the internal movements of b.
+func (f *Fetcher) traces(ctx context.Context, b SourceBlock) ([]InternalMove, error) {
+	return f.tracer.Traces(ctx, b, f.traceAPI)
+}
+
+// history finds what blocks from to to hold for addresses without reading
+// every block: the token transfers from eth_getLogs with the addresses in
+// topic 1, then topic 2 (Source.Transfers adapts its ranges to the node's
+// limits); the native movements by bisecting the range on the addresses'
+// balance and nonce; then it reads only the blocks where something
+// changed, whole (every receipt, every Transfer log, the traces when the
+// node has them), so that each transaction is stored with all its
+// movements.
+func (f *Fetcher) history(ctx context.Context, ss StateSource, from, to uint64, addresses []string) ([]pastBlock, error) {
 	logs, err := f.cfg.Source.Transfers(ctx, from, to, addresses)
 	if err != nil {
 		return nil, err
@@ -176,57 +230,37 @@ func (f *Fetcher) history(ctx context.Context, ss StateSource, from, to uint64, 
 	for _, a := range addresses {
 		set[a] = true
 	}
+	r := pastReader{src: f.cfg.Source}
+	if f.traceAPI != "" {
+		r.trace = f.traces
+	}
+	byBlock := logsByBlock(logs)
 	numbers := sortedKeys(changed)
-	txs := make([][]Transaction, len(numbers))
+	found := make([]pastBlock, len(numbers))
 	err = parallel(ctx, len(numbers), 4, func(ctx context.Context, i int) error {
-		var err error
-		txs[i], err = f.backfillBlock(ctx, numbers[i], set)
+		blocks, err := f.cfg.Source.Blocks(ctx, numbers[i], numbers[i])
+		if err != nil {
+			return err
+		}
+		if len(blocks) == 0 {
+			return fmt.Errorf("block %d: the node does not have it: %w", numbers[i], ErrUnavailable)
+		}
+		found[i], err = r.block(ctx, blocks[0], byBlock[numbers[i]], set)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := f.tokenInfo(ctx, txs); err != nil {
-		return nil, err
-	}
-	return slices.Concat(txs...), nil
+	return found, f.pastTokenInfo(ctx, found)
 }
 
-// backfillBlock reads block number whole and returns its transactions
-// touching set.
-func (f *Fetcher) backfillBlock(ctx context.Context, number uint64, set map[string]bool) ([]Transaction, error) {
-	blocks, err := f.cfg.Source.Blocks(ctx, number, number)
-	if err != nil {
-		return nil, err
+// pastTokenInfo fills in the symbols and decimals of the transfers found.
+func (f *Fetcher) pastTokenInfo(ctx context.Context, found []pastBlock) error {
+	txs := make([][]Transaction, len(found))
+	for i := range found {
+		txs[i] = found[i].txs
 	}
-	if len(blocks) == 0 {
-		return nil, fmt.Errorf("block %d: the node does not have it: %w", number, ErrUnavailable)
-	}
-	b := blocks[0]
-	all, logs, err := f.cfg.Source.BlockReceipts(ctx, b.Block)
-	if err != nil {
-		return nil, err
-	}
-	var traced []InternalMove
-	if f.traceAPI != "" {
-		if traced, err = f.tracer.Traces(ctx, b, f.traceAPI); err != nil {
-			return nil, fmt.Errorf("traces of block %d: %w", number, err)
-		}
-	}
-	m := matchBlock(b, logs, traced, func(a string) bool { return set[a] })
-	byHash := make(map[string]Receipt, len(all))
-	for _, r := range all {
-		byHash[r.TxHash] = r
-	}
-	receipts := make([]Receipt, len(m.hashes))
-	for i, h := range m.hashes {
-		r, ok := byHash[h]
-		if !ok {
-			return nil, fmt.Errorf("block %d %s: no receipt for %s: %w", b.Number, b.Hash, h, ErrUnavailable)
-		}
-		receipts[i] = r
-	}
-	return m.transactions(b, receipts), nil
+	return f.tokenInfo(ctx, txs)
 }
 
 // learnTokens hands the tokens the backfilled transactions moved for

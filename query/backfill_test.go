@@ -39,11 +39,16 @@ type history struct {
 	account int64
 	x       string
 	sent    map[string]uint64 // hashes of X's transactions sent, by block
+	// internal are the hashes of the payouts to X through the forwarder,
+	// which a scan without traces does not see.
+	internal []string
 }
 
 // newHistory builds n blocks after the token's two: every 25th holds a
 // transfer from X, every 25th (offset) one to X and a token transfer to
-// X; the others a transfer between accounts 0 and 1.
+// X, every 25th (another offset) a payout to X through the forwarder
+// contract (an internal transfer, seen in traces only); the others a
+// transfer between accounts 0 and 1.
 func newHistory(t *testing.T, archive bool, n int) *history {
 	t.Helper()
 	ctx := context.Background()
@@ -74,6 +79,10 @@ func newHistory(t *testing.T, archive bool, n int) *history {
 		case 19:
 			mine = append(mine, send(dev.Transfer(ctx, 2, dev.Accounts[3], big.NewInt(int64(5000+i)))),
 				send(dev.TransferToken(ctx, 0, dev.Accounts[3], big.NewInt(int64(7+i)))))
+		case 13:
+			hash := send(dev.Forward(ctx, 0, []common.Address{dev.Accounts[3]}, big.NewInt(int64(3000+i))))
+			mine = append(mine, hash)
+			h.internal = append(h.internal, strings.ToLower(hash.Hex()))
 		default:
 			send(dev.Transfer(ctx, 0, dev.Accounts[1], big.NewInt(int64(1+i))))
 		}
@@ -241,6 +250,17 @@ func TestBackfillHistory(t *testing.T) {
 	for _, tx := range scan {
 		scanned[tx.Hash] = tx.BlockNumber
 	}
+	// The scan reads no traces: the payouts through the forwarder are the
+	// history's alone (its search sees them move X's balance).
+	for _, hash := range h.internal {
+		if _, ok := scanned[hash]; ok {
+			t.Errorf("the scan without traces finds the internal payout %s", hash)
+		}
+		scanned[hash] = got[hash]
+	}
+	if len(h.internal) == 0 {
+		t.Fatal("the history holds no internal payout")
+	}
 	if len(scanned) != len(got) {
 		t.Errorf("history lists %d transactions, the block scan %d", len(got), len(scanned))
 	}
@@ -249,6 +269,7 @@ func TestBackfillHistory(t *testing.T) {
 			t.Errorf("the scan finds %s in block %d, the history does not", hash, b)
 		}
 	}
+	h.coherent(0)
 	// The token transfers are stored whole, with their log.
 	for _, tx := range scan {
 		stored, err := h.db.Transaction(ctx, chain, tx.Hash)
@@ -258,6 +279,64 @@ func TestBackfillHistory(t *testing.T) {
 		if len(stored.Transfers) != len(tx.Transfers) {
 			t.Errorf("%s stored with %d transfers, the scan sees %d", tx.Hash, len(stored.Transfers), len(tx.Transfers))
 		}
+	}
+}
+
+// coherent fails unless X's statement covers exactly what its
+// transactions do, from block from to the checkpoint: a native row at the
+// block of each transaction listed, a row wherever the node's balance of
+// X changed and nowhere else, the oldest opening at the node's balance
+// before from (nothing before the genesis, whose allocation is a row),
+// every row chained, reconciled and equal to the node's balance after its
+// block (checkStatement).
+func (h *history) coherent(from uint64) {
+	h.t.Helper()
+	ctx := context.Background()
+	src := sourceOf(h.t, h.dev)
+	checkStatement(h.t, h.db, src, h.account, []string{h.x})
+	cp, _, err := h.db.Checkpoint(ctx, chain)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	all := statementOf(h.t, h.db, h.account, h.x)
+	any := make(map[uint64]bool)
+	for _, r := range all {
+		any[r.Block] = true
+		if r.Block < from {
+			h.t.Errorf("statement row of block %d, before the history start %d", r.Block, from)
+		}
+	}
+	for hash, b := range h.listed() {
+		if !any[b] {
+			h.t.Errorf("transaction %s of block %d listed, no statement row there", hash, b)
+		}
+	}
+	rows := native(all)
+	byBlock := make(map[uint64]query.BalanceChange)
+	for _, r := range rows {
+		byBlock[r.Block] = r
+	}
+	balance := func(at uint64) string {
+		h.t.Helper()
+		bals, err := src.Balances(ctx, at, []query.BalanceQuery{{Address: h.x}})
+		if err != nil || len(bals) != 1 {
+			h.t.Fatalf("balance of X at %d: %v %v", at, bals, err)
+		}
+		return bals[0].Amount
+	}
+	prev := "0"
+	if from > 0 {
+		prev = balance(from - 1)
+	}
+	for b := from; b <= cp.Number; b++ {
+		now := balance(b)
+		if _, ok := byBlock[b]; ok != (now != prev) {
+			h.t.Errorf("block %d: X's balance %s -> %s, statement row: %v", b, prev, now, ok)
+		}
+		prev = now
+	}
+	if from == 0 && (len(rows) == 0 || rows[len(rows)-1].Causes[0].Kind != query.KindGenesis) {
+		h.t.Errorf("a statement from block 0 does not start with the genesis allocation: %+v", rows)
 	}
 }
 
@@ -307,6 +386,7 @@ func TestBackfillWindow(t *testing.T) {
 		t.Fatalf("%+v, want ACTIVE from %d", sub, from)
 	}
 	h.sameSet(h.listed(), h.want(from), from)
+	h.coherent(from)
 }
 
 // TestBackfillNoState: on a node without the state of old blocks, "all"
@@ -358,11 +438,11 @@ type killedBackfill struct {
 	left atomic.Int64
 }
 
-func (s *killedBackfill) StoreBackfill(ctx context.Context, chain string, job query.BackfillJob, txs []query.Transaction, next int64) error {
+func (s *killedBackfill) StoreBackfill(ctx context.Context, chain string, job query.BackfillJob, txs []query.Transaction, changes []query.BalanceChange, next int64) error {
 	if s.left.Add(-1) < 0 {
 		return errCrash
 	}
-	return s.FetcherStore.StoreBackfill(ctx, chain, job, txs, next)
+	return s.FetcherStore.StoreBackfill(ctx, chain, job, txs, changes, next)
 }
 
 // TestBackfillKilled kills the process halfway through a full-history

@@ -1,40 +1,81 @@
 package query
 
-// The backfill of new subscriptions over past blocks.
+// Reading past blocks for a backfill: one block whole, or every block of a
+// range.
 
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
-// Backfiller finds the past transactions of addresses that were just
-// subscribed. BlockScan reads them block by block from a Source; an
-// Etherscan-compatible or an ots_ (Otterscan) index could answer the same
-// question with fewer calls.
-type Backfiller interface {
-	// Backfill returns the transactions of blocks from to to (inclusive)
-	// that touch one of addresses, with their receipts' status and fee.
-	// Errors wrap ErrUnavailable when the source cannot be reached.
-	Backfill(ctx context.Context, from, to uint64, addresses []string) ([]Transaction, error)
+// pastBlock is what a backfill found in one block: the transactions that
+// touch the backfilled addresses, each whole, and the movements of their
+// balances (fetch_move.go), from which their statement rows are made.
+type pastBlock struct {
+	number uint64
+	time   time.Time
+	txs    []Transaction
+	moves  []move
+	traced bool // the block's internal movements were read
 }
 
-// BlockScan is the Backfiller that scans every block of the range through
-// a Source: the Transfer logs filtered by the addresses, the blocks for
-// native transfers, and receipts of what matched.
-type BlockScan struct {
-	Source Source
-	// Chunk is the number of blocks read per round; default 256.
-	Chunk uint64
+// pastReader reads past blocks for a backfill through a Source, with
+// their internal movements when trace is set.
+type pastReader struct {
+	src   Source
+	trace func(context.Context, SourceBlock) ([]InternalMove, error)
 }
 
-var _ Backfiller = BlockScan{}
+// block reads what block b holds for set. logs are b's Transfer logs
+// that involve set (all of them will do): a block that nothing touches
+// (no transaction, log, internal movement, withdrawal or fee income of an
+// address of set) costs no more calls; one that something touches is
+// read whole (every receipt, every Transfer log), so that each
+// transaction is stored with the transfers of all its parties.
+func (r pastReader) block(ctx context.Context, b SourceBlock, logs []TokenTransfer, set map[string]bool) (pastBlock, error) {
+	out := pastBlock{number: b.Number, time: b.Time, traced: r.trace != nil}
+	var traced []InternalMove
+	if r.trace != nil {
+		var err error
+		if traced, err = r.trace(ctx, b); err != nil {
+			return out, fmt.Errorf("traces of block %d: %w", b.Number, err)
+		}
+	}
+	tracked := func(a string) bool { return set[a] }
+	if len(matchBlock(b, logs, traced, tracked).touched) == 0 {
+		return out, nil
+	}
+	all, logs, err := r.src.BlockReceipts(ctx, b.Block)
+	if err != nil {
+		return out, fmt.Errorf("receipts of block %d: %w", b.Number, err)
+	}
+	m := matchBlock(b, logs, traced, tracked)
+	byHash := make(map[string]Receipt, len(all))
+	for _, rc := range all {
+		byHash[rc.TxHash] = rc
+	}
+	receipts := make([]Receipt, len(m.hashes))
+	for i, h := range m.hashes {
+		rc, ok := byHash[h]
+		if !ok {
+			return out, fmt.Errorf("block %d %s: no receipt for %s: %w", b.Number, b.Hash, h, ErrUnavailable)
+		}
+		receipts[i] = rc
+	}
+	out.txs = m.transactions(b, receipts)
+	out.moves = blockMoves(b, out.txs, all, tracked)
+	return out, nil
+}
 
-// Backfill scans blocks from to to for transactions touching addresses.
-func (s BlockScan) Backfill(ctx context.Context, from, to uint64, addresses []string) ([]Transaction, error) {
+// scan reads every block from to to: the Transfer logs involving
+// addresses in one call per chunk of blocks, the blocks, their traces
+// when r traces, and whole the blocks that touch addresses. It returns
+// the blocks that hold something for them, oldest first.
+func (r pastReader) scan(ctx context.Context, from, to uint64, addresses []string, chunk uint64) ([]pastBlock, error) {
 	if to < from || len(addresses) == 0 {
 		return nil, nil
 	}
-	chunk := s.Chunk
 	if chunk == 0 {
 		chunk = 256
 	}
@@ -42,48 +83,62 @@ func (s BlockScan) Backfill(ctx context.Context, from, to uint64, addresses []st
 	for _, a := range addresses {
 		set[a] = true
 	}
-	var out []Transaction
+	var out []pastBlock
 	for lo := from; lo <= to; lo += chunk {
 		hi := min(to, lo+chunk-1)
-		logs, err := s.Source.Transfers(ctx, lo, hi, addresses)
+		logs, err := r.src.Transfers(ctx, lo, hi, addresses)
 		if err != nil {
-			return nil, fmt.Errorf("backfill %d-%d: %w", lo, hi, err)
+			return nil, fmt.Errorf("scan %d-%d: %w", lo, hi, err)
 		}
-		blocks, err := s.Source.Blocks(ctx, lo, hi)
+		blocks, err := r.src.Blocks(ctx, lo, hi)
 		if err != nil {
-			return nil, fmt.Errorf("backfill %d-%d: %w", lo, hi, err)
+			return nil, fmt.Errorf("scan %d-%d: %w", lo, hi, err)
 		}
 		byBlock := logsByBlock(logs)
-		for _, b := range blocks {
-			tracked := func(a string) bool { return set[a] }
-			if m := match(b, byBlock[b.Number], tracked); len(m.hashes) == 0 {
-				continue
+		found := make([]pastBlock, len(blocks))
+		err = parallel(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
+			var err error
+			found[i], err = r.block(ctx, blocks[i], byBlock[blocks[i].Number], set)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("scan %d-%d: %w", lo, hi, err)
+		}
+		for _, p := range found {
+			if len(p.txs) > 0 || len(p.moves) > 0 {
+				out = append(out, p)
 			}
-			// A match: the block's receipts, with every Transfer log in
-			// it, so that each transaction is stored whole, with the
-			// transfers of its other parties too.
-			all, logs, err := s.Source.BlockReceipts(ctx, b.Block)
-			if err != nil {
-				return nil, fmt.Errorf("backfill block %d: %w", b.Number, err)
-			}
-			m := match(b, logs, tracked)
-			byHash := make(map[string]Receipt, len(all))
-			for _, r := range all {
-				byHash[r.TxHash] = r
-			}
-			receipts := make([]Receipt, len(m.hashes))
-			for i, h := range m.hashes {
-				r, ok := byHash[h]
-				if !ok {
-					return nil, fmt.Errorf("backfill block %d %s: no receipt for %s: %w", b.Number, b.Hash, h, ErrUnavailable)
-				}
-				receipts[i] = r
-			}
-			out = append(out, m.transactions(b, receipts)...)
 		}
 		if n := uint64(len(blocks)); n < hi-lo+1 {
 			break // the node has no more blocks
 		}
+	}
+	return out, nil
+}
+
+// BlockScan finds the past transactions of addresses by reading every
+// block of a range through a Source: the Transfer logs filtered by the
+// addresses, the blocks for native transfers, and receipts of what
+// matched. It is what a window backfill does on a node without the state
+// of its blocks (without traces), and the reference the full-history
+// search is measured against.
+type BlockScan struct {
+	Source Source
+	// Chunk is the number of blocks read per round; default 256.
+	Chunk uint64
+}
+
+// Backfill returns the transactions of blocks from to to (inclusive)
+// that touch one of addresses, with their receipts' status and fee.
+// Errors wrap ErrUnavailable when the source cannot be reached.
+func (s BlockScan) Backfill(ctx context.Context, from, to uint64, addresses []string) ([]Transaction, error) {
+	found, err := pastReader{src: s.Source}.scan(ctx, from, to, addresses, s.Chunk)
+	if err != nil {
+		return nil, fmt.Errorf("backfill %d-%d: %w", from, to, err)
+	}
+	var out []Transaction
+	for _, p := range found {
+		out = append(out, p.txs...)
 	}
 	return out, nil
 }

@@ -270,6 +270,38 @@ func (f *Fetcher) reconcileStored(ctx context.Context, balances []Balance, at Bl
 	return nil
 }
 
+// startStatements starts the statements of balances read at block at
+// (newly synced addresses owed a backfill) at those balances, with no
+// row, whatever an earlier tracking left: the backfill writes the rows of
+// the blocks up to at, chaining down from there (backfill_statement.go).
+// Balances read elsewhere (the state window) start nothing; the head
+// follower anchors those where they first move.
+func (f *Fetcher) startStatements(ctx context.Context, balances []Balance, at Block) error {
+	if len(balances) == 0 {
+		return nil
+	}
+	keys := make(map[assetKey]bool)
+	for _, b := range balances {
+		keys[assetKey{b.Address, b.Contract}] = true
+	}
+	if err := f.loadHeads(ctx, keys); err != nil {
+		return err
+	}
+	for _, b := range balances {
+		if b.Block != at.Number {
+			continue
+		}
+		if bal, ok := new(big.Int).SetString(b.Amount, 10); ok {
+			f.heads[assetKey{b.Address, b.Contract}] = &head{block: at.Number, balance: bal, dirty: true}
+		}
+	}
+	if err := f.cfg.Store.PutStatement(ctx, f.cfg.Chain, nil, f.dirtyHeads(), balances); err != nil {
+		f.resetHeads()
+		return err
+	}
+	return nil
+}
+
 func compareStrings(a, b string) int {
 	switch {
 	case a < b:

@@ -22,14 +22,12 @@ func (f *Fetcher) sync(ctx context.Context, fresh []Tracked, cp Block) error {
 	if err != nil {
 		return err
 	}
-	if err := f.reconcileStored(ctx, bals, cp); err != nil {
-		return err
-	}
 	all, err := f.historyAvailable(ctx, cp.Number)
 	if err != nil {
 		return err
 	}
 	byLow := make(map[uint64][]string)
+	owed := make(map[string]bool) // addresses owed a backfill
 	for _, t := range fresh {
 		low := t.SyncFrom
 		switch {
@@ -42,6 +40,24 @@ func (f *Fetcher) sync(ctx context.Context, fresh []Tracked, cp Block) error {
 			low = 0
 		}
 		byLow[low] = append(byLow[low], t.Address)
+		owed[t.Address] = low <= cp.Number
+	}
+	// The statement of an address owed a backfill starts again at its
+	// balances at cp: the backfill's rows chain down from there to meet
+	// its earlier statement, if any. The others' are checked there.
+	var start, check []Balance
+	for _, b := range bals {
+		if owed[b.Address] {
+			start = append(start, b)
+		} else {
+			check = append(check, b)
+		}
+	}
+	if err := f.startStatements(ctx, start, cp); err != nil {
+		return err
+	}
+	if err := f.reconcileStored(ctx, check, cp); err != nil {
+		return err
 	}
 	for _, low := range sortedKeys(byLow) {
 		if err := f.cfg.Store.MarkSynced(ctx, f.cfg.Chain, byLow[low], cp.Number, low); err != nil {

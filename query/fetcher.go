@@ -29,9 +29,6 @@ type FetcherConfig struct {
 	Chain  string
 	Store  FetcherStore
 	Source Source
-	// Backfiller finds the past transactions of new subscriptions;
-	// default BlockScan over Source.
-	Backfiller Backfiller
 	// Clock paces Run and stamps health; default SystemClock.
 	Clock  Clock
 	Logger *slog.Logger
@@ -173,9 +170,6 @@ type Fetcher struct {
 func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 	if cfg.Chain == "" || cfg.Store == nil || cfg.Source == nil {
 		return nil, errors.New("fetcher: Chain, Store and Source are required")
-	}
-	if cfg.Backfiller == nil {
-		cfg.Backfiller = BlockScan{Source: cfg.Source}
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = SystemClock{}

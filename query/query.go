@@ -184,6 +184,7 @@ const (
 	KindFeeIncome    = "fee_income"   // the priority fees of a block, to its fee recipient
 	KindCreation     = "creation"     // value sent with a contract creation (CREATE, CREATE2, or a creating transaction)
 	KindSelfdestruct = "selfdestruct" // a SELFDESTRUCT's balance, to its beneficiary
+	KindGenesis      = "genesis"      // the allocation of the genesis block
 )
 
 // BalanceChange is a row of an address's statement: how the balance of
@@ -232,6 +233,26 @@ type StatementHead struct {
 	Contract string
 	Block    uint64
 	Balance  string
+}
+
+// Holding names one asset of one address: its native coin (Contract "")
+// or a token.
+type Holding struct {
+	Address  string
+	Contract string
+}
+
+// StatementBound is what the stored statement tells of a holding's
+// balance around the blocks lo to hi that a backfill fills.
+type StatementBound struct {
+	Holding
+	// Above is the balance after block hi: the opening balance of the
+	// holding's first row above hi, else its head's balance when the head
+	// stands at hi or above; "" when the statement does not tell.
+	Above string
+	// Below is the balance after the holding's last row below lo (an
+	// earlier tracking of the address); "" when there is none.
+	Below string
 }
 
 // TxCursor is the keyset position after a transaction in the order most

@@ -82,8 +82,10 @@ type FetchStore interface {
 	// and moves their backfill down to next, all in one database
 	// transaction: the blocks above next up to job.Next are covered (a
 	// next below job.Low ends the backfill). Addresses unsubscribed or
-	// resynced meanwhile are left as they are.
-	StoreBackfill(ctx context.Context, chain string, job BackfillJob, txs []Transaction, next int64) error
+	// resynced meanwhile are left as they are. The statement rows of the
+	// backfilled blocks are stored with them (rows already there are left
+	// as they are).
+	StoreBackfill(ctx context.Context, chain string, job BackfillJob, txs []Transaction, changes []BalanceChange, next int64) error
 
 	// Checkpoint returns the last block stored for chain; ok is false when
 	// none is.
@@ -110,6 +112,10 @@ type FetchStore interface {
 	// StatementHeads returns where the statements of addresses stand, one
 	// per asset that has one.
 	StatementHeads(ctx context.Context, chain string, addresses []string) ([]StatementHead, error)
+	// StatementBounds returns what the stored statement tells of the
+	// balances of holdings around blocks lo to hi, which a backfill is
+	// about to fill: one per holding, in the order given.
+	StatementBounds(ctx context.Context, chain string, holdings []Holding, lo, hi uint64) ([]StatementBound, error)
 	// PutStatement stores statement rows, heads and balances read outside
 	// a block (a new subscription, the scheduled refresh) in one
 	// transaction; rows already there are left as they are.

@@ -798,7 +798,7 @@ func (e *env) cover(addresses ...string) {
 	if err := e.db.MarkSynced(ctx, "ETH", addresses, 0, 0); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: addresses, Low: 0, Next: 0}, nil, -1); err != nil {
+	if err := e.db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: addresses, Low: 0, Next: 0}, nil, nil, -1); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -848,7 +848,7 @@ func TestSubscriptionResource(t *testing.T) {
 		if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"SYNCING","history_start_block":6}`+"\n"; got != want {
 			t.Fatalf("synced, backfilling: %s, want %s", got, want)
 		}
-		if err := e.db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: []string{addrA}, Low: 2, Next: 5}, nil, 1); err != nil {
+		if err := e.db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: []string{addrA}, Low: 2, Next: 5}, nil, nil, 1); err != nil {
 			t.Fatal(err)
 		}
 		r = e.do("GET", path, e.alice)

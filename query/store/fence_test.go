@@ -12,7 +12,7 @@ import (
 // fetchReads are the FetchStore methods that write nothing; every other
 // method is a write and must be fenced.
 var fetchReads = map[string]bool{
-	"Tracked": true, "Backfills": true, "Checkpoint": true, "StoredBlock": true, "StatementHeads": true,
+	"Tracked": true, "Backfills": true, "Checkpoint": true, "StoredBlock": true, "StatementHeads": true, "StatementBounds": true,
 	// The lease's own methods check it themselves.
 	"AcquireLease": true, "RenewLease": true, "ReleaseLease": true, "ChainLease": true,
 }

@@ -160,6 +160,75 @@ func (db *DB) StatementHeads(ctx context.Context, chain string, addresses []stri
 	return out, nil
 }
 
+// Statement bounds: the first row above a block, the last row below one,
+// and the head, of one holding.
+const (
+	boundAbove = `SELECT doc FROM balance_changes WHERE chain = ? AND address = ? AND contract = ? AND block_number > ?
+		ORDER BY block_number LIMIT 1`
+	boundBelow = `SELECT doc FROM balance_changes WHERE chain = ? AND address = ? AND contract = ? AND block_number < ?
+		ORDER BY block_number DESC LIMIT 1`
+	boundHead = `SELECT block_number, balance FROM statement_heads WHERE chain = ? AND address = ? AND contract = ?`
+)
+
+// StatementBounds returns what the statement tells of holdings' balances
+// around blocks lo to hi (query.StatementBound).
+func (db *DB) StatementBounds(ctx context.Context, chain string, holdings []query.Holding, lo, hi uint64) ([]query.StatementBound, error) {
+	out := make([]query.StatementBound, len(holdings))
+	for i, h := range holdings {
+		b := query.StatementBound{Holding: h}
+		above, err := db.boundRow(ctx, boundAbove, chain, h, hi)
+		if err != nil {
+			return nil, wrap("statement bounds", err)
+		}
+		if above != nil {
+			after, _ := new(big.Int).SetString(above.BalanceAfter, 10)
+			amount, _ := new(big.Int).SetString(above.Amount, 10)
+			b.Above = after.Sub(after, amount).String()
+		} else {
+			var (
+				block   uint64
+				balance string
+			)
+			err := db.w.QueryRowContext(ctx, boundHead, chain, h.Address, h.Contract).Scan(&block, &balance)
+			switch {
+			case err == nil && block >= hi:
+				b.Above = balance
+			case err != nil && !isNoRows(err):
+				return nil, wrap("statement bounds", err)
+			}
+		}
+		if lo > 0 {
+			below, err := db.boundRow(ctx, boundBelow, chain, h, lo)
+			if err != nil {
+				return nil, wrap("statement bounds", err)
+			}
+			if below != nil {
+				b.Below = below.BalanceAfter
+			}
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// boundRow reads the one statement row q selects for h around block, or
+// nil.
+func (db *DB) boundRow(ctx context.Context, q, chain string, h query.Holding, block uint64) (*query.BalanceChange, error) {
+	var doc []byte
+	err := db.w.QueryRowContext(ctx, q, chain, h.Address, h.Contract, block).Scan(&doc)
+	if isNoRows(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, err := parseChangeDoc(chain, h.Address, doc)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
 // PutStatement stores statement rows, heads and balances in one transaction.
 func (db *DB) PutStatement(ctx context.Context, chain string, changes []query.BalanceChange, heads []query.StatementHead, balances []query.Balance) error {
 	if err := validateChanges(changes, heads); err != nil {

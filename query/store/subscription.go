@@ -300,9 +300,12 @@ func (db *DB) Backfills(ctx context.Context, chain string) ([]query.BackfillJob,
 // An address whose backfill is no longer job's (unsubscribed, or
 // resubscribed and synced again) is left as it is; the transactions are
 // stored all the same (they are the chain's, and inserts ignore rows
-// already there).
-func (db *DB) StoreBackfill(ctx context.Context, chain string, job query.BackfillJob, txs []query.Transaction, next int64) error {
+// already there), as are the statement rows of the backfilled blocks.
+func (db *DB) StoreBackfill(ctx context.Context, chain string, job query.BackfillJob, txs []query.Transaction, changes []query.BalanceChange, next int64) error {
 	if err := validate(txs, nil); err != nil {
+		return wrap("store backfill", err)
+	}
+	if err := validateChanges(changes, nil); err != nil {
 		return wrap("store backfill", err)
 	}
 	if next >= int64(job.Next) {
@@ -311,6 +314,9 @@ func (db *DB) StoreBackfill(ctx context.Context, chain string, job query.Backfil
 	done := next < int64(job.Low)
 	return wrap("store backfill", db.tx(ctx, func(tx bun.Tx) error {
 		if err := db.putTransactions(ctx, tx, chain, txs); err != nil {
+			return err
+		}
+		if err := db.putStatement(ctx, tx, chain, changes, nil); err != nil {
 			return err
 		}
 		for part := range slices.Chunk(job.Addresses, 500) {

@@ -18,7 +18,7 @@ func covered(t *testing.T, db *store.DB, addresses ...string) {
 	if err := db.MarkSynced(ctx, "ETH", addresses, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: addresses, Low: 0, Next: 0}, nil, -1); err != nil {
+	if err := db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: addresses, Low: 0, Next: 0}, nil, nil, -1); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -95,7 +95,7 @@ func TestCoverage(t *testing.T) {
 		if len(jobs) != 1 || !slices.Equal(jobs[0].Addresses, job.Addresses) || jobs[0].Low != 5 || jobs[0].Next != 10 {
 			t.Fatalf("Backfills = %+v, want %+v", jobs, job)
 		}
-		if err := db.StoreBackfill(ctx, "ETH", job, stored[7:10], 7); err != nil {
+		if err := db.StoreBackfill(ctx, "ETH", job, stored[7:10], nil, 7); err != nil {
 			t.Fatal(err)
 		}
 		state(query.StateSyncing, 8, true)
@@ -103,12 +103,12 @@ func TestCoverage(t *testing.T) {
 			t.Fatalf("half backfilled: blocks %v, want %v", got, want)
 		}
 		// A stale job (its position moved on) changes nothing.
-		if err := db.StoreBackfill(ctx, "ETH", job, nil, 2); err != nil {
+		if err := db.StoreBackfill(ctx, "ETH", job, nil, nil, 2); err != nil {
 			t.Fatal(err)
 		}
 		state(query.StateSyncing, 8, true)
 		job.Next = 7
-		if err := db.StoreBackfill(ctx, "ETH", job, stored[4:7], 4); err != nil {
+		if err := db.StoreBackfill(ctx, "ETH", job, stored[4:7], nil, 4); err != nil {
 			t.Fatal(err)
 		}
 		state(query.StateActive, 5, true)
@@ -144,7 +144,7 @@ func TestBackfillUnsubscribed(t *testing.T) {
 			t.Fatal(err)
 		}
 		job := query.BackfillJob{Addresses: []string{addrA}, Low: 0, Next: 10}
-		if err := db.StoreBackfill(ctx, "ETH", job, nil, 6); err != nil {
+		if err := db.StoreBackfill(ctx, "ETH", job, nil, nil, 6); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.Unsubscribe(ctx, alice.AccountID, "ETH", addrA); err != nil {
@@ -155,7 +155,7 @@ func TestBackfillUnsubscribed(t *testing.T) {
 		}
 		// A slice in flight when it left stores nothing of its position.
 		job.Next = 6
-		if err := db.StoreBackfill(ctx, "ETH", job, nil, 3); err != nil {
+		if err := db.StoreBackfill(ctx, "ETH", job, nil, nil, 3); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.StoreBlock(ctx, "ETH", query.Block{Number: 20, Hash: "0x20", ParentHash: "0x10"}, nil, nil); err != nil {

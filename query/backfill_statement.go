@@ -1,0 +1,279 @@
+package query
+
+// The statement of backfilled blocks: rows made newest first, chaining
+// down from the balance the statement already knows above them, and
+// checked against the balance before them where it is known.
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"slices"
+	"time"
+)
+
+// pastStatement makes the statement rows of the backfilled slice lo to
+// job.Next from the movements found in it (oldest first). Each holding's
+// rows chain down from its balance after the slice: the opening balance
+// of its stored statement above, else the node's. Where the balance
+// before the slice is known (the last row of an earlier tracking below
+// it, the node's state there, or nothing before the genesis) and the rows
+// do not lead to it, the slice's lowest row of the holding takes the
+// difference and says so (Reconciled false), so that the statement adds
+// up to the node's balance at both ends. At the end of a job with the
+// node's state, every address's native balance is checked, moved or not.
+// The genesis allocation of the native coin is a row of its own, at
+// block 0.
+func (f *Fetcher) pastStatement(ctx context.Context, job BackfillJob, lo uint64, found []pastBlock, state bool) ([]BalanceChange, error) {
+	hi := job.Next
+	var holdings []Holding
+	seen := make(map[Holding]bool)
+	add := func(h Holding) {
+		if !seen[h] {
+			seen[h] = true
+			holdings = append(holdings, h)
+		}
+	}
+	for _, p := range found {
+		for _, m := range p.moves {
+			add(Holding{m.address, m.contract})
+		}
+	}
+	if lo == job.Low && (state || lo == 0) {
+		for _, a := range job.Addresses {
+			add(Holding{Address: a})
+		}
+	}
+	if len(holdings) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(holdings, compareHoldings)
+	bounds, err := f.cfg.Store.StatementBounds(ctx, f.cfg.Chain, holdings, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	running, err := f.balancesAbove(ctx, bounds, hi, state)
+	if err != nil {
+		return nil, err
+	}
+	var rows []BalanceChange
+	lowest := make(map[Holding]int) // the index of each holding's lowest row
+	for i := len(found) - 1; i >= 0; i-- {
+		p := found[i]
+		causes := make(map[Holding][]Cause)
+		var order []Holding
+		for _, m := range p.moves {
+			h := Holding{m.address, m.contract}
+			if _, ok := causes[h]; !ok {
+				order = append(order, h)
+			}
+			causes[h] = append(causes[h], m.cause)
+		}
+		for _, h := range order {
+			sum := new(big.Int)
+			for _, c := range causes[h] {
+				a, _ := new(big.Int).SetString(c.Amount, 10)
+				sum.Add(sum, a)
+			}
+			if sum.Sign() == 0 {
+				continue
+			}
+			after := new(big.Int).Set(running[h])
+			running[h].Sub(running[h], sum)
+			rows = append(rows, BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Contract: h.Contract,
+				Block: p.number, Time: p.time, Amount: sum.String(), BalanceAfter: after.String(), Causes: causes[h],
+				Reconciled: true, Traced: p.traced})
+			lowest[h] = len(rows) - 1
+		}
+	}
+	before, err := f.balancesBefore(ctx, bounds, lo, state)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range holdings {
+		want, known := before[h]
+		if lo == 0 && h.Contract == "" {
+			// The genesis: the allocation is the balance at block 0 (the
+			// node's when it has that state, else what the rows lead to).
+			alloc := want
+			if !known {
+				alloc = running[h]
+			}
+			if alloc.Sign() != 0 || running[h].Sign() != 0 {
+				at, err := f.pastTime(ctx, 0, found)
+				if err != nil {
+					return nil, err
+				}
+				rows = append(rows, f.genesisRow(h, running[h], alloc, at.time))
+			}
+			continue
+		}
+		if !known {
+			continue
+		}
+		diff := new(big.Int).Sub(running[h], want)
+		if diff.Sign() == 0 {
+			continue
+		}
+		f.metrics.unreconciled.Inc()
+		f.log.Warn("fetcher: backfilled movements do not reconcile with the balance before them",
+			"address", h.Address, "contract", h.Contract, "block", lo, "difference", diff.String())
+		if i, ok := lowest[h]; ok {
+			r := &rows[i]
+			amount, _ := new(big.Int).SetString(r.Amount, 10)
+			r.Amount, r.Reconciled, r.Difference = amount.Add(amount, diff).String(), false, diff.String()
+			continue
+		}
+		at, err := f.pastTime(ctx, lo, found)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: lo, Time: at.time,
+			Amount: diff.String(), BalanceAfter: running[h].String(), Difference: diff.String(), Traced: at.traced})
+	}
+	return rows, nil
+}
+
+// genesisRow is the row at block 0 of h's native coin: its allocation,
+// and any difference between it and the balance after block 0 that the
+// rows above lead to.
+func (f *Fetcher) genesisRow(h Holding, after, alloc *big.Int, at time.Time) BalanceChange {
+	r := BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Block: 0, Time: at, Amount: after.String(), BalanceAfter: after.String(),
+		Reconciled: true, Traced: true}
+	if alloc.Sign() != 0 {
+		r.Causes = []Cause{{Kind: KindGenesis, Amount: alloc.String()}}
+	}
+	if diff := new(big.Int).Sub(after, alloc); diff.Sign() != 0 {
+		f.metrics.unreconciled.Inc()
+		f.log.Warn("fetcher: backfilled movements do not reconcile with the genesis allocation",
+			"address", h.Address, "difference", diff.String())
+		r.Reconciled, r.Difference = false, diff.String()
+	}
+	return r
+}
+
+// balancesAbove returns each holding's balance after block hi: from the
+// statement above it when that tells, else from the node, read at hi when
+// the node has the state there, else at the stored head (where it is the
+// same: had the holding moved since, the head follower would have
+// started its statement).
+func (f *Fetcher) balancesAbove(ctx context.Context, bounds []StatementBound, hi uint64, state bool) (map[Holding]*big.Int, error) {
+	out := make(map[Holding]*big.Int, len(bounds))
+	var ask []Holding
+	for _, b := range bounds {
+		if v, ok := new(big.Int).SetString(b.Above, 10); ok {
+			out[b.Holding] = v
+			continue
+		}
+		ask = append(ask, b.Holding)
+	}
+	if len(ask) == 0 {
+		return out, nil
+	}
+	at := hi
+	if !state {
+		cp, ok, err := f.cfg.Store.Checkpoint(ctx, f.cfg.Chain)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			at = max(at, cp.Number)
+		}
+	}
+	read, err := f.nodeBalances(ctx, ask, at)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range ask {
+		out[h] = read[h]
+	}
+	return out, nil
+}
+
+// balancesBefore returns the balances of the holdings before block lo
+// that are known: zero before the genesis (the native allocation at block
+// 0 when the node has that state), the balance after the last row of an
+// earlier tracking, else the node's when it has the state.
+func (f *Fetcher) balancesBefore(ctx context.Context, bounds []StatementBound, lo uint64, state bool) (map[Holding]*big.Int, error) {
+	out := make(map[Holding]*big.Int, len(bounds))
+	var ask []Holding
+	for _, b := range bounds {
+		switch v, ok := new(big.Int).SetString(b.Below, 10); {
+		case lo == 0 && b.Contract == "" && state:
+			ask = append(ask, b.Holding)
+		case lo == 0 && b.Contract == "":
+		case lo == 0:
+			out[b.Holding] = new(big.Int)
+		case ok:
+			out[b.Holding] = v
+		case state:
+			ask = append(ask, b.Holding)
+		}
+	}
+	if len(ask) == 0 {
+		return out, nil
+	}
+	read, err := f.nodeBalances(ctx, ask, max(lo, 1)-1)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range ask {
+		out[h] = read[h]
+	}
+	return out, nil
+}
+
+// nodeBalances reads the balances of holdings at block from the node. A
+// token that answers no balance there (a contract not yet created, or a
+// balanceOf that reverts) counts as holding none.
+func (f *Fetcher) nodeBalances(ctx context.Context, holdings []Holding, block uint64) (map[Holding]*big.Int, error) {
+	qs := make([]BalanceQuery, len(holdings))
+	for i, h := range holdings {
+		qs[i] = BalanceQuery{Address: h.Address, Contract: h.Contract}
+	}
+	bals, err := f.cfg.Source.Balances(ctx, block, qs)
+	if err != nil {
+		return nil, f.nodeErr(fmt.Errorf("balances at block %d: %w", block, err))
+	}
+	out := make(map[Holding]*big.Int, len(holdings))
+	for _, b := range bals {
+		v, ok := new(big.Int).SetString(b.Amount, 10)
+		if !ok {
+			return nil, fmt.Errorf("balance of %s %s at block %d: %q is not a number", b.Address, b.Contract, block, b.Amount)
+		}
+		out[Holding{b.Address, b.Contract}] = v
+	}
+	for _, h := range holdings {
+		switch {
+		case out[h] != nil:
+		case h.Contract != "":
+			out[h] = new(big.Int)
+		default:
+			return nil, fmt.Errorf("balance of %s at block %d: the node did not answer it: %w", h.Address, block, ErrUnavailable)
+		}
+	}
+	return out, nil
+}
+
+// pastTime returns block lo as found, or its time read from the node,
+// for a row of a difference placed there.
+func (f *Fetcher) pastTime(ctx context.Context, lo uint64, found []pastBlock) (pastBlock, error) {
+	if len(found) > 0 && found[0].number == lo {
+		return found[0], nil
+	}
+	blocks, err := f.cfg.Source.Blocks(ctx, lo, lo)
+	if err != nil {
+		return pastBlock{}, f.nodeErr(err)
+	}
+	if len(blocks) == 0 {
+		return pastBlock{}, fmt.Errorf("block %d: the node does not have it: %w", lo, ErrUnavailable)
+	}
+	return pastBlock{number: lo, time: blocks[0].Time, traced: f.traceAPI != ""}, nil
+}
+
+func compareHoldings(a, b Holding) int {
+	if c := compareStrings(a.Address, b.Address); c != 0 {
+		return c
+	}
+	return compareStrings(a.Contract, b.Contract)
+}
