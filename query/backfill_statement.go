@@ -229,7 +229,7 @@ func (f *Fetcher) balancesBefore(ctx context.Context, bounds []StatementBound, l
 func (f *Fetcher) nodeBalances(ctx context.Context, holdings []Holding, block uint64) (map[Holding]*big.Int, error) {
 	qs := make([]BalanceQuery, len(holdings))
 	for i, h := range holdings {
-		qs[i] = BalanceQuery{Address: h.Address, Contract: h.Contract}
+		qs[i] = BalanceQuery(h)
 	}
 	bals, err := f.cfg.Source.Balances(ctx, block, qs)
 	if err != nil {

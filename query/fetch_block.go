@@ -216,12 +216,6 @@ type matched struct {
 	miner   bool                       // the block's fee recipient is tracked
 }
 
-// match finds the transactions of b that touch a tracked address, as
-// sender, recipient or party of one of its Transfer logs.
-func match(b SourceBlock, logs []TokenTransfer, tracked func(string) bool) matched {
-	return matchBlock(b, logs, nil, tracked)
-}
-
 // matchBlock finds the transactions of b that touch a tracked address:
 // as sender, recipient, created contract, or party of one of its Transfer
 // logs or internal movements; and the tracked addresses its withdrawals
