@@ -594,6 +594,10 @@ func TestFetchResubscribeFillsGap(t *testing.T) {
 		a := d.Accounts[0]
 		e.subscribe(a)
 		e.fetch()
+		// A movement while tracked: the earlier statement has a row.
+		e.must(d.Transfer(ctx, 0, d.Accounts[1], big.NewInt(77)))
+		d.Commit()
+		e.fetch()
 		if err := e.db.Unsubscribe(ctx, e.account, chain, addr(a)); err != nil {
 			t.Fatal(err)
 		}
@@ -612,6 +616,19 @@ func TestFetchResubscribeFillsGap(t *testing.T) {
 		for _, h := range gap {
 			if _, ok := got[h]; !ok {
 				t.Errorf("transfer %s in the gap not filled", h)
+			}
+		}
+		// The gap's statement rows meet the earlier statement: every row
+		// chained and equal to the node's balance after its block, one at
+		// each transfer of the gap.
+		checkStatement(t, e.db, e.src, e.account, []string{addr(a)})
+		rows := make(map[uint64]bool)
+		for _, r := range native(statementOf(t, e.db, e.account, addr(a))) {
+			rows[r.Block] = true
+		}
+		for _, h := range gap {
+			if !rows[got[h].BlockNumber] {
+				t.Errorf("no statement row at block %d of the gap's transfer %s", got[h].BlockNumber, h)
 			}
 		}
 	})
