@@ -42,6 +42,7 @@ func TestHistoryGeth(t *testing.T) {
 		}
 	}
 	sent := make(map[string]uint64) // X's transactions, by block
+	value := make(map[uint64]int64) // wei X received, by block
 	for i, h := range hashes {
 		r, err := g.Receipt(ctx, h)
 		if err != nil {
@@ -53,6 +54,7 @@ func TestHistoryGeth(t *testing.T) {
 				t.Fatal(err)
 			}
 			sent[h] = b
+			value[b] += int64(1000 + i)
 		}
 	}
 	src, err := eth.Dial(ctx, g.URL, eth.SourceConfig{})
@@ -131,6 +133,32 @@ func TestHistoryGeth(t *testing.T) {
 			}
 			if want == 0 || (c.window > 0 && want == len(sent)) {
 				t.Fatalf("the case tests nothing: %d of %d transfers in range", want, len(sent))
+			}
+			// The statement: a row at each block where X received, from
+			// the history's start, each balance the sum of what X had
+			// received by then (X holds nothing else).
+			rows, err := db.AccountBalanceChanges(ctx, key.AccountID, chain, x, nil, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stmt := make(map[uint64]query.BalanceChange)
+			for _, r := range rows {
+				stmt[r.Block] = r
+			}
+			balance := int64(0)
+			for b := uint64(0); b <= cp.Number; b++ {
+				balance += value[b]
+				r, ok := stmt[b]
+				switch {
+				case b < from || value[b] == 0:
+					if ok {
+						t.Errorf("statement row at block %d: %+v, X received nothing there or it is before %d", b, r, from)
+					}
+				case !ok:
+					t.Errorf("no statement row at block %d, where X received %d", b, value[b])
+				case r.Amount != big.NewInt(value[b]).String() || r.BalanceAfter != big.NewInt(balance).String() || !r.Reconciled:
+					t.Errorf("statement row at block %d: %+v, want amount %d, balance after %d, reconciled", b, r, value[b], balance)
+				}
 			}
 		})
 	}

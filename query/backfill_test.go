@@ -492,6 +492,7 @@ func TestBackfillKilled(t *testing.T) {
 		t.Fatalf("resumed: %+v, want ACTIVE from 0", sub)
 	}
 	h.sameSet(h.listed(), h.want(0), 0)
+	h.coherent(0) // no statement row lost or written twice
 }
 
 // limitedNode is a JSON-RPC proxy that refuses eth_getLogs over more than
