@@ -60,21 +60,9 @@ func (f *Fetcher) pastStatement(ctx context.Context, job BackfillJob, lo uint64,
 	lowest := make(map[Holding]int) // the index of each holding's lowest row
 	for i := len(found) - 1; i >= 0; i-- {
 		p := found[i]
-		causes := make(map[Holding][]Cause)
-		var order []Holding
-		for _, m := range p.moves {
-			h := Holding{m.address, m.contract}
-			if _, ok := causes[h]; !ok {
-				order = append(order, h)
-			}
-			causes[h] = append(causes[h], m.cause)
-		}
+		order, causes, sums := groupMoves(p.moves)
 		for _, h := range order {
-			sum := new(big.Int)
-			for _, c := range causes[h] {
-				a, _ := new(big.Int).SetString(c.Amount, 10)
-				sum.Add(sum, a)
-			}
+			sum := sums[h]
 			if sum.Sign() == 0 {
 				continue
 			}

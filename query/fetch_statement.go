@@ -10,9 +10,6 @@ import (
 	"slices"
 )
 
-// assetKey names one asset of one address.
-type assetKey struct{ address, contract string }
-
 // head is where a statement stands: the balance after block.
 type head struct {
 	block   uint64
@@ -26,20 +23,20 @@ type head struct {
 func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error {
 	c.changes = make([][]BalanceChange, len(c.blocks))
 	c.heads = make([][]StatementHead, len(c.blocks))
-	keys := make(map[assetKey]bool)
+	keys := make(map[Holding]bool)
 	for _, ms := range moves {
 		for _, m := range ms {
-			keys[assetKey{m.address, m.contract}] = true
+			keys[Holding{m.address, m.contract}] = true
 		}
 	}
 	for _, b := range c.balances {
-		keys[assetKey{b.Address, b.Contract}] = true
+		keys[Holding{b.Address, b.Contract}] = true
 	}
 	if err := f.loadHeads(ctx, keys); err != nil {
 		return err
 	}
 	// Assets never seen start from the node's balance before the chunk.
-	var anchors []assetKey
+	var anchors []Holding
 	for k := range keys {
 		if f.heads[k] == nil && moved(moves, k) {
 			anchors = append(anchors, k)
@@ -49,30 +46,18 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 		return err
 	}
 	last := c.blocks[len(c.blocks)-1]
-	rows := make(map[assetKey]*BalanceChange) // the key's row at the last block
+	rows := make(map[Holding]*BalanceChange) // the key's row at the last block
 	for i, b := range c.blocks {
-		byKey := make(map[assetKey][]Cause)
-		var order []assetKey
-		for _, m := range moves[i] {
-			k := assetKey{m.address, m.contract}
-			if _, ok := byKey[k]; !ok {
-				order = append(order, k)
-			}
-			byKey[k] = append(byKey[k], m.cause)
-		}
+		order, byKey, sums := groupMoves(moves[i])
 		for _, k := range order {
-			sum := new(big.Int)
-			for _, cs := range byKey[k] {
-				a, _ := new(big.Int).SetString(cs.Amount, 10)
-				sum.Add(sum, a)
-			}
+			sum := sums[k]
 			if sum.Sign() == 0 {
 				continue // the balance did not change
 			}
 			h := f.heads[k]
 			h.balance = new(big.Int).Add(h.balance, sum)
 			h.block, h.dirty = b.Number, true
-			c.changes[i] = append(c.changes[i], BalanceChange{Chain: f.cfg.Chain, Address: k.address, Contract: k.contract,
+			c.changes[i] = append(c.changes[i], BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
 				Block: b.Number, Time: b.Time, Amount: sum.String(), BalanceAfter: h.balance.String(), Causes: byKey[k],
 				Reconciled: true, Traced: f.traceAPI != ""})
 			if i == len(c.blocks)-1 {
@@ -92,10 +77,28 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 	return nil
 }
 
+// groupMoves groups the movements of one block by holding, in the order
+// of their first movement, with the sum of each holding's.
+func groupMoves(ms []move) (order []Holding, causes map[Holding][]Cause, sums map[Holding]*big.Int) {
+	causes = make(map[Holding][]Cause)
+	sums = make(map[Holding]*big.Int)
+	for _, m := range ms {
+		k := Holding{m.address, m.contract}
+		if _, ok := causes[k]; !ok {
+			order = append(order, k)
+			sums[k] = new(big.Int)
+		}
+		causes[k] = append(causes[k], m.cause)
+		a, _ := new(big.Int).SetString(m.cause.Amount, 10)
+		sums[k].Add(sums[k], a)
+	}
+	return order, causes, sums
+}
+
 // moved reports whether k has a movement among moves.
-func moved(moves [][]move, k assetKey) bool {
+func moved(moves [][]move, k Holding) bool {
 	for _, ms := range moves {
-		if slices.ContainsFunc(ms, func(m move) bool { return m.address == k.address && m.contract == k.contract }) {
+		if slices.ContainsFunc(ms, func(m move) bool { return m.address == k.Address && m.contract == k.Contract }) {
 			return true
 		}
 	}
@@ -104,11 +107,11 @@ func moved(moves [][]move, k assetKey) bool {
 
 // loadHeads loads, once a step, where the statements of the addresses of
 // keys stand.
-func (f *Fetcher) loadHeads(ctx context.Context, keys map[assetKey]bool) error {
+func (f *Fetcher) loadHeads(ctx context.Context, keys map[Holding]bool) error {
 	var addrs []string
 	for k := range keys {
-		if !f.headsLoaded[k.address] && !slices.Contains(addrs, k.address) {
-			addrs = append(addrs, k.address)
+		if !f.headsLoaded[k.Address] && !slices.Contains(addrs, k.Address) {
+			addrs = append(addrs, k.Address)
 		}
 	}
 	if len(addrs) == 0 {
@@ -124,7 +127,7 @@ func (f *Fetcher) loadHeads(ctx context.Context, keys map[assetKey]bool) error {
 		if !ok {
 			continue
 		}
-		f.heads[assetKey{h.Address, h.Contract}] = &head{block: h.Block, balance: bal}
+		f.heads[Holding{h.Address, h.Contract}] = &head{block: h.Block, balance: bal}
 	}
 	for _, a := range addrs {
 		f.headsLoaded[a] = true
@@ -136,21 +139,16 @@ func (f *Fetcher) loadHeads(ctx context.Context, keys map[assetKey]bool) error {
 // chunk's first block: read there when the node still has that state,
 // else taken from the balance read at the chunk's last block less the
 // chunk's movements (checked again at the next reading).
-func (f *Fetcher) anchor(ctx context.Context, keys []assetKey, c *chunk) error {
+func (f *Fetcher) anchor(ctx context.Context, keys []Holding, c *chunk) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	slices.SortFunc(keys, func(a, b assetKey) int {
-		if a.address != b.address {
-			return compareStrings(a.address, b.address)
-		}
-		return compareStrings(a.contract, b.contract)
-	})
+	slices.SortFunc(keys, compareHoldings)
 	before := c.blocks[0].Number - 1
 	if c.blocks[0].Number > 0 && f.target <= before+stateWindow {
 		qs := make([]BalanceQuery, len(keys))
 		for i, k := range keys {
-			qs[i] = BalanceQuery{Address: k.address, Contract: k.contract}
+			qs[i] = BalanceQuery(k)
 		}
 		bals, err := f.cfg.Source.Balances(ctx, before, qs)
 		if err != nil {
@@ -158,7 +156,7 @@ func (f *Fetcher) anchor(ctx context.Context, keys []assetKey, c *chunk) error {
 		}
 		for _, b := range bals {
 			if bal, ok := new(big.Int).SetString(b.Amount, 10); ok {
-				f.heads[assetKey{b.Address, b.Contract}] = &head{block: before, balance: bal, dirty: true}
+				f.heads[Holding{b.Address, b.Contract}] = &head{block: before, balance: bal, dirty: true}
 			}
 		}
 	}
@@ -180,13 +178,13 @@ func (f *Fetcher) anchor(ctx context.Context, keys []assetKey, c *chunk) error {
 // difference when there is one, else a new row of the difference alone.
 // Either way the row says reconciled: false, and the running balance
 // becomes the node's, so that the statement adds up to it.
-func (f *Fetcher) reconcile(balances []Balance, at Block, rows map[assetKey]*BalanceChange) []BalanceChange {
+func (f *Fetcher) reconcile(balances []Balance, at Block, rows map[Holding]*BalanceChange) []BalanceChange {
 	var extra []BalanceChange
 	for _, b := range balances {
 		if b.Block != at.Number {
 			continue // read elsewhere (state window): nothing to compare
 		}
-		k := assetKey{b.Address, b.Contract}
+		k := Holding{b.Address, b.Contract}
 		h := f.heads[k]
 		node, ok := new(big.Int).SetString(b.Amount, 10)
 		if h == nil || !ok || h.block > at.Number || node.Cmp(h.balance) == 0 {
@@ -198,7 +196,7 @@ func (f *Fetcher) reconcile(balances []Balance, at Block, rows map[assetKey]*Bal
 		if !f.mismatched[k] {
 			f.mismatched[k] = true
 			f.log.Warn("fetcher: balance does not reconcile with the movements found",
-				"address", k.address, "contract", k.contract, "block", at.Number, "difference", diff.String(), "traced", f.traceAPI != "")
+				"address", k.Address, "contract", k.Contract, "block", at.Number, "difference", diff.String(), "traced", f.traceAPI != "")
 		}
 		if r := rows[k]; r != nil {
 			amount, _ := new(big.Int).SetString(r.Amount, 10)
@@ -206,7 +204,7 @@ func (f *Fetcher) reconcile(balances []Balance, at Block, rows map[assetKey]*Bal
 			r.BalanceAfter, r.Reconciled, r.Difference = node.String(), false, diff.String()
 			continue
 		}
-		extra = append(extra, BalanceChange{Chain: f.cfg.Chain, Address: k.address, Contract: k.contract, Block: at.Number,
+		extra = append(extra, BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract, Block: at.Number,
 			Time: at.Time, Amount: diff.String(), BalanceAfter: node.String(), Reconciled: false, Difference: diff.String(),
 			Traced: f.traceAPI != ""})
 	}
@@ -219,7 +217,7 @@ func (f *Fetcher) dirtyHeads() []StatementHead {
 	var out []StatementHead
 	for k, h := range f.heads {
 		if h.dirty {
-			out = append(out, StatementHead{Address: k.address, Contract: k.contract, Block: h.block, Balance: h.balance.String()})
+			out = append(out, StatementHead{Address: k.Address, Contract: k.Contract, Block: h.block, Balance: h.balance.String()})
 			h.dirty = false
 		}
 	}
@@ -236,7 +234,7 @@ func (f *Fetcher) dirtyHeads() []StatementHead {
 // them from the store: at each step, after anything that may have left
 // the store behind the fetcher's memory (a failed write, a rewind).
 func (f *Fetcher) resetHeads() {
-	f.heads = make(map[assetKey]*head)
+	f.heads = make(map[Holding]*head)
 	f.headsLoaded = make(map[string]bool)
 }
 
@@ -245,21 +243,8 @@ func (f *Fetcher) resetHeads() {
 // any disagreement, with the heads and the balances, in one transaction.
 // An asset without a statement yet starts one at its balance.
 func (f *Fetcher) reconcileStored(ctx context.Context, balances []Balance, at Block) error {
-	keys := make(map[assetKey]bool)
-	for _, b := range balances {
-		keys[assetKey{b.Address, b.Contract}] = true
-	}
-	if err := f.loadHeads(ctx, keys); err != nil {
+	if err := f.headsAt(ctx, balances, at, false); err != nil {
 		return err
-	}
-	for _, b := range balances {
-		k := assetKey{b.Address, b.Contract}
-		if f.heads[k] != nil || b.Block != at.Number {
-			continue
-		}
-		if bal, ok := new(big.Int).SetString(b.Amount, 10); ok {
-			f.heads[k] = &head{block: at.Number, balance: bal, dirty: true}
-		}
 	}
 	rows := f.reconcile(balances, at, nil)
 	heads := f.dirtyHeads()
@@ -280,24 +265,34 @@ func (f *Fetcher) startStatements(ctx context.Context, balances []Balance, at Bl
 	if len(balances) == 0 {
 		return nil
 	}
-	keys := make(map[assetKey]bool)
+	if err := f.headsAt(ctx, balances, at, true); err != nil {
+		return err
+	}
+	if err := f.cfg.Store.PutStatement(ctx, f.cfg.Chain, nil, f.dirtyHeads(), balances); err != nil {
+		f.resetHeads()
+		return err
+	}
+	return nil
+}
+
+// headsAt loads the heads of the balances' holdings and starts those
+// without one (all of them with restart) at the balances read at block at.
+func (f *Fetcher) headsAt(ctx context.Context, balances []Balance, at Block, restart bool) error {
+	keys := make(map[Holding]bool)
 	for _, b := range balances {
-		keys[assetKey{b.Address, b.Contract}] = true
+		keys[Holding{b.Address, b.Contract}] = true
 	}
 	if err := f.loadHeads(ctx, keys); err != nil {
 		return err
 	}
 	for _, b := range balances {
-		if b.Block != at.Number {
+		k := Holding{b.Address, b.Contract}
+		if (f.heads[k] != nil && !restart) || b.Block != at.Number {
 			continue
 		}
 		if bal, ok := new(big.Int).SetString(b.Amount, 10); ok {
-			f.heads[assetKey{b.Address, b.Contract}] = &head{block: at.Number, balance: bal, dirty: true}
+			f.heads[k] = &head{block: at.Number, balance: bal, dirty: true}
 		}
-	}
-	if err := f.cfg.Store.PutStatement(ctx, f.cfg.Chain, nil, f.dirtyHeads(), balances); err != nil {
-		f.resetHeads()
-		return err
 	}
 	return nil
 }

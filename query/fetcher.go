@@ -147,10 +147,10 @@ type Fetcher struct {
 	probed   bool
 	// heads are the running balances of the statements touched in this
 	// step, loaded from the store on first need (headsLoaded, by address).
-	heads       map[assetKey]*head
+	heads       map[Holding]*head
 	headsLoaded map[string]bool
 	// mismatched are the assets whose disagreement was logged, once.
-	mismatched map[assetKey]bool
+	mismatched map[Holding]bool
 
 	// refresh walks the tracked addresses for the scheduled refresh.
 	refreshAfter string    // last address refreshed in the current round
@@ -219,7 +219,7 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 		log:        cfg.Logger.With("chain", cfg.Chain),
 		tokens:     make(map[string][]string),
 		wake:       make(chan struct{}, 1),
-		mismatched: make(map[assetKey]bool),
+		mismatched: make(map[Holding]bool),
 	}
 	f.resetHeads()
 	// The first round of the scheduled refresh comes half an interval
