@@ -133,66 +133,32 @@ func (s *Server) balances(w http.ResponseWriter, r *http.Request, a query.Accoun
 
 // transactions is GET /v1/chains/{chain}/addresses/{address}/transactions.
 func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Account) error {
-	chain, address, err := s.chainAddress(r)
-	if err != nil {
-		return err
-	}
-	size, tok, err := pageParams(r, defaultTxSize, maxTxSize)
-	if err != nil {
-		return err
-	}
-	codec, err := s.tokens(r.Context())
-	if err != nil {
-		return err
-	}
-	sc := scope(a.ID, chain, address)
 	var after *query.TxCursor
-	if tok != "" {
-		if after, err = decodeTxCursor(codec, sc, tok); err != nil {
-			// Not subscribed comes first, as for a page without a token.
-			ok, serr := s.store.Subscribed(r.Context(), a.ID, chain, address)
-			if serr != nil {
-				return serr
-			}
-			if !ok {
-				return notSubscribed(address)
-			}
-			return err
-		}
+	p, err := s.readPage(r, a, kindTransactions, func(rd *reader) {
+		after = &query.TxCursor{BlockNumber: rd.uvarint(), Index: uint(rd.uvarint())}
+	})
+	if err != nil {
+		return err
 	}
-	txs, err := s.store.AccountTransactions(r.Context(), a.ID, chain, address, after, size+1)
+	txs, err := s.store.AccountTransactions(r.Context(), a.ID, p.chain, p.address, after, p.size+1)
 	if errors.Is(err, query.ErrNotSubscribed) {
-		return notSubscribed(address)
+		return notSubscribed(p.address)
 	}
 	if err != nil {
 		return err
 	}
 	var next string
-	if len(txs) > size {
-		txs = txs[:size]
+	if len(txs) > p.size {
+		txs = txs[:p.size]
 		last := txs[len(txs)-1]
-		next = codec.encode(kindTransactions, sc, appendUvarint(appendUvarint(nil, last.BlockNumber), uint64(last.Index)))
+		next = p.next(appendUvarint(appendUvarint(nil, last.BlockNumber), uint64(last.Index)))
 	}
-	head, err := s.head(r.Context(), chain)
+	head, err := s.head(r.Context(), p.chain)
 	if err != nil {
 		return err
 	}
-	s.writeTransactionPage(w, txs, address, next, head)
+	s.writeTransactionPage(w, txs, p.address, next, head)
 	return nil
-}
-
-// decodeTxCursor decodes a transactions page token of scope sc.
-func decodeTxCursor(codec tokenCodec, sc []byte, tok string) (*query.TxCursor, error) {
-	cur, err := codec.decode(kindTransactions, sc, tok)
-	if err != nil {
-		return nil, badToken()
-	}
-	rd := reader{b: cur}
-	after := &query.TxCursor{BlockNumber: rd.uvarint(), Index: uint(rd.uvarint())}
-	if rd.done() != nil {
-		return nil, badToken()
-	}
-	return after, nil
 }
 
 // transaction is GET /v1/chains/{chain}/transactions/{hash}: readable by

@@ -53,51 +53,25 @@ func toBalanceChange(c query.BalanceChange) balanceChange {
 // balanceChanges is GET /v1/chains/{chain}/addresses/{address}/balance_changes:
 // the statement, newest first, paged like transactions.
 func (s *Server) balanceChanges(w http.ResponseWriter, r *http.Request, a query.Account) error {
-	chain, address, err := s.chainAddress(r)
-	if err != nil {
-		return err
-	}
-	size, tok, err := pageParams(r, defaultTxSize, maxTxSize)
-	if err != nil {
-		return err
-	}
-	codec, err := s.tokens(r.Context())
-	if err != nil {
-		return err
-	}
-	sc := scope(a.ID, chain, address)
 	var after *query.ChangeCursor
-	if tok != "" {
-		cur, derr := codec.decode(kindChanges, sc, tok)
-		if derr == nil {
-			rd := reader{b: cur}
-			after = &query.ChangeCursor{Block: rd.uvarint(), Contract: rd.string()}
-			derr = rd.done()
-		}
-		if derr != nil {
-			// Not subscribed comes first, as for a page without a token.
-			ok, serr := s.store.Subscribed(r.Context(), a.ID, chain, address)
-			if serr != nil {
-				return serr
-			}
-			if !ok {
-				return notSubscribed(address)
-			}
-			return badToken()
-		}
+	p, err := s.readPage(r, a, kindChanges, func(rd *reader) {
+		after = &query.ChangeCursor{Block: rd.uvarint(), Contract: rd.string()}
+	})
+	if err != nil {
+		return err
 	}
-	rows, err := s.store.AccountBalanceChanges(r.Context(), a.ID, chain, address, after, size+1)
+	rows, err := s.store.AccountBalanceChanges(r.Context(), a.ID, p.chain, p.address, after, p.size+1)
 	if errors.Is(err, query.ErrNotSubscribed) {
-		return notSubscribed(address)
+		return notSubscribed(p.address)
 	}
 	if err != nil {
 		return err
 	}
 	var next string
-	if len(rows) > size {
-		rows = rows[:size]
+	if len(rows) > p.size {
+		rows = rows[:p.size]
 		last := rows[len(rows)-1]
-		next = codec.encode(kindChanges, sc, appendString(appendUvarint(nil, last.Block), last.Contract))
+		next = p.next(appendString(appendUvarint(nil, last.Block), last.Contract))
 	}
 	buf := s.bufs.get()
 	defer s.bufs.put(buf)
