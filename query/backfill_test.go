@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/big"
@@ -386,6 +387,50 @@ func TestBackfillWindow(t *testing.T) {
 		t.Fatalf("%+v, want ACTIVE from %d", sub, from)
 	}
 	h.sameSet(h.listed(), h.want(from), from)
+	h.coherent(from)
+}
+
+// TestBackfillManyTraced: a window backfill of more addresses than it
+// has blocks reads every block with its traces (a search by state would
+// cost more), and still lists the payouts to X through a contract and
+// writes X's statement.
+func TestBackfillManyTraced(t *testing.T) {
+	ctx := context.Background()
+	h := newHistory(t, true, 120)
+	f := h.fetcher(h.db, nil, query.FetcherConfig{BackfillBlocks: 100}, nil)
+	if err := f.FetchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.db.Subscribe(ctx, h.account, chain, h.x); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 { // more addresses than the window's blocks
+		if _, err := h.db.Subscribe(ctx, h.account, chain, fmt.Sprintf("0x%040x", 0xbeef0000+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.FetchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cp, _, err := h.db.Checkpoint(ctx, chain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := cp.Number + 1 - 100
+	if sub := h.subscription(); sub.State != query.StateActive || sub.HistoryStart != from {
+		t.Fatalf("%+v, want ACTIVE from %d", sub, from)
+	}
+	got := h.listed()
+	h.sameSet(got, h.want(from), from)
+	payouts := 0
+	for _, hash := range h.internal {
+		if _, ok := got[hash]; ok {
+			payouts++
+		}
+	}
+	if payouts == 0 {
+		t.Fatal("no payout through the forwarder in the window: the test tests nothing")
+	}
 	h.coherent(from)
 }
 
