@@ -8,15 +8,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
@@ -31,15 +35,17 @@ var (
 )
 
 // countingNode is a JSON-RPC proxy that counts the calls (each element of
-// a batch is one) by method.
+// a batch is one) by method, and the time of the requests.
 type countingNode struct {
 	url   string
 	mu    sync.Mutex
 	calls map[string]int
+	took  map[string]time.Duration
+	reqs  map[string]int
 }
 
 func newCountingNode(tb testing.TB, target string) *countingNode {
-	n := &countingNode{calls: make(map[string]int)}
+	n := &countingNode{calls: make(map[string]int), took: make(map[string]time.Duration), reqs: make(map[string]int)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var one struct{ Method string }
@@ -53,6 +59,17 @@ func newCountingNode(tb testing.TB, target string) *countingNode {
 			n.calls[one.Method]++
 		}
 		n.mu.Unlock()
+		t0 := time.Now()
+		defer func() {
+			first := one.Method
+			if len(many) > 0 {
+				first = fmt.Sprintf("%s(batch)", many[0].Method)
+			}
+			n.mu.Lock()
+			n.took[first] += time.Since(t0)
+			n.reqs[first]++
+			n.mu.Unlock()
+		}()
 		resp, err := http.Post(target, "application/json", bytes.NewReader(body))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
@@ -80,6 +97,21 @@ func (n *countingNode) take() (map[string]int, int) {
 	return out, total
 }
 
+// spent returns the time the node took for the requests since the last
+// spent, by the (first) method of the request, and their number.
+func (n *countingNode) spent() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []string
+	for m, d := range n.took {
+		out = append(out, fmt.Sprintf("%s %d in %s", m, n.reqs[m], d.Round(time.Millisecond)))
+	}
+	slices.Sort(out)
+	n.took = make(map[string]time.Duration)
+	n.reqs = make(map[string]int)
+	return out
+}
+
 // BenchmarkHistory measures the full history of an address with
 // -history.moves movements spread over -history.blocks blocks (native
 // transfers to and from it, and token transfers to it), on the archive
@@ -90,33 +122,58 @@ func (n *countingNode) take() (map[string]int, int) {
 // with -benchtime=1x (scripts/bench.sh history does).
 func BenchmarkHistory(b *testing.B) {
 	ctx := context.Background()
-	dev, err := eth.StartDev(ctx, eth.DevConfig{Archive: true, Logger: slog.New(slog.DiscardHandler)})
+	dev, err := eth.StartDev(ctx, eth.DevConfig{Archive: true, Dir: b.TempDir(), LogIndex: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer dev.Close()
 	x := dev.Accounts[3]
-	every := max(1, *historyBlocks / *historyMoves)
+	every := max(4, *historyBlocks / *historyMoves)
 	t0 := time.Now()
-	for i := range *historyBlocks {
-		if i%every == every/2 {
-			var err error
-			switch (i / every) % 3 {
-			case 0:
-				_, err = dev.Transfer(ctx, 2, x, big.NewInt(int64(1000+i)))
-			case 1:
-				_, err = dev.Transfer(ctx, 3, dev.Accounts[1], big.NewInt(int64(1000+i)))
-			case 2:
-				_, err = dev.TransferToken(ctx, 0, x, big.NewInt(int64(1000+i)))
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
+	// Each movement in the middle of its stretch of blocks, a transfer
+	// between two other accounts a quarter further; the empty blocks in
+	// between are sealed in bulk (CommitEmpty), real blocks all the same.
+	empty := func(n int) {
+		if _, err := dev.CommitEmpty(n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sent := make(map[string]bool) // the movements' transactions
+	for i := range *historyMoves {
+		empty(every/2 - 1)
+		var hash common.Hash
+		var err error
+		switch i % 3 {
+		case 0:
+			hash, err = dev.Transfer(ctx, 2, x, big.NewInt(int64(1000+i)))
+		case 1:
+			hash, err = dev.Transfer(ctx, 3, dev.Accounts[1], big.NewInt(int64(1000+i)))
+		case 2:
+			hash, err = dev.TransferToken(ctx, 0, x, big.NewInt(int64(1000+i)))
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		sent[strings.ToLower(hash.Hex())] = true
+		dev.Commit()
+		empty(every/4 - 1)
+		if _, err := dev.Transfer(ctx, 0, dev.Accounts[1], big.NewInt(int64(1+i))); err != nil {
+			b.Fatal(err)
 		}
 		dev.Commit()
+		empty(every - every/2 - every/4)
 	}
 	head, _ := dev.Head()
-	b.Logf("chain: %d blocks, %d movements of the address, made in %s", head, *historyMoves, time.Since(t0).Round(time.Second))
+	made := time.Since(t0)
+	t0 = time.Now()
+	// As on a node: eth_getLogs reads the log index.
+	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	if err := dev.WaitLogIndex(waitCtx); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("chain: %d blocks, %d movements of the address, made in %s, log index in %s", head, *historyMoves,
+		made.Round(time.Second), time.Since(t0).Round(time.Second))
 
 	node := newCountingNode(b, dev.URL)
 	src, err := eth.Dial(ctx, node.url, eth.SourceConfig{})
@@ -135,6 +192,7 @@ func BenchmarkHistory(b *testing.B) {
 	}
 	scanTime := time.Since(t0)
 	scanCalls, scanTotal := node.take()
+	scanSpent := node.spent()
 
 	// Full history as addrd does it: a late subscription, synced by the
 	// fetcher with BackfillAll.
@@ -158,12 +216,14 @@ func BenchmarkHistory(b *testing.B) {
 		b.Fatal(err)
 	}
 	node.take()
+	node.spent()
 	t0 = time.Now()
 	if err := f.FetchOnce(ctx); err != nil {
 		b.Fatal(err)
 	}
 	histTime := time.Since(t0)
 	histCalls, histTotal := node.take()
+	histSpent := node.spent()
 	b.StopTimer()
 
 	sub, err := db.Subscription(ctx, key.AccountID, chain, addr(x))
@@ -174,22 +234,42 @@ func BenchmarkHistory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	got := make(map[string]int)
+	// Both find the same transactions (in the same blocks, with the same
+	// transfers), among them every movement sent.
+	type found struct {
+		block     uint64
+		transfers int
+	}
+	got, want := make(map[string]found), make(map[string]found)
 	for _, tx := range listed {
-		got[tx.Hash] = len(tx.Transfers)
+		got[tx.Hash] = found{tx.BlockNumber, len(tx.Transfers)}
 	}
-	same := len(got) == len(scanned)
 	for _, tx := range scanned {
-		if n, ok := got[tx.Hash]; !ok || n != len(tx.Transfers) {
-			same = false
-			b.Errorf("the scan finds %s (block %d, %d transfers); the history has %d, %v", tx.Hash, tx.BlockNumber, len(tx.Transfers), n, ok)
-		}
+		want[tx.Hash] = found{tx.BlockNumber, len(tx.Transfers)}
 	}
+	same := maps.Equal(got, want)
 	if !same {
+		for h, f := range want {
+			if got[h] != f {
+				b.Errorf("the scan finds %s in block %d with %d transfers; the history: %+v", h, f.block, f.transfers, got[h])
+			}
+		}
+		for h, f := range got {
+			if _, ok := want[h]; !ok {
+				b.Errorf("the history finds %s in block %d, the scan does not", h, f.block)
+			}
+		}
 		b.Fatalf("history: %d transactions, scan: %d", len(got), len(scanned))
+	}
+	for h := range sent {
+		if _, ok := got[h]; !ok {
+			b.Fatalf("movement %s found by neither", h)
+		}
 	}
 	b.Logf("block scan: %d calls in %s: %v", scanTotal, scanTime.Round(time.Millisecond), sortedCalls(scanCalls))
 	b.Logf("history:    %d calls in %s: %v", histTotal, histTime.Round(time.Millisecond), sortedCalls(histCalls))
+	b.Logf("block scan requests: %v", scanSpent)
+	b.Logf("history requests:    %v", histSpent)
 	callRatio, timeRatio := float64(histTotal)/float64(scanTotal), histTime.Seconds()/scanTime.Seconds()
 	b.ReportMetric(float64(scanTotal), "scan-calls")
 	b.ReportMetric(float64(histTotal), "history-calls")

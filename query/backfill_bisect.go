@@ -4,72 +4,135 @@ package query
 // address's native balance or nonce changed, found from its state at a
 // few historical blocks instead of reading every block.
 
-import (
-	"context"
-	"sync"
-)
+import "context"
+
+// StateRead asks for the states of Addresses at Block, with their nonces
+// or without.
+type StateRead struct {
+	Block     uint64
+	Addresses []string
+	Nonces    bool
+}
+
+// StateBatcher is a StateSource that also reads states at many blocks in
+// one round trip: the bisection asks each of its levels so. Without it,
+// States is called for each block, a few at a time.
+type StateBatcher interface {
+	StateSource
+	// StatesAt returns, for each read, the states of its addresses in
+	// their order (the nonce zero where not asked). Errors as States.
+	StatesAt(ctx context.Context, reads []StateRead) ([][]AccountState, error)
+}
 
 // probe is an interval of blocks whose bounds' states differ for some
 // addresses: something changed inside it for them.
 type probe struct {
 	lo, hi    uint64 // the states compared are at lo-1 and hi
 	addresses []string
+	// nonces: the states read inside the interval include the nonces, so
+	// that a change of nonce alone is followed down to its block.
+	nonces bool
 }
 
 // changedBlocks returns the blocks from to to where the native balance or
-// the nonce of one of addresses changed. It bisects: an interval whose
-// bounds hold the same balance and nonce for an address holds no change
-// of it (an address's balance only falls by its own transactions, which
-// move its nonce, or by a contract's call; see docs/fetcher.md), else it
-// is split at its middle, down to single blocks. The probes of one level
-// go to the node in one batch, so a search costs about log2(range) round
-// trips and, for k changes, about k·log2(range/k) balance reads: a few
-// percent of reading every block.
+// the nonce of one of addresses changed, in two passes.
+//
+// First it bisects on balances: an interval whose bounds hold the same
+// balance of an address holds no change of it (see below), else it is
+// split at its middle, down to single blocks. The probes of one level go
+// to the node together, so a search costs about log2(range) round trips
+// and, for k changes, about k·log2(range/k) balance reads.
+//
+// Then it checks the nonces, which catch what the balances cannot (an
+// address's transaction whose fee and value other movements in the same
+// interval made up for): an address whose nonce is the same at both ends
+// of the range sent nothing in it (a nonce only grows); for one that sent,
+// its nonce is read on either side of each block found for it, and a
+// stretch between them over which the nonce moved is bisected again on
+// balance and nonce together. When every send was found with a change of
+// balance (the rule: fees are paid), this costs two reads per block found,
+// in one more round trip.
+//
+// An address's balance only falls by its own transactions, which move its
+// nonce, or by a contract's call: a contract whose balance falls and comes
+// back to the same amount within an interval, without a nonce of its own
+// moving, can be missed (docs/fetcher.md).
 func changedBlocks(ctx context.Context, ss StateSource, from, to uint64, addresses []string) (map[uint64]bool, error) {
-	c := stateCache{ss: ss, at: make(map[uint64]map[string]AccountState)}
-	// The bounds with their nonces (before the first block everything is
-	// zero): an address whose nonce is the same at both sent nothing in
-	// the range (a nonce only grows), so no part of it needs its nonce.
-	reads := []probeRead{{to, addresses, true}}
+	if to < from || len(addresses) == 0 {
+		return map[uint64]bool{}, nil
+	}
+	c := stateCache{ss: ss, at: make(map[uint64]map[string]AccountState), nonced: make(map[uint64]map[string]bool)}
+	reads := []StateRead{{to, addresses, true}}
 	if from > 0 {
-		reads = append(reads, probeRead{from - 1, addresses, true})
+		reads = append(reads, StateRead{from - 1, addresses, true})
 	}
 	if err := c.read(ctx, reads); err != nil {
 		return nil, err
 	}
-	c.quiet = make(map[string]bool)
-	for _, a := range addresses {
-		before := uint64(0)
-		if from > 0 {
-			before = c.get(from-1, a).Nonce
-		}
-		c.quiet[a] = before == c.get(to, a).Nonce
+	found := make(map[uint64][]string) // the blocks, and for whom
+	if err := c.bisect(ctx, []probe{{from, to, addresses, false}}, found); err != nil {
+		return nil, err
 	}
-	out := make(map[uint64]bool)
-	level := []probe{{from, to, addresses}}
+
+	// The nonces of the addresses that sent something in the range, on
+	// either side of the blocks found for them: the stretches in between
+	// (gaps) must hold none of their sends.
+	type gap struct {
+		lo, hi  uint64
+		address string
+	}
+	foundFor := make(map[string][]uint64)
+	for _, b := range sortedKeys(found) {
+		for _, a := range found[b] {
+			foundFor[a] = append(foundFor[a], b)
+		}
+	}
+	var gaps []gap
+	for _, a := range addresses {
+		if c.nonce(from, a) == c.get(to, a).Nonce {
+			continue // sent nothing
+		}
+		lo := from
+		for _, b := range append(foundFor[a], to+1) {
+			if b > lo {
+				gaps = append(gaps, gap{lo, b - 1, a})
+			}
+			lo = b + 1
+		}
+	}
+	reads = reads[:0]
+	for _, g := range gaps {
+		if g.lo > 0 {
+			reads = append(reads, StateRead{g.lo - 1, []string{g.address}, true})
+		}
+		reads = append(reads, StateRead{g.hi, []string{g.address}, true})
+	}
+	if err := c.read(ctx, reads); err != nil {
+		return nil, err
+	}
+	var again []probe
+	for _, g := range gaps {
+		if c.nonce(g.lo, g.address) != c.get(g.hi, g.address).Nonce {
+			again = append(again, probe{g.lo, g.hi, []string{g.address}, true})
+		}
+	}
+	if err := c.bisect(ctx, again, found); err != nil {
+		return nil, err
+	}
+	out := make(map[uint64]bool, len(found))
+	for b := range found {
+		out[b] = true
+	}
+	return out, nil
+}
+
+// bisect splits the intervals of level where their addresses' states
+// differ, level by level, down to single blocks, which it adds to found
+// with the addresses that changed there.
+func (c *stateCache) bisect(ctx context.Context, level []probe, found map[uint64][]string) error {
 	for len(level) > 0 {
-		// Addresses whose balance is the same at both bounds need their
-		// nonces compared: read those first, all in one batch.
-		var reads []probeRead
-		for _, p := range level {
-			var same []string
-			for _, a := range p.addresses {
-				if !c.quiet[a] && c.balance(p.lo, a) == c.get(p.hi, a).Balance {
-					same = append(same, a)
-				}
-			}
-			if len(same) > 0 {
-				if p.lo > 0 {
-					reads = append(reads, probeRead{p.lo - 1, same, true})
-				}
-				reads = append(reads, probeRead{p.hi, same, true})
-			}
-		}
-		if err := c.read(ctx, reads); err != nil {
-			return nil, err
-		}
 		var split []probe
-		reads = reads[:0]
+		var reads []StateRead
 		for _, p := range level {
 			var moved []string
 			for _, a := range p.addresses {
@@ -80,97 +143,120 @@ func changedBlocks(ctx context.Context, ss StateSource, from, to uint64, address
 			switch {
 			case len(moved) == 0:
 			case p.lo == p.hi:
-				out[p.lo] = true
+				found[p.lo] = append(found[p.lo], moved...)
 			default:
 				mid := p.lo + (p.hi-p.lo)/2
-				split = append(split, probe{p.lo, mid, moved}, probe{mid + 1, p.hi, moved})
-				reads = append(reads, probeRead{mid, moved, false})
+				split = append(split, probe{p.lo, mid, moved, p.nonces}, probe{mid + 1, p.hi, moved, p.nonces})
+				reads = append(reads, StateRead{mid, moved, p.nonces})
 			}
 		}
 		if err := c.read(ctx, reads); err != nil {
-			return nil, err
+			return err
 		}
 		level = split
 	}
-	return out, nil
+	return nil
 }
 
-// probeRead asks for the state of addresses at block, with or without
-// their nonces.
-type probeRead struct {
-	block     uint64
-	addresses []string
-	nonces    bool
-}
-
-// stateCache holds the states read during one bisection.
+// stateCache holds the states read during one search.
 type stateCache struct {
 	ss StateSource
 	at map[uint64]map[string]AccountState
 	// nonced records the (block, address) pairs whose nonce was read.
 	nonced map[uint64]map[string]bool
-	// quiet are the addresses whose nonce is the same at both ends of the
-	// range: their nonces are never compared.
-	quiet map[string]bool
 }
 
-// read reads what reads ask and is not known yet, concurrently, a few
-// calls at a time.
-func (c *stateCache) read(ctx context.Context, reads []probeRead) error {
-	if c.nonced == nil {
-		c.nonced = make(map[uint64]map[string]bool)
-	}
-	var todo []probeRead
+// read reads what reads ask and is not known yet, a block once: in one
+// call when the source batches, else a block at a time, a few
+// concurrently.
+func (c *stateCache) read(ctx context.Context, reads []StateRead) error {
+	need := make(map[uint64]map[string]bool) // by block: address, with its nonce
 	for _, r := range reads {
-		var need []string
-		for _, a := range r.addresses {
-			_, have := c.at[r.block][a]
-			if !have || (r.nonces && !c.nonced[r.block][a]) {
-				need = append(need, a)
+		for _, a := range r.Addresses {
+			_, have := c.at[r.Block][a]
+			if have && (!r.Nonces || c.nonced[r.Block][a]) {
+				continue
+			}
+			if need[r.Block] == nil {
+				need[r.Block] = make(map[string]bool)
+			}
+			need[r.Block][a] = need[r.Block][a] || r.Nonces
+		}
+	}
+	var todo []StateRead
+	for _, b := range sortedKeys(need) {
+		// Apart: the addresses whose nonces are asked, and the others.
+		var with, without []string
+		for _, a := range sortedKeys(need[b]) {
+			if need[b][a] {
+				with = append(with, a)
+			} else {
+				without = append(without, a)
 			}
 		}
-		if len(need) > 0 {
-			todo = append(todo, probeRead{r.block, need, r.nonces})
+		if len(with) > 0 {
+			todo = append(todo, StateRead{b, with, true})
+		}
+		if len(without) > 0 {
+			todo = append(todo, StateRead{b, without, false})
 		}
 	}
-	var mu sync.Mutex
-	return parallel(ctx, len(todo), 8, func(ctx context.Context, i int) error {
-		r := todo[i]
-		states, err := c.ss.States(ctx, r.block, r.addresses, r.nonces)
+	if len(todo) == 0 {
+		return nil
+	}
+	got := make([][]AccountState, len(todo))
+	if sb, ok := c.ss.(StateBatcher); ok {
+		var err error
+		if got, err = sb.StatesAt(ctx, todo); err != nil {
+			return err
+		}
+	} else {
+		err := parallel(ctx, len(todo), 8, func(ctx context.Context, i int) error {
+			var err error
+			got[i], err = c.ss.States(ctx, todo[i].Block, todo[i].Addresses, todo[i].Nonces)
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if c.at[r.block] == nil {
-			c.at[r.block] = make(map[string]AccountState)
-			c.nonced[r.block] = make(map[string]bool)
+	}
+	for i, r := range todo {
+		if c.at[r.Block] == nil {
+			c.at[r.Block] = make(map[string]AccountState)
+			c.nonced[r.Block] = make(map[string]bool)
 		}
-		for j, a := range r.addresses {
-			c.at[r.block][a] = states[j]
-			if r.nonces {
-				c.nonced[r.block][a] = true
+		for j, a := range r.Addresses {
+			s := got[i][j]
+			if !r.Nonces {
+				s.Nonce = c.at[r.Block][a].Nonce // one read before, if any
 			}
+			c.at[r.Block][a] = s
+			c.nonced[r.Block][a] = c.nonced[r.Block][a] || r.Nonces
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
-// get is the state read of a at block; zero before block 0.
+// get is the state read of a at block.
 func (c *stateCache) get(block uint64, a string) AccountState {
 	return c.at[block][a]
 }
 
-// balance is a's balance just before block lo ("0" before the genesis).
-func (c *stateCache) balance(lo uint64, a string) string {
+// nonce is a's nonce just before block lo (0 before the genesis).
+func (c *stateCache) nonce(lo uint64, a string) uint64 {
 	if lo == 0 {
-		return "0"
+		return 0
 	}
-	return c.get(lo-1, a).Balance
+	return c.get(lo-1, a).Nonce
 }
 
-// differs reports whether a's balance or nonce differs between just
-// before lo and hi.
+// knowsNonce reports whether a's nonce just before block lo is known.
+func (c *stateCache) knowsNonce(lo uint64, a string) bool {
+	return lo == 0 || c.nonced[lo-1][a]
+}
+
+// differs reports whether a's balance differs between just before lo and
+// hi, or its nonce where both are known.
 func (c *stateCache) differs(lo, hi uint64, a string) bool {
 	before := AccountState{Balance: "0"}
 	if lo > 0 {
@@ -180,7 +266,5 @@ func (c *stateCache) differs(lo, hi uint64, a string) bool {
 	if before.Balance != after.Balance {
 		return true
 	}
-	// Equal balances: the nonces were read, unless the address sent
-	// nothing in the whole range.
-	return !c.quiet[a] && before.Nonce != after.Nonce
+	return c.knowsNonce(lo, a) && c.nonced[hi][a] && before.Nonce != after.Nonce
 }

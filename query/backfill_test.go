@@ -646,13 +646,28 @@ func (s *stalledStates) States(ctx context.Context, block uint64, addresses []st
 	if len(addresses) == 1 && addresses[0] == "0x0000000000000000000000000000000000000000" {
 		return s.Source.States(ctx, block, addresses, nonces) // the archive probe
 	}
+	if err := s.stall(ctx); err != nil {
+		return nil, err
+	}
+	return s.Source.States(ctx, block, addresses, nonces)
+}
+
+func (s *stalledStates) StatesAt(ctx context.Context, reads []query.StateRead) ([][]query.AccountState, error) {
+	if err := s.stall(ctx); err != nil {
+		return nil, err
+	}
+	return s.Source.StatesAt(ctx, reads)
+}
+
+// stall waits until the test releases the reads.
+func (s *stalledStates) stall(ctx context.Context) error {
 	s.once.Do(func() { close(s.entered) })
 	select {
 	case <-s.release:
+		return nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
-	return s.Source.States(ctx, block, addresses, nonces)
 }
 
 // TestBackfillBesideHead: while a backfill waits on the node, Run's head

@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/txpool"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	gethEth "github.com/ethereum/go-ethereum/eth"
@@ -66,6 +67,17 @@ type DevConfig struct {
 	// as an archive node does, for balances at historical blocks; by
 	// default only the recent blocks' state is kept.
 	Archive bool
+	// Dir keeps the chain's database on disk in that directory, as a
+	// node does; by default it is in memory. A chain of more than some
+	// ten thousand blocks needs it: geth moves the finalized blocks out of
+	// its database every minute, and in memory that costs a pass over the
+	// whole database for each block moved.
+	Dir string
+	// LogIndex keeps geth's log index, as a node does by default, so that
+	// eth_getLogs over long ranges reads the index (WaitLogIndex) rather
+	// than every block's header; by default there is none, as in
+	// go-ethereum's simulated backend.
+	LogIndex bool
 }
 
 // Dev is an in-process Ethereum chain for development and tests: the
@@ -212,7 +224,7 @@ func StartDev(ctx context.Context, cfg DevConfig) (*Dev, error) {
 // the simulated beacon.
 func (d *Dev) startChain(alloc types.GenesisAlloc) error {
 	nodeConf := node.DefaultConfig
-	nodeConf.DataDir = ""
+	nodeConf.DataDir = d.cfg.Dir
 	nodeConf.P2P = p2p.Config{NoDiscovery: true}
 	genesisAlloc := core.SystemContractAllocs()
 	maps.Copy(genesisAlloc, alloc)
@@ -236,8 +248,9 @@ func (d *Dev) startChain(alloc types.GenesisAlloc) error {
 	// seals what it has then: under load (-race, both cores busy) a block
 	// lost transactions to the next one. Commit waits for the whole block.
 	ethConf.Miner.Recommit = time.Minute
-	// As ethclient/simulated: no log index, eth_getLogs scans receipts.
-	ethConf.LogNoHistory = true
+	// As ethclient/simulated: no log index unless asked, eth_getLogs
+	// scans every block's header, and the receipts of those that match.
+	ethConf.LogNoHistory = !d.cfg.LogIndex
 	// Room for a benchmark's blocks of a hundred transfers from a few accounts.
 	ethConf.TxPool.AccountSlots = 1024
 	ethConf.TxPool.GlobalSlots = 16384
@@ -541,6 +554,86 @@ func (d *Dev) Commit() common.Hash {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.beacon.Commit()
+}
+
+// CommitEmpty seals n empty blocks on the head and returns the last one's
+// hash: on an archive chain all but the last are built and inserted in
+// bulk (core.GenerateChain, then InsertChain, which executes and verifies
+// them as any imported block, without the engine API's rounds of each
+// Commit), a second apart, with the fee recipient as their coinbase; the
+// last is sealed as Commit does, so that the beacon follows. For long
+// chains in benchmarks. Errors when transactions are pending: they would
+// not be in these blocks.
+func (d *Dev) CommitEmpty(n int) (common.Hash, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n <= 0 {
+		_, h := d.Head()
+		return h, nil
+	}
+	pool := d.backend.TxPool()
+	if err := pool.Sync(); err != nil {
+		return common.Hash{}, fmt.Errorf("dev chain: empty blocks: %w", err)
+	}
+	if pending, _ := pool.Pending(txpool.PendingFilter{}); len(pending) != 0 {
+		return common.Hash{}, errors.New("dev chain: empty blocks: transactions are pending")
+	}
+	bc := d.backend.BlockChain()
+	if d.cfg.Archive {
+		// The generator reads and writes the state by hash, as the
+		// archive chain keeps it.
+		for left := n - 1; left > 0; {
+			parent := bc.GetBlockByHash(bc.CurrentBlock().Hash())
+			m := min(left, 1024)
+			blocks, _ := core.GenerateChain(bc.Config(), parent, d.backend.Engine(), d.backend.ChainDb(), m, func(_ int, b *core.BlockGen) {
+				b.SetCoinbase(d.FeeRecipient)
+				b.OffsetTime(-9) // a second after its parent, not ten
+			})
+			if _, err := bc.InsertChain(blocks); err != nil {
+				return common.Hash{}, fmt.Errorf("dev chain: empty blocks: %w", err)
+			}
+			left -= m
+		}
+		// A second after the head: the beacon's next timestamps follow.
+		if err := d.beacon.AdjustTime(time.Second); err != nil {
+			return common.Hash{}, fmt.Errorf("dev chain: empty blocks: %w", err)
+		}
+		_, h := d.Head()
+		return h, nil
+	}
+	var h common.Hash
+	for range n {
+		h = d.beacon.Commit()
+	}
+	return h, nil
+}
+
+// WaitLogIndex waits until the log index (DevConfig.LogIndex) covers
+// every block up to the head: geth builds it in the background.
+func (d *Dev) WaitLogIndex(ctx context.Context) error {
+	if !d.cfg.LogIndex {
+		return errors.New("dev chain: no log index (DevConfig.LogIndex)")
+	}
+	mb := d.backend.APIBackend.NewMatcherBackend()
+	defer mb.Close()
+	// The indexer says nothing when it is done: its range is asked again.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		r, err := mb.SyncLogIndex(ctx)
+		if err != nil {
+			return fmt.Errorf("dev chain: log index: %w", err)
+		}
+		head, _ := d.Head()
+		if !r.IndexedBlocks.IsEmpty() && r.IndexedBlocks.First() <= 1 && r.IndexedBlocks.Last() >= head {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("dev chain: log index at %d-%d of %d: %w", r.IndexedBlocks.First(), r.IndexedBlocks.Last(), head, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 // Fork makes the block parent the head, dropping the blocks above it from

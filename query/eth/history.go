@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -56,6 +58,70 @@ func (s *Source) States(ctx context.Context, block uint64, addresses []string, n
 			return nil, unavailable(ctx, e.Method, e.Error)
 		}
 		out[i] = query.AccountState{Balance: bals[i].ToInt().String(), Nonce: uint64(ns[i])}
+	}
+	return out, nil
+}
+
+var _ query.StateBatcher = (*Source)(nil)
+
+// StatesAt returns the states reads ask, as States, in one batch of
+// eth_getBalance and eth_getTransactionCount calls for them all (sent in
+// parts of BatchSize calls, a few at once). Errors as States.
+func (s *Source) StatesAt(ctx context.Context, reads []query.StateRead) ([][]query.AccountState, error) {
+	type slot struct {
+		read, i int
+		nonce   bool
+	}
+	var batch []rpc.BatchElem
+	var slots []slot
+	out := make([][]query.AccountState, len(reads))
+	bals := make([][]hexutil.Big, len(reads))
+	ns := make([][]hexutil.Uint64, len(reads))
+	for r, rd := range reads {
+		at := hexutil.EncodeUint64(rd.Block)
+		out[r] = make([]query.AccountState, len(rd.Addresses))
+		bals[r] = make([]hexutil.Big, len(rd.Addresses))
+		ns[r] = make([]hexutil.Uint64, len(rd.Addresses))
+		for i, a := range rd.Addresses {
+			addr := common.HexToAddress(a)
+			batch = append(batch, rpc.BatchElem{Method: "eth_getBalance", Args: []any{addr, at}, Result: &bals[r][i]})
+			slots = append(slots, slot{r, i, false})
+			if rd.Nonces {
+				batch = append(batch, rpc.BatchElem{Method: "eth_getTransactionCount", Args: []any{addr, at}, Result: &ns[r][i]})
+				slots = append(slots, slot{r, i, true})
+			}
+		}
+	}
+	// The parts go at once (a node answers a batch's calls one after
+	// another), at most four.
+	parts := slices.Collect(slices.Chunk(batch, s.cfg.BatchSize))
+	sem := make(chan struct{}, 4)
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = s.batch(ctx, part)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for k, e := range batch {
+		sl := slots[k]
+		if e.Error != nil {
+			if noState(e.Error) {
+				return nil, fmt.Errorf("%s at block %d: %w: %w", e.Method, reads[sl.read].Block, query.ErrNoState, e.Error)
+			}
+			return nil, unavailable(ctx, e.Method, e.Error)
+		}
+		if sl.nonce {
+			out[sl.read][sl.i].Nonce = uint64(ns[sl.read][sl.i])
+		} else {
+			out[sl.read][sl.i].Balance = bals[sl.read][sl.i].ToInt().String()
+		}
 	}
 	return out, nil
 }

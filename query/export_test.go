@@ -1,0 +1,4 @@
+package query
+
+// ChangedBlocks is changedBlocks, for the black-box tests of the bisection.
+var ChangedBlocks = changedBlocks
