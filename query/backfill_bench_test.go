@@ -275,8 +275,8 @@ func BenchmarkHistory(b *testing.B) {
 	b.ReportMetric(float64(histTotal), "history-calls")
 	b.ReportMetric(callRatio, "ratio-calls")
 	b.ReportMetric(timeRatio, "ratio-time")
-	fmt.Printf("history: %d blocks, %d transactions of the address, identical to the scan's: %v\n", head, len(got), same)
-	fmt.Printf("history: %d calls in %s vs block scan %d calls in %s: calls %.2f%% (want <= 5%%), time %.2f%% (want <= 10%%)\n",
+	b.Logf("%d blocks, %d transactions of the address, identical to the scan's: %v", head, len(got), same)
+	b.Logf("history %d calls in %s vs block scan %d calls in %s: calls %.2f%% (want <= 5%%), time %.2f%% (want <= 10%%)",
 		histTotal, histTime.Round(time.Millisecond), scanTotal, scanTime.Round(time.Millisecond), 100*callRatio, 100*timeRatio)
 }
 
