@@ -13,6 +13,23 @@ func (f *Fetcher) refreshDue() bool {
 	return f.refreshAfter != "" || !f.cfg.Clock.Now().Before(f.refreshNext)
 }
 
+// refreshStep is the scheduled refresh's share of a step: under Run,
+// storing what the refresh worker read (refresh.go); in FetchOnce alone,
+// reading a slice itself when due.
+func (f *Fetcher) refreshStep(ctx context.Context, tracked []Tracked) error {
+	if f.refreshAsync {
+		return f.takeRefreshed(ctx)
+	}
+	if !f.refreshDue() {
+		return nil
+	}
+	cp, ok, err := f.cfg.Store.Checkpoint(ctx, f.cfg.Chain)
+	if err != nil || !ok {
+		return err
+	}
+	return f.refresh(ctx, tracked, cp)
+}
+
 // refresh reads again the balances of the next RefreshBatch tracked
 // addresses when a round is due, so that balances a block scan cannot see
 // change (fees paid by others, rebasing tokens) do not go stale. It runs

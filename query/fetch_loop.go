@@ -34,14 +34,18 @@ func (f *Fetcher) Run(ctx context.Context) error {
 	return nil
 }
 
-// loop runs steps until lead ends, and the backfills beside them.
+// loop runs steps until lead ends, and beside them the backfills and the
+// reads of the scheduled refresh.
 func (f *Fetcher) loop(lead context.Context) {
 	var wg sync.WaitGroup
-	backfills, stop := context.WithCancel(lead)
-	wg.Go(func() { f.backfillLoop(backfills) })
+	workers, stop := context.WithCancel(lead)
+	f.refreshAsync = true
+	wg.Go(func() { f.backfillLoop(workers) })
+	wg.Go(func() { f.refreshLoop(workers) })
 	defer func() {
 		stop()
 		wg.Wait()
+		f.refreshAsync = false // FetchOnce alone refreshes inline again
 	}()
 	backoff := time.Duration(0)
 	for lead.Err() == nil {
@@ -178,7 +182,7 @@ func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
 	}
 	if cp.Number >= target {
 		f.setCaughtUp(true, cp)
-		return false, f.refresh(ctx, tracked, cp)
+		return false, f.refreshStep(ctx, tracked)
 	}
 	end := min(target, cp.Number+uint64(f.cfg.Batch))
 	n, err := f.storeBlocks(ctx, cp, end, set)
@@ -191,13 +195,8 @@ func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
 	f.setCaughtUp(cp.Number+uint64(n)+uint64(f.cfg.Batch) >= target, Block{})
 	// The scheduled refresh runs whatever the cadence: on a fast chain a
 	// step nearly always has new blocks to store.
-	if f.refreshDue() {
-		if cp, _, err = f.cfg.Store.Checkpoint(ctx, chain); err != nil {
-			return false, err
-		}
-		if err := f.refresh(ctx, tracked, cp); err != nil {
-			return false, err
-		}
+	if err := f.refreshStep(ctx, tracked); err != nil {
+		return false, err
 	}
 	return cp.Number+uint64(n) < target, nil
 }

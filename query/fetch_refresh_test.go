@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/big"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,5 +77,102 @@ func TestNodeLagFastChain(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "lags") {
 			t.Fatalf("Health after a step that stored blocks 2 h old = %v, want the node lagging", err)
 		}
+	}
+}
+
+// stalledBalances is a fault injected in front of the real dev chain: its
+// balance reads of the idle addresses (which only the scheduled refresh
+// asks for once they are synced) hang until released, as a node
+// overloaded by balance reads would; the rest goes to the node.
+type stalledBalances struct {
+	query.Source
+	idle     map[string]bool
+	entered  chan struct{}
+	once     sync.Once
+	release  chan struct{}
+	released atomic.Bool
+}
+
+func (s *stalledBalances) Balances(ctx context.Context, block uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
+	for _, q := range qs {
+		if s.idle[q.Address] && !s.released.Load() {
+			s.once.Do(func() { close(s.entered) })
+			select {
+			case <-s.release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			break
+		}
+	}
+	return s.Source.Balances(ctx, block, qs)
+}
+
+// TestRefreshBesideHead: under Run the refresh reads beside the head
+// follower. While its balance reads hang, new blocks are stored all the
+// same; released, every tracked address is read again within the
+// interval.
+func TestRefreshBesideHead(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const interval = 400 * time.Millisecond
+	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{Interval: 5 * time.Millisecond, RefreshInterval: interval, RefreshBatch: 7})
+	src := &stalledBalances{Source: e.src, idle: make(map[string]bool), entered: make(chan struct{}), release: make(chan struct{})}
+	for i := range 20 {
+		e.subscribe(idle(i))
+		src.idle[addr(idle(i))] = true
+	}
+	e.subscribe(e.dev.Accounts[0])
+	e.fetch() // synced: their balances read
+	e.useSource(src, query.TracesAuto)
+	done := make(chan error, 1)
+	go func() { done <- e.f.Run(ctx) }()
+	deadline := time.After(30 * time.Second)
+	select {
+	case <-src.entered: // a refresh read hangs
+	case <-deadline:
+		t.Fatal("the refresh never read the idle addresses")
+	}
+	for range 5 {
+		if _, err := e.dev.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head, _ := e.dev.Head()
+	for {
+		cp, _, err := e.db.Checkpoint(ctx, chain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Number >= head {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("the head follower stalled at %d behind a hanging refresh read (head %d)", cp.Number, head)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	released := time.Now()
+	src.released.Store(true)
+	close(src.release)
+	for i := 0; i < 20; {
+		bals, err := e.db.Balances(ctx, chain, addr(idle(i)))
+		if err != nil || len(bals) == 0 {
+			t.Fatalf("balances of %s: %v %v", addr(idle(i)), bals, err)
+		}
+		if bals[0].Updated.After(released) {
+			i++
+			continue
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("%s not read again since the release (last %s)", addr(idle(i)), bals[0].Updated)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -156,6 +156,11 @@ type Fetcher struct {
 	refreshAfter string    // last address refreshed in the current round
 	refreshNext  time.Time // when the next round starts
 	refreshStart time.Time // when the current round started
+	// refreshAsync: Run's refresh worker (refresh.go) reads the balances
+	// and queues them in refreshQueue for the steps to store.
+	refreshAsync bool
+	refreshMu    sync.Mutex
+	refreshQueue []refreshed
 
 	mu           sync.Mutex // guards the health fields
 	lastOK       time.Time

@@ -1,0 +1,148 @@
+package query
+
+// The scheduled refresh beside the head follower: Run reads every tracked
+// address's balances again in a worker of its own, so that the reads
+// never hold up new blocks; the follower only reconciles and stores what
+// the worker read.
+
+import (
+	"context"
+	"time"
+)
+
+// refreshed is a slice of balances the refresh worker read, with the
+// stored block they are compared at.
+type refreshed struct {
+	balances []Balance
+	at       Block
+}
+
+// refreshLoop re-reads the balances of every tracked address until ctx
+// ends: a round starts every half RefreshInterval (the first half an
+// interval after the fetcher's start) and is paced over a quarter
+// interval, a slice of RefreshBatch addresses at a time, so that every
+// balance is read again within three quarters of the interval whatever
+// the block cadence. The next step of the follower takes the slices
+// (takeRefreshed).
+func (f *Fetcher) refreshLoop(ctx context.Context) {
+	next := f.refreshNext
+	for ctx.Err() == nil {
+		if wait := next.Sub(f.cfg.Clock.Now()); wait > 0 {
+			f.wait(ctx, wait)
+			continue
+		}
+		if !f.ready.Load() {
+			// The follower has not checked the chain and probed the node
+			// yet: the native coin is not known.
+			f.wait(ctx, f.cfg.Interval)
+			continue
+		}
+		start := f.cfg.Clock.Now()
+		if err := f.refreshRound(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			f.metrics.errors.Inc()
+			f.log.Warn("fetcher: refresh failed", "err", err, "retry", f.cfg.Interval)
+			next = f.cfg.Clock.Now().Add(f.cfg.Interval)
+			continue
+		}
+		next = start.Add(f.cfg.RefreshInterval / 2)
+	}
+}
+
+// refreshRound reads every tracked address's balances once, a slice at a
+// time, the slices spread over a quarter RefreshInterval.
+func (f *Fetcher) refreshRound(ctx context.Context) error {
+	tracked, err := f.cfg.Store.Tracked(ctx, f.cfg.Chain)
+	if err != nil {
+		return err
+	}
+	var addrs []string
+	for _, t := range tracked {
+		if !t.NeedsSync { // the sync reads those
+			addrs = append(addrs, t.Address)
+		}
+	}
+	if len(addrs) == 0 {
+		return nil
+	}
+	batch := f.cfg.RefreshBatch
+	slices := (len(addrs) + batch - 1) / batch
+	gap := f.cfg.RefreshInterval / 4 / time.Duration(slices)
+	for i := 0; i < len(addrs); i += batch {
+		due := f.cfg.Clock.Now().Add(gap)
+		if err := f.refreshSlice(ctx, addrs[i:min(len(addrs), i+batch)]); err != nil {
+			return err
+		}
+		if wait := due.Sub(f.cfg.Clock.Now()); wait > 0 && i+batch < len(addrs) {
+			f.wait(ctx, wait)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// refreshSlice reads the native and stored token balances of addrs at the
+// stored head (at the confirmed node head when the stored one is older
+// than a node keeps state for) and queues them for the follower.
+func (f *Fetcher) refreshSlice(ctx context.Context, addrs []string) error {
+	cp, ok, err := f.cfg.Store.Checkpoint(ctx, f.cfg.Chain)
+	if err != nil || !ok {
+		return err
+	}
+	at := cp.Number
+	if h := f.nodeHead(); h > at+stateWindow+f.cfg.Confirmations {
+		at = h - f.cfg.Confirmations
+	}
+	var qs []BalanceQuery
+	for _, a := range addrs {
+		stored, err := f.cfg.Store.Balances(ctx, f.cfg.Chain, a)
+		if err != nil {
+			return err
+		}
+		qs = append(qs, BalanceQuery{Address: a})
+		for _, b := range stored {
+			if b.Asset == AssetERC20 {
+				qs = append(qs, BalanceQuery{Address: a, Contract: b.Contract})
+			}
+		}
+	}
+	bals, err := f.cfg.Source.Balances(ctx, at, qs)
+	if err != nil {
+		return f.nodeErr(err)
+	}
+	now := f.cfg.Clock.Now()
+	for i := range bals {
+		bals[i].Chain, bals[i].Updated = f.cfg.Chain, now
+		if bals[i].Asset == AssetNative {
+			bals[i].Symbol, bals[i].Decimals = f.native.Symbol, f.native.Decimals
+		}
+	}
+	f.refreshMu.Lock()
+	f.refreshQueue = append(f.refreshQueue, refreshed{balances: bals, at: cp})
+	f.refreshMu.Unlock()
+	return nil
+}
+
+// takeRefreshed reconciles the balances the refresh worker read against
+// the statements and stores them: a balance read at a block the
+// statement of its asset has moved past is stored (when newer than the
+// stored one) but not compared.
+func (f *Fetcher) takeRefreshed(ctx context.Context) error {
+	f.refreshMu.Lock()
+	queue := f.refreshQueue
+	f.refreshQueue = nil
+	f.refreshMu.Unlock()
+	for i, r := range queue {
+		if err := f.reconcileStored(ctx, r.balances, r.at); err != nil {
+			f.refreshMu.Lock()
+			f.refreshQueue = append(queue[i:], f.refreshQueue...)
+			f.refreshMu.Unlock()
+			return err
+		}
+	}
+	return nil
+}
