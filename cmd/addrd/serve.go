@@ -98,19 +98,19 @@ func parseChains(values []string) ([]chain, error) {
 		name, coin, withCoin := strings.Cut(spec, ":")
 		if !ok || !chainName.MatchString(name) {
 			// Only the name part: what follows = is a URL that may hold a key.
-			return nil, fmt.Errorf("--chain %q: want NAME=RPC_URL with NAME in capitals, such as ETH=http://127.0.0.1:8545 (or NAME:SYMBOL:DECIMALS=RPC_URL)", spec)
+			return nil, fmt.Errorf("--chain %s: want NAME=RPC_URL with NAME in capitals, such as ETH=http://127.0.0.1:8545 (or NAME:SYMBOL:DECIMALS=RPC_URL)", shown(spec))
 		}
 		c := chain{Name: name, RPC: rpc}
 		if withCoin {
 			sym, dec, withDec := strings.Cut(coin, ":")
 			if !coinSymbol.MatchString(sym) {
-				return nil, fmt.Errorf("--chain %s: native coin symbol %q: want 1 to 16 letters or digits, such as %s:POL=RPC_URL", name, sym, name)
+				return nil, fmt.Errorf("--chain %s: native coin symbol %s: want 1 to 16 letters or digits, such as %s:POL=RPC_URL", name, shown(sym), name)
 			}
 			c.Native = query.NativeCoin{Symbol: sym, Decimals: 18}
 			if withDec {
 				d, err := strconv.ParseUint(dec, 10, 8)
 				if err != nil || d > 77 {
-					return nil, fmt.Errorf("--chain %s: native coin decimals %q: want an integer from 0 to 77", name, dec)
+					return nil, fmt.Errorf("--chain %s: native coin decimals %s: want an integer from 0 to 77", name, shown(dec))
 				}
 				c.Native.Decimals = int(d)
 			}
@@ -126,6 +126,16 @@ func parseChains(values []string) ([]chain, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// shown quotes a part of a mistyped --chain value for its error, unless it
+// may hold a node URL's secret (a path, userinfo, query or fragment, as in
+// "--chain https://node/v3/KEY" with the NAME= left out).
+func shown(s string) string {
+	if strings.ContainsAny(s, "/@?#") {
+		return "(not shown: it may hold a URL)"
+	}
+	return strconv.Quote(s)
 }
 
 // parseRate reads --rate-key: N/s, N/m or N/h (N events per unit, in

@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/wharfhq/wharf/query"
@@ -26,6 +27,32 @@ func TestParseChains(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("got %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestParseChainsErrors: a mistyped --chain is refused with the part at
+// fault, never with a node URL's key (the fuzz target looks further).
+func TestParseChainsErrors(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"NoName", "https://mainnet.infura.io/v3/KEY", "--chain (not shown: it may hold a URL): want NAME=RPC_URL"},
+		{"ColonForEquals", "ETH:https://mainnet.infura.io/v3/KEY", "--chain (not shown: it may hold a URL): want NAME=RPC_URL"},
+		{"LowerName", "eth=http://node", `--chain "eth": want NAME=RPC_URL`},
+		{"Symbol", "ETH:P-L=http://node", `native coin symbol "P-L"`},
+		{"Decimals", "ETH:POL:99=http://node", `native coin decimals "99"`},
+		{"NoScheme", "ETH=//KEY", `"?" is not an http(s) or ws(s) URL`},
+		{"Scheme", "ETH=ftp://u:KEY@node/KEY", `"ftp://redacted@node/redacted" is not an http(s) or ws(s) URL`},
+		{"Twice", "ETH=http://a", "--chain ETH given twice"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := []string{c.in}
+			if c.name == "Twice" {
+				in = append(in, c.in)
+			}
+			_, err := parseChains(in)
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "KEY") {
+				t.Fatalf("parseChains(%q) = %v, want an error with %q and no KEY", c.in, err, c.want)
 			}
 		})
 	}

@@ -24,10 +24,11 @@ import (
 )
 
 // RedactURL is a node URL fit to show: scheme and host, with the
-// userinfo, path and query replaced by "redacted"; "?" when it is no URL.
+// userinfo, path and query replaced by "redacted"; "?" when it is no URL
+// (no scheme or no host: "//KEY" has the key for its host).
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
+	if err != nil || u.Scheme == "" || u.Host == "" {
 		return "?"
 	}
 	out := u.Scheme + "://"

@@ -17,6 +17,8 @@ func TestRedactURL(t *testing.T) {
 		{"wss://user@node.example/ws/KEY#frag", "wss://redacted@node.example/redacted#redacted"},
 		{"/var/run/geth.ipc", "?"},
 		{"::", "?"},
+		{"//KEY", "?"}, // no scheme: the key would be the host
+		{"mainnet.infura.io:443/v3/KEY", "?"},
 	} {
 		if got := eth.RedactURL(tt.in); got != tt.want {
 			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
