@@ -3,6 +3,7 @@ package publish
 import (
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -16,10 +17,10 @@ func CheckBaseURL(s string) error {
 	const rule = "want an absolute http(s) URL such as https://dl.example.com"
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return fmt.Errorf("base URL %q: %s", s, rule)
+		return fmt.Errorf("base URL %s: %s", shownURL(s, u, err), rule)
 	}
 	if u.User != nil {
-		return fmt.Errorf("base URL %q: user:password@ would be published in the install script and the page; give the URL customers use, without credentials", s)
+		return fmt.Errorf("base URL %s: user:password@ would be published in the install script and the page; give the URL customers use, without credentials", shownURL(s, u, err))
 	}
 	if u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(s, "?#") {
 		return fmt.Errorf("base URL %q: no query or fragment; %s", s, rule)
@@ -30,4 +31,16 @@ func CheckBaseURL(s string) error {
 		}
 	}
 	return nil
+}
+
+// shownURL quotes a refused base URL for its error without the password
+// of a user:password@ (errors end up in CI logs).
+func shownURL(s string, u *url.URL, err error) string {
+	switch {
+	case err == nil && u.User != nil:
+		return strconv.Quote(u.Redacted())
+	case err != nil && strings.Contains(s, "@"):
+		return "(not shown: it may hold user:password@)"
+	}
+	return strconv.Quote(s)
 }

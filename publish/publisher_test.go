@@ -699,7 +699,8 @@ func TestPublishPreviewAgain(t *testing.T) {
 }
 
 // TestNewPublisherBaseURL: a base URL that would leak credentials into the
-// public script and page, or run code in a user's shell, is refused.
+// public script and page, or run code in a user's shell, is refused, and
+// the error never shows the password.
 func TestNewPublisherBaseURL(t *testing.T) {
 	signer := fixedSigner(t)
 	tests := []struct{ name, url, want string }{
@@ -707,6 +708,8 @@ func TestNewPublisherBaseURL(t *testing.T) {
 		{"OKPortIPv6", "http://[::1]:8080", ""},
 		{"ErrUserinfo", "https://ci:s3cret@dl.example.com", "user:password@"},
 		{"ErrUser", "https://ci@dl.example.com", "user:password@"},
+		{"ErrSchemeUserinfo", "ftp://ci:s3cret@dl.example.com", "absolute http(s) URL"},
+		{"ErrUnparsedUserinfo", "https://ci:s3cret@dl example.com", "absolute http(s) URL"},
 		{"ErrQuote", "https://dl.example.com/'$(id)'", "not allowed"},
 		{"ErrBackquote", "https://dl.example.com/`id`", "not allowed"},
 		{"ErrDollar", "https://dl.example.com/$HOME", "not allowed"},
@@ -723,8 +726,8 @@ func TestNewPublisherBaseURL(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("NewPublisher(%q) = %v, want an error with %q", tt.url, err, tt.want)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cret") {
+				t.Fatalf("NewPublisher(%q) = %v, want an error with %q and without the password", tt.url, err, tt.want)
 			}
 		})
 	}
