@@ -96,11 +96,21 @@ const stateWindow = 64
 // the node keeps state for (while catching up); balances carry the block
 // they were read at.
 func (f *Fetcher) readBalances(ctx context.Context, addrs []string, at uint64) ([]Balance, error) {
-	if len(addrs) == 0 {
-		return nil, nil
-	}
 	if f.target > at+stateWindow {
 		at = f.target
+	}
+	bals, err := f.balancesAt(ctx, addrs, at)
+	if err != nil {
+		return nil, f.nodeErr(err)
+	}
+	return bals, nil
+}
+
+// balancesAt reads the native and every known token balance of addresses
+// at block at. Errors: ErrNoState when the node keeps no state for at.
+func (f *Fetcher) balancesAt(ctx context.Context, addrs []string, at uint64) ([]Balance, error) {
+	if len(addrs) == 0 {
+		return nil, nil
 	}
 	var qs []BalanceQuery
 	for _, a := range addrs {
@@ -115,7 +125,7 @@ func (f *Fetcher) readBalances(ctx context.Context, addrs []string, at uint64) (
 	}
 	bals, err := f.cfg.Source.Balances(ctx, at, qs)
 	if err != nil {
-		return nil, f.nodeErr(err)
+		return nil, err
 	}
 	now := f.cfg.Clock.Now()
 	for i := range bals {

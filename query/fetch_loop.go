@@ -141,11 +141,16 @@ func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	f.metrics.tracked.Set(float64(len(tracked)))
+	// The head follower follows the synced addresses, and those it syncs
+	// in this step: an address is followed from its sync, the backfill
+	// covers it up to there.
 	set := make(map[string]bool, len(tracked))
 	var fresh []Tracked
 	for _, t := range tracked {
-		set[t.Address] = true
-		if t.NeedsSync && len(fresh) < f.cfg.SyncBatch {
+		switch {
+		case !t.NeedsSync:
+			set[t.Address] = true
+		case len(fresh) < f.cfg.SyncBatch:
 			fresh = append(fresh, t)
 		}
 	}
@@ -173,8 +178,12 @@ func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
 		}
 	}
 	if len(fresh) > 0 {
-		if err := f.sync(ctx, fresh, cp); err != nil {
+		synced, err := f.sync(ctx, fresh, cp)
+		if err != nil {
 			return false, err
+		}
+		for _, t := range synced {
+			set[t.Address] = true
 		}
 	}
 	if err := f.takeLearned(ctx, cp); err != nil {

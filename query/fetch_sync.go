@@ -13,18 +13,20 @@ import (
 // backfill: the last BackfillBlocks blocks (or the whole history with
 // BackfillAll) for an address never covered, or the gap since it was
 // last tracked. The backfills run beside the head follower (backfill.go).
-func (f *Fetcher) sync(ctx context.Context, fresh []Tracked, cp Block) error {
+// It returns the subscriptions synced: none while the fetcher catches up
+// from further behind than the node keeps state for (syncBalances).
+func (f *Fetcher) sync(ctx context.Context, fresh []Tracked, cp Block) ([]Tracked, error) {
 	addrs := make([]string, len(fresh))
 	for i, t := range fresh {
 		addrs[i] = t.Address
 	}
-	bals, err := f.readBalances(ctx, addrs, cp.Number)
-	if err != nil {
-		return err
+	bals, ok, err := f.syncBalances(ctx, addrs, cp.Number)
+	if err != nil || !ok {
+		return nil, err
 	}
 	all, err := f.historyAvailable(ctx, cp.Number)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	byLow := make(map[uint64][]string)
 	owed := make(map[string]bool) // addresses owed a backfill
@@ -54,18 +56,44 @@ func (f *Fetcher) sync(ctx context.Context, fresh []Tracked, cp Block) error {
 		}
 	}
 	if err := f.startStatements(ctx, start, cp); err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.reconcileStored(ctx, check, cp); err != nil {
-		return err
+		return nil, err
 	}
 	for _, low := range sortedKeys(byLow) {
 		if err := f.cfg.Store.MarkSynced(ctx, f.cfg.Chain, byLow[low], cp.Number, low); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	f.log.Info("fetcher: synced new subscriptions", "addresses", len(addrs), "block", cp.Number, "full_history", all)
-	return nil
+	return fresh, nil
+}
+
+// syncBalances reads the balances of new subscriptions at cp, where the
+// statements of those owed a backfill start again (ok), even when the
+// fetcher is catching up far behind the node. A node that keeps no state
+// that old (pruned) cannot tell them: the subscriptions wait, SYNCING,
+// until the head follower is within the node's state window (ok false).
+func (f *Fetcher) syncBalances(ctx context.Context, addrs []string, cp uint64) (bals []Balance, ok bool, err error) {
+	if f.target <= cp+stateWindow {
+		bals, err = f.readBalances(ctx, addrs, cp)
+		return bals, err == nil, err
+	}
+	bals, err = f.balancesAt(ctx, addrs, cp)
+	switch {
+	case errors.Is(err, ErrNoState):
+		if !f.syncWaitSaid {
+			f.syncWaitSaid = true
+			f.log.Info("fetcher: new subscriptions wait until the fetcher has caught up: the node keeps no state for the stored head",
+				"addresses", len(addrs), "stored_head", cp, "target", f.target)
+		}
+		return nil, false, nil
+	case err != nil:
+		return nil, false, f.nodeErr(err)
+	}
+	f.syncWaitSaid = false
+	return bals, true, nil
 }
 
 // historyAvailable reports whether new subscriptions get their whole

@@ -123,6 +123,9 @@ type Fetcher struct {
 	learned   map[string][]string
 	// noStateSaid is set once the missing state of old blocks was logged.
 	noStateSaid bool
+	// syncWaitSaid is set once new subscriptions were said to wait for
+	// the fetcher to catch up (syncBalances), until one sync reads.
+	syncWaitSaid bool
 
 	// checked is set once CheckChain has passed; native is then the
 	// chain's coin.

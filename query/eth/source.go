@@ -461,7 +461,8 @@ type callArgs struct {
 // Balances reads native balances (eth_getBalance) and ERC-20 balances
 // (balanceOf through eth_call) at block, batched; a token's symbol and
 // decimals are read on first sight and cached. A token whose calls revert
-// is left out of the result rather than failing the others.
+// is left out of the result rather than failing the others. Errors:
+// query.ErrNoState when the node keeps no state for block (pruned).
 func (s *Source) Balances(ctx context.Context, block uint64, queries []query.BalanceQuery) ([]query.Balance, error) {
 	if err := s.readTokenMeta(ctx, queries); err != nil {
 		return nil, err
@@ -491,6 +492,9 @@ func (s *Source) Balances(ctx context.Context, block uint64, queries []query.Bal
 	for i, q := range queries {
 		b := query.Balance{Address: strings.ToLower(q.Address), Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Block: block}
 		if err := batch[i].Error; err != nil {
+			if noState(err) {
+				return nil, fmt.Errorf("%s at block %d: %w: %w", batch[i].Method, block, query.ErrNoState, err)
+			}
 			if q.Contract != "" && reverted(err) {
 				continue
 			}
