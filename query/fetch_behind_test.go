@@ -30,14 +30,7 @@ func TestFetchResubscribeBehind(t *testing.T) {
 			e := newEnv(t, filepath.Join(t.TempDir(), "addrd.db"), query.FetcherConfig{BackfillBlocks: 1, Batch: 8})
 			d := e.dev
 			a := d.Accounts[0]
-			e.subscribe(a)
-			e.fetch()
-			e.must(d.Transfer(ctx, 0, d.Accounts[1], big.NewInt(77)))
-			d.Commit()
-			e.fetch()
-			if err := e.db.Unsubscribe(ctx, e.account, chain, addr(a)); err != nil {
-				t.Fatal(err)
-			}
+			e.trackThenDrop(a)
 			var moves []string
 			for i := range 3 {
 				moves = append(moves, e.must(d.Transfer(ctx, 1+i, a, big.NewInt(int64(1000+i)))))

@@ -132,6 +132,21 @@ func (e *env) subscribe(a common.Address) {
 	}
 }
 
+// trackThenDrop subscribes a, stores a movement of it while tracked (its
+// statement has a row) and unsubscribes it: an earlier tracking.
+func (e *env) trackThenDrop(a common.Address) {
+	e.t.Helper()
+	ctx := context.Background()
+	e.subscribe(a)
+	e.fetch()
+	e.must(e.dev.Transfer(ctx, 0, e.dev.Accounts[1], big.NewInt(77)))
+	e.dev.Commit()
+	e.fetch()
+	if err := e.db.Unsubscribe(ctx, e.account, chain, addr(a)); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 func (e *env) txs(a common.Address) []query.Transaction {
 	e.t.Helper()
 	txs, err := e.db.Transactions(context.Background(), chain, addr(a), nil, 1000)
@@ -592,15 +607,7 @@ func TestFetchResubscribeFillsGap(t *testing.T) {
 		e := newEnv(t, dsn(t), query.FetcherConfig{BackfillBlocks: 1})
 		d := e.dev
 		a := d.Accounts[0]
-		e.subscribe(a)
-		e.fetch()
-		// A movement while tracked: the earlier statement has a row.
-		e.must(d.Transfer(ctx, 0, d.Accounts[1], big.NewInt(77)))
-		d.Commit()
-		e.fetch()
-		if err := e.db.Unsubscribe(ctx, e.account, chain, addr(a)); err != nil {
-			t.Fatal(err)
-		}
+		e.trackThenDrop(a)
 		var gap []string
 		for i := range 6 {
 			gap = append(gap, e.must(d.Transfer(ctx, 1+i%3, a, big.NewInt(int64(1000+i)))))
