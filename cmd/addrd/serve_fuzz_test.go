@@ -21,7 +21,7 @@ func FuzzParseChains(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, head, tail string) {
 		if strings.Contains(head+tail, chainSecret[:4]) {
-			t.Skip()
+			return // the input holds the marker itself: nothing to tell apart
 		}
 		for _, v := range []string{head + "/" + chainSecret + tail, head + chainSecret + "@" + tail,
 			head + "?" + chainSecret + tail, head + "#" + chainSecret + tail} {
