@@ -121,3 +121,14 @@ func tooMany(wait time.Duration, format string, args ...any) *Error {
 	e.RetryAfter = wait
 	return e
 }
+
+// orDefault is l, or def when l is zero; a negative rate is no limit.
+func orDefault(l, def Limit) Limit {
+	switch {
+	case l == Limit{}:
+		return def
+	case l.Rate < 0:
+		return Limit{}
+	}
+	return l
+}

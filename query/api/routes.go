@@ -1,0 +1,42 @@
+package api
+
+// The routes of the API: its endpoints and their handlers.
+
+import (
+	"net/http"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// route is one endpoint: its ServeMux pattern and handler. The openapi
+// test holds this table and openapi.yaml together.
+type route struct {
+	pattern string
+	handle  func(s *Server, w http.ResponseWriter, r *http.Request, a query.Account) error
+}
+
+var routes = []route{
+	{"PUT /v1/chains/{chain}/addresses/{address}", (*Server).subscribe},
+	{"DELETE /v1/chains/{chain}/addresses/{address}", (*Server).unsubscribe},
+	{"GET /v1/chains/{chain}/addresses/{address}", (*Server).getSubscription},
+	{"GET /v1/addresses", (*Server).listAll},
+	{"GET /v1/chains/{chain}/addresses", (*Server).listChain},
+	{"GET /v1/chains/{chain}/addresses/{address}/balances", withState((*Server).balances)},
+	{"GET /v1/chains/{chain}/addresses/{address}/transactions", withState((*Server).transactions)},
+	{"GET /v1/chains/{chain}/transactions/{hash}", (*Server).transaction},
+	{"GET /v1/chains/{chain}/addresses/{address}/balance_changes", withState((*Server).balanceChanges)},
+}
+
+// Handle mounts h on the API's mux, for an endpoint beside /v1 that
+// shares its logging, metrics and errors (a constant handler for the
+// benchmark, say). With auth true, h runs behind the API-key check.
+func (s *Server) Handle(pattern string, h http.Handler, auth bool) {
+	if auth {
+		inner := h
+		h = s.authenticated(func(_ *Server, w http.ResponseWriter, r *http.Request, _ query.Account) error {
+			inner.ServeHTTP(w, r)
+			return nil
+		})
+	}
+	s.mux.Handle(pattern, h)
+}
