@@ -3,12 +3,19 @@
 # reference measured in the same run, on PostgreSQL and SQLite:
 #   - a page of 50 transactions at depth 10,000 against the first page
 #     (keyset paging: should be <= 1.2), 10,000 addresses, 1,000,000 txs;
-#   - wrk on loopback, 64 connections, 10 s each: balances and first-page
-#     transaction reads flat out against a constant JSON handler in the same
-#     server behind the same auth (target >= 0.25), and their p99 when paced
-#     at that quarter of the constant handler's rate (target < 20 ms); the
-#     p99 at saturation is printed beside it.
+#   - a page of 50 statement rows at depth 10,000 against the first page
+#     (<= 1.2);
+#   - wrk on loopback, 64 connections, 10 s each: balances, the first page
+#     of transactions and the first page of the statement, flat out
+#     against a constant JSON handler in the same server behind the same
+#     auth (targets: balances >= 0.5, the pages >= 0.3), and their p99 when
+#     paced at a quarter of the constant handler's rate (target < 20 ms);
+#     the p99 at saturation is printed beside it, and what a request costs:
+#     CPU of the server and of PostgreSQL, and Go allocations.
 # Each part seeds its own throwaway databases (a few minutes each).
+# WHARF_BENCH_ADDRESSES and WHARF_BENCH_TXS set smaller data sets while
+# iterating; WHARF_BENCH_PROFILE=DIR writes CPU and allocation profiles of
+# each HTTP read there (query/api/bench_wrk_test.go says how to read them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -22,8 +29,8 @@ $GO test -run '^$' -bench 'BenchmarkTransactionsDepth' -benchtime 300x -timeout 
 echo "== addrd: HTTP reads vs a constant handler (wrk, go test -bench BenchmarkHTTP ./query/api)"
 $GO test -run '^$' -bench 'BenchmarkHTTP' -benchtime 1x -timeout 60m ./query/api | tee -a "$out"
 
-echo "== addrd: statement reads (go test -bench BenchmarkStatement ./query/api): first page vs a constant handler (target >= 0.25), depth 10,000 vs first page (target <= 1.2)"
-$GO test -run '^$' -bench 'BenchmarkStatement' -benchtime 1x -timeout 30m ./query/api | grep -E '^statement ' | tee -a "$out"
+echo "== addrd: statement pages (go test -bench BenchmarkStatement ./query/api): depth 10,000 vs first page (target <= 1.2)"
+$GO test -run '^$' -bench 'BenchmarkStatement' -benchtime 1x -timeout 30m ./query/api | grep -E '^(statement |BenchmarkStatement)' | tee -a "$out"
 
 echo
 echo "== addrd ratios"
@@ -32,17 +39,24 @@ awk '
 	split($1, p, "/"); db = p[2]; sub(/-[0-9]+$/, "", db)
 	for (i = 3; i < NF; i++) if ($(i+1) == "depth/first") printf "%-10s depth 10000 / first page   %6s  (target <= 1.2)\n", db, $i
 }
+/^BenchmarkStatement\// {
+	split($1, p, "/"); db = p[2]; sub(/-[0-9]+$/, "", db)
+	for (i = 3; i < NF; i++) if ($(i+1) == "depth/first") printf "%-10s statement depth 10000 / first page     %6s  (target <= 1.2)\n", db, $i
+}
 /^BenchmarkHTTP\// {
 	split($1, p, "/"); db = p[2]; sub(/-[0-9]+$/, "", db)
 	for (i = 3; i < NF; i++) {
-		if ($(i+1) == "constant-rps")                  printf "%-10s constant req/s                 %6s\n", db, $i
-		if ($(i+1) == "balances/constant")             printf "%-10s balances / constant            %6s  (target >= 0.25)\n", db, $i
-		if ($(i+1) == "balances-saturated-p99-ms")     printf "%-10s balances p99 ms, saturated     %6s\n", db, $i
-		if ($(i+1) == "balances-paced/target")         printf "%-10s balances paced / target rate   %6s  (>= 1: the quarter sustained)\n", db, $i
-		if ($(i+1) == "balances-p99-ms")               printf "%-10s balances p99 ms at that rate   %6s  (target < 20)\n", db, $i
-		if ($(i+1) == "transactions/constant")         printf "%-10s transactions / constant        %6s  (target >= 0.25)\n", db, $i
-		if ($(i+1) == "transactions-saturated-p99-ms") printf "%-10s transactions p99 ms, saturated %6s\n", db, $i
-		if ($(i+1) == "transactions-paced/target")     printf "%-10s transactions paced / target    %6s  (>= 1: the quarter sustained)\n", db, $i
-		if ($(i+1) == "transactions-p99-ms")           printf "%-10s transactions p99 ms at that rate %4s  (target < 20)\n", db, $i
+		u = $(i+1)
+		if (u == "constant-rps") printf "%-10s constant req/s                 %6s\n", db, $i
+		if (split(u, q, "/") == 2 && q[2] == "constant") {
+			want = (q[1] == "balances") ? 0.5 : 0.3
+			printf "%-10s %s / constant  %6s  (target >= %s)\n", db, q[1], $i, want
+		}
+		if (u ~ /-saturated-p99-ms$/) { sub(/-saturated-p99-ms$/, "", u); printf "%-10s %-12s p99 ms, saturated        %6s\n", db, u, $i }
+		if (u ~ /-paced\/target$/)    { sub(/-paced\/target$/, "", u);    printf "%-10s %-12s paced / target rate      %6s  (>= 1: the quarter sustained)\n", db, u, $i }
+		if (u ~ /^[a-z]+-p99-ms$/)    { sub(/-p99-ms$/, "", u);           printf "%-10s %-12s p99 ms at that rate      %6s  (target < 20)\n", db, u, $i }
+		if (u ~ /-server-µs\/req$/)   { sub(/-server-µs\/req$/, "", u);   printf "%-10s %-12s server CPU µs/request    %6s\n", db, u, $i }
+		if (u ~ /-postgres-µs\/req$/) { sub(/-postgres-µs\/req$/, "", u); printf "%-10s %-12s PostgreSQL CPU µs/request %5s\n", db, u, $i }
+		if (u ~ /-allocs\/req$/)      { sub(/-allocs\/req$/, "", u);      printf "%-10s %-12s allocations/request      %6s\n", db, u, $i }
 	}
 }' "$out"

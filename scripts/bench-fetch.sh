@@ -14,7 +14,36 @@ cd "$(dirname "$0")/.."
 blocks=${FETCH_BLOCKS:-1000}
 txs=${FETCH_TXS:-100}
 subs=${FETCH_SUBS:-100000}
-go test ./query/ -run '^$' -bench '^BenchmarkFetch$' -benchtime=1x -timeout 30m \
-	-args -fetch.blocks="$blocks" -fetch.txs="$txs" -fetch.subs="$subs" | grep -vE '^(goos|goarch|pkg|cpu):'
-go test ./query/ -run '^$' -bench '^BenchmarkFetchGeth$' -benchtime=1x -timeout 30m | grep -E '^fetch geth'
-go test ./cmd/addrd/ -run '^$' -bench '^BenchmarkServeDevLatency$' -benchtime=1x -timeout 5m | grep -vE '^(goos|goarch|pkg|cpu):'
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+# gotest WANT SHOW ARGS...: go test ARGS, printing its lines that match SHOW
+# (all but go test's goos, goarch, pkg and cpu lines when SHOW is -); when
+# it fails, or prints no line matching WANT, its whole output and why.
+gotest() {
+	local want=$1 show=$2
+	shift 2
+	if ! go test "$@" >"$out" 2>&1; then
+		cat "$out"
+		echo "bench-fetch: go test $* failed; its output is above" >&2
+		return 1
+	fi
+	if ! grep -qE "$want" "$out"; then
+		cat "$out"
+		echo "bench-fetch: go test $* printed no line matching '$want'; its output is above" >&2
+		return 1
+	fi
+	if [ "$show" = - ]; then
+		grep -vE '^(goos|goarch|pkg|cpu):' "$out"
+	else
+		grep -E "$show" "$out"
+	fi
+}
+
+# Each benchmark runs even when one before it failed; the script fails at the end.
+rc=0
+gotest '^fetch: ' - ./query/ -run '^$' -bench '^BenchmarkFetch$' -benchtime=1x -timeout 30m \
+	-args -fetch.blocks="$blocks" -fetch.txs="$txs" -fetch.subs="$subs" || rc=1
+gotest '^fetch geth' '^fetch geth' ./query/ -run '^$' -bench '^BenchmarkFetchGeth$' -benchtime=1x -timeout 30m || rc=1
+gotest '^dev: ' - ./cmd/addrd/ -run '^$' -bench '^BenchmarkServeDevLatency$' -benchtime=1x -timeout 5m || rc=1
+exit $rc

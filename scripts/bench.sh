@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
 # make bench: every benchmark prints a ratio against a reference measured in the same run.
 #
+#   scripts/bench.sh [SECTION...]                 run the sections (all when none is named)
+#   scripts/bench.sh --against REV SECTION...     run each section on REV, then on the work
+#                                                 tree, and compare their figures
+#
 # Each section is a function bench_<name> that prints its figures; list it in SECTIONS.
-# ./scripts/bench.sh runs them all, ./scripts/bench.sh publish one. Sections run real parts
-# (MinIO, PostgreSQL): a missing part fails the run rather than skipping it.
+# Sections run real parts (MinIO, PostgreSQL): a missing part fails the run rather than
+# skipping it, and a failing section says why. With --against, REV is checked out in a
+# temporary git worktree and each section runs there with REV's own scripts and benchmarks,
+# then here, back to back; then every figure of the two runs is printed side by side with
+# its ratio (work tree / REV), and benchstat compares the Go benchmark lines. docs/bench.md
+# says which sections a change to each package should run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 export WHARF_REQUIRE_ALL=1
+
+# benchstat, pinned; run through the Go module proxy on first use.
+BENCHSTAT=${BENCHSTAT:-golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da}
 
 SECTIONS=(publish serve hosting fetch addrd history freshness)
 
@@ -18,6 +29,13 @@ gobench() {
 	out=$(mktemp)
 	if ! "$GO" test -run '^$' -bench "^${bench}\$" -benchtime 1x -count 1 -timeout "$timeout" "$pkg" >"$out" 2>&1; then
 		cat "$out"
+		echo "bench: $bench in $pkg failed; its output is above" >&2
+		rm -f "$out"
+		return 1
+	fi
+	if ! grep -qE "^${bench}" "$out"; then
+		cat "$out"
+		echo "bench: $bench in $pkg printed no result line (skipped, or no such benchmark); its output is above" >&2
 		rm -f "$out"
 		return 1
 	fi
@@ -88,8 +106,121 @@ bench_freshness() {
 	gobench ./query/ BenchmarkFreshness 15m
 }
 
+# figures FILE: the lines of a section's output that hold figures, each
+# with its skeleton (the line with every number made #) first.
+figures() {
+	awk '
+	{
+		line = $0
+		sub(/^[ \t]+/, "", line)
+		if (line ~ /^(goos|goarch|pkg|cpu|PASS|ok) ?/) next
+		skel = ""; nums = ""; rest = line
+		while (match(rest, /[0-9][0-9,]*(\.[0-9]+)?/)) {
+			skel = skel substr(rest, 1, RSTART - 1) "#"
+			nums = nums " " substr(rest, RSTART, RLENGTH)
+			rest = substr(rest, RSTART + RLENGTH)
+		}
+		if (nums == "") next
+		skel = skel rest
+		gsub(/[ \t]+/, " ", skel)
+		print skel "\t" substr(nums, 2) "\t" line
+	}' "$1"
+}
+
+# compare NAME REV REVOUT WORKOUT: every figure of the work tree's run beside
+# REV's, with their ratio (work tree / REV); lines only one run printed are
+# listed as such. Lines match by their text without the numbers (and their
+# order among equal ones).
+compare() {
+	local name=$1 rev=$2 revout=$3 workout=$4
+	echo
+	echo "== $name: $rev vs the work tree (figures: REV -> work tree, ratio work tree / REV)"
+	awk -F '\t' -v rev="$rev" '
+	function num(s) { gsub(/,/, "", s); return s + 0 }
+	NR == FNR { k = $1 SUBSEP (++seen[$1]); revnums[k] = $2; revline[k] = $3; order[++n] = k; next }
+	{
+		k = $1 SUBSEP (++wseen[$1])
+		if (!(k in revnums)) { print "  only in the work tree: " $3; next }
+		used[k] = 1
+		split(revnums[k], a, " "); m = split($2, b, " ")
+		out = $1; note = ""
+		for (i = 1; i <= m; i++) {
+			v = (a[i] == b[i]) ? b[i] : a[i] " -> " b[i]
+			if (a[i] != b[i] && num(a[i]) != 0) v = v sprintf(" (x%.2f)", num(b[i]) / num(a[i]))
+			sub(/#/, v, out)
+		}
+		print "  " out
+	}
+	END { for (i = 1; i <= n; i++) if (!(order[i] in used)) print "  only on " rev ": " revline[order[i]] }
+	' <(figures "$revout") <(figures "$workout")
+	local rb wb
+	rb=$(mktemp) wb=$(mktemp)
+	grep -E '^[[:space:]]*Benchmark[^ ]+[[:space:]]+[0-9]+[[:space:]]' "$revout" | sed -E 's/^[[:space:]]+//' >"$rb" || :
+	grep -E '^[[:space:]]*Benchmark[^ ]+[[:space:]]+[0-9]+[[:space:]]' "$workout" | sed -E 's/^[[:space:]]+//' >"$wb" || :
+	if [ -s "$rb" ] && [ -s "$wb" ]; then
+		echo
+		echo "== $name: benchstat $rev vs the work tree"
+		# One run each: benchstat shows the change, without confidence intervals.
+		if ! "$GO" run "$BENCHSTAT" "$rev=$rb" "work=$wb"; then
+			echo "bench: benchstat failed (it runs through the Go module proxy: $BENCHSTAT)" >&2
+		fi
+	fi
+	rm -f "$rb" "$wb"
+}
+
+# against REV SECTION...: each section on REV (in a temporary worktree,
+# with REV's scripts) and on the work tree, back to back, then compared.
+against() {
+	local rev=$1 commit short tmp s rc_rev rc_work failed=()
+	shift
+	if [ $# -eq 0 ]; then
+		echo "bench: --against $rev needs the sections to run (have: ${SECTIONS[*]})" >&2
+		exit 2
+	fi
+	if ! commit=$(git rev-parse --verify --quiet "$rev^{commit}"); then
+		echo "bench: --against: no commit $rev in this repository" >&2
+		exit 2
+	fi
+	short=$(git rev-parse --short "$commit")
+	tmp=$(mktemp -d /tmp/wharf-bench-against.XXXXXX)
+	# shellcheck disable=SC2064 # expand now: the paths are fixed
+	trap "git worktree remove --force '$tmp/rev' >/dev/null 2>&1 || :; rm -rf '$tmp'" EXIT
+	git worktree add --detach --quiet "$tmp/rev" "$commit"
+	for s in "$@"; do
+		echo "== $s on $rev ($short), in $tmp/rev"
+		set +e
+		(cd "$tmp/rev" && bash scripts/bench.sh "$s") 2>&1 | tee "$tmp/$s.rev"
+		rc_rev=${PIPESTATUS[0]}
+		echo "== $s on the work tree"
+		bash scripts/bench.sh "$s" 2>&1 | tee "$tmp/$s.work"
+		rc_work=${PIPESTATUS[0]}
+		set -e
+		if [ "$rc_rev" -ne 0 ]; then
+			echo "bench: section $s failed on $rev (exit $rc_rev); its output is above: the figures it printed are compared" >&2
+		fi
+		if [ "$rc_work" -ne 0 ]; then
+			echo "bench: section $s failed on the work tree (exit $rc_work); its output is above" >&2
+			failed+=("$s")
+		fi
+		compare "$s" "$short" "$tmp/$s.rev" "$tmp/$s.work"
+	done
+	if [ ${#failed[@]} -gt 0 ]; then
+		echo "bench: failed on the work tree: ${failed[*]}" >&2
+		exit 1
+	fi
+}
+
 main() {
-	local run=("$@") s
+	if [ "${1:-}" = "--against" ]; then
+		if [ $# -lt 2 ]; then
+			echo "usage: scripts/bench.sh --against REV SECTION..." >&2
+			exit 2
+		fi
+		shift
+		against "$@"
+		return
+	fi
+	local run=("$@") s rc
 	if [ ${#run[@]} -eq 0 ]; then
 		run=("${SECTIONS[@]}")
 	fi
@@ -102,7 +233,10 @@ main() {
 	# A failing section does not stop the others; the run fails at the end.
 	local failed=()
 	for s in "${run[@]}"; do
-		if ! "bench_$s"; then
+		rc=0
+		"bench_$s" || rc=$?
+		if [ "$rc" -ne 0 ]; then
+			echo "bench: section $s failed (exit $rc); why is above" >&2
 			failed+=("$s")
 		fi
 	done

@@ -3,7 +3,9 @@ package benchdata
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,11 +13,27 @@ import (
 )
 
 // Issue-size data of the addrd benchmarks: 10,000 subscribed addresses
-// and 1,000,000 transactions, every 50th touching the hot address.
+// and 1,000,000 transactions, every 50th touching the hot address, whose
+// statement has 20,000 rows. WHARF_BENCH_ADDRESSES and WHARF_BENCH_TXS
+// set other sizes (a quicker set-up while iterating).
 const (
-	BenchAddresses    = 10_000
-	BenchTransactions = 1_000_000
+	BenchAddresses     = 10_000
+	BenchTransactions  = 1_000_000
+	BenchStatementRows = 20_000
 )
+
+// size is the environment variable name as a positive integer, or def.
+func size(name string, def int) (int, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("benchdata: %s=%q is not a positive integer", name, v)
+	}
+	return n, nil
+}
 
 // Run runs f as a sub-benchmark on PostgreSQL, in a database that
 // postgres makes (testenv.Postgres), and on SQLite, in a temporary file,
@@ -29,13 +47,21 @@ func Run(b *testing.B, postgres func(testing.TB) string, f func(b *testing.B, db
 		{"SQLite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "addrd.db") }},
 	} {
 		b.Run(d.name, func(b *testing.B) {
+			addresses, err := size("WHARF_BENCH_ADDRESSES", BenchAddresses)
+			if err != nil {
+				b.Fatal(err)
+			}
+			txs, err := size("WHARF_BENCH_TXS", BenchTransactions)
+			if err != nil {
+				b.Fatal(err)
+			}
 			start := time.Now()
-			db, id, secret, err := Open(context.Background(), d.dsn(b))
+			db, id, secret, err := OpenSized(context.Background(), d.dsn(b), addresses, txs)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer db.Close()
-			b.Logf("seeded %d addresses and %d transactions in %v", BenchAddresses, BenchTransactions, time.Since(start).Round(time.Second))
+			b.Logf("seeded %d addresses and %d transactions in %v", addresses, txs, time.Since(start).Round(time.Second))
 			f(b, db, id, secret)
 		})
 	}
@@ -45,6 +71,11 @@ func Run(b *testing.B, postgres func(testing.TB) string, f func(b *testing.B, db
 // with the benchmarks' data on chain ETH. It returns the key's id and
 // secret for HTTP basic auth.
 func Open(ctx context.Context, dsn string) (db *store.DB, id, secret string, err error) {
+	return OpenSized(ctx, dsn, BenchAddresses, BenchTransactions)
+}
+
+// OpenSized is Open with other numbers of addresses and transactions.
+func OpenSized(ctx context.Context, dsn string, addresses, txs int) (db *store.DB, id, secret string, err error) {
 	db, err = store.Open(ctx, dsn)
 	if err != nil {
 		return nil, "", "", err
@@ -52,7 +83,7 @@ func Open(ctx context.Context, dsn string) (db *store.DB, id, secret string, err
 	key, secret, err := db.CreateAPIKey(ctx, "bench")
 	if err == nil {
 		err = Seed(ctx, db, Config{Chain: "ETH", Account: key.AccountID,
-			Addresses: BenchAddresses, Transactions: BenchTransactions, HotEvery: 50})
+			Addresses: addresses, Transactions: txs, HotEvery: 50, StatementRows: BenchStatementRows})
 	}
 	if err != nil {
 		db.Close()

@@ -24,6 +24,8 @@ type Config struct {
 	// HotEvery sends every HotEvery-th transaction from Address(1), so it
 	// has Transactions/HotEvery transactions more than the others.
 	HotEvery int
+	// StatementRows gives Address(1) a statement of that many rows.
+	StatementRows int
 }
 
 // Address is the k-th generated address.
@@ -67,15 +69,27 @@ func Seed(ctx context.Context, db *store.DB, c Config) error {
 	n, m := c.Addresses, c.Transactions
 	from := fmt.Sprintf("CASE WHEN g.i %% %d = 0 THEN %s ELSE %s END", c.HotEvery, d.addr("1"), d.addr(fmt.Sprintf("1 + g.i %% %d", n)))
 	to := d.addr(fmt.Sprintf("1 + (g.i * 7 + 3) %% %d", n))
-	// The document of transaction g.i (see the store's txdoc.go): its
-	// fields, then its one native transfer.
+	// The document of transaction g.i (see the store's txdoc.go), as the
+	// fetcher writes it (version 2): its fields, then its one native
+	// transfer.
 	var doc []string
-	for _, f := range []string{"'1'", d.hash("g.i"), "g.i / 100", d.hash("g.i / 100"), "(1700000000 + (g.i / 100) * 12) * 1000000000",
+	for _, f := range []string{"'2'", d.hash("g.i"), "g.i / 100", d.hash("g.i / 100"), "(1700000000 + (g.i / 100) * 12) * 1000000000",
 		"g.i % 100", "'success'", from, to, "'1000000000000000000'", "'21000000000000'", "g.i",
-		"-1", "'native'", "''", from, to, "'1000000000000000000'"} {
+		"2", "21000", "21000", "'1000000000'", "''", "''",
+		"-1", "'native'", "''", from, to, "'1000000000000000000'", "'transaction'", "'ETH'", "18"} {
 		doc = append(doc, d.field(f))
 	}
 	docExpr := strings.Join(doc, " || ")
+	// The statement of the hot address (see the store's statement.go):
+	// a row a block from block 1 up, native and a token alternating, each
+	// with its transaction and fee.
+	var change []string
+	contract := "CASE WHEN g.i % 2 = 0 THEN '0x00000000000000000000000000000000000000c0' ELSE '' END"
+	for _, f := range []string{"'1'", "g.i", "1700000000 + g.i * 12", contract, "1000000 + g.i", "g.i * 1000000", "'1'", "''", "'1'",
+		"'transaction'", d.hash("g.i"), "1000021 + g.i", "'fee'", d.hash("g.i"), "'-21'"} {
+		change = append(change, d.field(f))
+	}
+	changeExpr := strings.Join(change, " || ")
 	stmts := []string{
 		fmt.Sprintf(`INSERT INTO subscriptions (account_id, chain, address, created)
 			SELECT %d, '%s', %s, '%s' FROM %s`, c.Account, c.Chain, d.addr("g.i"), now, d.series("1", fmt.Sprint(n))),
@@ -100,6 +114,10 @@ func Seed(ctx context.Context, db *store.DB, c Config) error {
 		fmt.Sprintf(`INSERT INTO tx_addresses (chain, address, block_number, tx_index, hash, doc)
 			SELECT '%s', %s, g.i / 100, g.i %% 100, %s, %s FROM %s WHERE %s <> %s ON CONFLICT DO NOTHING`,
 			c.Chain, to, d.hash("g.i"), docExpr, d.series("0", fmt.Sprint(m-1)), to, from),
+	}
+	if c.StatementRows > 0 {
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO balance_changes (chain, address, block_number, contract, doc)
+			SELECT '%s', %s, g.i, %s, %s FROM %s`, c.Chain, d.addr("1"), contract, changeExpr, d.series("1", fmt.Sprint(c.StatementRows))))
 	}
 	analyze := "ANALYZE"
 	if db.Postgres() {

@@ -1,0 +1,275 @@
+package api_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query/api"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+// benchServer is the API over db on loopback, with a constant JSON
+// handler behind the same auth at /bench/constant, and wrk to drive it.
+type benchServer struct {
+	b    *testing.B
+	wrk  string
+	base string
+	auth string
+	db   *store.DB
+	name string // the database's, in the names of profile files
+}
+
+func newBenchServer(b *testing.B, db *store.DB, name, keyID, secret string) *benchServer {
+	b.Helper()
+	wrk := testenv.Tool(b, "wrk")
+	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Metrics: prometheus.NewRegistry(), MaxInFlight: db.Readers()})
+	s.Handle("GET /bench/constant", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok"}` + "\n"))
+	}), true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: s}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	return &benchServer{b: b, wrk: wrk, base: "http://" + ln.Addr().String(), db: db, name: name,
+		auth: "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(keyID+":"+secret))}
+}
+
+// check fails the benchmark unless path answers 200.
+func (s *benchServer) check(path, keyID, secret string) {
+	s.b.Helper()
+	req, _ := http.NewRequest("GET", s.base+path, nil)
+	req.SetBasicAuth(keyID, secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		s.b.Fatalf("%s: %v %v", path, resp, err)
+	}
+	resp.Body.Close()
+}
+
+// run runs wrk on path for d with 64 connections.
+func (s *benchServer) run(path string, d time.Duration, args ...string) wrkResult {
+	s.b.Helper()
+	args = append([]string{"-t2", "-c64", "-d" + d.String(), "--latency", "-H", s.auth}, args...)
+	out, err := exec.Command(s.wrk, append(args, s.base+path)...).CombinedOutput()
+	if err != nil {
+		s.b.Fatalf("wrk: %v\n%s", err, out)
+	}
+	r, err := parseWrk(string(out))
+	if err != nil {
+		s.b.Fatalf("%v\n%s", err, out)
+	}
+	return r
+}
+
+// cost is what a request costs the server, averaged over a run: CPU of
+// the server's process (the API, and SQLite in it), CPU of the
+// PostgreSQL backends serving it, and the Go heap allocations.
+type cost struct {
+	goCPU, pgCPU time.Duration // per request
+	allocs       float64       // per request
+	bytes        float64       // per request
+}
+
+func (c cost) String() string {
+	return fmt.Sprintf("per request %4.0f µs server CPU + %4.0f µs PostgreSQL CPU, %4.0f allocs, %5.1f KiB",
+		us(c.goCPU), us(c.pgCPU), c.allocs, c.bytes/1024)
+}
+
+func us(d time.Duration) float64 { return d.Seconds() * 1e6 }
+
+// measure runs wrk flat out on path (after a short warming run: the
+// connection pools fill and the caches warm, so that the measured run is
+// the steady state) and measures what its requests cost. With
+// WHARF_BENCH_PROFILE=DIR it writes the run's CPU profile and the
+// allocation profiles before and after it there:
+//
+//	go tool pprof -top DIR/PostgreSQL-balances.cpu.pprof
+//	go tool pprof -top -sample_index=alloc_space -base DIR/PostgreSQL-balances.allocs-before.pprof DIR/PostgreSQL-balances.allocs.pprof
+func (s *benchServer) measure(label, path string, d time.Duration) (wrkResult, cost) {
+	s.b.Helper()
+	s.run(path, 2*time.Second)
+	dir := os.Getenv("WHARF_BENCH_PROFILE")
+	prefix := filepath.Join(dir, s.name+"-"+label)
+	if dir != "" {
+		s.writeProfile("allocs", prefix+".allocs-before.pprof")
+		f, err := os.Create(prefix + ".cpu.pprof")
+		if err != nil {
+			s.b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			s.b.Fatal(err)
+		}
+	}
+	pg0 := s.postgresCPU()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := processCPU(s.b)
+	r := s.run(path, d)
+	cpu1 := processCPU(s.b)
+	runtime.ReadMemStats(&m1)
+	pg1 := s.postgresCPU()
+	if dir != "" {
+		pprof.StopCPUProfile()
+		s.writeProfile("allocs", prefix+".allocs.pprof")
+	}
+	n := time.Duration(max(r.requests, 1))
+	var pg time.Duration
+	for pid, t := range pg1 {
+		pg += t - pg0[pid]
+	}
+	return r, cost{goCPU: (cpu1 - cpu0) / n, pgCPU: pg / n,
+		allocs: float64(m1.Mallocs-m0.Mallocs) / float64(n), bytes: float64(m1.TotalAlloc-m0.TotalAlloc) / float64(n)}
+}
+
+func (s *benchServer) writeProfile(name, path string) {
+	s.b.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		s.b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		s.b.Fatal(err)
+	}
+}
+
+// processCPU is the CPU time this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// postgresCPU is the CPU time each PostgreSQL backend of the benchmark's
+// database has used, by process id (from /proc; none on SQLite).
+func (s *benchServer) postgresCPU() map[int]time.Duration {
+	s.b.Helper()
+	out := map[int]time.Duration{}
+	if !s.db.Postgres() {
+		return out
+	}
+	rows, err := s.db.Bun().QueryContext(context.Background(),
+		"SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+	if err != nil {
+		s.b.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid int
+		if err := rows.Scan(&pid); err != nil {
+			s.b.Fatal(err)
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // gone
+		}
+		// The fields after the command's closing parenthesis: utime and
+		// stime are the 12th and 13th, in clock ticks (100 a second).
+		_, rest, _ := strings.Cut(string(stat), ") ")
+		f := strings.Fields(rest)
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		out[pid] = time.Duration(u+st) * 10 * time.Millisecond
+	}
+	if err := rows.Err(); err != nil {
+		s.b.Fatal(err)
+	}
+	return out
+}
+
+// paced runs wrk at about rate requests per second: each of its 64
+// connections waits between a response and its next request (wrk's
+// delay(), in whole milliseconds). The wait leaves room for the time a
+// request itself takes at that load, learnt from a short run first and
+// from each measured run that fell short of rate (three at most).
+func (s *benchServer) paced(path string, rate float64) wrkResult {
+	b := s.b
+	b.Helper()
+	script := filepath.Join(b.TempDir(), "pace.lua")
+	cycle := 64 * 1000 / rate // ms between one connection's requests
+	pace := func(wait int, d time.Duration) wrkResult {
+		if err := os.WriteFile(script, fmt.Appendf(nil, "function delay() return %d end\n", wait), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		return s.run(path, d, "-s", script)
+	}
+	wait := int(cycle)
+	r := pace(wait, 3*time.Second)
+	for range 3 {
+		took := 64*1000/r.rps - float64(wait) // ms a request itself takes
+		if next := max(0, int(cycle-took)); next < wait {
+			wait = next
+		} else if r.rps < rate && wait > 0 {
+			wait--
+		}
+		if r = pace(wait, 10*time.Second); r.rps >= 0.98*rate || wait == 0 {
+			break
+		}
+	}
+	return r
+}
+
+func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
+
+type wrkResult struct {
+	rps      float64
+	p99      time.Duration
+	requests int
+	errors   int
+}
+
+var (
+	wrkRPS      = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	wrkP99      = regexp.MustCompile(`\s99%\s+([0-9.]+)(us|ms|s)`)
+	wrkRequests = regexp.MustCompile(`(\d+) requests in`)
+	wrkNon2xx   = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
+)
+
+func parseWrk(out string) (wrkResult, error) {
+	var r wrkResult
+	m := wrkRPS.FindStringSubmatch(out)
+	p := wrkP99.FindStringSubmatch(out)
+	n := wrkRequests.FindStringSubmatch(out)
+	if m == nil || p == nil || n == nil {
+		return r, fmt.Errorf("cannot read wrk's output")
+	}
+	r.rps, _ = strconv.ParseFloat(m[1], 64)
+	r.requests, _ = strconv.Atoi(n[1])
+	v, _ := strconv.ParseFloat(p[1], 64)
+	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[p[2]]
+	r.p99 = time.Duration(v * float64(unit))
+	if e := wrkNon2xx.FindStringSubmatch(out); e != nil {
+		r.errors, _ = strconv.Atoi(e[1])
+	}
+	if r.errors > 0 {
+		return r, fmt.Errorf("%d responses were not 2xx", r.errors)
+	}
+	return r, nil
+}
