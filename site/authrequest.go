@@ -8,40 +8,42 @@ import (
 	"github.com/wharfhq/wharf/publish"
 )
 
-// Headers that name the request a proxy asks about: nginx's auth_request
-// sends what its configuration sets (wharf hosting nginx sets both), Caddy's
-// forward_auth sends X-Forwarded-Uri and X-Forwarded-Method.
+// Headers that name the request a proxy asks about. Each proxy kind has
+// one, fixed by the configuration wharf hosting generates: nginx's
+// auth_request sends X-Original-URI (its configuration sets it to
+// $request_uri and removes X-Forwarded-Uri), Caddy's forward_auth sends
+// X-Forwarded-Uri (Caddy sets it; the configuration removes
+// X-Original-URI). A proxy's subrequest carries the client's own headers
+// too, so a request holding both with different values is one where the
+// client wrote one of them: it is refused.
 const (
-	headerOriginalURI = "X-Original-URI"
-	headerForwardURI  = "X-Forwarded-Uri"
+	HeaderOriginalURI = "X-Original-URI"
+	HeaderForwardURI  = "X-Forwarded-Uri"
 )
 
 // authRequest answers whether the credentials of r (Authorization header
-// or browser session) may download the path the proxy names: 204 when
+// or browser session) may download the artifact the proxy names: 204 when
 // they may, 401 with WWW-Authenticate when they are missing or invalid,
-// 403 when their level is too low or the path is no published download.
-// It never opens an object: the proxy serves the bytes. Those are the only
-// answers nginx's auth_request passes on (anything else becomes 500), so a
-// path that is not a download is refused with 403 rather than 404.
+// 403 when their level is too low or the path is no published artifact.
+// Only artifacts are answered 204: the pointers, short URLs, signatures and
+// checksums are served by the proxies without asking, so a question about
+// one is not from them. It never opens an object: the proxy serves the
+// bytes. Those are the only answers nginx's auth_request passes on
+// (anything else becomes 500), so a path that is not a download is refused
+// with 403 rather than 404.
 func (s *Server) authRequest(w *request, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
-	orig := r.Header.Get(headerOriginalURI)
-	if orig == "" {
-		orig = r.Header.Get(headerForwardURI)
-	}
-	if orig == "" {
-		return badRequest("ask about a path in " + headerOriginalURI + " or " + headerForwardURI)
+	orig, err := askedURI(r.Header)
+	if err != nil {
+		return err
 	}
 	path, _, _ := strings.Cut(orig, "?")
 	t, err := parsePath(path)
 	if err != nil {
 		return denied("malformed path: dot segments, encoded slashes, backslashes and control characters are refused")
 	}
-	switch {
-	case t.kind == kindTop, t.kind == kindShort:
-		return allowed(w)
-	case t.kind != kindCanonical:
-		return denied("not a download: " + path)
+	if t.kind != kindCanonical || t.sig || strings.HasSuffix(t.key, ".sig") || strings.HasSuffix(t.key, "/SHA256SUMS") {
+		return denied("not an artifact: " + path)
 	}
 	snap, err := s.tree.get(r.Context())
 	if err != nil {
@@ -50,9 +52,6 @@ func (s *Server) authRequest(w *request, r *http.Request) error {
 	version := strings.Split(t.key, "/")[1]
 	if _, ok := snap.manifest.Find(version); !ok {
 		return denied(fmt.Sprintf("version %s has not been published", version))
-	}
-	if t.sig || strings.HasSuffix(t.key, ".sig") || strings.HasSuffix(t.key, "/SHA256SUMS") {
-		return allowed(w) // signatures and checksums need no credentials
 	}
 	a, ok := snap.byKey[t.key]
 	if !ok {
@@ -73,6 +72,25 @@ func (s *Server) authRequest(w *request, r *http.Request) error {
 		return ErrForbidden
 	}
 	return allowed(w)
+}
+
+// askedURI is the request URI a proxy asks about: the one of
+// X-Original-URI and X-Forwarded-Uri that is present, each at most once.
+// Both present with different values, or one repeated, is refused (403):
+// one of them came from the client.
+func askedURI(h http.Header) (string, error) {
+	orig, fwd := h.Values(HeaderOriginalURI), h.Values(HeaderForwardURI)
+	switch {
+	case len(orig) > 1 || len(fwd) > 1:
+		return "", denied("the path asked about is given more than once")
+	case len(orig) == 1 && len(fwd) == 1 && orig[0] != fwd[0]:
+		return "", denied(HeaderOriginalURI + " and " + HeaderForwardURI + " differ: one of them is the client's")
+	case len(orig) == 1:
+		return orig[0], nil
+	case len(fwd) == 1:
+		return fwd[0], nil
+	}
+	return "", badRequest("ask about a path in " + HeaderOriginalURI + " or " + HeaderForwardURI)
 }
 
 // allowed answers 204: the proxy may serve the file.

@@ -38,10 +38,13 @@ func TestAuthRequest(t *testing.T) {
 		{"ErrBasicTokenFullArtifact", "X-Forwarded-Uri", full, "Bearer " + e.cr.bob, 403},
 		{"ErrWrongKey", "X-Original-URI", basic, keyAuth(e.cr.basicKey + "x"), 401},
 		{"ErrRevokedKey", "X-Original-URI", basic, keyAuth(e.cr.revokedKey), 401},
-		{"SigAnonymous", "X-Original-URI", full + ".sig", "", 204},
-		{"SigFormAnonymous", "X-Original-URI", full + "/sig", "", 204},
-		{"SumsAnonymous", "X-Original-URI", "/bin/26.1.2/SHA256SUMS", "", 204},
-		{"PointerAnonymous", "X-Original-URI", "/latest", "", 204},
+		// The proxies serve these without asking: a question about one
+		// is a client's own header, never a 204.
+		{"ErrSigAnonymous", "X-Original-URI", full + ".sig", "", 403},
+		{"ErrSigFormAnonymous", "X-Original-URI", full + "/sig", "", 403},
+		{"ErrSumsAnonymous", "X-Original-URI", "/bin/26.1.2/SHA256SUMS", "", 403},
+		{"ErrPointerAnonymous", "X-Original-URI", "/latest", "", 403},
+		{"ErrShortAnonymous", "X-Forwarded-Uri", "/x86/engine", "", 403},
 		{"ErrNotPublishedVersion", "X-Original-URI", "/bin/26.9.9/engine-26.9.9-linux-amd64.tar.gz", keyAuth(e.cr.fullKey), 403},
 		{"ErrNotADownload", "X-Original-URI", "/bin/26.1.2/.wharf.lock", keyAuth(e.cr.fullKey), 403},
 		{"ErrOutsideTree", "X-Original-URI", "/bin/26.1.2/%2e%2e/%2e%2e/etc/passwd", keyAuth(e.cr.fullKey), 403},
@@ -120,6 +123,48 @@ func TestCacheControl(t *testing.T) {
 			}
 			if got := resp.Header.Get("Cache-Control"); got != tt.want {
 				t.Errorf("Cache-Control = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAuthRequestHeaders: the proxy's subrequest carries the client's own
+// headers, so X-Original-URI and X-Forwarded-Uri that differ, or either
+// repeated, mean the client wrote one: refused whatever they name.
+func TestAuthRequestHeaders(t *testing.T) {
+	e := newEnv(t)
+	basic := "/" + key(t, "26.1.2", "engine", "x86")
+	public := "/" + key(t, "26.1.2", "treasury-cli", "mac")
+	tests := []struct {
+		name string
+		hdr  [][2]string
+		want int
+	}{
+		{"OriginalOnly", [][2]string{{"X-Original-URI", public}}, 204},
+		{"ForwardedOnly", [][2]string{{"X-Forwarded-Uri", public}}, 204},
+		{"BothEqual", [][2]string{{"X-Original-URI", public}, {"X-Forwarded-Uri", public}}, 204},
+		{"ErrBothDiffer", [][2]string{{"X-Original-URI", public}, {"X-Forwarded-Uri", basic}}, 403},
+		{"ErrBothDifferPublicSecond", [][2]string{{"X-Original-URI", basic}, {"X-Forwarded-Uri", public}}, 403},
+		{"ErrOriginalTwice", [][2]string{{"X-Original-URI", public}, {"X-Original-URI", public}}, 403},
+		{"ErrForwardedTwice", [][2]string{{"X-Forwarded-Uri", public}, {"X-Forwarded-Uri", basic}}, 403},
+		{"ErrNone", nil, 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.url+site.AuthPath, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range tt.hdr {
+				req.Header.Add(h[0], h[1])
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("%v = %d, want %d", tt.hdr, resp.StatusCode, tt.want)
 			}
 		})
 	}

@@ -45,7 +45,8 @@ Example:
        --listen 80 --server-name dl.example.com > /etc/nginx/conf.d/wharf.conf
    nginx -t && nginx -s reload`,
 				Flags: append(proxyFlags("`ADDR` nginx listens on (default 80)"),
-					&cli.StringFlag{Name: "cache-dir", Value: "/var/cache/nginx/wharf", Usage: "`DIR` where nginx keeps wharf's latest/preview redirects for a second", EnvVars: []string{"WHARF_HOSTING_CACHE_DIR"}}),
+					&cli.StringFlag{Name: "cache-dir", Value: "/var/cache/nginx/wharf", Usage: "`DIR` where nginx keeps wharf's latest/preview redirects for a second", EnvVars: []string{"WHARF_HOSTING_CACHE_DIR"}},
+					&cli.StringFlag{Name: "access-log", Value: "/var/log/nginx/access.log", Usage: "nginx's access log `FILE` (written without the basic-auth user, which holds API keys)", EnvVars: []string{"WHARF_HOSTING_ACCESS_LOG"}}),
 				Action: func(c *cli.Context) error { return hostingProxy(c, hosting.Nginx) },
 			},
 			{
@@ -108,6 +109,7 @@ func hostingProxy(c *cli.Context, render func(w io.Writer, o hosting.Options) er
 	}
 	if c.Command.Name == "nginx" {
 		o.CacheDir = c.String("cache-dir")
+		o.AccessLog = c.String("access-log")
 	}
 	if err := render(c.App.Writer, o); err != nil {
 		return fmt.Errorf("%s: %w", name, err)

@@ -102,18 +102,7 @@ func TestHosting(t *testing.T) {
 	e := newHostingEnv(t)
 	for _, proxy := range []string{"nginx", "caddy"} {
 		t.Run(proxy, func(t *testing.T) {
-			addr := testenv.FreeAddr(t)
-			args := []string{"hosting", proxy, "--root", e.store, "--upstream", e.wharf, "--listen", addr}
-			if proxy == "nginx" {
-				args = append(args, "--server-name", "dl.example.com", "--cache-dir", filepath.Join(t.TempDir(), "cache"))
-			}
-			conf := mustRun(t, args...)
-			var p *testenv.Proxy
-			if proxy == "nginx" {
-				p = testenv.NewNginx(t, addr, conf)
-			} else {
-				p = testenv.NewCaddy(t, addr, conf)
-			}
+			p := startProxy(t, e, proxy)
 			checkHosting(t, e, p.URL())
 			if t.Failed() {
 				t.Logf("%s log:\n%s", proxy, p.Log())

@@ -27,6 +27,18 @@ import (
 // in the syntax nginx (PCRE) and Caddy (RE2) share.
 const versionRE = `[0-9]+\.[0-9]+\.[0-9]+(?:-pre\.[0-9]+)?`
 
+// fileNameRE matches a file name as wharf's own path parser accepts one
+// (letters, digits, '.', '-', '_', '+', not starting with a dot). The
+// configurations match names with it and nothing wider, so a name they
+// capture never holds a '?', '#', '%' or '/' that a rewrite would read
+// as something else.
+const fileNameRE = `[A-Za-z0-9_+-][A-Za-z0-9._+-]*`
+
+// badChars are the characters no operator input may hold: they end a
+// directive or a block, start a comment, quote, or are expanded by nginx
+// ($) or Caddy ({...}, \).
+const badChars = " \t\n\r;{}\"'#$\\`"
+
 // Options describe the proxy in front of a published directory.
 type Options struct {
 	// Root is the published directory as the proxy sees it (absolute).
@@ -43,6 +55,9 @@ type Options struct {
 	// CacheDir is where nginx keeps wharf's answers for latest and preview
 	// short URLs (default /var/cache/nginx/wharf).
 	CacheDir string
+	// AccessLog is nginx's access log file, written without the
+	// basic-auth user (an API key); default /var/log/nginx/access.log.
+	AccessLog string
 	// Artifacts are every artifact the tree may hold, with its access
 	// class; see Artifacts.
 	Artifacts []publish.ArtifactSpec
@@ -97,22 +112,29 @@ type build struct {
 // templateData is what the nginx and Caddy templates are rendered with.
 type templateData struct {
 	Root, Upstream, UpstreamHost, Listen, ServerName, CacheDir string
+	AccessLog                                                  string // nginx
 	Address, Bind                                              string // Caddy
 	AuthPath                                                   string
-	VersionRE                                                  string
-	Immutable, Private, Revalidate                             string
-	Public                                                     []publicArtifact
-	PublicList                                                 string
-	Builds                                                     []build
-	BuildNames                                                 string
+	// Header is the header the proxy names the asked path in (fixed per
+	// proxy kind); HeaderOther the other one, which it removes.
+	Header, HeaderOther            string
+	VersionRE, FileNameRE          string
+	Immutable, Private, Revalidate string
+	Public                         []publicArtifact
+	PublicList                     string
+	Builds                         []build
+	BuildNames                     string
 }
 
 func (o Options) data() (*templateData, error) {
 	if o.Root == "" || !filepath.IsAbs(o.Root) {
 		return nil, fmt.Errorf("the root %q is not an absolute path (the proxy resolves it, not your shell)", o.Root)
 	}
-	if strings.ContainsAny(o.Root, " \t\n;{}\"'#") {
-		return nil, fmt.Errorf("the root %q has a character the configuration cannot hold", o.Root)
+	if strings.ContainsAny(o.Root, badChars) {
+		return nil, fmt.Errorf("the root %q has a character the configuration cannot hold (space, quote, ;, {, }, #, $ or \\)", o.Root)
+	}
+	if strings.ContainsAny(o.Upstream, badChars) {
+		return nil, fmt.Errorf("the upstream %q has a character the configuration cannot hold", o.Upstream)
 	}
 	u, err := url.Parse(o.Upstream)
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Path != "" && u.Path != "/" || u.User != nil || u.RawQuery != "" {
@@ -126,9 +148,9 @@ func (o Options) data() (*templateData, error) {
 		}
 		host = net.JoinHostPort(u.Hostname(), port)
 	}
-	for _, s := range []string{o.Listen, o.ServerName, o.CacheDir} {
-		if strings.ContainsAny(s, " \t\n;{}\"'#") {
-			return nil, fmt.Errorf("%q has a character the configuration cannot hold", s)
+	for _, s := range []string{o.Listen, o.ServerName, o.CacheDir, o.AccessLog} {
+		if strings.ContainsAny(s, badChars) {
+			return nil, fmt.Errorf("%q has a character the configuration cannot hold (space, quote, ;, {, }, #, $ or \\)", s)
 		}
 	}
 	d := &templateData{
@@ -138,8 +160,10 @@ func (o Options) data() (*templateData, error) {
 		Listen:       o.Listen,
 		ServerName:   o.ServerName,
 		CacheDir:     o.CacheDir,
+		AccessLog:    o.AccessLog,
 		AuthPath:     site.AuthPath,
 		VersionRE:    versionRE,
+		FileNameRE:   fileNameRE,
 		Immutable:    publish.CacheImmutable,
 		Private:      publish.CachePrivate,
 		Revalidate:   publish.CacheRevalidate,
@@ -149,6 +173,9 @@ func (o Options) data() (*templateData, error) {
 	}
 	if d.CacheDir == "" {
 		d.CacheDir = "/var/cache/nginx/wharf"
+	}
+	if d.AccessLog == "" {
+		d.AccessLog = "/var/log/nginx/access.log"
 	}
 	var images, public []string
 	for _, a := range o.Artifacts {
@@ -196,6 +223,7 @@ func Nginx(w io.Writer, o Options) error {
 	if err != nil {
 		return err
 	}
+	d.Header, d.HeaderOther = site.HeaderOriginalURI, site.HeaderForwardURI
 	return render(w, templates.Nginx, d)
 }
 
@@ -205,6 +233,7 @@ func Caddy(w io.Writer, o Options) error {
 	if err != nil {
 		return err
 	}
+	d.Header, d.HeaderOther = site.HeaderForwardURI, site.HeaderOriginalURI
 	switch {
 	case o.Listen != "":
 		host, port, err := net.SplitHostPort(o.Listen)
