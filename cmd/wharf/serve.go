@@ -57,8 +57,8 @@ Example:
 			&cli.StringFlag{Name: "metrics-listen", Usage: "`ADDR` to serve /metrics on instead of the public listener", EnvVars: []string{"WHARF_METRICS_LISTEN"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "`LEVEL`: debug, info, warn or error", EnvVars: []string{"WHARF_LOG_LEVEL"}},
 			&cli.StringFlag{Name: "oidc-issuer", Usage: "also accept bearer tokens of this OpenID Connect issuer `URL` for existing users", EnvVars: []string{"WHARF_OIDC_ISSUER"}},
-			&cli.StringFlag{Name: "oidc-audience", Usage: "`AUDIENCE` external tokens must be issued for", EnvVars: []string{"WHARF_OIDC_AUDIENCE"}},
-			&cli.StringFlag{Name: "oidc-user-claim", Usage: "`CLAIM` of an external token naming the wharf user (default email, else sub)", EnvVars: []string{"WHARF_OIDC_USER_CLAIM"}},
+			&cli.StringFlag{Name: "oidc-audience", Usage: "`AUDIENCE` (client id) external tokens must be issued for; required with --oidc-issuer", EnvVars: []string{"WHARF_OIDC_AUDIENCE"}},
+			&cli.StringFlag{Name: "oidc-user-claim", Usage: "`CLAIM` of an external token naming the wharf user (default email, which must be verified: email_verified true)", EnvVars: []string{"WHARF_OIDC_USER_CLAIM"}},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log `FORMAT`: text or json", EnvVars: []string{"WHARF_LOG_FORMAT"}},
 		},
 		Action: serve,
@@ -108,14 +108,19 @@ func serve(c *cli.Context) error {
 			log.Warn("the store is not available; /healthz and downloads answer 503 until it is", slog.String("store", c.String("store")), slog.Any("error", err))
 		}
 	}
+	var oidc *auth.OIDC
+	if iss := c.String("oidc-issuer"); iss != "" {
+		oidc = &auth.OIDC{Issuer: iss, Audience: c.String("oidc-audience"), UserClaim: c.String("oidc-user-claim")}
+		if err := oidc.Check(); err != nil {
+			return usageError{fmt.Errorf("serve: %w", err)}
+		}
+	}
 	db, err := openDB(ctx, c, true)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer db.Close()
-	if iss := c.String("oidc-issuer"); iss != "" {
-		db.OIDC = &auth.OIDC{Issuer: iss, Audience: c.String("oidc-audience"), UserClaim: c.String("oidc-user-claim")}
-	}
+	db.OIDC = oidc
 
 	secret := []byte(c.String("session-secret"))
 	if len(secret) == 0 {

@@ -12,6 +12,11 @@ func (d *DB) SignForTest(ctx context.Context, claims jwt.Claims) (string, error)
 	return d.sign(ctx, claims)
 }
 
+// SignHeaderForTest is SignForTest with extra header fields.
+func (d *DB) SignHeaderForTest(ctx context.Context, claims jwt.Claims, header map[string]any) (string, error) {
+	return d.signHeader(ctx, claims, header)
+}
+
 // RevokedSessionsForTest counts the revocation records kept.
 func (d *DB) RevokedSessionsForTest(ctx context.Context) (int64, error) {
 	return d.revokedSessions(ctx)

@@ -21,16 +21,24 @@ import (
 
 // OIDC trusts the ID or access tokens of an external OpenID Connect
 // issuer as bearer tokens. A token counts as the wharf user named by its
-// UserClaim (default "email", else "sub"): the user must exist in the
-// database (wharf user add), which also gives its organisations.
+// UserClaim (default "email", which then needs "email_verified": true):
+// the user must exist in the database (wharf user add), which also gives
+// its organisations.
 type OIDC struct {
 	// Issuer is the issuer URL; tokens must carry it as iss.
 	Issuer string
-	// Audience, when set, must be among the token's aud.
+	// Audience must be among the token's aud: the client id wharf's tokens
+	// are minted for. It is required (Check): without it a token the same
+	// issuer minted for any other application would do (ID token
+	// substitution, which OpenID Connect Core 3.1.3.7 forbids).
 	Audience string
-	// UserClaim names the claim that holds the wharf user name; "" means
-	// "email", falling back to "sub".
+	// UserClaim names the string claim that holds the wharf user name; ""
+	// means "email". A token without it is refused: there is no fallback
+	// to another claim, which another user could control.
 	UserClaim string
+	// MaxLifetime caps exp - iat; 0 means TokenTTL, as wharf's own
+	// tokens. A token valid for longer is refused.
+	MaxLifetime time.Duration
 	// Client fetches the discovery document and keys; nil is a client with
 	// a 10 s timeout.
 	Client *http.Client
@@ -38,6 +46,25 @@ type OIDC struct {
 	mu    sync.Mutex
 	keys  map[string]any // kid -> *rsa.PublicKey or *ecdsa.PublicKey
 	tried time.Time      // last fetch of the keys, successful or not
+}
+
+// Check reports a configuration that must not be used: no issuer, or no
+// audience.
+func (o *OIDC) Check() error {
+	if o.Issuer == "" {
+		return errors.New("oidc: no issuer URL")
+	}
+	if o.Audience == "" {
+		return fmt.Errorf("oidc: issuer %s without an audience: set the client id wharf's tokens are issued for (--oidc-audience), or any token that issuer mints for another application would be accepted", o.Issuer)
+	}
+	return nil
+}
+
+func (o *OIDC) userClaim() string {
+	if o.UserClaim == "" {
+		return "email"
+	}
+	return o.UserClaim
 }
 
 // minKeyRefresh bounds how often an unknown key id makes the keys be
@@ -155,14 +182,19 @@ func (o *OIDC) fetchKeys(ctx context.Context) (map[string]any, error) {
 // verify checks an external token and returns the wharf user name it
 // stands for and its expiry. Errors: the reason the token is refused.
 func (o *OIDC) verify(ctx context.Context, token string, now func() time.Time) (string, time.Time, error) {
+	if err := o.Check(); err != nil {
+		return "", time.Time{}, err
+	}
+	if err := checkJWS(token); err != nil {
+		return "", time.Time{}, fmt.Errorf("oidc: %w", err)
+	}
 	opts := []jwt.ParserOption{
 		jwt.WithValidMethods([]string{"RS256", "ES256"}),
 		jwt.WithTimeFunc(now),
 		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
 		jwt.WithIssuer(o.Issuer),
-	}
-	if o.Audience != "" {
-		opts = append(opts, jwt.WithAudience(o.Audience))
+		jwt.WithAudience(o.Audience),
 	}
 	claims := jwt.MapClaims{}
 	_, err := jwt.NewParser(opts...).ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
@@ -192,16 +224,26 @@ func (o *OIDC) verify(ctx context.Context, token string, now func() time.Time) (
 	if err != nil || exp == nil {
 		return "", time.Time{}, errors.New("oidc: token without expiry")
 	}
-	claim := o.UserClaim
-	if claim == "" {
-		claim = "email"
-		if _, ok := claims[claim].(string); !ok {
-			claim = "sub"
-		}
+	iat, err := claims.GetIssuedAt()
+	if err != nil || iat == nil {
+		return "", time.Time{}, errors.New("oidc: token without issue time (iat)")
 	}
-	name, _ := claims[claim].(string)
-	if name == "" {
-		return "", time.Time{}, fmt.Errorf("oidc: token without a %s claim", claim)
+	limit := o.MaxLifetime
+	if limit <= 0 {
+		limit = TokenTTL
+	}
+	if life := exp.Sub(iat.Time); life > limit {
+		return "", time.Time{}, fmt.Errorf("oidc: token valid for %v, longer than %v", life, limit)
+	}
+	claim := o.userClaim()
+	name, ok := claims[claim].(string)
+	if !ok || name == "" {
+		return "", time.Time{}, fmt.Errorf("oidc: token without a string %s claim", claim)
+	}
+	if claim == "email" {
+		if v, _ := claims["email_verified"].(bool); !v {
+			return "", time.Time{}, fmt.Errorf("oidc: the issuer has not verified the email %s (email_verified is not true)", name)
+		}
 	}
 	return name, exp.Time, nil
 }

@@ -2,112 +2,90 @@ package auth_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"math/big"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/wharfhq/wharf/internal/testenv"
-
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/site"
 	"github.com/wharfhq/wharf/site/auth"
 )
 
-// issuer is an OpenID Connect issuer on loopback with an RSA and an EC key.
-type issuer struct {
-	url  string
-	rsa  *rsa.PrivateKey
-	ec   *ecdsa.PrivateKey
-	hits int
-}
-
-func newIssuer(t *testing.T) *issuer {
-	t.Helper()
-	is := &issuer{}
-	is.rsa, _ = rsa.GenerateKey(rand.Reader, 2048)
-	is.ec, _ = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-	ecRaw, err := is.ec.PublicKey.Bytes() // 0x04 || X || Y
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	is.url = srv.URL
-	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]string{"issuer": is.url, "jwks_uri": is.url + "/keys"})
-	})
-	mux.HandleFunc("/keys", func(w http.ResponseWriter, r *http.Request) {
-		is.hits++
-		json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{
-			{"kid": "r1", "kty": "RSA", "use": "sig", "n": b64(is.rsa.N.Bytes()), "e": b64(big.NewInt(int64(is.rsa.E)).Bytes())},
-			{"kid": "e1", "kty": "EC", "crv": "P-256", "x": b64(ecRaw[1:33]), "y": b64(ecRaw[33:65])},
-		}})
-	})
-	return is
-}
-
-func (is *issuer) token(t *testing.T, m jwt.SigningMethod, kid string, key any, claims jwt.MapClaims) string {
-	t.Helper()
-	tk := jwt.NewWithClaims(m, claims)
-	tk.Header["kid"] = kid
-	s, err := tk.SignedString(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
+// TestOIDC checks external tokens against a real issuer: a process of its
+// own (internal/testenv/oidcissuer) serving discovery and its key set and
+// minting the tokens with keys this test never holds.
 func TestOIDC(t *testing.T) {
 	ctx := context.Background()
-	is := newIssuer(t)
+	is := testenv.NewOIDCIssuer(t)
 	db := mustOpen(t, filepath.Join(t.TempDir(), "wharf.db"))
-	c := testenv.NewClock(time.Now().UTC())
+	c := testenv.NewClock(time.Now().UTC().Truncate(time.Second))
 	db.Now = c.Now
-	db.OIDC = &auth.OIDC{Issuer: is.url, Audience: "wharf-dl"}
+	strict := &auth.OIDC{Issuer: is.URL, Audience: "wharf-dl"}
+	bySub := &auth.OIDC{Issuer: is.URL, Audience: "wharf-dl", UserClaim: "sub"}
 	mustOrg(t, db, "globex", site.LevelFull)
 	mustUser(t, db, "alice@example.com", "globex")
 	mustUser(t, db, "bob", "globex")
-	claims := func(extra jwt.MapClaims) jwt.MapClaims {
-		m := jwt.MapClaims{"iss": is.url, "aud": "wharf-dl", "sub": "u-1", "email": "alice@example.com",
-			"iat": c.Now().Unix(), "exp": c.Now().Add(time.Hour).Unix()}
+	claims := func(extra map[string]any) map[string]any {
+		m := map[string]any{"iss": is.URL, "aud": "wharf-dl", "sub": "bob", "email": "alice@example.com",
+			"email_verified": true, "iat": c.Now().Unix(), "exp": c.Now().Add(time.Hour).Unix()}
 		for k, v := range extra {
-			m[k] = v
+			if v == nil {
+				delete(m, k)
+			} else {
+				m[k] = v
+			}
 		}
 		return m
 	}
+	rs := func(extra map[string]any) string { return is.Mint(t, "RS256", "r1", nil, claims(extra)) }
 	other, _ := rsa.GenerateKey(rand.Reader, 2048)
+	forged, _ := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims(claims(nil))).SignedString(other)
+	hs, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims(claims(nil))).SignedString([]byte("secret"))
 	tests := []struct {
 		name  string
+		oidc  *auth.OIDC
 		token string
 		user  string // "" when refused
 	}{
-		{"OKRS256Email", is.token(t, jwt.SigningMethodRS256, "r1", is.rsa, claims(nil)), "alice@example.com"},
-		{"OKES256Sub", is.token(t, jwt.SigningMethodES256, "e1", is.ec, claims(jwt.MapClaims{"email": nil, "sub": "bob"})), "bob"},
-		{"OKAudienceList", is.token(t, jwt.SigningMethodRS256, "r1", is.rsa, claims(jwt.MapClaims{"aud": []string{"x", "wharf-dl"}})), "alice@example.com"},
-		{"ErrWrongAudience", is.token(t, jwt.SigningMethodRS256, "r1", is.rsa, claims(jwt.MapClaims{"aud": "other"})), ""},
-		{"ErrExpired", is.token(t, jwt.SigningMethodRS256, "r1", is.rsa, claims(jwt.MapClaims{"exp": c.Now().Add(-time.Minute).Unix()})), ""},
-		{"ErrNoExpiry", is.token(t, jwt.SigningMethodRS256, "r1", is.rsa, claims(jwt.MapClaims{"exp": nil})), ""},
-		{"ErrForgedKey", is.token(t, jwt.SigningMethodRS256, "r1", other, claims(nil)), ""},
-		{"ErrUnknownKid", is.token(t, jwt.SigningMethodRS256, "zz", is.rsa, claims(nil)), ""},
-		{"ErrKeyAlgMismatch", is.token(t, jwt.SigningMethodES256, "r1", is.ec, claims(nil)), ""},
-		{"ErrHS256", is.token(t, jwt.SigningMethodHS256, "r1", []byte("secret"), claims(nil)), ""},
-		{"ErrNotAWharfUser", is.token(t, jwt.SigningMethodRS256, "r1", is.rsa, claims(jwt.MapClaims{"email": "eve@example.com"})), ""},
+		{"OKRS256Email", strict, rs(nil), "alice@example.com"},
+		{"OKES256", strict, is.Mint(t, "ES256", "e1", nil, claims(nil)), "alice@example.com"},
+		{"OKAudienceList", strict, rs(map[string]any{"aud": []string{"x", "wharf-dl"}}), "alice@example.com"},
+		{"OKUserClaimSub", bySub, rs(map[string]any{"email": nil, "email_verified": nil}), "bob"},
+		{"OKDayLong", strict, rs(map[string]any{"exp": c.Now().Add(auth.TokenTTL).Unix()}), "alice@example.com"},
+		{"ErrOtherAudience", strict, rs(map[string]any{"aud": "other-app"}), ""},
+		{"ErrNoAudience", strict, rs(map[string]any{"aud": nil}), ""},
+		{"ErrNoAudienceConfigured", &auth.OIDC{Issuer: is.URL}, rs(nil), ""},
+		{"ErrEmailUnverified", strict, rs(map[string]any{"email_verified": false}), ""},
+		{"ErrEmailVerifiedMissing", strict, rs(map[string]any{"email_verified": nil}), ""},
+		{"ErrEmailVerifiedString", strict, rs(map[string]any{"email_verified": "true"}), ""},
+		{"ErrNoEmailNoFallbackToSub", strict, rs(map[string]any{"email": nil}), ""},
+		{"ErrEmailArray", strict, rs(map[string]any{"email": []string{"alice@example.com"}}), ""},
+		{"ErrTenYears", strict, rs(map[string]any{"exp": c.Now().AddDate(10, 0, 0).Unix()}), ""},
+		{"ErrOverADay", strict, rs(map[string]any{"exp": c.Now().Add(auth.TokenTTL + time.Second).Unix()}), ""},
+		{"ErrNoIssuedAt", strict, rs(map[string]any{"iat": nil}), ""},
+		{"ErrIssuedInFuture", strict, rs(map[string]any{"iat": c.Now().Add(time.Hour).Unix(), "exp": c.Now().Add(2 * time.Hour).Unix()}), ""},
+		{"ErrExpString", strict, rs(map[string]any{"exp": "99999999999"}), ""},
+		{"ErrCrit", strict, is.Mint(t, "RS256", "r1", map[string]any{"crit": []string{"exp"}}, claims(nil)), ""},
+		{"ErrExpired", strict, rs(map[string]any{"exp": c.Now().Add(-time.Minute).Unix()}), ""},
+		{"ErrNoExpiry", strict, rs(map[string]any{"exp": nil}), ""},
+		{"ErrOtherIssuer", strict, rs(map[string]any{"iss": is.URL + "/other"}), ""},
+		{"ErrForgedKey", strict, forged, ""},
+		{"ErrUnknownKid", strict, is.Mint(t, "RS256", "zz", nil, claims(nil)), ""},
+		{"ErrKeyAlgMismatch", strict, is.Mint(t, "ES256", "r1", nil, claims(nil)), ""},
+		{"ErrHS256", strict, hs, ""},
+		{"ErrNotAWharfUser", strict, rs(map[string]any{"email": "eve@example.com"}), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			db.OIDC = tt.oidc
 			p, err := db.Token(ctx, tt.token)
 			if tt.user == "" {
 				if !errors.Is(err, site.ErrUnauthenticated) {
@@ -120,12 +98,72 @@ func TestOIDC(t *testing.T) {
 			}
 		})
 	}
-	if is.hits > 2 {
-		t.Errorf("the keys were fetched %d times; unknown kids must not refetch more than once a minute", is.hits)
+	// Every OIDC config above fetched the keys once; the unknown kid at
+	// most once more.
+	if n := is.KeyFetches(t); n > 4 {
+		t.Errorf("the keys were fetched %d times; unknown kids must not refetch more than once a minute", n)
 	}
 	t.Run("WharfTokensStillWork", func(t *testing.T) {
+		db.OIDC = strict
 		if p, err := db.Token(ctx, mustToken(t, db, "bob")); err != nil || p.Name != "bob" {
 			t.Errorf("wharf token with OIDC on: %+v, %v", p, err)
 		}
 	})
+}
+
+func TestOIDCCheck(t *testing.T) {
+	if err := (&auth.OIDC{Issuer: "https://id.example.com"}).Check(); err == nil || !strings.Contains(err.Error(), "audience") {
+		t.Errorf("Check without audience = %v, want an error naming the audience", err)
+	}
+	if err := (&auth.OIDC{Issuer: "https://id.example.com", Audience: "wharf"}).Check(); err != nil {
+		t.Errorf("Check = %v", err)
+	}
+}
+
+// TestTokenStrictClaims: wharf's own tokens, validly signed, with a crit
+// header or times that are not JSON numbers, are refused.
+func TestTokenStrictClaims(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpen(t, filepath.Join(t.TempDir(), "wharf.db"))
+	mustOrg(t, db, "globex", site.LevelFull)
+	mustUser(t, db, "bob", "globex")
+	tok := mustToken(t, db, "bob")
+	var claims jwt.MapClaims
+	payload, _ := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		t.Fatal(err)
+	}
+	with := func(k string, v any) jwt.MapClaims {
+		m := jwt.MapClaims{}
+		for k, v := range claims {
+			m[k] = v
+		}
+		m[k] = v
+		return m
+	}
+	ok, _ := db.SignHeaderForTest(ctx, claims, nil)
+	if _, err := db.Token(ctx, ok); err != nil {
+		t.Fatalf("the same claims, re-signed: %v", err)
+	}
+	tests := []struct {
+		name   string
+		claims jwt.MapClaims
+		header map[string]any
+	}{
+		{"ErrCrit", claims, map[string]any{"crit": []string{"b64"}, "b64": false}},
+		{"ErrExpString", with("exp", json.Number("99999999999").String()), nil},
+		{"ErrIatString", with("iat", "1"), nil},
+		{"ErrNbfString", with("nbf", "1"), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := db.SignHeaderForTest(ctx, tt.claims, tt.header)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, err := db.Token(ctx, s); !errors.Is(err, site.ErrUnauthenticated) {
+				t.Errorf("Token = %+v, %v; want ErrUnauthenticated", p, err)
+			}
+		})
+	}
 }

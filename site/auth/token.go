@@ -157,12 +157,20 @@ func (d *DB) CreateToken(ctx context.Context, user string) (string, time.Time, e
 // sign signs claims with the issuer key, the signature in canonical
 // low-S form (Token refuses the other).
 func (d *DB) sign(ctx context.Context, claims jwt.Claims) (string, error) {
+	return d.signHeader(ctx, claims, nil)
+}
+
+// signHeader is sign with extra header fields (tests).
+func (d *DB) signHeader(ctx context.Context, claims jwt.Claims, header map[string]any) (string, error) {
 	kid, key, err := d.signer(ctx)
 	if err != nil {
 		return "", err
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
 	t.Header["kid"] = kid
+	for k, v := range header {
+		t.Header[k] = v
+	}
 	s, err := t.SignedString(key)
 	if err != nil {
 		return "", fmt.Errorf("sign: %w", err)
@@ -225,6 +233,9 @@ func (d *DB) Token(ctx context.Context, token string) (site.Principal, error) {
 		jwt.WithIssuer(Issuer),
 	)
 	if err := canonicalES256(token); err != nil {
+		return site.Principal{}, fmt.Errorf("%w: token: %v", site.ErrUnauthenticated, err)
+	}
+	if err := checkJWS(token); err != nil {
 		return site.Principal{}, fmt.Errorf("%w: token: %v", site.ErrUnauthenticated, err)
 	}
 	var claims tokenClaims
