@@ -67,7 +67,7 @@ type ArtifactSpec struct {
 	Access     string `toml:"access" json:"access"`         // public, basic or full
 }
 
-// DefaultArtifacts is the built-in release contents of DESIGN.md.
+// DefaultArtifacts is the built-in release contents of docs/design.md.
 func DefaultArtifacts() []ArtifactSpec {
 	bin := func(name, exe, access string) ArtifactSpec {
 		return ArtifactSpec{Name: name, Kind: KindBinary, Executable: exe, Access: access}

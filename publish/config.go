@@ -31,7 +31,7 @@ type Config struct {
 	Artifacts []ArtifactSpec `toml:"artifact"`
 }
 
-// DefaultConfig is the built-in release contents of DESIGN.md.
+// DefaultConfig is the built-in release contents of docs/design.md.
 func DefaultConfig() *Config {
 	return &Config{Artifacts: DefaultArtifacts()}
 }

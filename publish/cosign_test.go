@@ -14,7 +14,7 @@ import (
 )
 
 // TestSignCosign: cosign (built from its own module, independent of our
-// code) accepts our .sig files with dl.pub offline, as DESIGN.md promises,
+// code) accepts our .sig files with dl.pub offline, as docs/design.md promises,
 // and refuses a signature over other bytes.
 func TestSignCosign(t *testing.T) {
 	cosign := testenv.Tool(t, "cosign")

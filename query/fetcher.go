@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
 )
 
 // FetcherStore is the storage a Fetcher writes: FetchStore, and the
@@ -240,42 +241,21 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 }
 
 // parallel runs f(0..n-1) with at most limit at once and returns the
-// first error, cancelling the rest.
+// first error, cancelling the rest; the ones not started yet are not
+// started.
 func parallel(ctx context.Context, n, limit int, f func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	sem := make(chan struct{}, limit)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(limit)
 	for i := range n {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := f(ctx, i); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-					cancel()
-				}
-				mu.Unlock()
-			}
-		}()
+		g.Go(func() error { return f(gctx, i) })
 	}
-	wg.Wait()
-	if first == nil && ctx.Err() != nil {
-		first = ctx.Err()
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	return first
+	return ctx.Err()
 }
 
 // sortedKeys returns the keys of m in order.

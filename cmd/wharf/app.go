@@ -76,7 +76,7 @@ func unknownCommand(cmds []*cli.Command, parent string) cli.ActionFunc {
 	}
 }
 
-// Exit codes, as DESIGN.md fixes them.
+// Exit codes, as docs/design.md fixes them.
 const (
 	exitFailure = 1 // the command's own failure (wharf verify: an invalid signature)
 	exitUsage   = 2 // usage or I/O errors

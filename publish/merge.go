@@ -1,0 +1,75 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+)
+
+// readManifest reads releases.json; a missing one is an empty manifest
+// with etag "".
+func (r *publishRun) readManifest(ctx context.Context) (*Manifest, string, error) {
+	o, err := r.Store.Open(ctx, KeyManifest)
+	if errors.Is(err, ErrNotFound) {
+		return &Manifest{Schema: ManifestSchema}, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	defer o.Close()
+	m, err := ReadManifest(o)
+	if err != nil {
+		return nil, "", err
+	}
+	return m, o.Info().ETag, nil
+}
+
+// checkVersion enforces the spec's version rules against the manifest.
+func (r *publishRun) checkVersion(m *Manifest) error {
+	prev, ok := m.PreviousRelease(r.v)
+	if err := r.v.CheckPreview(prev, ok); err != nil {
+		return err
+	}
+	if r.v.IsPreview() {
+		rel := Version{Year: r.v.Year, Feature: r.v.Feature, Patch: r.v.Patch}
+		if _, done := m.Find(rel.String()); done {
+			return fmt.Errorf("preview %s: %s is already released; a preview comes before its release (the next previews are %02d.%d.%d-pre.C)",
+				r.v, rel, rel.Year, rel.Feature, rel.Patch+1)
+		}
+	}
+	return nil
+}
+
+// mergeManifest adds the release to releases.json with a compare-and-swap
+// loop: a concurrent publisher's version is never lost.
+func (r *publishRun) mergeManifest(ctx context.Context, arts []Artifact) error {
+	for {
+		m, etag, err := r.readManifest(ctx)
+		if err != nil {
+			return err
+		}
+		if old, ok := m.Find(r.v.String()); ok {
+			if !sameArtifacts(old.Artifacts, arts) {
+				return fmt.Errorf("%w: %s was published meanwhile with other artifacts", ErrVersionExists, r.v)
+			}
+			return nil
+		}
+		// A concurrent publish may have added the release this preview
+		// follows.
+		if err := r.checkVersion(m); err != nil {
+			return err
+		}
+		m.Merge(Release{Version: r.v.String(), Kind: r.v.Kind(), Published: r.Now().UTC(), Artifacts: arts})
+		var b bytes.Buffer
+		if err := m.Encode(&b); err != nil {
+			return fmt.Errorf("encode %s: %w", KeyManifest, err)
+		}
+		err = r.putSmall(ctx, KeyManifest, b.Bytes(), PutOptions{ContentType: "application/json", IfMatch: etag, IfNoneMatch: etag == ""})
+		if errors.Is(err, ErrPreconditionFailed) {
+			r.Progress.Logf("%s changed meanwhile (another publisher); merging again", KeyManifest)
+			continue
+		}
+		return err
+	}
+}

@@ -1,0 +1,138 @@
+package publish
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// uploadArtifacts uploads every input and its signature, in parallel, and
+// returns the manifest entries in input order.
+func (r *publishRun) uploadArtifacts(ctx context.Context, inputs []Input) ([]Artifact, error) {
+	arts := make([]Artifact, len(inputs))
+	err := r.parallel(ctx, len(inputs), func(ctx context.Context, i int) error {
+		a, err := r.uploadArtifact(ctx, inputs[i])
+		arts[i] = a
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return arts, nil
+}
+
+// uploadArtifact streams one input into the store, hashing it on the way
+// (the only read of the file), checks the stored object against that
+// digest, signs the digest and writes the .sig beside it.
+//
+// The artifact is written only if absent (IfNoneMatch): an object left by
+// an unfinished earlier publish of this version is kept when its bytes are
+// the same and refused when they differ, so a canonical URL never changes
+// content.
+func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, error) {
+	key := Key(in.Spec.Kind, in.Spec.Name, r.v, in.Build)
+	a := Artifact{
+		Name: in.Spec.Name, Kind: in.Spec.Kind, Build: in.Build.Name, OS: in.Build.OS,
+		Platform: in.Build.Platform, Key: key, Access: in.Spec.Access,
+	}
+	f, err := in.open()
+	if err != nil {
+		return a, err
+	}
+	defer f.Close()
+	var src io.Reader = f
+	size := in.Size
+	ctype := "application/x-tar"
+	if in.Kind() == KindBinary {
+		ctype = "application/gzip"
+	}
+	if in.Form == FormExecutable {
+		pr := packReader(in.Spec.Executable, f, in.Size)
+		defer pr.Close()
+		src, size = pr, -1
+	}
+	tr := r.Progress.Start(key, size)
+	cr := newCountingReader(src, tr)
+	info, err := r.Store.Put(ctx, key, cr, size, PutOptions{ContentType: ctype, CacheControl: CacheControl(key, a.Access), IfNoneMatch: true})
+	if errors.Is(err, ErrPreconditionFailed) {
+		a, err := r.adoptExisting(ctx, a, cr)
+		tr.Done(err)
+		return a, err
+	}
+	if err != nil {
+		tr.Done(err)
+		return a, err
+	}
+	tr.Done(nil)
+	a.Size = cr.n
+	a.SHA256 = hex.EncodeToString(cr.SHA256())
+	if err := r.checkStored(ctx, key, info, a.SHA256); err != nil {
+		return a, err
+	}
+	r.wrote(key)
+	return r.sign(ctx, a)
+}
+
+// adoptExisting handles an artifact key that already holds an object: it
+// finishes hashing the input (continuing the same single read) and keeps
+// the object if it has the same bytes.
+func (r *publishRun) adoptExisting(ctx context.Context, a Artifact, cr *countingReader) (Artifact, error) {
+	if _, err := io.Copy(io.Discard, cr); err != nil {
+		return a, err
+	}
+	a.Size = cr.n
+	a.SHA256 = hex.EncodeToString(cr.SHA256())
+	got, err := r.storedDigest(ctx, a.Key)
+	if err != nil {
+		return a, err
+	}
+	if got != a.SHA256 {
+		return a, fmt.Errorf("%w: %s exists with sha256 %s, this input has %s (an unfinished publish of %s left other bytes; versions are immutable, publish a new version)",
+			ErrVersionExists, a.Key, got, a.SHA256, r.v)
+	}
+	r.Progress.Logf("%s already in the store with the same bytes (an earlier run); kept", a.Key)
+	return r.sign(ctx, a)
+}
+
+// checkStored checks the uploaded object against the digest it was signed
+// over: with the store's own SHA-256 when it keeps one, else by reading it
+// back.
+func (r *publishRun) checkStored(ctx context.Context, key string, info ObjectInfo, want string) error {
+	got := info.SHA256
+	if got == "" {
+		var err error
+		if got, err = r.storedDigest(ctx, key); err != nil {
+			return fmt.Errorf("check %s: %w", key, err)
+		}
+	}
+	if !strings.EqualFold(got, want) {
+		return fmt.Errorf("check %s: stored object has sha256 %s, uploaded %s", key, got, want)
+	}
+	return nil
+}
+
+// storedDigest is the SHA-256 of the object at key: the store's, or read
+// back.
+func (r *publishRun) storedDigest(ctx context.Context, key string) (string, error) {
+	st, err := r.Store.Stat(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	if st.SHA256 != "" {
+		return strings.ToLower(st.SHA256), nil
+	}
+	o, err := r.Store.Open(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	defer o.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, o); err != nil {
+		return "", fmt.Errorf("read back %s: %w", key, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
