@@ -9,8 +9,9 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/wharfhq/wharf/templates"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/wharfhq/wharf/templates"
 )
 
 // ErrVersionExists is returned by Publish for a version that is already

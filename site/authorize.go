@@ -1,0 +1,82 @@
+package site
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/wharfhq/wharf/publish"
+)
+
+// authorize checks that the request may download an artifact of an
+// access class, and takes a token from the credential's rate limit.
+func (s *Server) authorize(w *request, r *http.Request, access string) error {
+	if access == publish.AccessPublic {
+		return nil
+	}
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return fmt.Errorf("%w: no credentials", ErrUnauthenticated)
+	}
+	w.who = p.Kind + ":" + p.Name
+	w.principal = p
+	if ok, wait := s.keyLimit.allow(w.who); !ok {
+		w.Header().Set("Retry-After", fmt.Sprint(int(wait/time.Second)+1))
+		return tooMany(wait)
+	}
+	if !p.Allows(access) {
+		return ErrForbidden
+	}
+	return nil
+}
+
+// principal finds who the request is authenticated as: the Authorization
+// header (Bearer access token, or Basic with an API key as the user name
+// or password), else the browser session. It is nil for an anonymous
+// request; a header that does not check out is ErrUnauthenticated.
+func (s *Server) principal(r *http.Request) (*Principal, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		if s.sessions != nil {
+			if p, ok := s.sessions.Principal(r); ok && (p.Expires.IsZero() || s.now().Before(p.Expires)) {
+				return &p, nil
+			}
+		}
+		return nil, nil
+	}
+	if s.auth == nil {
+		return nil, fmt.Errorf("%w: this server checks no credentials", ErrUnauthenticated)
+	}
+	scheme, cred, _ := strings.Cut(h, " ")
+	var p Principal
+	var err error
+	switch strings.ToLower(scheme) {
+	case "bearer":
+		p, err = s.auth.Token(r.Context(), strings.TrimSpace(cred))
+	case "basic":
+		user, pass, ok := r.BasicAuth()
+		if !ok {
+			return nil, fmt.Errorf("%w: malformed basic credentials", ErrUnauthenticated)
+		}
+		key := user
+		if key == "" {
+			key = pass
+		}
+		p, err = s.auth.APIKey(r.Context(), key)
+	default:
+		return nil, fmt.Errorf("%w: unknown scheme %.20q", ErrUnauthenticated, scheme)
+	}
+	if errors.Is(err, ErrUnauthenticated) || errors.Is(err, context.Canceled) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, &httpError{http.StatusServiceUnavailable, codeUnavailable, "credentials cannot be checked now; try again later", err}
+	}
+	return &p, nil
+}
