@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -15,14 +16,22 @@ import (
 
 func hostingCommand() *cli.Command {
 	configFlag := &cli.StringFlag{Name: "config", Usage: "release contents `FILE` (wharf.toml), for the access classes; default: the built-in artifacts", EnvVars: []string{"WHARF_CONFIG"}}
+	// The tree's history: a name is public only if the config says so and
+	// every published release did.
+	historyFlags := []cli.Flag{
+		&cli.StringFlag{Name: "manifest", Usage: "the tree's releases.json `FILE` (every release's access classes)", EnvVars: []string{"WHARF_HOSTING_MANIFEST"}},
+		&cli.StringFlag{Name: "store", Usage: "read releases.json from `STORE` (a directory or s3://bucket/prefix)", EnvVars: []string{"WHARF_STORE"}},
+		&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` of --store (MinIO and other non-AWS stores)", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
+		&cli.BoolFlag{Name: "config-only", Usage: "no manifest: take the access classes from the config alone (opens the old builds of a name the config now calls public)", EnvVars: []string{"WHARF_HOSTING_CONFIG_ONLY"}},
+	}
 	proxyFlags := func(listenUsage string) []cli.Flag {
-		return []cli.Flag{
+		return append([]cli.Flag{
 			&cli.StringFlag{Name: "root", Required: true, Usage: "the published `DIR` as the proxy sees it (absolute)", EnvVars: []string{"WHARF_HOSTING_ROOT"}},
 			&cli.StringFlag{Name: "upstream", Required: true, Usage: "wharf serve's `URL` as the proxy reaches it", EnvVars: []string{"WHARF_HOSTING_UPSTREAM"}},
 			&cli.StringFlag{Name: "listen", Usage: listenUsage, EnvVars: []string{"WHARF_HOSTING_LISTEN"}},
 			&cli.StringFlag{Name: "server-name", Usage: "host `NAME` the site answers for", EnvVars: []string{"WHARF_HOSTING_SERVER_NAME"}},
 			configFlag,
-		}
+		}, historyFlags...)
 	}
 	return &cli.Command{
 		Name:  "hosting",
@@ -71,14 +80,14 @@ basic and full artifacts stay private (serve them with wharf serve
 --presign), and nobody may list the bucket.
 
 Example:
-   wharf hosting s3-policy --bucket releases --prefix dl > policy.json
+   wharf hosting s3-policy --bucket releases --prefix dl --store s3://releases/dl > policy.json
    aws s3api put-bucket-policy --bucket releases --policy file://policy.json
    mc anonymous set-json policy.json local/releases`,
-				Flags: []cli.Flag{
+				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "bucket", Required: true, Usage: "the bucket `B`", EnvVars: []string{"WHARF_HOSTING_BUCKET"}},
 					&cli.StringFlag{Name: "prefix", Usage: "the tree's key prefix `P` in the bucket (as in s3://B/P)", EnvVars: []string{"WHARF_HOSTING_PREFIX"}},
 					configFlag,
-				},
+				}, historyFlags...),
 				Action: hostingPolicy,
 			},
 		},
@@ -96,9 +105,24 @@ func hostingProxy(c *cli.Context, render func(w io.Writer, o hosting.Options) er
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	root := c.String("root")
-	m, err := readManifest(root)
+	if !filepath.IsAbs(root) {
+		return fmt.Errorf("%s: the root %q is not an absolute path (the proxy resolves it, not your shell)", name, root)
+	}
+	local := false
+	if st, err := os.Stat(root); err == nil && st.IsDir() {
+		local = true
+	} else {
+		fmt.Fprintf(c.App.ErrWriter, "wharf %s: warning: --root %s is no directory on this machine; the configuration names it as the proxy will see it (check the spelling)\n", name, root)
+	}
+	m, err := readHistory(c, root, local)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	if local && c.Command.Name == "caddy" {
+		// Caddy's file_server follows symbolic links, even out of the root.
+		if err := noSymlinks(root); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	o := hosting.Options{
 		Root:       root,
@@ -117,22 +141,89 @@ func hostingProxy(c *cli.Context, render func(w io.Writer, o hosting.Options) er
 	return nil
 }
 
-// readManifest reads releases.json of a published directory when this
-// machine has it (the proxy's machine may be another); nil when absent.
-func readManifest(root string) (*publish.Manifest, error) {
-	f, err := os.Open(filepath.Join(root, publish.KeyManifest))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+// errNoHistory: no manifest to read the access classes of every release from.
+var errNoHistory = errors.New("no releases.json to read every release's access classes from")
+
+// readHistory reads the tree's manifest (releases.json) from --manifest,
+// --store, or the directory root when it is on this machine (local). With
+// none of them it refuses, unless --config-only, which it warns about.
+func readHistory(c *cli.Context, root string, local bool) (*publish.Manifest, error) {
+	switch {
+	case c.String("manifest") != "":
+		f, err := os.Open(c.String("manifest"))
+		if err != nil {
+			return nil, fmt.Errorf("manifest: %w", err)
+		}
+		defer f.Close()
+		m, err := publish.ReadManifest(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return m, nil
+	case c.String("store") != "":
+		st, closeStore, err := openStore(c.Context, c.String("store"), storeOptions{S3Endpoint: c.String("s3-endpoint"), DryRun: true})
+		if err != nil {
+			return nil, err
+		}
+		defer closeStore()
+		obj, err := st.Open(c.Context, publish.KeyManifest)
+		if errors.Is(err, publish.ErrNotFound) {
+			return nil, fmt.Errorf("%w: the store %s holds none (nothing published yet, or the wrong store?)", errNoHistory, c.String("store"))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", c.String("store"), err)
+		}
+		defer obj.Close()
+		m, err := publish.ReadManifest(obj)
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", c.String("store"), err)
+		}
+		return m, nil
+	case local:
+		f, err := os.Open(filepath.Join(root, publish.KeyManifest))
+		if err == nil {
+			defer f.Close()
+			m, err := publish.ReadManifest(f)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Name(), err)
+			}
+			return m, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if !c.Bool("config-only") {
+			return nil, fmt.Errorf("%w: %s has none (a mistyped --root, or nothing published yet?); give --manifest FILE or --store, or --config-only", errNoHistory, root)
+		}
+	case !c.Bool("config-only"):
+		if c.Command.Name == "s3-policy" {
+			return nil, fmt.Errorf("%w: give --store s3://BUCKET/PREFIX or --manifest FILE, or --config-only", errNoHistory)
+		}
+		return nil, fmt.Errorf("%w: give --manifest FILE, --store STORE (or a --root on this machine), or --config-only", errNoHistory)
 	}
+	fmt.Fprintf(c.App.ErrWriter, "wharf hosting %s: warning: --config-only: the access classes come from the config alone; "+
+		"a name that an earlier release published as basic or full and the config now calls public is opened to everyone, its old builds too\n", c.Command.Name)
+	return nil, nil
+}
+
+// noSymlinks refuses a tree that holds a symbolic link: a static server
+// that follows it (Caddy) could serve a file from outside the tree, or a
+// non-public file under a public name.
+func noSymlinks(root string) error {
+	// The root itself may be a link (/srv/public -> /data/public).
+	root, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer f.Close()
-	m, err := publish.ReadManifest(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Name(), err)
-	}
-	return m, nil
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("the tree holds a symbolic link, %s, which Caddy would follow: remove it (wharf publish never writes one)", path)
+		}
+		return nil
+	})
 }
 
 // hostingPolicy prints the bucket policy.
@@ -144,10 +235,14 @@ func hostingPolicy(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("hosting s3-policy: %w", err)
 	}
+	m, err := readHistory(c, "", false)
+	if err != nil {
+		return fmt.Errorf("hosting s3-policy: %w", err)
+	}
 	err = hosting.S3Policy(c.App.Writer, hosting.PolicyOptions{
 		Bucket:    c.String("bucket"),
 		Prefix:    c.String("prefix"),
-		Artifacts: cfg.Artifacts,
+		Artifacts: hosting.Artifacts(cfg, m),
 	})
 	if err != nil {
 		return fmt.Errorf("hosting s3-policy: %w", err)

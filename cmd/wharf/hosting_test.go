@@ -19,7 +19,6 @@ import (
 	"github.com/wharfhq/wharf/internal/rpcstatus"
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
-	"github.com/wharfhq/wharf/publish/s3/s3test"
 	"github.com/wharfhq/wharf/site"
 )
 
@@ -294,60 +293,6 @@ func writeTestFile(t *testing.T, path string, b []byte) {
 	}
 }
 
-// TestHostingS3Policy applies the policy of wharf hosting s3-policy to a
-// real MinIO bucket that wharf publish filled: anonymous readers get the
-// public part of the tree and nothing else, and cannot list the bucket.
-func TestHostingS3Policy(t *testing.T) {
-	m := testenv.SharedMinIO(t)
-	bucketURL, _ := s3test.Bucket(t, m)
-	for k, v := range s3test.Env(m) {
-		t.Setenv(k, v)
-	}
-	dir := t.TempDir()
-	mustRun(t, "keygen", "--out", filepath.Join(dir, "dl.key"))
-	mustRun(t, "publish", "--version", "26.1.1", "--key", filepath.Join(dir, "dl.key"), "--store", bucketURL+"/dl",
-		"--s3-endpoint", m.URL(), "--base-url", "https://dl.example.com", demoInputDir(t, "policy"))
-	bucket := strings.TrimPrefix(bucketURL, "s3://")
-	m.SetBucketPolicy(t, bucket, mustRun(t, "hosting", "s3-policy", "--bucket", bucket, "--prefix", "dl"))
-
-	base := m.URL() + "/" + bucket
-	tests := []struct {
-		path  string
-		want  int
-		cache string
-	}{
-		{"/dl/bin/26.1.1/treasury-cli-26.1.1-linux-amd64.tar.gz", 200, publish.CacheImmutable},
-		{"/dl/bin/26.1.1/treasury-cli-26.1.1-macos-arm64.tar.gz.sig", 200, publish.CacheImmutable},
-		{"/dl/bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz.sig", 200, publish.CacheImmutable},
-		{"/dl/bin/26.1.1/SHA256SUMS", 200, publish.CacheImmutable},
-		{"/dl/img/26.1.1/SHA256SUMS.sig", 200, publish.CacheImmutable},
-		{"/dl/latest", 200, publish.CacheRevalidate},
-		{"/dl/releases.json", 200, publish.CacheRevalidate},
-		{"/dl/dl.pub", 200, publish.CacheRevalidate},
-		{"/dl/install", 200, publish.CacheRevalidate},
-		{"/dl/index.html", 200, publish.CacheRevalidate},
-		{"/dl/_redirects", 200, publish.CacheRevalidate},
-		{"/dl/bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz", 403, ""},
-		{"/dl/bin/26.1.1/treasury-api-26.1.1-macos-arm64.tar.gz", 403, ""},
-		{"/dl/img/26.1.1/treasury-node-26.1.1-amd64.tar", 403, ""},
-		{"/dl/img/26.1.1/treasury-demo-26.1.1-arm64.tar", 403, ""},
-		{"/?list-type=2", 403, ""},
-		{"/?list-type=2&prefix=dl/bin/", 403, ""},
-		{"/", 403, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.path, func(t *testing.T) {
-			resp, _ := hget(t, "GET", base+tt.path)
-			if resp.StatusCode != tt.want {
-				t.Fatalf("anonymous GET %s = %d, want %d", tt.path, resp.StatusCode, tt.want)
-			}
-			if tt.cache != "" && resp.Header.Get("Cache-Control") != tt.cache {
-				t.Errorf("Cache-Control = %q, want %q", resp.Header.Get("Cache-Control"), tt.cache)
-			}
-		})
-	}
-}
-
 func TestHostingHelpAndErrors(t *testing.T) {
 	for _, cmd := range []string{"nginx", "caddy", "s3-policy"} {
 		out, _, err := pubRun(t, "hosting", cmd, "--help")
@@ -360,9 +305,15 @@ func TestHostingHelpAndErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"hosting", "nginx", "--root", "public", "--upstream", "http://127.0.0.1:8080"}, "not an absolute path"},
-		{[]string{"hosting", "caddy", "--root", "/srv/public", "--upstream", "127.0.0.1:8080"}, "is not a URL"},
+		{[]string{"hosting", "caddy", "--root", "/srv/public", "--upstream", "127.0.0.1:8080", "--config-only"}, "is not a URL"},
+		{[]string{"hosting", "nginx", "--root", "/srv/no-such-tree", "--upstream", "http://127.0.0.1:8080"}, "--config-only"},
+		{[]string{"hosting", "caddy", "--root", "/srv/public", "--upstream", "http://127.0.0.1:8080", "--manifest", "/no/such/releases.json"}, "no such file"},
+		{[]string{"hosting", "nginx", "--root", "/srv/a$b", "--upstream", "http://127.0.0.1:8080", "--config-only"}, "cannot hold"},
+		{[]string{"hosting", "caddy", "--root", `/srv/a\b`, "--upstream", "http://127.0.0.1:8080", "--config-only"}, "cannot hold"},
+		{[]string{"hosting", "nginx", "--root", "/srv/public", "--upstream", "http://127.0.0.1:8080", "--config-only", "--server-name", "a$host"}, "cannot hold"},
+		{[]string{"hosting", "s3-policy", "--bucket", "b"}, "--config-only"},
 		{[]string{"hosting", "nginx", "--upstream", "http://127.0.0.1:8080"}, "root"},
-		{[]string{"hosting", "s3-policy", "--bucket", "a/b"}, "want a bucket name"},
+		{[]string{"hosting", "s3-policy", "--bucket", "a/b", "--config-only"}, "want a bucket name"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			_, _, err := pubRun(t, tt.args...)
@@ -370,5 +321,36 @@ func TestHostingHelpAndErrors(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestHostingTreeChecks: the commands read the tree they configure. A
+// --root that is not on this machine is warned about; Caddy's
+// configuration is refused while the tree holds a symbolic link (Caddy
+// follows them, out of the tree too).
+func TestHostingTreeChecks(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "public")
+	mustRun(t, "keygen", "--out", filepath.Join(dir, "dl.key"))
+	mustRun(t, "publish", "--version", "26.1.1", "--key", filepath.Join(dir, "dl.key"), "--store", store,
+		"--base-url", "https://dl.example.com", demoInputDir(t, "tree"))
+	man := filepath.Join(store, publish.KeyManifest)
+
+	_, stderr, err := pubRun(t, "hosting", "nginx", "--root", store+"x", "--upstream", "http://127.0.0.1:8080", "--manifest", man)
+	if err != nil || !strings.Contains(stderr, "warning") || !strings.Contains(stderr, store+"x") {
+		t.Errorf("a --root not on this machine: err %v, stderr %q; want a warning naming it", err, stderr)
+	}
+	if _, stderr, err := pubRun(t, "hosting", "caddy", "--root", store, "--upstream", "http://127.0.0.1:8080"); err != nil || stderr != "" {
+		t.Errorf("a published tree: err %v, stderr %q", err, stderr)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(store, "bin", "26.1.1", "x.sig")); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = pubRun(t, "hosting", "caddy", "--root", store, "--upstream", "http://127.0.0.1:8080")
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("caddy over a tree with a symlink: err = %v, want a refusal", err)
+	}
+	if _, _, err := pubRun(t, "hosting", "nginx", "--root", store, "--upstream", "http://127.0.0.1:8080"); err != nil {
+		t.Errorf("nginx (disable_symlinks) over a tree with a symlink: %v", err)
 	}
 }

@@ -63,29 +63,38 @@ type Options struct {
 	Artifacts []publish.ArtifactSpec
 }
 
-// Artifacts is what the proxy must know about the tree: the configured
-// artifacts, plus any other name the manifest m lists (m may be nil). A
-// name that is not public in the config or in any release of m is treated
-// as not public: the proxy asks wharf about it, which is always correct
-// (wharf answers 204 for a release where it is public), only slower.
+// Artifacts is what a recipe must know about the tree: every artifact
+// name the config or the manifest m knows, with its access class. The
+// manifest is the truth: a name is public only if the config says so AND
+// every release of m that holds it published it public. Any other name is
+// not public: the proxy asks wharf about it (wharf answers 204 for a
+// release where it is public), the bucket policy leaves it closed. m nil
+// is the config alone (wharf hosting --config-only), which opens the old
+// non-public builds of a name the config now calls public.
 func Artifacts(cfg *publish.Config, m *publish.Manifest) []publish.ArtifactSpec {
 	specs := slices.Clone(cfg.Artifacts)
 	index := map[string]int{}
 	for i, a := range specs {
 		index[a.Kind+"/"+a.Name] = i
 	}
-	if m != nil {
-		for _, r := range m.Releases {
-			for _, a := range r.Artifacts {
-				i, ok := index[a.Kind+"/"+a.Name]
-				if !ok {
-					index[a.Kind+"/"+a.Name] = len(specs)
-					specs = append(specs, publish.ArtifactSpec{Name: a.Name, Kind: a.Kind, Access: a.Access})
-					continue
+	if m == nil {
+		return specs
+	}
+	for _, r := range m.Releases {
+		for _, a := range r.Artifacts {
+			i, ok := index[a.Kind+"/"+a.Name]
+			if !ok {
+				// Not in the config: never public to a recipe.
+				access := a.Access
+				if access == publish.AccessPublic {
+					access = publish.AccessBasic
 				}
-				if a.Access != publish.AccessPublic {
-					specs[i].Access = a.Access
-				}
+				index[a.Kind+"/"+a.Name] = len(specs)
+				specs = append(specs, publish.ArtifactSpec{Name: a.Name, Kind: a.Kind, Access: access})
+				continue
+			}
+			if a.Access != publish.AccessPublic && specs[i].Access == publish.AccessPublic {
+				specs[i].Access = a.Access
 			}
 		}
 	}

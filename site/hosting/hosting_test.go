@@ -111,7 +111,8 @@ func TestS3PolicyAmbiguousName(t *testing.T) {
 
 // TestArtifactsFromManifest: a name public in the config but published
 // as basic in some release is not public to the proxy, and a name only
-// the manifest knows is taken in.
+// the manifest knows is taken in, never as public (the config does not
+// say it is).
 func TestArtifactsFromManifest(t *testing.T) {
 	m := &publish.Manifest{Releases: []publish.Release{{Version: "26.1.1", Artifacts: []publish.Artifact{
 		{Name: "treasury-cli", Kind: publish.KindBinary, Access: publish.AccessBasic},
@@ -121,7 +122,7 @@ func TestArtifactsFromManifest(t *testing.T) {
 	for _, a := range hosting.Artifacts(publish.DefaultConfig(), m) {
 		got[a.Name] = a.Access
 	}
-	if got["treasury-cli"] != publish.AccessBasic || got["extra"] != publish.AccessPublic || got["engine"] != publish.AccessBasic {
+	if got["treasury-cli"] != publish.AccessBasic || got["extra"] != publish.AccessBasic || got["engine"] != publish.AccessBasic {
 		t.Errorf("access classes %v", got)
 	}
 	var buf bytes.Buffer
