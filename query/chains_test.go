@@ -1,16 +1,9 @@
 package query_test
 
 import (
-	"context"
-	"errors"
-	"log/slog"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/store"
 )
 
 func TestKnownNetwork(t *testing.T) {
@@ -35,130 +28,5 @@ func TestKnownNetwork(t *testing.T) {
 			t.Errorf("table row %+v repeated or incomplete", n)
 		}
 		seen[n.ChainID] = true
-	}
-}
-
-// chainFetcher is a fetcher of chain "ETH" over a dev chain of chain ID
-// id and the database at dsn.
-func chainFetcher(t *testing.T, dsn string, id uint64, native query.NativeCoin) (*query.Fetcher, *store.DB, *eth.Dev) {
-	t.Helper()
-	ctx := context.Background()
-	dev, err := eth.StartDev(ctx, eth.DevConfig{ChainID: id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
-	src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	db, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Native: native,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, db, dev
-}
-
-// TestChainIDRefused points a database that fetched one chain at a node
-// of another chain ID under the same name: refused, nothing stored.
-func TestChainIDRefused(t *testing.T) {
-	ctx := context.Background()
-	dsn := filepath.Join(t.TempDir(), "addrd.db")
-	f1, db1, _ := chainFetcher(t, dsn, 1337, query.NativeCoin{})
-	if err := f1.FetchOnce(ctx); err != nil {
-		t.Fatal(err)
-	}
-	cp1, _, err := db1.Checkpoint(ctx, chain)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	f2, db2, dev2 := chainFetcher(t, dsn, 11155111, query.NativeCoin{})
-	dev2.Commit()
-	dev2.Commit()
-	for _, check := range []func() error{func() error { return f2.CheckChain(ctx) }, func() error { return f2.FetchOnce(ctx) }} {
-		err := check()
-		if !errors.Is(err, query.ErrChainMismatch) {
-			t.Fatalf("err %v, want ErrChainMismatch", err)
-		}
-		for _, want := range []string{"11155111 (Sepolia)", "1337", "refusing"} {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("error %q does not say %q", err, want)
-			}
-		}
-	}
-	if err := f2.Health(); !errors.Is(err, query.ErrChainMismatch) {
-		t.Errorf("Health() = %v, want the mismatch", err)
-	}
-	cp2, _, err := db2.Checkpoint(ctx, chain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cp2 != cp1 {
-		t.Fatalf("checkpoint moved to %+v from %+v: the other chain was fetched", cp2, cp1)
-	}
-	// The first node again: accepted.
-	f3, _, _ := chainFetcher(t, dsn, 1337, query.NativeCoin{})
-	if err := f3.CheckChain(ctx); err != nil {
-		t.Fatalf("the recorded chain ID refused: %v", err)
-	}
-}
-
-// TestNativeCoin: the native balance's symbol and decimals come from the
-// table by chain ID, or from the configuration; an unknown chain ID
-// without one is an error that says what to do.
-func TestNativeCoin(t *testing.T) {
-	ctx := context.Background()
-	for _, c := range []struct {
-		name    string
-		id      uint64
-		native  query.NativeCoin
-		want    query.NativeCoin
-		wantErr string
-	}{
-		{"Polygon", 137, query.NativeCoin{}, query.NativeCoin{Symbol: "POL", Decimals: 18}, ""},
-		{"BNB", 56, query.NativeCoin{}, query.NativeCoin{Symbol: "BNB", Decimals: 18}, ""},
-		{"Given", 424242, query.NativeCoin{Symbol: "XYZ", Decimals: 9}, query.NativeCoin{Symbol: "XYZ", Decimals: 9}, ""},
-		{"GivenOverridesTable", 1, query.NativeCoin{Symbol: "GWEI", Decimals: 9}, query.NativeCoin{Symbol: "GWEI", Decimals: 9}, ""},
-		{"Unknown", 424242, query.NativeCoin{}, query.NativeCoin{}, "--chain ETH:SYMBOL:DECIMALS=RPC_URL"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			f, db, dev := chainFetcher(t, filepath.Join(t.TempDir(), "addrd.db"), c.id, c.native)
-			err := f.FetchOnce(ctx)
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err %v, want one saying %q", err, c.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			key, _, err := db.CreateAPIKey(ctx, "alice")
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := addr(dev.Accounts[1])
-			if _, err := db.Subscribe(ctx, key.AccountID, chain, a); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.FetchOnce(ctx); err != nil {
-				t.Fatal(err)
-			}
-			bals, err := db.AccountBalances(ctx, key.AccountID, chain, a)
-			if err != nil || len(bals) == 0 {
-				t.Fatalf("balances %v, %v", bals, err)
-			}
-			if got := (query.NativeCoin{Symbol: bals[0].Symbol, Decimals: bals[0].Decimals}); bals[0].Asset != query.AssetNative || got != c.want {
-				t.Fatalf("native balance %+v, want %+v", bals[0], c.want)
-			}
-		})
 	}
 }

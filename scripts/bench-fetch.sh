@@ -42,8 +42,8 @@ gotest() {
 
 # Each benchmark runs even when one before it failed; the script fails at the end.
 rc=0
-gotest '^fetch: ' - ./query/ -run '^$' -bench '^BenchmarkFetch$' -benchtime=1x -timeout 30m \
+gotest '^fetch: ' - ./query/fetch/ -run '^$' -bench '^BenchmarkFetch$' -benchtime=1x -timeout 30m \
 	-args -fetch.blocks="$blocks" -fetch.txs="$txs" -fetch.subs="$subs" || rc=1
-gotest '^fetch geth' '^fetch geth' ./query/ -run '^$' -bench '^BenchmarkFetchGeth$' -benchtime=1x -timeout 30m || rc=1
+gotest '^fetch geth' '^fetch geth' ./query/fetch/ -run '^$' -bench '^BenchmarkFetchGeth$' -benchtime=1x -timeout 30m || rc=1
 gotest '^dev: ' - ./cmd/addrd/ -run '^$' -bench '^BenchmarkServeDevLatency$' -benchtime=1x -timeout 5m || rc=1
 exit $rc

@@ -95,7 +95,7 @@ bench_addrd() { script_section addrd scripts/bench-addrd.sh; }
 # -history.moves N (go test ... -args) change its size.
 bench_history() {
 	echo "== history: full history vs a block-by-block scan"
-	gobench ./query/ BenchmarkHistory 40m
+	gobench ./query/fetch/ BenchmarkHistory 40m
 }
 
 # freshness: blocks every 250 ms with 10,000 subscriptions: the oldest balance against the
@@ -103,7 +103,7 @@ bench_history() {
 # (target: ratio >= 0.9).
 bench_freshness() {
 	echo "== freshness: balances re-read at any block cadence"
-	gobench ./query/ BenchmarkFreshness 15m
+	gobench ./query/fetch/ BenchmarkFreshness 15m
 }
 
 # figures FILE: the lines of a section's output that hold figures, each

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -29,9 +30,9 @@ func fetchFlags() []cli.Flag {
 			Usage: "a new subscription gets the transactions of the last `N` blocks, or with \"all\" its whole history (needs an archive node; else the last 1000 blocks)"},
 		&cli.DurationFlag{Name: "refresh-interval", Value: 10 * time.Minute, EnvVars: []string{"ADDRD_REFRESH_INTERVAL"},
 			Usage: "every tracked address's balances are read again at least this often, whatever the block cadence"},
-		&cli.StringFlag{Name: "traces", Value: query.TracesAuto, EnvVars: []string{"ADDRD_TRACES"},
+		&cli.StringFlag{Name: "traces", Value: fetch.TracesAuto, EnvVars: []string{"ADDRD_TRACES"},
 			Usage: "internal transfers from the node's trace API (debug_traceBlockByNumber callTracer, or trace_block): `auto` (when the node has one), on (required), off"},
-		&cli.DurationFlag{Name: "lease-ttl", Value: query.DefaultLeaseTTL, EnvVars: []string{"ADDRD_LEASE_TTL"},
+		&cli.DurationFlag{Name: "lease-ttl", Value: fetch.DefaultLeaseTTL, EnvVars: []string{"ADDRD_LEASE_TTL"},
 			Usage: "how long a replica's lease on a chain's fetching lasts unless renewed: a frozen or cut-off leader loses it within this, and another replica takes over"},
 		&cli.BoolFlag{Name: "dev", EnvVars: []string{"ADDRD_DEV"},
 			Usage: "run an in-process Ethereum dev chain as ETH, with demo accounts and a ready API key (a fresh temporary database unless --db is given)"},
@@ -86,7 +87,7 @@ func fetchOptionsFrom(c *cli.Context) (fetchOptions, error) {
 // chainFetcher is a started fetcher and its chain.
 type chainFetcher struct {
 	chain string
-	f     *query.Fetcher
+	f     *fetch.Fetcher
 }
 
 // startFetchers starts one fetcher per chain in wg, stopped when ctx ends.
@@ -97,7 +98,7 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 		if err != nil {
 			return nil, err
 		}
-		f, err := query.NewFetcher(query.FetcherConfig{
+		f, err := fetch.New(fetch.Config{
 			Chain:           c.Name,
 			Native:          c.Native,
 			Store:           db,

@@ -34,6 +34,13 @@ func packages(t *testing.T) []pkg {
 	return pkgs
 }
 
+// std reports whether path is a package of the standard library (no dot
+// in its first element).
+func std(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
 func under(path, root string) bool {
 	return path == mod+root || strings.HasPrefix(path, mod+root+"/")
 }
@@ -60,6 +67,12 @@ func TestLayering(t *testing.T) {
 				broken = "the root of a part imports neither net/http nor a driver"
 			case strings.HasPrefix(imp, "github.com/minio/minio-go") && p.ImportPath != mod+"publish/s3" && p.ImportPath != mod+"internal/testenv":
 				broken = "only publish/s3 imports minio-go"
+			case p.ImportPath == mod+"query" && (!std(imp) || imp == "sync" || imp == "math/big"):
+				broken = "the query root holds types and seams only: the standard library, no workers (sync) and no arithmetic (math/big); the fetcher is query/fetch"
+			case under(p.ImportPath, "query/fetch") && (under(imp, "query/eth") || under(imp, "query/store") || under(imp, "query/api")):
+				broken = "query/fetch works through the query seams, never an adapter"
+			case under(imp, "query/fetch") && !under(p.ImportPath, "cmd") && !under(p.ImportPath, "query/fetch"):
+				broken = "only cmd/* runs the fetcher"
 			case !strings.HasPrefix(p.ImportPath, mod+"internal/") && under(imp, "internal/testenv"):
 				broken = "only tests import internal/testenv"
 			}

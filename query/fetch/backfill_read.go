@@ -1,4 +1,4 @@
-package query
+package fetch
 
 // Reading past blocks for a backfill: one block whole, or every block of a
 // range.
@@ -7,15 +7,17 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/wharfhq/wharf/query"
 )
 
 // pastBlock is what a backfill found in one block: the transactions that
 // touch the backfilled addresses, each whole, and the movements of their
-// balances (fetch_move.go), from which their statement rows are made.
+// balances (moves.go), from which their statement rows are made.
 type pastBlock struct {
 	number uint64
 	time   time.Time
-	txs    []Transaction
+	txs    []query.Transaction
 	moves  []move
 	traced bool // the block's internal movements were read
 }
@@ -23,8 +25,8 @@ type pastBlock struct {
 // pastReader reads past blocks for a backfill through a Source, with
 // their internal movements when trace is set.
 type pastReader struct {
-	src   Source
-	trace func(context.Context, SourceBlock) ([]InternalMove, error)
+	src   query.Source
+	trace func(context.Context, query.SourceBlock) ([]query.InternalMove, error)
 }
 
 // block reads what block b holds for set. logs are b's Transfer logs
@@ -33,9 +35,9 @@ type pastReader struct {
 // address of set) costs no more calls; one that something touches is
 // read whole (every receipt, every Transfer log), so that each
 // transaction is stored with the transfers of all its parties.
-func (r pastReader) block(ctx context.Context, b SourceBlock, logs []TokenTransfer, set map[string]bool) (pastBlock, error) {
+func (r pastReader) block(ctx context.Context, b query.SourceBlock, logs []query.TokenTransfer, set map[string]bool) (pastBlock, error) {
 	out := pastBlock{number: b.Number, time: b.Time, traced: r.trace != nil}
-	var traced []InternalMove
+	var traced []query.InternalMove
 	if r.trace != nil {
 		var err error
 		if traced, err = r.trace(ctx, b); err != nil {
@@ -51,15 +53,15 @@ func (r pastReader) block(ctx context.Context, b SourceBlock, logs []TokenTransf
 		return out, fmt.Errorf("receipts of block %d: %w", b.Number, err)
 	}
 	m := matchBlock(b, logs, traced, tracked)
-	byHash := make(map[string]Receipt, len(all))
+	byHash := make(map[string]query.Receipt, len(all))
 	for _, rc := range all {
 		byHash[rc.TxHash] = rc
 	}
-	receipts := make([]Receipt, len(m.hashes))
+	receipts := make([]query.Receipt, len(m.hashes))
 	for i, h := range m.hashes {
 		rc, ok := byHash[h]
 		if !ok {
-			return out, fmt.Errorf("block %d %s: no receipt for %s: %w", b.Number, b.Hash, h, ErrUnavailable)
+			return out, fmt.Errorf("block %d %s: no receipt for %s: %w", b.Number, b.Hash, h, query.ErrUnavailable)
 		}
 		receipts[i] = rc
 	}
@@ -123,7 +125,7 @@ func (r pastReader) scan(ctx context.Context, from, to uint64, addresses []strin
 // of its blocks (without traces), and the reference the full-history
 // search is measured against.
 type BlockScan struct {
-	Source Source
+	Source query.Source
 	// Chunk is the number of blocks read per round; default 256.
 	Chunk uint64
 }
@@ -131,12 +133,12 @@ type BlockScan struct {
 // Backfill returns the transactions of blocks from to to (inclusive)
 // that touch one of addresses, with their receipts' status and fee.
 // Errors wrap ErrUnavailable when the source cannot be reached.
-func (s BlockScan) Backfill(ctx context.Context, from, to uint64, addresses []string) ([]Transaction, error) {
+func (s BlockScan) Backfill(ctx context.Context, from, to uint64, addresses []string) ([]query.Transaction, error) {
 	found, err := pastReader{src: s.Source}.scan(ctx, from, to, addresses, s.Chunk)
 	if err != nil {
 		return nil, fmt.Errorf("backfill %d-%d: %w", from, to, err)
 	}
-	var out []Transaction
+	var out []query.Transaction
 	for _, p := range found {
 		out = append(out, p.txs...)
 	}

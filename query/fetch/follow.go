@@ -1,4 +1,4 @@
-package query
+package fetch
 
 // Following the head: reading new blocks ahead of storing them, storing them in batches, and rewinding after a reorg.
 
@@ -6,35 +6,37 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/wharfhq/wharf/query"
 )
 
 // storeFirst stores block number as the first checkpoint of the chain.
-func (f *Fetcher) storeFirst(ctx context.Context, number uint64, set map[string]bool) (Block, error) {
+func (f *Fetcher) storeFirst(ctx context.Context, number uint64, set map[string]bool) (query.Block, error) {
 	blocks, err := f.cfg.Source.Blocks(ctx, number, number)
 	if err != nil {
-		return Block{}, f.nodeErr(err)
+		return query.Block{}, f.nodeErr(err)
 	}
 	if len(blocks) == 0 {
-		return Block{}, fmt.Errorf("fetch %s: block %d: %w", f.cfg.Chain, number, ErrUnavailable)
+		return query.Block{}, fmt.Errorf("fetch %s: block %d: %w", f.cfg.Chain, number, query.ErrUnavailable)
 	}
 	c, err := f.scan(ctx, blocks, set)
 	if err != nil {
-		return Block{}, err
+		return query.Block{}, err
 	}
 	if _, err := f.storeChunks(ctx, []chunk{c}); err != nil {
-		return Block{}, err
+		return query.Block{}, err
 	}
 	return blocks[0].Block, nil
 }
 
 // chunk is a run of consecutive blocks scanned and ready to store.
 type chunk struct {
-	blocks   []SourceBlock
-	txs      [][]Transaction   // matched transactions, per block
-	balances []Balance         // of the touched addresses, at the last block
-	changes  [][]BalanceChange // statement rows, per block
-	heads    [][]StatementHead // where the statements moved by each block stand after it
-	reorg    bool              // the first block does not extend the checkpoint
+	blocks   []query.SourceBlock
+	txs      [][]query.Transaction   // matched transactions, per block
+	balances []query.Balance         // of the touched addresses, at the last block
+	changes  [][]query.BalanceChange // statement rows, per block
+	heads    [][]query.StatementHead // where the statements moved by each block stand after it
+	reorg    bool                    // the first block does not extend the checkpoint
 	err      error
 }
 
@@ -53,7 +55,7 @@ const writeChunks = 8
 // meanwhile into its next transaction: when the database is the slower,
 // its batches grow, and with them the share of index pages that one
 // commit writes for several blocks.
-func (f *Fetcher) storeBlocks(ctx context.Context, cp Block, end uint64, set map[string]bool) (int, error) {
+func (f *Fetcher) storeBlocks(ctx context.Context, cp query.Block, end uint64, set map[string]bool) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	chunks := make(chan chunk, writeChunks)
 	go func() {
@@ -112,7 +114,7 @@ func gather(c chunk, chunks <-chan chunk) []chunk {
 // readChunks reads and scans the blocks after cp up to end, a chunk at a
 // time, until the end, an error, or the chain no longer extends what was
 // read (the rest is for the next step).
-func (f *Fetcher) readChunks(ctx context.Context, cp Block, end uint64, set map[string]bool, out chan<- chunk) {
+func (f *Fetcher) readChunks(ctx context.Context, cp query.Block, end uint64, set map[string]bool, out chan<- chunk) {
 	send := func(c chunk) bool {
 		select {
 		case out <- c:
@@ -165,12 +167,12 @@ func (f *Fetcher) readChunks(ctx context.Context, cp Block, end uint64, set map[
 // block, go with that block.
 func (f *Fetcher) storeChunks(ctx context.Context, cs []chunk) (int, error) {
 	var (
-		data []BlockData
+		data []query.BlockData
 		txs  int
 	)
 	for _, c := range cs {
 		for i, b := range c.blocks {
-			d := BlockData{Block: b.Block, Txs: c.txs[i]}
+			d := query.BlockData{Block: b.Block, Txs: c.txs[i]}
 			if i < len(c.changes) {
 				d.Changes = c.changes[i]
 			}
@@ -201,7 +203,7 @@ func (f *Fetcher) storeChunks(ctx context.Context, cs []chunk) (int, error) {
 // rewind handles a reorg under the checkpoint cp: it walks back to the
 // newest stored block that is still on the node's chain and rewinds the
 // store to it; the next step fetches the new blocks.
-func (f *Fetcher) rewind(ctx context.Context, cp Block) error {
+func (f *Fetcher) rewind(ctx context.Context, cp query.Block) error {
 	const maxDepth = 1024
 	n := cp.Number
 	for depth := 0; ; depth++ {
@@ -209,7 +211,7 @@ func (f *Fetcher) rewind(ctx context.Context, cp Block) error {
 			break
 		}
 		stored, err := f.cfg.Store.StoredBlock(ctx, f.cfg.Chain, n)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, query.ErrNotFound) {
 			break // below the first stored block: nothing older to compare
 		}
 		if err != nil {
@@ -231,4 +233,88 @@ func (f *Fetcher) rewind(ctx context.Context, cp Block) error {
 	}
 	f.metrics.checkpoint.Set(float64(n))
 	return nil
+}
+
+func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
+	chain := f.cfg.Chain
+	if err := f.CheckChain(ctx); err != nil {
+		return false, err
+	}
+	f.resetHeads()
+	if err := f.probe(ctx); err != nil {
+		return false, err
+	}
+	f.ready.Store(true)
+	tracked, err := f.cfg.Store.Tracked(ctx, chain)
+	if err != nil {
+		return false, err
+	}
+	f.metrics.tracked.Set(float64(len(tracked)))
+	// The head follower follows the synced addresses, and those it syncs
+	// in this step: an address is followed from its sync, the backfill
+	// covers it up to there.
+	set := make(map[string]bool, len(tracked))
+	var fresh []query.Tracked
+	for _, t := range tracked {
+		switch {
+		case !t.NeedsSync:
+			set[t.Address] = true
+		case len(fresh) < f.cfg.SyncBatch:
+			fresh = append(fresh, t)
+		}
+	}
+	head, err := f.cfg.Source.Head(ctx)
+	if err != nil {
+		return false, f.nodeErr(err)
+	}
+	f.metrics.head.Set(float64(head))
+	f.setHead(head)
+	if head < f.cfg.Confirmations {
+		return false, nil
+	}
+	target := head - f.cfg.Confirmations
+	f.target = target
+
+	cp, ok, err := f.cfg.Store.Checkpoint(ctx, chain)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		// A new database starts at the confirmed head: the past is the
+		// backfill's, for the addresses that want it.
+		if cp, err = f.storeFirst(ctx, target, set); err != nil {
+			return false, err
+		}
+	}
+	if len(fresh) > 0 {
+		synced, err := f.sync(ctx, fresh, cp)
+		if err != nil {
+			return false, err
+		}
+		for _, t := range synced {
+			set[t.Address] = true
+		}
+	}
+	if err := f.takeLearned(ctx, cp); err != nil {
+		return false, err
+	}
+	if cp.Number >= target {
+		f.setCaughtUp(true, cp)
+		return false, f.refreshStep(ctx, tracked)
+	}
+	end := min(target, cp.Number+uint64(f.cfg.Batch))
+	n, err := f.storeBlocks(ctx, cp, end, set)
+	if err != nil {
+		return false, err
+	}
+	// Within a batch of the node's head counts as caught up for the lag
+	// check: on a chain with blocks faster than steps, every step stores
+	// a few, and a node that stops producing must still show.
+	f.setCaughtUp(cp.Number+uint64(n)+uint64(f.cfg.Batch) >= target, query.Block{})
+	// The scheduled refresh runs whatever the cadence: on a fast chain a
+	// step nearly always has new blocks to store.
+	if err := f.refreshStep(ctx, tracked); err != nil {
+		return false, err
+	}
+	return cp.Number+uint64(n) < target, nil
 }

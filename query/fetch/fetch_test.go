@@ -1,4 +1,4 @@
-package query_test
+package fetch_test
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -47,11 +48,11 @@ type env struct {
 	db      *store.DB
 	account int64
 	reg     *prometheus.Registry
-	f       *query.Fetcher
-	cfg     query.FetcherConfig
+	f       *fetch.Fetcher
+	cfg     fetch.Config
 }
 
-func newEnv(t *testing.T, dsn string, cfg query.FetcherConfig) *env {
+func newEnv(t *testing.T, dsn string, cfg fetch.Config) *env {
 	t.Helper()
 	ctx := context.Background()
 	dev, err := eth.StartDev(ctx, eth.DevConfig{})
@@ -87,14 +88,14 @@ func (e *env) open() {
 }
 
 // newFetcher replaces the fetcher with a new one over st, as after a restart.
-func (e *env) newFetcher(st query.FetcherStore) {
+func (e *env) newFetcher(st fetch.Store) {
 	e.t.Helper()
 	cfg := e.cfg
 	cfg.Chain, cfg.Store, cfg.Source = chain, st, e.src
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	e.reg = prometheus.NewRegistry()
 	cfg.Metrics = e.reg
-	f, err := query.NewFetcher(cfg)
+	f, err := fetch.New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func forBackends(t *testing.T, test func(t *testing.T, dsn func(testing.TB) stri
 func TestFetchTransfers(t *testing.T) {
 	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
 		ctx := context.Background()
-		e := newEnv(t, dsn(t), query.FetcherConfig{})
+		e := newEnv(t, dsn(t), fetch.Config{})
 		d := e.dev
 		a, b, c, x := d.Accounts[0], d.Accounts[1], d.Accounts[2], d.Accounts[3]
 		e.subscribe(a)
@@ -312,7 +313,7 @@ func TestFetchTransfers(t *testing.T) {
 
 func TestFetchConfirmations(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{Confirmations: 2})
+	e := newEnv(t, backends[0].dsn(t), fetch.Config{Confirmations: 2})
 	d := e.dev
 	a := d.Accounts[0]
 	e.subscribe(a)
@@ -331,7 +332,7 @@ func TestFetchConfirmations(t *testing.T) {
 func TestFetchReorg(t *testing.T) {
 	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
 		ctx := context.Background()
-		e := newEnv(t, dsn(t), query.FetcherConfig{})
+		e := newEnv(t, dsn(t), fetch.Config{})
 		d := e.dev
 		a, b := d.Accounts[0], d.Accounts[1]
 		e.subscribe(a)
@@ -415,7 +416,7 @@ func metric(t *testing.T, reg *prometheus.Registry, name string) prometheus.Coll
 // killed in the middle of a step: a batch is cut where the process died,
 // the blocks before committed, the rest never.
 type crashingStore struct {
-	query.FetcherStore
+	fetch.Store
 	left atomic.Int64
 }
 
@@ -426,7 +427,7 @@ func (s *crashingStore) StoreBlocks(ctx context.Context, chain string, blocks []
 	n := min(int64(len(blocks)), max(left, 0))
 	s.left.Store(left - n)
 	if n > 0 {
-		if err := s.FetcherStore.StoreBlocks(ctx, chain, blocks[:n]); err != nil {
+		if err := s.Store.StoreBlocks(ctx, chain, blocks[:n]); err != nil {
 			return err
 		}
 	}
@@ -439,7 +440,7 @@ func (s *crashingStore) StoreBlocks(ctx context.Context, chain string, blocks []
 func TestFetchRestart(t *testing.T) {
 	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
 		ctx := context.Background()
-		e := newEnv(t, dsn(t), query.FetcherConfig{Batch: 4})
+		e := newEnv(t, dsn(t), fetch.Config{Batch: 4})
 		d := e.dev
 		a := d.Accounts[0]
 		e.subscribe(a)
@@ -459,7 +460,7 @@ func TestFetchRestart(t *testing.T) {
 			}
 		}
 		// The first process stores two blocks of its batch of four, then dies.
-		crash := &crashingStore{FetcherStore: e.db}
+		crash := &crashingStore{Store: e.db}
 		crash.left.Store(2)
 		e.newFetcher(crash)
 		if err := e.f.FetchOnce(ctx); !errors.Is(err, errCrash) {
@@ -525,7 +526,7 @@ func TestFetchRestart(t *testing.T) {
 
 func TestFetchNodeDown(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{})
+	e := newEnv(t, backends[0].dsn(t), fetch.Config{})
 	d := e.dev
 	a := d.Accounts[0]
 	e.subscribe(a)
@@ -570,7 +571,7 @@ func TestFetchNodeDown(t *testing.T) {
 func TestFetchNewSubscription(t *testing.T) {
 	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
 		ctx := context.Background()
-		e := newEnv(t, dsn(t), query.FetcherConfig{BackfillBlocks: 8})
+		e := newEnv(t, dsn(t), fetch.Config{BackfillBlocks: 8})
 		d := e.dev
 		a, b := d.Accounts[0], d.Accounts[1]
 		e.subscribe(a)
@@ -604,7 +605,7 @@ func TestFetchResubscribeFillsGap(t *testing.T) {
 	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
 		ctx := context.Background()
 		// A backfill window too short to cover the gap: only the gap fill does.
-		e := newEnv(t, dsn(t), query.FetcherConfig{BackfillBlocks: 1})
+		e := newEnv(t, dsn(t), fetch.Config{BackfillBlocks: 1})
 		d := e.dev
 		a := d.Accounts[0]
 		e.trackThenDrop(a)
@@ -690,7 +691,7 @@ func (s *countingSource) Balances(ctx context.Context, at uint64, qs []query.Bal
 // checkpoint and fetch the same 20 blocks.
 func TestFetchCostIndependentOfSubscriptions(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{SyncBatch: 5000})
+	e := newEnv(t, backends[0].dsn(t), fetch.Config{SyncBatch: 5000})
 	d := e.dev
 	busy, err := store.Open(ctx, backends[0].dsn(t))
 	if err != nil {
@@ -714,10 +715,10 @@ func TestFetchCostIndependentOfSubscriptions(t *testing.T) {
 			}
 		}
 	}
-	fetcher := func(db *store.DB, src query.Source) *query.Fetcher {
+	fetcher := func(db *store.DB, src query.Source) *fetch.Fetcher {
 		cfg := e.cfg
 		cfg.Chain, cfg.Store, cfg.Source = chain, db, src
-		f, err := query.NewFetcher(cfg)
+		f, err := fetch.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -774,7 +775,7 @@ func TestFetcherRun(t *testing.T) {
 	defer cancel()
 	clk := &stepClock{waits: make(chan time.Duration), tick: make(chan time.Time)}
 	const interval = time.Second
-	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{Clock: clk, Interval: interval, MaxBackoff: 3 * interval, Batch: 2})
+	e := newEnv(t, backends[0].dsn(t), fetch.Config{Clock: clk, Interval: interval, MaxBackoff: 3 * interval, Batch: 2})
 	d := e.dev
 	a := d.Accounts[0]
 	e.subscribe(a)
@@ -835,7 +836,7 @@ func (c laterClock) Now() time.Time                         { return time.Now().
 func (c laterClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 func TestFetchHealthNodeLags(t *testing.T) {
-	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{Clock: laterClock{2 * time.Hour}, LagAfter: time.Hour})
+	e := newEnv(t, backends[0].dsn(t), fetch.Config{Clock: laterClock{2 * time.Hour}, LagAfter: time.Hour})
 	e.subscribe(e.dev.Accounts[0])
 	e.fetch()
 	err := e.f.Health()

@@ -1,4 +1,4 @@
-package query_test
+package fetch_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -70,11 +71,11 @@ func TestHistoryGeth(t *testing.T) {
 
 	for _, c := range []struct {
 		name   string
-		cfg    query.FetcherConfig
+		cfg    fetch.Config
 		window uint64
 	}{
-		{"All", query.FetcherConfig{BackfillAll: true, BackfillSlice: 128}, 0},
-		{"Window", query.FetcherConfig{BackfillBlocks: head / 2}, head / 2},
+		{"All", fetch.Config{BackfillAll: true, BackfillSlice: 128}, 0},
+		{"Window", fetch.Config{BackfillBlocks: head / 2}, head / 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db, err := store.Open(ctx, filepath.Join(t.TempDir(), "addrd.db"))
@@ -88,7 +89,7 @@ func TestHistoryGeth(t *testing.T) {
 			}
 			cfg := c.cfg
 			cfg.Chain, cfg.Store, cfg.Source, cfg.Logger = chain, db, src, slog.New(slog.DiscardHandler)
-			f, err := query.NewFetcher(cfg)
+			f, err := fetch.New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package query
+package fetch
 
 // Leadership: one replica fetches each chain, holding the chain's lease
 // in the database. It renews the lease every third of LeaseTTL; every
@@ -11,13 +11,15 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/wharfhq/wharf/query"
 )
 
 // lead fetches while l is held: steps in this goroutine, renewals in
 // another; it returns when the lease is lost or ctx ends, and then gives
 // the lease up.
-func (f *Fetcher) lead(ctx context.Context, l Lease) {
-	lead, cancel := context.WithCancel(WithLease(ctx, l))
+func (f *Fetcher) lead(ctx context.Context, l query.Lease) {
+	lead, cancel := context.WithCancel(query.WithLease(ctx, l))
 	renewed := make(chan struct{})
 	go func() {
 		defer close(renewed)
@@ -51,7 +53,7 @@ func (f *Fetcher) lead(ctx context.Context, l Lease) {
 // another replica may hold it already). It runs on real time, not on
 // Clock: the lease expires by the database's real clock whatever the
 // fetcher's pacing.
-func (f *Fetcher) renew(lead context.Context, l Lease) {
+func (f *Fetcher) renew(lead context.Context, l query.Lease) {
 	ttl := f.cfg.LeaseTTL
 	valid := time.Now().Add(ttl)
 	t := time.NewTimer(ttl / 3)
@@ -69,7 +71,7 @@ func (f *Fetcher) renew(lead context.Context, l Lease) {
 		case err == nil:
 			valid = start.Add(ttl)
 			l = nl
-		case errors.Is(err, ErrLeaseLost):
+		case errors.Is(err, query.ErrLeaseLost):
 			f.log.Warn("fetcher: the lease was lost", "err", err)
 			return
 		case lead.Err() != nil:
@@ -81,16 +83,4 @@ func (f *Fetcher) renew(lead context.Context, l Lease) {
 			f.log.Warn("fetcher: renewing the lease", "err", err)
 		}
 	}
-}
-
-func (f *Fetcher) setHead(head uint64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.head = head
-}
-
-func (f *Fetcher) nodeHead() uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.head
 }

@@ -1,4 +1,4 @@
-package query_test
+package fetch_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/fetch"
 )
 
 // TestFetchResubscribeBehind resubscribes an address while the fetcher is
@@ -27,7 +28,7 @@ func TestFetchResubscribeBehind(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			e := newEnv(t, filepath.Join(t.TempDir(), "addrd.db"), query.FetcherConfig{BackfillBlocks: 1, Batch: 8})
+			e := newEnv(t, filepath.Join(t.TempDir(), "addrd.db"), fetch.Config{BackfillBlocks: 1, Batch: 8})
 			d := e.dev
 			a := d.Accounts[0]
 			e.trackThenDrop(a)
@@ -75,7 +76,7 @@ func TestFetchResubscribeBehind(t *testing.T) {
 // their list and statement hold each movement once.
 func TestFetchSyncBatch(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, filepath.Join(t.TempDir(), "addrd.db"), query.FetcherConfig{SyncBatch: 1, BackfillBlocks: 100})
+	e := newEnv(t, filepath.Join(t.TempDir(), "addrd.db"), fetch.Config{SyncBatch: 1, BackfillBlocks: 100})
 	d := e.dev
 	e.fetch()
 	for _, a := range d.Accounts[:3] {

@@ -1,4 +1,4 @@
-package query
+package fetch
 
 // Fetcher: configuration and construction, and small helpers the steps share.
 
@@ -14,24 +14,26 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/wharfhq/wharf/query"
 )
 
-// FetcherStore is the storage a Fetcher writes: FetchStore, and the
+// Store is the storage a Fetcher writes: FetchStore, and the
 // stored balances, from which it learns the tokens an address holds.
-type FetcherStore interface {
-	FetchStore
+type Store interface {
+	query.FetchStore
 	// Balances returns the stored balances of an address.
-	Balances(ctx context.Context, chain, address string) ([]Balance, error)
+	Balances(ctx context.Context, chain, address string) ([]query.Balance, error)
 }
 
-// FetcherConfig configures a Fetcher. Chain, Store and Source are
+// Config configures a Fetcher. Chain, Store and Source are
 // required; the rest have defaults.
-type FetcherConfig struct {
+type Config struct {
 	Chain  string
-	Store  FetcherStore
-	Source Source
+	Store  Store
+	Source query.Source
 	// Clock paces Run and stamps health; default SystemClock.
-	Clock  Clock
+	Clock  query.Clock
 	Logger *slog.Logger
 	// Metrics registers the fetcher's metrics, labelled with the chain;
 	// nil registers nothing.
@@ -39,7 +41,7 @@ type FetcherConfig struct {
 
 	// Native is the chain's own coin; zero: from the table of well-known
 	// networks by the node's chain ID (KnownNetwork).
-	Native NativeCoin
+	Native query.NativeCoin
 
 	// Confirmations is how many blocks must sit on a block before it is
 	// stored (0: the head itself).
@@ -91,14 +93,14 @@ type FetcherConfig struct {
 	Traces string
 }
 
-// Values of FetcherConfig.Traces.
+// Values of Config.Traces.
 const (
 	TracesAuto = "auto"
 	TracesOn   = "on"
 	TracesOff  = "off"
 )
 
-// DefaultLeaseTTL is FetcherConfig.LeaseTTL when it is zero.
+// DefaultLeaseTTL is Config.LeaseTTL when it is zero.
 const DefaultLeaseTTL = 15 * time.Second
 
 // Fetcher keeps the balances and transactions of a chain's tracked
@@ -107,7 +109,7 @@ const DefaultLeaseTTL = 15 * time.Second
 // it while this process leads the chain. Steps must not run concurrently
 // (call FetchOnce or Run, not both); Health may be called at any time.
 type Fetcher struct {
-	cfg     FetcherConfig
+	cfg     Config
 	log     *slog.Logger
 	metrics fetchMetrics
 
@@ -131,7 +133,7 @@ type Fetcher struct {
 	// checked is set once CheckChain has passed; native is then the
 	// chain's coin.
 	checked atomic.Bool
-	native  NativeCoin
+	native  query.NativeCoin
 
 	// target is the newest block with enough confirmations, as of the
 	// current step.
@@ -146,15 +148,15 @@ type Fetcher struct {
 	// tracer and traceAPI read internal movements; traceAPI is "" when
 	// the node has no trace API or traces are off. probed is true once
 	// the node was asked.
-	tracer   Tracer
+	tracer   query.Tracer
 	traceAPI string
 	probed   bool
 	// heads are the running balances of the statements touched in this
 	// step, loaded from the store on first need (headsLoaded, by address).
-	heads       map[Holding]*head
+	heads       map[query.Holding]*head
 	headsLoaded map[string]bool
 	// mismatched are the assets whose disagreement was logged, once.
-	mismatched map[Holding]bool
+	mismatched map[query.Holding]bool
 
 	// refresh walks the tracked addresses for the scheduled refresh.
 	refreshAfter string    // last address refreshed in the current round
@@ -175,13 +177,13 @@ type Fetcher struct {
 	head         uint64    // the node's head at the last step
 }
 
-// NewFetcher returns a Fetcher for cfg.Chain.
-func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
+// New returns a Fetcher for cfg.Chain.
+func New(cfg Config) (*Fetcher, error) {
 	if cfg.Chain == "" || cfg.Store == nil || cfg.Source == nil {
 		return nil, errors.New("fetcher: Chain, Store and Source are required")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock{}
+		cfg.Clock = query.SystemClock{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -228,7 +230,7 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 		log:        cfg.Logger.With("chain", cfg.Chain),
 		tokens:     make(map[string][]string),
 		wake:       make(chan struct{}, 1),
-		mismatched: make(map[Holding]bool),
+		mismatched: make(map[query.Holding]bool),
 	}
 	f.resetHeads()
 	// The first round of the scheduled refresh comes half an interval

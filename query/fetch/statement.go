@@ -1,4 +1,4 @@
-package query
+package fetch
 
 // The statement: rows of balance changes that chain from a balance read
 // from the node (the anchor), and their reconciliation with the balances
@@ -8,6 +8,8 @@ import (
 	"context"
 	"math/big"
 	"slices"
+
+	"github.com/wharfhq/wharf/query"
 )
 
 // head is where a statement stands: the balance after block.
@@ -21,22 +23,22 @@ type head struct {
 // each continuing its asset's running balance, and checks the running
 // balances against the balances the chunk read at its last block.
 func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error {
-	c.changes = make([][]BalanceChange, len(c.blocks))
-	c.heads = make([][]StatementHead, len(c.blocks))
-	keys := make(map[Holding]bool)
+	c.changes = make([][]query.BalanceChange, len(c.blocks))
+	c.heads = make([][]query.StatementHead, len(c.blocks))
+	keys := make(map[query.Holding]bool)
 	for _, ms := range moves {
 		for _, m := range ms {
-			keys[Holding{m.address, m.contract}] = true
+			keys[query.Holding{Address: m.address, Contract: m.contract}] = true
 		}
 	}
 	for _, b := range c.balances {
-		keys[Holding{b.Address, b.Contract}] = true
+		keys[query.Holding{Address: b.Address, Contract: b.Contract}] = true
 	}
 	if err := f.loadHeads(ctx, keys); err != nil {
 		return err
 	}
 	// Assets never seen start from the node's balance before the chunk.
-	var anchors []Holding
+	var anchors []query.Holding
 	for k := range keys {
 		if f.heads[k] == nil && moved(moves, k) {
 			anchors = append(anchors, k)
@@ -46,7 +48,7 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 		return err
 	}
 	last := c.blocks[len(c.blocks)-1]
-	rows := make(map[Holding]*BalanceChange) // the key's row at the last block
+	rows := make(map[query.Holding]*query.BalanceChange) // the key's row at the last block
 	for i, b := range c.blocks {
 		order, byKey, sums := groupMoves(moves[i])
 		for _, k := range order {
@@ -57,7 +59,7 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 			h := f.heads[k]
 			h.balance = new(big.Int).Add(h.balance, sum)
 			h.block, h.dirty = b.Number, true
-			c.changes[i] = append(c.changes[i], BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
+			c.changes[i] = append(c.changes[i], query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
 				Block: b.Number, Time: b.Time, Amount: sum.String(), BalanceAfter: h.balance.String(), Causes: byKey[k],
 				Reconciled: true, Traced: f.traceAPI != ""})
 			if i == len(c.blocks)-1 {
@@ -79,11 +81,11 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 
 // groupMoves groups the movements of one block by holding, in the order
 // of their first movement, with the sum of each holding's.
-func groupMoves(ms []move) (order []Holding, causes map[Holding][]Cause, sums map[Holding]*big.Int) {
-	causes = make(map[Holding][]Cause)
-	sums = make(map[Holding]*big.Int)
+func groupMoves(ms []move) (order []query.Holding, causes map[query.Holding][]query.Cause, sums map[query.Holding]*big.Int) {
+	causes = make(map[query.Holding][]query.Cause)
+	sums = make(map[query.Holding]*big.Int)
 	for _, m := range ms {
-		k := Holding{m.address, m.contract}
+		k := query.Holding{Address: m.address, Contract: m.contract}
 		if _, ok := causes[k]; !ok {
 			order = append(order, k)
 			sums[k] = new(big.Int)
@@ -96,7 +98,7 @@ func groupMoves(ms []move) (order []Holding, causes map[Holding][]Cause, sums ma
 }
 
 // moved reports whether k has a movement among moves.
-func moved(moves [][]move, k Holding) bool {
+func moved(moves [][]move, k query.Holding) bool {
 	for _, ms := range moves {
 		if slices.ContainsFunc(ms, func(m move) bool { return m.address == k.Address && m.contract == k.Contract }) {
 			return true
@@ -107,7 +109,7 @@ func moved(moves [][]move, k Holding) bool {
 
 // loadHeads loads, once a step, where the statements of the addresses of
 // keys stand.
-func (f *Fetcher) loadHeads(ctx context.Context, keys map[Holding]bool) error {
+func (f *Fetcher) loadHeads(ctx context.Context, keys map[query.Holding]bool) error {
 	var addrs []string
 	for k := range keys {
 		if !f.headsLoaded[k.Address] && !slices.Contains(addrs, k.Address) {
@@ -127,7 +129,7 @@ func (f *Fetcher) loadHeads(ctx context.Context, keys map[Holding]bool) error {
 		if !ok {
 			continue
 		}
-		f.heads[Holding{h.Address, h.Contract}] = &head{block: h.Block, balance: bal}
+		f.heads[query.Holding{Address: h.Address, Contract: h.Contract}] = &head{block: h.Block, balance: bal}
 	}
 	for _, a := range addrs {
 		f.headsLoaded[a] = true
@@ -139,16 +141,16 @@ func (f *Fetcher) loadHeads(ctx context.Context, keys map[Holding]bool) error {
 // chunk's first block: read there when the node still has that state,
 // else taken from the balance read at the chunk's last block less the
 // chunk's movements (checked again at the next reading).
-func (f *Fetcher) anchor(ctx context.Context, keys []Holding, c *chunk) error {
+func (f *Fetcher) anchor(ctx context.Context, keys []query.Holding, c *chunk) error {
 	if len(keys) == 0 {
 		return nil
 	}
 	slices.SortFunc(keys, compareHoldings)
 	before := c.blocks[0].Number - 1
 	if c.blocks[0].Number > 0 && f.target <= before+stateWindow {
-		qs := make([]BalanceQuery, len(keys))
+		qs := make([]query.BalanceQuery, len(keys))
 		for i, k := range keys {
-			qs[i] = BalanceQuery(k)
+			qs[i] = query.BalanceQuery(k)
 		}
 		bals, err := f.cfg.Source.Balances(ctx, before, qs)
 		if err != nil {
@@ -156,7 +158,7 @@ func (f *Fetcher) anchor(ctx context.Context, keys []Holding, c *chunk) error {
 		}
 		for _, b := range bals {
 			if bal, ok := new(big.Int).SetString(b.Amount, 10); ok {
-				f.heads[Holding{b.Address, b.Contract}] = &head{block: before, balance: bal, dirty: true}
+				f.heads[query.Holding{Address: b.Address, Contract: b.Contract}] = &head{block: before, balance: bal, dirty: true}
 			}
 		}
 	}
@@ -178,13 +180,13 @@ func (f *Fetcher) anchor(ctx context.Context, keys []Holding, c *chunk) error {
 // difference when there is one, else a new row of the difference alone.
 // Either way the row says reconciled: false, and the running balance
 // becomes the node's, so that the statement adds up to it.
-func (f *Fetcher) reconcile(balances []Balance, at Block, rows map[Holding]*BalanceChange) []BalanceChange {
-	var extra []BalanceChange
+func (f *Fetcher) reconcile(balances []query.Balance, at query.Block, rows map[query.Holding]*query.BalanceChange) []query.BalanceChange {
+	var extra []query.BalanceChange
 	for _, b := range balances {
 		if b.Block != at.Number {
 			continue // read elsewhere (state window): nothing to compare
 		}
-		k := Holding{b.Address, b.Contract}
+		k := query.Holding{Address: b.Address, Contract: b.Contract}
 		h := f.heads[k]
 		node, ok := new(big.Int).SetString(b.Amount, 10)
 		if h == nil || !ok || h.block > at.Number || node.Cmp(h.balance) == 0 {
@@ -204,7 +206,7 @@ func (f *Fetcher) reconcile(balances []Balance, at Block, rows map[Holding]*Bala
 			r.BalanceAfter, r.Reconciled, r.Difference = node.String(), false, diff.String()
 			continue
 		}
-		extra = append(extra, BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract, Block: at.Number,
+		extra = append(extra, query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract, Block: at.Number,
 			Time: at.Time, Amount: diff.String(), BalanceAfter: node.String(), Reconciled: false, Difference: diff.String(),
 			Traced: f.traceAPI != ""})
 	}
@@ -213,15 +215,15 @@ func (f *Fetcher) reconcile(balances []Balance, at Block, rows map[Holding]*Bala
 
 // dirtyHeads returns the heads changed since they were last taken, to be
 // stored with the rows.
-func (f *Fetcher) dirtyHeads() []StatementHead {
-	var out []StatementHead
+func (f *Fetcher) dirtyHeads() []query.StatementHead {
+	var out []query.StatementHead
 	for k, h := range f.heads {
 		if h.dirty {
-			out = append(out, StatementHead{Address: k.Address, Contract: k.Contract, Block: h.block, Balance: h.balance.String()})
+			out = append(out, query.StatementHead{Address: k.Address, Contract: k.Contract, Block: h.block, Balance: h.balance.String()})
 			h.dirty = false
 		}
 	}
-	slices.SortFunc(out, func(a, b StatementHead) int {
+	slices.SortFunc(out, func(a, b query.StatementHead) int {
 		if a.Address != b.Address {
 			return compareStrings(a.Address, b.Address)
 		}
@@ -234,7 +236,7 @@ func (f *Fetcher) dirtyHeads() []StatementHead {
 // them from the store: at each step, after anything that may have left
 // the store behind the fetcher's memory (a failed write, a rewind).
 func (f *Fetcher) resetHeads() {
-	f.heads = make(map[Holding]*head)
+	f.heads = make(map[query.Holding]*head)
 	f.headsLoaded = make(map[string]bool)
 }
 
@@ -242,7 +244,7 @@ func (f *Fetcher) resetHeads() {
 // the scheduled refresh) against the statement and stores the rows of
 // any disagreement, with the heads and the balances, in one transaction.
 // An asset without a statement yet starts one at its balance.
-func (f *Fetcher) reconcileStored(ctx context.Context, balances []Balance, at Block) error {
+func (f *Fetcher) reconcileStored(ctx context.Context, balances []query.Balance, at query.Block) error {
 	if err := f.headsAt(ctx, balances, at, false); err != nil {
 		return err
 	}
@@ -261,7 +263,7 @@ func (f *Fetcher) reconcileStored(ctx context.Context, balances []Balance, at Bl
 // the blocks up to at, chaining down from there (backfill_statement.go).
 // Balances read elsewhere (the state window) start nothing; the head
 // follower anchors those where they first move.
-func (f *Fetcher) startStatements(ctx context.Context, balances []Balance, at Block) error {
+func (f *Fetcher) startStatements(ctx context.Context, balances []query.Balance, at query.Block) error {
 	if len(balances) == 0 {
 		return nil
 	}
@@ -277,16 +279,16 @@ func (f *Fetcher) startStatements(ctx context.Context, balances []Balance, at Bl
 
 // headsAt loads the heads of the balances' holdings and starts those
 // without one (all of them with restart) at the balances read at block at.
-func (f *Fetcher) headsAt(ctx context.Context, balances []Balance, at Block, restart bool) error {
-	keys := make(map[Holding]bool)
+func (f *Fetcher) headsAt(ctx context.Context, balances []query.Balance, at query.Block, restart bool) error {
+	keys := make(map[query.Holding]bool)
 	for _, b := range balances {
-		keys[Holding{b.Address, b.Contract}] = true
+		keys[query.Holding{Address: b.Address, Contract: b.Contract}] = true
 	}
 	if err := f.loadHeads(ctx, keys); err != nil {
 		return err
 	}
 	for _, b := range balances {
-		k := Holding{b.Address, b.Contract}
+		k := query.Holding{Address: b.Address, Contract: b.Contract}
 		if (f.heads[k] != nil && !restart) || b.Block != at.Number {
 			continue
 		}

@@ -1,4 +1,4 @@
-package query_test
+package fetch_test
 
 import (
 	"bytes"
@@ -24,6 +24,7 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -186,7 +187,7 @@ func BenchmarkHistory(b *testing.B) {
 	// The reference: every block read, with the Transfer logs of the
 	// address by topic, and the receipts of the blocks that match.
 	t0 = time.Now()
-	scanned, err := query.BlockScan{Source: src}.Backfill(ctx, 0, head, []string{addr(x)})
+	scanned, err := fetch.BlockScan{Source: src}.Backfill(ctx, 0, head, []string{addr(x)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func BenchmarkHistory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, BackfillAll: true, Logger: slog.New(slog.DiscardHandler)})
+	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, BackfillAll: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -316,7 +317,7 @@ func BenchmarkFreshness(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer src.Close()
-	f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Interval: 250 * time.Millisecond,
+	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Interval: 250 * time.Millisecond,
 		RefreshInterval: interval, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
@@ -382,7 +383,7 @@ func BenchmarkFreshness(b *testing.B) {
 	catchUp := func(refresh time.Duration) float64 {
 		db := seedSubscriptions(b, filepath.Join(b.TempDir(), "addrd.db"), dev, *freshSubs, from)
 		defer db.Close()
-		f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Batch: 16, Interval: 10 * time.Millisecond,
+		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Batch: 16, Interval: 10 * time.Millisecond,
 			RefreshInterval: refresh, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			b.Fatal(err)

@@ -1,4 +1,4 @@
-package query_test
+package fetch_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/fetch"
 )
 
 // movement is a change of an address's state in a block: its balance by
@@ -136,7 +137,7 @@ func TestBisectFindsEveryChange(t *testing.T) {
 				if batched {
 					ss = &batchedStates{fakeStates: fake}
 				}
-				got, err := query.ChangedBlocks(context.Background(), ss, tc.from, tc.to, slices.Sorted(maps.Keys(tc.moves)))
+				got, err := fetch.ChangedBlocks(context.Background(), ss, tc.from, tc.to, slices.Sorted(maps.Keys(tc.moves)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -174,7 +175,7 @@ func TestBisectRandom(t *testing.T) {
 		}
 		from := uint64(rng.IntN(int(to) + 1))
 		fake := &fakeStates{moves: moves}
-		got, err := query.ChangedBlocks(context.Background(), &batchedStates{fakeStates: fake}, from, to, addresses)
+		got, err := fetch.ChangedBlocks(context.Background(), &batchedStates{fakeStates: fake}, from, to, addresses)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +210,7 @@ func TestBisectCost(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ss := &batchedStates{fakeStates: &fakeStates{moves: tc.moves}}
-			got, err := query.ChangedBlocks(context.Background(), ss, 1, blocks, []string{"0xa"})
+			got, err := fetch.ChangedBlocks(context.Background(), ss, 1, blocks, []string{"0xa"})
 			if err != nil {
 				t.Fatal(err)
 			}

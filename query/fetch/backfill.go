@@ -1,4 +1,4 @@
-package query
+package fetch
 
 // Backfills: the past transactions new subscriptions are owed, run beside
 // the head follower, newest first, checkpointed; and full history on an
@@ -11,26 +11,9 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/wharfhq/wharf/query"
 )
-
-// ErrNoState: the node has no state for the block asked (it is not an
-// archive node), so balances and nonces there cannot be read.
-var ErrNoState = errors.New("no state for that block")
-
-// StateSource is a Source that reads accounts at historical blocks, for
-// the full-history backfill (BackfillAll).
-type StateSource interface {
-	// States returns the native balance of addresses at block and, with
-	// nonces, their nonce, in the order of addresses. Errors: ErrNoState
-	// when the node keeps no state for block, ErrUnavailable.
-	States(ctx context.Context, block uint64, addresses []string, nonces bool) ([]AccountState, error)
-}
-
-// AccountState is an address's native balance and nonce at a block.
-type AccountState struct {
-	Balance string // wei, exact decimal
-	Nonce   uint64
-}
 
 // Backfill slices: a slice is the blocks one StoreBackfill covers. Its
 // width adapts so that a slice takes about backfillSliceTime: a kill
@@ -51,7 +34,7 @@ func (f *Fetcher) backfillLoop(lead context.Context) {
 		switch {
 		case err != nil && lead.Err() != nil:
 			return
-		case errors.Is(err, ErrLeaseLost):
+		case errors.Is(err, query.ErrLeaseLost):
 			return // the step loop sees it too, and ends the lead
 		case err != nil:
 			backoff = f.backoff(backoff)
@@ -102,7 +85,7 @@ func (f *Fetcher) backfillStep(ctx context.Context) (more bool, err error) {
 // backfillSlice backfills the newest slice of job and stores it, with its
 // statement rows, and the job's new position; done reports that the job
 // has ended.
-func (f *Fetcher) backfillSlice(ctx context.Context, job BackfillJob) (done bool, err error) {
+func (f *Fetcher) backfillSlice(ctx context.Context, job query.BackfillJob) (done bool, err error) {
 	width := f.sliceWidth
 	if width == 0 {
 		width = cmp.Or(f.cfg.BackfillSlice, backfillFirstSlice)
@@ -116,7 +99,7 @@ func (f *Fetcher) backfillSlice(ctx context.Context, job BackfillJob) (done bool
 	if err != nil {
 		return false, fmt.Errorf("backfill %d-%d of %d addresses: %w", lo, job.Next, len(job.Addresses), err)
 	}
-	var txs []Transaction
+	var txs []query.Transaction
 	for _, p := range found {
 		txs = append(txs, p.txs...)
 	}
@@ -153,14 +136,14 @@ func (f *Fetcher) backfillSlice(ctx context.Context, job BackfillJob) (done bool
 // with its traces; without the state it scans blocks, receipts and logs
 // (traces need the state too).
 func (f *Fetcher) backfillRange(ctx context.Context, from, to uint64, addresses []string) ([]pastBlock, bool, error) {
-	ss, _ := f.cfg.Source.(StateSource)
+	ss, _ := f.cfg.Source.(query.StateSource)
 	state, err := f.stateBefore(ctx, ss, from)
 	if err != nil {
 		return nil, false, f.nodeErr(err)
 	}
 	if state && (f.cfg.BackfillAll || bisectPays(len(addresses), to-from+1)) {
 		found, err := f.history(ctx, ss, from, to, addresses)
-		if !errors.Is(err, ErrNoState) {
+		if !errors.Is(err, query.ErrNoState) {
 			return found, true, f.nodeErr(err)
 		}
 		f.log.Warn("fetcher: the node lost the state of old blocks during a backfill; scanning blocks instead", "from", from, "to", to, "err", err)
@@ -187,7 +170,7 @@ func bisectPays(addresses int, blocks uint64) bool {
 
 // stateBefore reports whether the node has the state of the block before
 // from (of block 0 for from 0), asking for a balance there.
-func (f *Fetcher) stateBefore(ctx context.Context, ss StateSource, from uint64) (bool, error) {
+func (f *Fetcher) stateBefore(ctx context.Context, ss query.StateSource, from uint64) (bool, error) {
 	if ss == nil {
 		return false, nil
 	}
@@ -195,14 +178,14 @@ func (f *Fetcher) stateBefore(ctx context.Context, ss StateSource, from uint64) 
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, ErrNoState):
+	case errors.Is(err, query.ErrNoState):
 		return false, nil
 	}
 	return false, err
 }
 
 // traces reads the internal movements of b.
-func (f *Fetcher) traces(ctx context.Context, b SourceBlock) ([]InternalMove, error) {
+func (f *Fetcher) traces(ctx context.Context, b query.SourceBlock) ([]query.InternalMove, error) {
 	return f.tracer.Traces(ctx, b, f.traceAPI)
 }
 
@@ -214,7 +197,7 @@ func (f *Fetcher) traces(ctx context.Context, b SourceBlock) ([]InternalMove, er
 // changed, whole (every receipt, every Transfer log, the traces when the
 // node has them), so that each transaction is stored with all its
 // movements.
-func (f *Fetcher) history(ctx context.Context, ss StateSource, from, to uint64, addresses []string) ([]pastBlock, error) {
+func (f *Fetcher) history(ctx context.Context, ss query.StateSource, from, to uint64, addresses []string) ([]pastBlock, error) {
 	logs, err := f.cfg.Source.Transfers(ctx, from, to, addresses)
 	if err != nil {
 		return nil, err
@@ -243,7 +226,7 @@ func (f *Fetcher) history(ctx context.Context, ss StateSource, from, to uint64, 
 			return err
 		}
 		if len(blocks) == 0 {
-			return fmt.Errorf("block %d: the node does not have it: %w", numbers[i], ErrUnavailable)
+			return fmt.Errorf("block %d: the node does not have it: %w", numbers[i], query.ErrUnavailable)
 		}
 		found[i], err = r.block(ctx, blocks[0], byBlock[numbers[i]], set)
 		return err
@@ -256,7 +239,7 @@ func (f *Fetcher) history(ctx context.Context, ss StateSource, from, to uint64, 
 
 // pastTokenInfo fills in the symbols and decimals of the transfers found.
 func (f *Fetcher) pastTokenInfo(ctx context.Context, found []pastBlock) error {
-	txs := make([][]Transaction, len(found))
+	txs := make([][]query.Transaction, len(found))
 	for i := range found {
 		txs[i] = found[i].txs
 	}
@@ -265,7 +248,7 @@ func (f *Fetcher) pastTokenInfo(ctx context.Context, found []pastBlock) error {
 
 // learnTokens hands the tokens the backfilled transactions moved for
 // addresses to the head follower, which reads their balances.
-func (f *Fetcher) learnTokens(addresses []string, txs []Transaction) {
+func (f *Fetcher) learnTokens(addresses []string, txs []query.Transaction) {
 	set := make(map[string]bool, len(addresses))
 	for _, a := range addresses {
 		set[a] = true
@@ -274,7 +257,7 @@ func (f *Fetcher) learnTokens(addresses []string, txs []Transaction) {
 	defer f.learnedMu.Unlock()
 	for _, tx := range txs {
 		for _, tr := range tx.Transfers {
-			if tr.Asset != AssetERC20 {
+			if tr.Asset != query.AssetERC20 {
 				continue
 			}
 			for _, a := range []string{tr.From, tr.To} {
@@ -292,7 +275,7 @@ func (f *Fetcher) learnTokens(addresses []string, txs []Transaction) {
 // takeLearned adds the tokens backfills found to the addresses' known
 // tokens and reads the balances of the addresses that hold new ones, at
 // cp, into their statements.
-func (f *Fetcher) takeLearned(ctx context.Context, cp Block) error {
+func (f *Fetcher) takeLearned(ctx context.Context, cp query.Block) error {
 	f.learnedMu.Lock()
 	learned := f.learned
 	f.learned = nil

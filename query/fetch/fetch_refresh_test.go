@@ -1,4 +1,4 @@
-package query_test
+package fetch_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/fetch"
 )
 
 // idle is the i-th address no block touches.
@@ -31,7 +32,7 @@ func TestRefreshFastChain(t *testing.T) {
 	ctx := context.Background()
 	clk := testClock{testenv.NewClock(time.Now())}
 	const interval = time.Minute
-	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{Clock: clk, RefreshInterval: interval, RefreshBatch: 7})
+	e := newEnv(t, backends[0].dsn(t), fetch.Config{Clock: clk, RefreshInterval: interval, RefreshBatch: 7})
 	// 40 tracked addresses that no block touches, and one that blocks do.
 	for i := range 40 {
 		e.subscribe(idle(i))
@@ -65,7 +66,7 @@ func TestRefreshFastChain(t *testing.T) {
 // new blocks: a node whose newest block is old is reported.
 func TestNodeLagFastChain(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{Clock: laterClock{2 * time.Hour}, LagAfter: time.Hour})
+	e := newEnv(t, backends[0].dsn(t), fetch.Config{Clock: laterClock{2 * time.Hour}, LagAfter: time.Hour})
 	e.subscribe(e.dev.Accounts[0])
 	e.fetch()
 	for range 3 {
@@ -116,7 +117,7 @@ func TestRefreshBesideHead(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const interval = 400 * time.Millisecond
-	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{Interval: 5 * time.Millisecond, RefreshInterval: interval, RefreshBatch: 7})
+	e := newEnv(t, backends[0].dsn(t), fetch.Config{Interval: 5 * time.Millisecond, RefreshInterval: interval, RefreshBatch: 7})
 	src := &stalledBalances{Source: e.src, idle: make(map[string]bool), entered: make(chan struct{}), release: make(chan struct{})}
 	for i := range 20 {
 		e.subscribe(idle(i))
@@ -124,7 +125,7 @@ func TestRefreshBesideHead(t *testing.T) {
 	}
 	e.subscribe(e.dev.Accounts[0])
 	e.fetch() // synced: their balances read
-	e.useSource(src, query.TracesAuto)
+	e.useSource(src, fetch.TracesAuto)
 	done := make(chan error, 1)
 	go func() { done <- e.f.Run(ctx) }()
 	deadline := time.After(30 * time.Second)

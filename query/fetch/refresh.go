@@ -1,4 +1,4 @@
-package query
+package fetch
 
 // The scheduled refresh beside the head follower: Run reads every tracked
 // address's balances again in a worker of its own, so that the reads
@@ -7,14 +7,17 @@ package query
 
 import (
 	"context"
+	"slices"
 	"time"
+
+	"github.com/wharfhq/wharf/query"
 )
 
 // refreshed is a slice of balances the refresh worker read, with the
 // stored block they are compared at.
 type refreshed struct {
-	balances []Balance
-	at       Block
+	balances []query.Balance
+	at       query.Block
 }
 
 // refreshLoop re-reads the balances of every tracked address until ctx
@@ -97,16 +100,16 @@ func (f *Fetcher) refreshSlice(ctx context.Context, addrs []string) error {
 	if h := f.nodeHead(); h > at+stateWindow+f.cfg.Confirmations {
 		at = h - f.cfg.Confirmations
 	}
-	var qs []BalanceQuery
+	var qs []query.BalanceQuery
 	for _, a := range addrs {
 		stored, err := f.cfg.Store.Balances(ctx, f.cfg.Chain, a)
 		if err != nil {
 			return err
 		}
-		qs = append(qs, BalanceQuery{Address: a})
+		qs = append(qs, query.BalanceQuery{Address: a})
 		for _, b := range stored {
-			if b.Asset == AssetERC20 {
-				qs = append(qs, BalanceQuery{Address: a, Contract: b.Contract})
+			if b.Asset == query.AssetERC20 {
+				qs = append(qs, query.BalanceQuery{Address: a, Contract: b.Contract})
 			}
 		}
 	}
@@ -117,7 +120,7 @@ func (f *Fetcher) refreshSlice(ctx context.Context, addrs []string) error {
 	now := f.cfg.Clock.Now()
 	for i := range bals {
 		bals[i].Chain, bals[i].Updated = f.cfg.Chain, now
-		if bals[i].Asset == AssetNative {
+		if bals[i].Asset == query.AssetNative {
 			bals[i].Symbol, bals[i].Decimals = f.native.Symbol, f.native.Decimals
 		}
 	}
@@ -143,6 +146,85 @@ func (f *Fetcher) takeRefreshed(ctx context.Context) error {
 			f.refreshMu.Unlock()
 			return err
 		}
+	}
+	return nil
+}
+
+// refreshDue reports whether the scheduled refresh has a round under way
+// or due.
+func (f *Fetcher) refreshDue() bool {
+	return f.refreshAfter != "" || !f.cfg.Clock.Now().Before(f.refreshNext)
+}
+
+// refreshStep is the scheduled refresh's share of a step: under Run,
+// storing what the refresh worker read (refreshLoop); in FetchOnce alone,
+// reading a slice itself when due.
+func (f *Fetcher) refreshStep(ctx context.Context, tracked []query.Tracked) error {
+	if f.refreshAsync {
+		return f.takeRefreshed(ctx)
+	}
+	if !f.refreshDue() {
+		return nil
+	}
+	cp, ok, err := f.cfg.Store.Checkpoint(ctx, f.cfg.Chain)
+	if err != nil || !ok {
+		return err
+	}
+	return f.refresh(ctx, tracked, cp)
+}
+
+// refresh reads again the balances of the next RefreshBatch tracked
+// addresses when a round is due, so that balances a block scan cannot see
+// change (fees paid by others, rebasing tokens) do not go stale. It runs
+// in every step, whatever the block cadence. A round starts every half
+// RefreshInterval (the first half an interval after the fetcher's start)
+// and is paced to end within a quarter interval: an address is read again
+// within three quarters of RefreshInterval.
+func (f *Fetcher) refresh(ctx context.Context, tracked []query.Tracked, cp query.Block) error {
+	now := f.cfg.Clock.Now()
+	if !f.refreshDue() || len(tracked) == 0 {
+		return nil
+	}
+	if f.refreshAfter == "" {
+		f.refreshStart = now
+	}
+	i, _ := slices.BinarySearchFunc(tracked, f.refreshAfter, func(t query.Tracked, a string) int {
+		switch {
+		case t.Address < a:
+			return -1
+		case t.Address > a:
+			return 1
+		}
+		return 0
+	})
+	if i < len(tracked) && tracked[i].Address == f.refreshAfter {
+		i++
+	}
+	// The round is paced to end within a quarter interval whatever the
+	// steps' frequency: a step reads what is due by now, at least a
+	// slice of RefreshBatch.
+	due := len(tracked)
+	if pace := f.cfg.RefreshInterval / 4; now.Sub(f.refreshStart) < pace {
+		due = int(int64(len(tracked)) * int64(now.Sub(f.refreshStart)) / int64(pace))
+	}
+	end := min(len(tracked), max(due, i+f.cfg.RefreshBatch))
+	addrs := make([]string, 0, end-i)
+	for _, t := range tracked[i:end] {
+		addrs = append(addrs, t.Address)
+	}
+	if len(addrs) > 0 {
+		bals, err := f.readBalances(ctx, addrs, cp.Number)
+		if err != nil {
+			return err
+		}
+		if err := f.reconcileStored(ctx, bals, cp); err != nil {
+			return err
+		}
+		f.refreshAfter = addrs[len(addrs)-1]
+	}
+	if end >= len(tracked) {
+		f.refreshAfter = ""
+		f.refreshNext = f.refreshStart.Add(f.cfg.RefreshInterval / 2)
 	}
 	return nil
 }

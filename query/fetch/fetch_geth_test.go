@@ -1,4 +1,4 @@
-package query_test
+package fetch_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -43,7 +44,7 @@ func TestStatementGeth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Traces: query.TracesOn,
+	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Traces: fetch.TracesOn,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package query
+package fetch
 
 // ChangedBlocks is changedBlocks, for the black-box tests of the bisection.
 var ChangedBlocks = changedBlocks

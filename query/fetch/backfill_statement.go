@@ -1,4 +1,4 @@
-package query
+package fetch
 
 // The statement of backfilled blocks: rows made newest first, chaining
 // down from the balance the statement already knows above them, and
@@ -10,6 +10,8 @@ import (
 	"math/big"
 	"slices"
 	"time"
+
+	"github.com/wharfhq/wharf/query"
 )
 
 // pastStatement makes the statement rows of the backfilled slice lo to
@@ -24,11 +26,11 @@ import (
 // node's state, every address's native balance is checked, moved or not.
 // The genesis allocation of the native coin is a row of its own, at
 // block 0.
-func (f *Fetcher) pastStatement(ctx context.Context, job BackfillJob, lo uint64, found []pastBlock, state bool) ([]BalanceChange, error) {
+func (f *Fetcher) pastStatement(ctx context.Context, job query.BackfillJob, lo uint64, found []pastBlock, state bool) ([]query.BalanceChange, error) {
 	hi := job.Next
-	var holdings []Holding
-	seen := make(map[Holding]bool)
-	add := func(h Holding) {
+	var holdings []query.Holding
+	seen := make(map[query.Holding]bool)
+	add := func(h query.Holding) {
 		if !seen[h] {
 			seen[h] = true
 			holdings = append(holdings, h)
@@ -36,12 +38,12 @@ func (f *Fetcher) pastStatement(ctx context.Context, job BackfillJob, lo uint64,
 	}
 	for _, p := range found {
 		for _, m := range p.moves {
-			add(Holding{m.address, m.contract})
+			add(query.Holding{Address: m.address, Contract: m.contract})
 		}
 	}
 	if lo == job.Low && (state || lo == 0) {
 		for _, a := range job.Addresses {
-			add(Holding{Address: a})
+			add(query.Holding{Address: a})
 		}
 	}
 	if len(holdings) == 0 {
@@ -56,8 +58,8 @@ func (f *Fetcher) pastStatement(ctx context.Context, job BackfillJob, lo uint64,
 	if err != nil {
 		return nil, err
 	}
-	var rows []BalanceChange
-	lowest := make(map[Holding]int) // the index of each holding's lowest row
+	var rows []query.BalanceChange
+	lowest := make(map[query.Holding]int) // the index of each holding's lowest row
 	for i := len(found) - 1; i >= 0; i-- {
 		p := found[i]
 		order, causes, sums := groupMoves(p.moves)
@@ -68,7 +70,7 @@ func (f *Fetcher) pastStatement(ctx context.Context, job BackfillJob, lo uint64,
 			}
 			after := new(big.Int).Set(running[h])
 			running[h].Sub(running[h], sum)
-			rows = append(rows, BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Contract: h.Contract,
+			rows = append(rows, query.BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Contract: h.Contract,
 				Block: p.number, Time: p.time, Amount: sum.String(), BalanceAfter: after.String(), Causes: causes[h],
 				Reconciled: true, Traced: p.traced})
 			lowest[h] = len(rows) - 1
@@ -116,7 +118,7 @@ func (f *Fetcher) pastStatement(ctx context.Context, job BackfillJob, lo uint64,
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: lo, Time: at.time,
+		rows = append(rows, query.BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: lo, Time: at.time,
 			Amount: diff.String(), BalanceAfter: running[h].String(), Difference: diff.String(), Traced: at.traced})
 	}
 	return rows, nil
@@ -125,11 +127,11 @@ func (f *Fetcher) pastStatement(ctx context.Context, job BackfillJob, lo uint64,
 // genesisRow is the row at block 0 of h's native coin: its allocation,
 // and any difference between it and the balance after block 0 that the
 // rows above lead to.
-func (f *Fetcher) genesisRow(h Holding, after, alloc *big.Int, at time.Time) BalanceChange {
-	r := BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Block: 0, Time: at, Amount: after.String(), BalanceAfter: after.String(),
+func (f *Fetcher) genesisRow(h query.Holding, after, alloc *big.Int, at time.Time) query.BalanceChange {
+	r := query.BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Block: 0, Time: at, Amount: after.String(), BalanceAfter: after.String(),
 		Reconciled: true, Traced: true}
 	if alloc.Sign() != 0 {
-		r.Causes = []Cause{{Kind: KindGenesis, Amount: alloc.String()}}
+		r.Causes = []query.Cause{{Kind: query.KindGenesis, Amount: alloc.String()}}
 	}
 	if diff := new(big.Int).Sub(after, alloc); diff.Sign() != 0 {
 		f.metrics.unreconciled.Inc()
@@ -145,9 +147,9 @@ func (f *Fetcher) genesisRow(h Holding, after, alloc *big.Int, at time.Time) Bal
 // the node has the state there, else at the stored head (where it is the
 // same: had the holding moved since, the head follower would have
 // started its statement).
-func (f *Fetcher) balancesAbove(ctx context.Context, bounds []StatementBound, hi uint64, state bool) (map[Holding]*big.Int, error) {
-	out := make(map[Holding]*big.Int, len(bounds))
-	var ask []Holding
+func (f *Fetcher) balancesAbove(ctx context.Context, bounds []query.StatementBound, hi uint64, state bool) (map[query.Holding]*big.Int, error) {
+	out := make(map[query.Holding]*big.Int, len(bounds))
+	var ask []query.Holding
 	for _, b := range bounds {
 		if v, ok := new(big.Int).SetString(b.Above, 10); ok {
 			out[b.Holding] = v
@@ -182,9 +184,9 @@ func (f *Fetcher) balancesAbove(ctx context.Context, bounds []StatementBound, hi
 // that are known: zero before the genesis (the native allocation at block
 // 0 when the node has that state), the balance after the last row of an
 // earlier tracking, else the node's when it has the state.
-func (f *Fetcher) balancesBefore(ctx context.Context, bounds []StatementBound, lo uint64, state bool) (map[Holding]*big.Int, error) {
-	out := make(map[Holding]*big.Int, len(bounds))
-	var ask []Holding
+func (f *Fetcher) balancesBefore(ctx context.Context, bounds []query.StatementBound, lo uint64, state bool) (map[query.Holding]*big.Int, error) {
+	out := make(map[query.Holding]*big.Int, len(bounds))
+	var ask []query.Holding
 	for _, b := range bounds {
 		switch v, ok := new(big.Int).SetString(b.Below, 10); {
 		case lo == 0 && b.Contract == "" && state:
@@ -214,22 +216,22 @@ func (f *Fetcher) balancesBefore(ctx context.Context, bounds []StatementBound, l
 // nodeBalances reads the balances of holdings at block from the node. A
 // token that answers no balance there (a contract not yet created, or a
 // balanceOf that reverts) counts as holding none.
-func (f *Fetcher) nodeBalances(ctx context.Context, holdings []Holding, block uint64) (map[Holding]*big.Int, error) {
-	qs := make([]BalanceQuery, len(holdings))
+func (f *Fetcher) nodeBalances(ctx context.Context, holdings []query.Holding, block uint64) (map[query.Holding]*big.Int, error) {
+	qs := make([]query.BalanceQuery, len(holdings))
 	for i, h := range holdings {
-		qs[i] = BalanceQuery(h)
+		qs[i] = query.BalanceQuery(h)
 	}
 	bals, err := f.cfg.Source.Balances(ctx, block, qs)
 	if err != nil {
 		return nil, f.nodeErr(fmt.Errorf("balances at block %d: %w", block, err))
 	}
-	out := make(map[Holding]*big.Int, len(holdings))
+	out := make(map[query.Holding]*big.Int, len(holdings))
 	for _, b := range bals {
 		v, ok := new(big.Int).SetString(b.Amount, 10)
 		if !ok {
 			return nil, fmt.Errorf("balance of %s %s at block %d: %q is not a number", b.Address, b.Contract, block, b.Amount)
 		}
-		out[Holding{b.Address, b.Contract}] = v
+		out[query.Holding{Address: b.Address, Contract: b.Contract}] = v
 	}
 	for _, h := range holdings {
 		switch {
@@ -237,7 +239,7 @@ func (f *Fetcher) nodeBalances(ctx context.Context, holdings []Holding, block ui
 		case h.Contract != "":
 			out[h] = new(big.Int)
 		default:
-			return nil, fmt.Errorf("balance of %s at block %d: the node did not answer it: %w", h.Address, block, ErrUnavailable)
+			return nil, fmt.Errorf("balance of %s at block %d: the node did not answer it: %w", h.Address, block, query.ErrUnavailable)
 		}
 	}
 	return out, nil
@@ -254,12 +256,12 @@ func (f *Fetcher) pastTime(ctx context.Context, lo uint64, found []pastBlock) (p
 		return pastBlock{}, f.nodeErr(err)
 	}
 	if len(blocks) == 0 {
-		return pastBlock{}, fmt.Errorf("block %d: the node does not have it: %w", lo, ErrUnavailable)
+		return pastBlock{}, fmt.Errorf("block %d: the node does not have it: %w", lo, query.ErrUnavailable)
 	}
 	return pastBlock{number: lo, time: blocks[0].Time, traced: f.traceAPI != ""}, nil
 }
 
-func compareHoldings(a, b Holding) int {
+func compareHoldings(a, b query.Holding) int {
 	if c := compareStrings(a.Address, b.Address); c != 0 {
 		return c
 	}

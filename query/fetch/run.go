@@ -1,16 +1,18 @@
-package query
+package fetch
 
-// The loop: leadership, pacing and backoff, and what one step does.
+// The loop: electing a leader, pacing and backoff, and the step.
 
 import (
 	"context"
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/wharfhq/wharf/query"
 )
 
 // Run fetches while this process holds the chain's lease (see
-// fetch_lease.go), one step after another while behind, every Interval
+// lead.go), one step after another while behind, every Interval
 // once caught up, with exponential backoff after errors, until ctx ends.
 // It returns nil when ctx ends.
 func (f *Fetcher) Run(ctx context.Context) error {
@@ -54,7 +56,7 @@ func (f *Fetcher) loop(lead context.Context) {
 		switch {
 		case err != nil && lead.Err() != nil:
 			return
-		case errors.Is(err, ErrLeaseLost):
+		case errors.Is(err, query.ErrLeaseLost):
 			f.log.Warn("fetcher: write refused: the lease is lost", "err", err)
 			return
 		case err != nil:
@@ -124,88 +126,4 @@ func (f *Fetcher) step(ctx context.Context) (more bool, err error) {
 		f.wakeBackfills()
 	}
 	return more, err
-}
-
-func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
-	chain := f.cfg.Chain
-	if err := f.CheckChain(ctx); err != nil {
-		return false, err
-	}
-	f.resetHeads()
-	if err := f.probe(ctx); err != nil {
-		return false, err
-	}
-	f.ready.Store(true)
-	tracked, err := f.cfg.Store.Tracked(ctx, chain)
-	if err != nil {
-		return false, err
-	}
-	f.metrics.tracked.Set(float64(len(tracked)))
-	// The head follower follows the synced addresses, and those it syncs
-	// in this step: an address is followed from its sync, the backfill
-	// covers it up to there.
-	set := make(map[string]bool, len(tracked))
-	var fresh []Tracked
-	for _, t := range tracked {
-		switch {
-		case !t.NeedsSync:
-			set[t.Address] = true
-		case len(fresh) < f.cfg.SyncBatch:
-			fresh = append(fresh, t)
-		}
-	}
-	head, err := f.cfg.Source.Head(ctx)
-	if err != nil {
-		return false, f.nodeErr(err)
-	}
-	f.metrics.head.Set(float64(head))
-	f.setHead(head)
-	if head < f.cfg.Confirmations {
-		return false, nil
-	}
-	target := head - f.cfg.Confirmations
-	f.target = target
-
-	cp, ok, err := f.cfg.Store.Checkpoint(ctx, chain)
-	if err != nil {
-		return false, err
-	}
-	if !ok {
-		// A new database starts at the confirmed head: the past is the
-		// backfill's, for the addresses that want it.
-		if cp, err = f.storeFirst(ctx, target, set); err != nil {
-			return false, err
-		}
-	}
-	if len(fresh) > 0 {
-		synced, err := f.sync(ctx, fresh, cp)
-		if err != nil {
-			return false, err
-		}
-		for _, t := range synced {
-			set[t.Address] = true
-		}
-	}
-	if err := f.takeLearned(ctx, cp); err != nil {
-		return false, err
-	}
-	if cp.Number >= target {
-		f.setCaughtUp(true, cp)
-		return false, f.refreshStep(ctx, tracked)
-	}
-	end := min(target, cp.Number+uint64(f.cfg.Batch))
-	n, err := f.storeBlocks(ctx, cp, end, set)
-	if err != nil {
-		return false, err
-	}
-	// Within a batch of the node's head counts as caught up for the lag
-	// check: on a chain with blocks faster than steps, every step stores
-	// a few, and a node that stops producing must still show.
-	f.setCaughtUp(cp.Number+uint64(n)+uint64(f.cfg.Batch) >= target, Block{})
-	// The scheduled refresh runs whatever the cadence: on a fast chain a
-	// step nearly always has new blocks to store.
-	if err := f.refreshStep(ctx, tracked); err != nil {
-		return false, err
-	}
-	return cp.Number+uint64(n) < target, nil
 }

@@ -1,4 +1,4 @@
-package query
+package fetch
 
 // Syncing new subscriptions: balances at once, and the backfill they are
 // owed (backfill.go runs it).
@@ -6,6 +6,8 @@ package query
 import (
 	"context"
 	"errors"
+
+	"github.com/wharfhq/wharf/query"
 )
 
 // sync gives new subscriptions their balances at once and marks them
@@ -15,7 +17,7 @@ import (
 // last tracked. The backfills run beside the head follower (backfill.go).
 // It returns the subscriptions synced: none while the fetcher catches up
 // from further behind than the node keeps state for (syncBalances).
-func (f *Fetcher) sync(ctx context.Context, fresh []Tracked, cp Block) ([]Tracked, error) {
+func (f *Fetcher) sync(ctx context.Context, fresh []query.Tracked, cp query.Block) ([]query.Tracked, error) {
 	addrs := make([]string, len(fresh))
 	for i, t := range fresh {
 		addrs[i] = t.Address
@@ -47,7 +49,7 @@ func (f *Fetcher) sync(ctx context.Context, fresh []Tracked, cp Block) ([]Tracke
 	// The statement of an address owed a backfill starts again at its
 	// balances at cp: the backfill's rows chain down from there to meet
 	// its earlier statement, if any. The others' are checked there.
-	var start, check []Balance
+	var start, check []query.Balance
 	for _, b := range bals {
 		if owed[b.Address] {
 			start = append(start, b)
@@ -75,14 +77,14 @@ func (f *Fetcher) sync(ctx context.Context, fresh []Tracked, cp Block) ([]Tracke
 // fetcher is catching up far behind the node. A node that keeps no state
 // that old (pruned) cannot tell them: the subscriptions wait, SYNCING,
 // until the head follower is within the node's state window (ok false).
-func (f *Fetcher) syncBalances(ctx context.Context, addrs []string, cp uint64) (bals []Balance, ok bool, err error) {
+func (f *Fetcher) syncBalances(ctx context.Context, addrs []string, cp uint64) (bals []query.Balance, ok bool, err error) {
 	if f.target <= cp+stateWindow {
 		bals, err = f.readBalances(ctx, addrs, cp)
 		return bals, err == nil, err
 	}
 	bals, err = f.balancesAt(ctx, addrs, cp)
 	switch {
-	case errors.Is(err, ErrNoState):
+	case errors.Is(err, query.ErrNoState):
 		if !f.syncWaitSaid {
 			f.syncWaitSaid = true
 			f.log.Info("fetcher: new subscriptions wait until the fetcher has caught up: the node keeps no state for the stored head",
@@ -106,7 +108,7 @@ func (f *Fetcher) historyAvailable(ctx context.Context, cp uint64) (bool, error)
 	if cp == 0 {
 		return true, nil // no past to read
 	}
-	ss, ok := f.cfg.Source.(StateSource)
+	ss, ok := f.cfg.Source.(query.StateSource)
 	if ok {
 		// The oldest block after the genesis: a node that is not an
 		// archive has long pruned it.
@@ -114,7 +116,7 @@ func (f *Fetcher) historyAvailable(ctx context.Context, cp uint64) (bool, error)
 		if err == nil {
 			return true, nil
 		}
-		if !errors.Is(err, ErrNoState) {
+		if !errors.Is(err, query.ErrNoState) {
 			return false, f.nodeErr(err)
 		}
 	}

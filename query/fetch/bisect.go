@@ -1,28 +1,14 @@
-package query
+package fetch
 
 // The bisection of the full-history backfill: the blocks where an
 // address's native balance or nonce changed, found from its state at a
 // few historical blocks instead of reading every block.
 
-import "context"
+import (
+	"context"
 
-// StateRead asks for the states of Addresses at Block, with their nonces
-// or without.
-type StateRead struct {
-	Block     uint64
-	Addresses []string
-	Nonces    bool
-}
-
-// StateBatcher is a StateSource that also reads states at many blocks in
-// one round trip: the bisection asks each of its levels so. Without it,
-// States is called for each block, a few at a time.
-type StateBatcher interface {
-	StateSource
-	// StatesAt returns, for each read, the states of its addresses in
-	// their order (the nonce zero where not asked). Errors as States.
-	StatesAt(ctx context.Context, reads []StateRead) ([][]AccountState, error)
-}
+	"github.com/wharfhq/wharf/query"
+)
 
 // probe is an interval of blocks whose bounds' states differ for some
 // addresses: something changed inside it for them.
@@ -57,14 +43,14 @@ type probe struct {
 // nonce, or by a contract's call: a contract whose balance falls and comes
 // back to the same amount within an interval, without a nonce of its own
 // moving, can be missed (docs/fetcher.md).
-func changedBlocks(ctx context.Context, ss StateSource, from, to uint64, addresses []string) (map[uint64]bool, error) {
+func changedBlocks(ctx context.Context, ss query.StateSource, from, to uint64, addresses []string) (map[uint64]bool, error) {
 	if to < from || len(addresses) == 0 {
 		return map[uint64]bool{}, nil
 	}
-	c := stateCache{ss: ss, at: make(map[uint64]map[string]AccountState), nonced: make(map[uint64]map[string]bool)}
-	reads := []StateRead{{to, addresses, true}}
+	c := stateCache{ss: ss, at: make(map[uint64]map[string]query.AccountState), nonced: make(map[uint64]map[string]bool)}
+	reads := []query.StateRead{{Block: to, Addresses: addresses, Nonces: true}}
 	if from > 0 {
-		reads = append(reads, StateRead{from - 1, addresses, true})
+		reads = append(reads, query.StateRead{Block: from - 1, Addresses: addresses, Nonces: true})
 	}
 	if err := c.read(ctx, reads); err != nil {
 		return nil, err
@@ -103,9 +89,9 @@ func changedBlocks(ctx context.Context, ss StateSource, from, to uint64, address
 	reads = reads[:0]
 	for _, g := range gaps {
 		if g.lo > 0 {
-			reads = append(reads, StateRead{g.lo - 1, []string{g.address}, true})
+			reads = append(reads, query.StateRead{Block: g.lo - 1, Addresses: []string{g.address}, Nonces: true})
 		}
-		reads = append(reads, StateRead{g.hi, []string{g.address}, true})
+		reads = append(reads, query.StateRead{Block: g.hi, Addresses: []string{g.address}, Nonces: true})
 	}
 	if err := c.read(ctx, reads); err != nil {
 		return nil, err
@@ -132,7 +118,7 @@ func changedBlocks(ctx context.Context, ss StateSource, from, to uint64, address
 func (c *stateCache) bisect(ctx context.Context, level []probe, found map[uint64][]string) error {
 	for len(level) > 0 {
 		var split []probe
-		var reads []StateRead
+		var reads []query.StateRead
 		for _, p := range level {
 			var moved []string
 			for _, a := range p.addresses {
@@ -147,7 +133,7 @@ func (c *stateCache) bisect(ctx context.Context, level []probe, found map[uint64
 			default:
 				mid := p.lo + (p.hi-p.lo)/2
 				split = append(split, probe{p.lo, mid, moved, p.nonces}, probe{mid + 1, p.hi, moved, p.nonces})
-				reads = append(reads, StateRead{mid, moved, p.nonces})
+				reads = append(reads, query.StateRead{Block: mid, Addresses: moved, Nonces: p.nonces})
 			}
 		}
 		if err := c.read(ctx, reads); err != nil {
@@ -160,8 +146,8 @@ func (c *stateCache) bisect(ctx context.Context, level []probe, found map[uint64
 
 // stateCache holds the states read during one search.
 type stateCache struct {
-	ss StateSource
-	at map[uint64]map[string]AccountState
+	ss query.StateSource
+	at map[uint64]map[string]query.AccountState
 	// nonced records the (block, address) pairs whose nonce was read.
 	nonced map[uint64]map[string]bool
 }
@@ -169,7 +155,7 @@ type stateCache struct {
 // read reads what reads ask and is not known yet, a block once: in one
 // call when the source batches, else a block at a time, a few
 // concurrently.
-func (c *stateCache) read(ctx context.Context, reads []StateRead) error {
+func (c *stateCache) read(ctx context.Context, reads []query.StateRead) error {
 	need := make(map[uint64]map[string]bool) // by block: address, with its nonce
 	for _, r := range reads {
 		for _, a := range r.Addresses {
@@ -183,7 +169,7 @@ func (c *stateCache) read(ctx context.Context, reads []StateRead) error {
 			need[r.Block][a] = need[r.Block][a] || r.Nonces
 		}
 	}
-	var todo []StateRead
+	var todo []query.StateRead
 	for _, b := range sortedKeys(need) {
 		// Apart: the addresses whose nonces are asked, and the others.
 		var with, without []string
@@ -195,17 +181,17 @@ func (c *stateCache) read(ctx context.Context, reads []StateRead) error {
 			}
 		}
 		if len(with) > 0 {
-			todo = append(todo, StateRead{b, with, true})
+			todo = append(todo, query.StateRead{Block: b, Addresses: with, Nonces: true})
 		}
 		if len(without) > 0 {
-			todo = append(todo, StateRead{b, without, false})
+			todo = append(todo, query.StateRead{Block: b, Addresses: without, Nonces: false})
 		}
 	}
 	if len(todo) == 0 {
 		return nil
 	}
-	got := make([][]AccountState, len(todo))
-	if sb, ok := c.ss.(StateBatcher); ok {
+	got := make([][]query.AccountState, len(todo))
+	if sb, ok := c.ss.(query.StateBatcher); ok {
 		var err error
 		if got, err = sb.StatesAt(ctx, todo); err != nil {
 			return err
@@ -222,7 +208,7 @@ func (c *stateCache) read(ctx context.Context, reads []StateRead) error {
 	}
 	for i, r := range todo {
 		if c.at[r.Block] == nil {
-			c.at[r.Block] = make(map[string]AccountState)
+			c.at[r.Block] = make(map[string]query.AccountState)
 			c.nonced[r.Block] = make(map[string]bool)
 		}
 		for j, a := range r.Addresses {
@@ -238,7 +224,7 @@ func (c *stateCache) read(ctx context.Context, reads []StateRead) error {
 }
 
 // get is the state read of a at block.
-func (c *stateCache) get(block uint64, a string) AccountState {
+func (c *stateCache) get(block uint64, a string) query.AccountState {
 	return c.at[block][a]
 }
 
@@ -258,7 +244,7 @@ func (c *stateCache) knowsNonce(lo uint64, a string) bool {
 // differs reports whether a's balance differs between just before lo and
 // hi, or its nonce where both are known.
 func (c *stateCache) differs(lo, hi uint64, a string) bool {
-	before := AccountState{Balance: "0"}
+	before := query.AccountState{Balance: "0"}
 	if lo > 0 {
 		before = c.get(lo-1, a)
 	}

@@ -1,4 +1,4 @@
-package query_test
+package fetch_test
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -72,8 +73,8 @@ func BenchmarkFetch(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer src.Close()
-		f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Logger: slog.New(slog.DiscardHandler),
-			Traces: query.TracesOn})
+		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Logger: slog.New(slog.DiscardHandler),
+			Traces: fetch.TracesOn})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -232,8 +233,8 @@ func BenchmarkFetchGeth(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer src.Close()
-		f, err := query.NewFetcher(query.FetcherConfig{Chain: chain, Store: db, Source: src, Logger: slog.New(slog.DiscardHandler),
-			Traces: query.TracesOn, BackfillBlocks: 1})
+		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Logger: slog.New(slog.DiscardHandler),
+			Traces: fetch.TracesOn, BackfillBlocks: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package query_test
+package fetch_test
 
 import (
 	"bytes"
@@ -27,6 +27,7 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -136,7 +137,7 @@ func (h *history) open() *store.DB {
 
 // fetcher is a fetcher of the history's chain over st and src (nil: a
 // plain Source on the dev chain).
-func (h *history) fetcher(st query.FetcherStore, src query.Source, cfg query.FetcherConfig, log *slog.Logger) *query.Fetcher {
+func (h *history) fetcher(st fetch.Store, src query.Source, cfg fetch.Config, log *slog.Logger) *fetch.Fetcher {
 	h.t.Helper()
 	if src == nil {
 		s, err := eth.Dial(context.Background(), h.dev.URL, eth.SourceConfig{})
@@ -150,7 +151,7 @@ func (h *history) fetcher(st query.FetcherStore, src query.Source, cfg query.Fet
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Chain, cfg.Store, cfg.Source, cfg.Logger = chain, st, src, log
-	f, err := query.NewFetcher(cfg)
+	f, err := fetch.New(cfg)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestBackfillHistory(t *testing.T) {
 	h := newHistory(t, true, 400)
 	head, _ := h.dev.Head()
 
-	f := h.fetcher(h.db, nil, query.FetcherConfig{BackfillAll: true, BackfillSlice: 64}, nil)
+	f := h.fetcher(h.db, nil, fetch.Config{BackfillAll: true, BackfillSlice: 64}, nil)
 	if err := f.FetchOnce(ctx); err != nil { // the first checkpoint, at the head
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func TestBackfillHistory(t *testing.T) {
 	h.sameSet(got, h.want(0), 0)
 
 	// The block-by-block scan of the same range finds the same.
-	scan, err := query.BlockScan{Source: sourceOf(t, h.dev)}.Backfill(ctx, 0, head, []string{h.x})
+	scan, err := fetch.BlockScan{Source: sourceOf(t, h.dev)}.Backfill(ctx, 0, head, []string{h.x})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,12 +367,12 @@ func TestBackfillWindow(t *testing.T) {
 	if _, err := h.db.Subscribe(ctx, bob.AccountID, chain, two); err != nil {
 		t.Fatal(err)
 	}
-	f := h.fetcher(h.db, nil, query.FetcherConfig{BackfillBlocks: 1000}, nil)
+	f := h.fetcher(h.db, nil, fetch.Config{BackfillBlocks: 1000}, nil)
 	if err := f.FetchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	const window = 100
-	f = h.fetcher(h.db, nil, query.FetcherConfig{BackfillBlocks: window}, nil)
+	f = h.fetcher(h.db, nil, fetch.Config{BackfillBlocks: window}, nil)
 	if _, err := h.db.Subscribe(ctx, h.account, chain, h.x); err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +398,7 @@ func TestBackfillWindow(t *testing.T) {
 func TestBackfillManyTraced(t *testing.T) {
 	ctx := context.Background()
 	h := newHistory(t, true, 120)
-	f := h.fetcher(h.db, nil, query.FetcherConfig{BackfillBlocks: 100}, nil)
+	f := h.fetcher(h.db, nil, fetch.Config{BackfillBlocks: 100}, nil)
 	if err := f.FetchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +443,7 @@ func TestBackfillNoState(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
-	f := h.fetcher(h.db, nil, query.FetcherConfig{BackfillAll: true, BackfillBlocks: 50}, log)
+	f := h.fetcher(h.db, nil, fetch.Config{BackfillAll: true, BackfillBlocks: 50}, log)
 	if err := f.FetchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +480,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 // killedBackfill stores a number of backfill slices, then fails, as a
 // process killed in the middle of a backfill.
 type killedBackfill struct {
-	query.FetcherStore
+	fetch.Store
 	left atomic.Int64
 }
 
@@ -487,7 +488,7 @@ func (s *killedBackfill) StoreBackfill(ctx context.Context, chain string, job qu
 	if s.left.Add(-1) < 0 {
 		return errCrash
 	}
-	return s.FetcherStore.StoreBackfill(ctx, chain, job, txs, changes, next)
+	return s.Store.StoreBackfill(ctx, chain, job, txs, changes, next)
 }
 
 // TestBackfillKilled kills the process halfway through a full-history
@@ -497,14 +498,14 @@ func (s *killedBackfill) StoreBackfill(ctx context.Context, chain string, job qu
 func TestBackfillKilled(t *testing.T) {
 	ctx := context.Background()
 	h := newHistory(t, true, 400)
-	cfg := query.FetcherConfig{BackfillAll: true, BackfillSlice: 50}
+	cfg := fetch.Config{BackfillAll: true, BackfillSlice: 50}
 	if err := h.fetcher(h.db, nil, cfg, nil).FetchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.db.Subscribe(ctx, h.account, chain, h.x); err != nil {
 		t.Fatal(err)
 	}
-	kill := &killedBackfill{FetcherStore: h.db}
+	kill := &killedBackfill{Store: h.db}
 	kill.left.Store(2)
 	if err := h.fetcher(kill, nil, cfg, nil).FetchOnce(ctx); !errors.Is(err, errCrash) {
 		t.Fatalf("FetchOnce = %v, want the crash", err)
@@ -610,7 +611,7 @@ func TestBackfillLogLimits(t *testing.T) {
 				t.Fatal(err)
 			}
 			h.account = key.AccountID
-			f := h.fetcher(h.db, src, query.FetcherConfig{BackfillAll: true}, nil)
+			f := h.fetcher(h.db, src, fetch.Config{BackfillAll: true}, nil)
 			if err := f.FetchOnce(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -677,7 +678,7 @@ func TestBackfillBesideHead(t *testing.T) {
 	defer cancel()
 	h := newHistory(t, true, 100)
 	src := &stalledStates{Source: sourceOf(t, h.dev), entered: make(chan struct{}), release: make(chan struct{})}
-	f := h.fetcher(h.db, src, query.FetcherConfig{BackfillAll: true, Interval: 5 * time.Millisecond}, nil)
+	f := h.fetcher(h.db, src, fetch.Config{BackfillAll: true, Interval: 5 * time.Millisecond}, nil)
 	if err := f.FetchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}

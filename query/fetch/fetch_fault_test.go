@@ -1,4 +1,4 @@
-package query_test
+package fetch_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/fetch"
 )
 
 // faultSource is the dev chain's Source with hooks that replace the
@@ -62,7 +63,7 @@ func (e *env) useSource(src query.Source, traces string) *syncBuffer {
 	cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
 	e.reg = prometheus.NewRegistry()
 	cfg.Metrics = e.reg
-	f, err := query.NewFetcher(cfg)
+	f, err := fetch.New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -124,13 +125,13 @@ func TestFetchNoTraceAPI(t *testing.T) {
 	ctx := context.Background()
 	// Balances are refreshed at every step: the payout touches no
 	// transaction of a2's, so only a reading of its balance can see it.
-	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{RefreshInterval: time.Nanosecond})
+	e := newEnv(t, backends[0].dsn(t), fetch.Config{RefreshInterval: time.Nanosecond})
 	d := e.dev
-	e.useSource(noTraces{e.src}, query.TracesOn)
+	e.useSource(noTraces{e.src}, fetch.TracesOn)
 	if err := e.f.Probe(ctx); err == nil || !strings.Contains(err.Error(), "no trace API") {
 		t.Fatalf("probe with traces on: %v, want the node's lack of a trace API", err)
 	}
-	log := e.useSource(noTraces{e.src}, query.TracesAuto)
+	log := e.useSource(noTraces{e.src}, fetch.TracesAuto)
 	if err := e.f.Probe(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -172,10 +173,10 @@ func TestFetchTraceFails(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{})
+			e := newEnv(t, backends[0].dsn(t), fetch.Config{})
 			d := e.dev
 			src := &faultSource{Source: e.src}
-			e.useSource(src, query.TracesOn)
+			e.useSource(src, fetch.TracesOn)
 			a2 := d.Accounts[2]
 			e.subscribe(a2)
 			e.catchUp()
@@ -223,7 +224,7 @@ func TestFetchTraceFails(t *testing.T) {
 // rewind).
 func TestFetchReorgBetweenReadAndTrace(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{})
+	e := newEnv(t, backends[0].dsn(t), fetch.Config{})
 	d := e.dev
 	src := &faultSource{Source: e.src}
 	a1, a2 := d.Accounts[1], d.Accounts[2]
@@ -234,7 +235,7 @@ func TestFetchReorgBetweenReadAndTrace(t *testing.T) {
 	e.mine(e.must(d.Forward(ctx, 0, []common.Address{a2}, gweis(13))))
 	var once sync.Once
 	var forkErr error
-	log := e.useSource(src, query.TracesOn)
+	log := e.useSource(src, fetch.TracesOn)
 	src.mu.Lock()
 	src.traces = func(ctx context.Context, b query.SourceBlock, api string) ([]query.InternalMove, error) {
 		if b.Number == parent+1 {
@@ -282,10 +283,10 @@ func TestFetchReorgBetweenReadAndTrace(t *testing.T) {
 // difference, counted, and logged once.
 func TestFetchTokenWithoutTransferLog(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), query.FetcherConfig{})
+	e := newEnv(t, backends[0].dsn(t), fetch.Config{})
 	d := e.dev
 	src := &faultSource{Source: e.src}
-	log := e.useSource(src, query.TracesOn)
+	log := e.useSource(src, fetch.TracesOn)
 	a0 := d.Accounts[0]
 	e.subscribe(a0)
 	e.catchUp()

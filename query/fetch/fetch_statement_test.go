@@ -1,4 +1,4 @@
-package query_test
+package fetch_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -99,7 +100,7 @@ func checkStatement(t *testing.T, db *store.DB, src *eth.Source, account int64, 
 func TestStatementEveryKind(t *testing.T) {
 	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
 		ctx := context.Background()
-		e := newEnv(t, dsn(t), query.FetcherConfig{Traces: query.TracesOn})
+		e := newEnv(t, dsn(t), fetch.Config{Traces: fetch.TracesOn})
 		d := e.dev
 		a0, a1, a2, a3 := d.Accounts[0], d.Accounts[1], d.Accounts[2], d.Accounts[3]
 		gwei := func(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e9)) }

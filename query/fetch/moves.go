@@ -1,0 +1,214 @@
+package fetch
+
+// The movements of one block that change a tracked address's balance,
+// every kind: a transaction's value, its fee, its internal movements
+// (traced), its token transfers, the block's withdrawals and its fee
+// recipient's income.
+
+import (
+	"math/big"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// move is one movement of a tracked address's balance of one asset.
+type move struct {
+	address  string
+	contract string      // "" for the native coin
+	cause    query.Cause // with a signed amount
+}
+
+// blockMoves lists the movements of block b for the tracked addresses,
+// from its matched transactions txs (which carry their transfers: value,
+// internal and token) and, when the fee recipient is tracked, every
+// receipt of the block (all), whose priority fees it earns.
+func blockMoves(b query.SourceBlock, txs []query.Transaction, all []query.Receipt, tracked func(string) bool) []move {
+	var out []move
+	add := func(address, contract, kind, hash string, amount *big.Int) {
+		if amount.Sign() == 0 || !tracked(address) {
+			return
+		}
+		out = append(out, move{address: address, contract: contract, cause: query.Cause{Kind: kind, TxHash: hash, Amount: amount.String()}})
+	}
+	for _, t := range txs {
+		if fee, ok := new(big.Int).SetString(t.Fee, 10); ok {
+			add(t.From, "", query.KindFee, t.Hash, fee.Neg(fee))
+		}
+		for _, tr := range t.Transfers {
+			amount, ok := new(big.Int).SetString(tr.Amount, 10)
+			if !ok {
+				continue
+			}
+			kind := tr.Kind
+			if kind == "" {
+				kind = query.KindTransaction
+				if tr.Asset == query.AssetERC20 {
+					kind = query.KindToken
+				}
+			}
+			add(tr.From, tr.Contract, kind, t.Hash, new(big.Int).Neg(amount))
+			add(tr.To, tr.Contract, kind, t.Hash, amount)
+		}
+	}
+	for _, w := range b.Withdrawals {
+		if amount, ok := new(big.Int).SetString(w.Amount, 10); ok {
+			add(w.Address, "", query.KindWithdrawal, "", amount)
+		}
+	}
+	if all != nil && tracked(b.Miner) {
+		add(b.Miner, "", query.KindFeeIncome, "", feeIncome(b, all))
+	}
+	return out
+}
+
+// feeIncome is what block b's fee recipient earns from its transactions:
+// each one's gas used times its priority fee, the effective gas price
+// above the base fee (which is burnt, as is blob gas).
+func feeIncome(b query.SourceBlock, receipts []query.Receipt) *big.Int {
+	base := new(big.Int)
+	if b.BaseFee != "" {
+		base.SetString(b.BaseFee, 10)
+	}
+	sum := new(big.Int)
+	for _, r := range receipts {
+		price, ok := new(big.Int).SetString(r.EffectiveGasPrice, 10)
+		if !ok {
+			continue
+		}
+		tip := price.Sub(price, base)
+		if tip.Sign() <= 0 {
+			continue
+		}
+		sum.Add(sum, tip.Mul(tip, new(big.Int).SetUint64(r.GasUsed)))
+	}
+	return sum
+}
+
+// logsByBlock groups Transfer logs by block number.
+func logsByBlock(logs []query.TokenTransfer) map[uint64][]query.TokenTransfer {
+	out := make(map[uint64][]query.TokenTransfer)
+	for _, l := range logs {
+		out[l.BlockNumber] = append(out[l.BlockNumber], l)
+	}
+	return out
+}
+
+// matched is what of one block touches tracked addresses.
+type matched struct {
+	hashes  []string                         // matched transactions, in block order
+	logs    map[string][]query.TokenTransfer // the Transfer logs of each matched transaction
+	moves   map[string][]query.InternalMove  // the internal movements of each matched transaction
+	touched []string                         // tracked addresses touched, without duplicates
+	miner   bool                             // the block's fee recipient is tracked
+}
+
+// matchBlock finds the transactions of b that touch a tracked address:
+// as sender, recipient, created contract, or party of one of its Transfer
+// logs or internal movements; and the tracked addresses its withdrawals
+// and fee income go to. Its cost is that of the block: one map look-up
+// per party, whatever the number of tracked addresses.
+func matchBlock(b query.SourceBlock, logs []query.TokenTransfer, moves []query.InternalMove, tracked func(string) bool) matched {
+	m := matched{logs: make(map[string][]query.TokenTransfer), moves: make(map[string][]query.InternalMove)}
+	hit := make(map[string]bool)
+	seen := make(map[string]bool)
+	touch := func(a string) bool {
+		if a == "" || !tracked(a) {
+			return false
+		}
+		if !seen[a] {
+			seen[a] = true
+			m.touched = append(m.touched, a)
+		}
+		return true
+	}
+	for _, l := range logs {
+		if l.BlockHash != b.Hash {
+			continue
+		}
+		m.logs[l.TxHash] = append(m.logs[l.TxHash], l)
+		f, t := touch(l.From), touch(l.To)
+		if f || t {
+			hit[l.TxHash] = true
+		}
+	}
+	for _, mv := range moves {
+		m.moves[mv.TxHash] = append(m.moves[mv.TxHash], mv)
+		f, t := touch(mv.From), touch(mv.To)
+		if f || t {
+			hit[mv.TxHash] = true
+		}
+	}
+	for _, tx := range b.Txs {
+		f, t, c := touch(tx.From), touch(tx.To), touch(tx.Created)
+		if f || t || c || hit[tx.Hash] {
+			m.hashes = append(m.hashes, tx.Hash)
+		}
+	}
+	for _, w := range b.Withdrawals {
+		touch(w.Address)
+	}
+	m.miner = touch(b.Miner)
+	return m
+}
+
+// transactions builds the matched transactions of b from their receipts
+// (in the order of m.hashes): the native value as a transfer with log
+// index -1 when it moved, its internal movements (-2, -3...) and the
+// ERC-20 transfers of the transaction.
+func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []query.Transaction {
+	byHash := make(map[string]query.SourceTx, len(m.hashes))
+	for _, tx := range b.Txs {
+		byHash[tx.Hash] = tx
+	}
+	out := make([]query.Transaction, 0, len(m.hashes))
+	for i, h := range m.hashes {
+		tx := byHash[h]
+		t := query.Transaction{
+			Hash:              h,
+			BlockNumber:       b.Number,
+			BlockHash:         b.Hash,
+			BlockTime:         b.Time,
+			Index:             tx.Index,
+			Status:            receipts[i].Status,
+			From:              tx.From,
+			To:                tx.To,
+			Value:             tx.Value,
+			Fee:               receipts[i].Fee,
+			Nonce:             tx.Nonce,
+			Type:              tx.Type,
+			GasLimit:          tx.GasLimit,
+			GasUsed:           receipts[i].GasUsed,
+			EffectiveGasPrice: receipts[i].EffectiveGasPrice,
+			Method:            tx.Method,
+		}
+		if t.EffectiveGasPrice == "" {
+			t.EffectiveGasPrice = "0"
+		}
+		if t.Status == query.StatusSuccess {
+			t.Created = tx.Created
+		}
+		if t.Status == query.StatusSuccess && tx.Value != "0" {
+			to, kind := tx.To, query.KindTransaction
+			if to == "" {
+				to, kind = tx.Created, query.KindCreation
+			}
+			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: -1, Asset: query.AssetNative, From: tx.From, To: to, Amount: tx.Value, Kind: kind})
+		}
+		if t.Status == query.StatusSuccess {
+			for j, mv := range m.moves[h] {
+				if mv.Kind == query.KindCreation && t.Created == "" {
+					t.Created = mv.To
+				}
+				if mv.Amount == "0" {
+					continue
+				}
+				t.Transfers = append(t.Transfers, query.Transfer{LogIndex: -2 - j, Asset: query.AssetNative, From: mv.From, To: mv.To, Amount: mv.Amount, Kind: mv.Kind})
+			}
+		}
+		for _, l := range m.logs[h] {
+			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: l.LogIndex, Asset: query.AssetERC20, Contract: l.Contract, From: l.From, To: l.To, Amount: l.Amount, Kind: query.KindToken})
+		}
+		out = append(out, t)
+	}
+	return out
+}
