@@ -328,3 +328,62 @@ func TestFetchTokenWithoutTransferLog(t *testing.T) {
 		t.Errorf("logged %d times, want once:\n%s", n, log)
 	}
 }
+
+// TestFetchDifferenceInBusyBlock: a difference found at the head lands on
+// the row of its block even when other rows of that block follow it (issue
+// 21, H1: the statement kept a pointer to the row, appended the next
+// address's row to the same slice, and after the slice grew the
+// reconciliation wrote into the old array: the stored row said
+// reconciled: true, difference 0, with the wrong balance_after).
+func TestFetchDifferenceInBusyBlock(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, backends[0].dsn(t), fetch.Config{})
+	d := e.dev
+	src := &faultSource{Source: e.src}
+	e.useSource(src, fetch.TracesOn)
+	a0, a1 := d.Accounts[0], d.Accounts[1]
+	e.subscribe(a0)
+	e.subscribe(a1)
+	e.catchUp()
+	from, _ := d.Head()
+	// From the next block on, the node says a0 holds 1000 wei more than
+	// its movements tell.
+	src.mu.Lock()
+	src.balances = func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
+		bals, err := src.Source.Balances(ctx, at, qs)
+		for i := range bals {
+			if bals[i].Contract == "" && bals[i].Address == addr(a0) && at > from {
+				n, _ := new(big.Int).SetString(bals[i].Amount, 10)
+				bals[i].Amount = n.Add(n, big.NewInt(1000)).String()
+			}
+		}
+		return bals, err
+	}
+	src.mu.Unlock()
+	// One transaction moves both: a0's row (its fee comes first), then a1's.
+	e.mine(e.must(d.Transfer(ctx, 0, a1, big.NewInt(5))))
+	e.catchUp()
+	at, _ := d.Head()
+	want, err := src.Balances(ctx, at, []query.BalanceQuery{{Address: addr(a0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row *query.BalanceChange
+	for _, r := range native(statementOf(t, e.db, e.account, addr(a0))) {
+		if r.Block == at {
+			row = &r
+		}
+	}
+	switch {
+	case row == nil:
+		t.Fatalf("no row of %s at block %d", addr(a0), at)
+	case row.Reconciled || row.Difference != "1000" || row.BalanceAfter != want[0].Amount:
+		t.Errorf("row at block %d: reconciled %v, difference %q, balance_after %s; want false, 1000, %s",
+			at, row.Reconciled, row.Difference, row.BalanceAfter, want[0].Amount)
+	}
+	for _, r := range native(statementOf(t, e.db, e.account, addr(a1))) {
+		if r.Block == at && !r.Reconciled {
+			t.Errorf("a1's row at block %d: %+v, want reconciled", at, r)
+		}
+	}
+}

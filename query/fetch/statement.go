@@ -62,9 +62,6 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 			c.changes[i] = append(c.changes[i], query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
 				Block: b.Number, Time: b.Time, Amount: sum.String(), BalanceAfter: h.balance.String(), Causes: byKey[k],
 				Reconciled: true, Traced: f.traceAPI != ""})
-			if i == len(c.blocks)-1 {
-				rows[k] = &c.changes[i][len(c.changes[i])-1]
-			}
 		}
 		// Each block carries the heads it moved (the first also the
 		// anchors), so that any run of the chunk's first blocks stored
@@ -72,6 +69,13 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 		if i < len(c.blocks)-1 {
 			c.heads[i] = f.dirtyHeads()
 		}
+	}
+	// The rows of the last block are taken once it has all of them: a
+	// pointer taken while its slice still grows points into an array the
+	// next append may leave behind (issue 21, H1).
+	lastRows := c.changes[len(c.blocks)-1]
+	for j := range lastRows {
+		rows[query.Holding{Address: lastRows[j].Address, Contract: lastRows[j].Contract}] = &lastRows[j]
 	}
 	extra := f.reconcile(c.balances, last.Block, rows)
 	c.changes[len(c.blocks)-1] = append(c.changes[len(c.blocks)-1], extra...)
