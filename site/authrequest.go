@@ -1,11 +1,10 @@
 package site
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-
-	"github.com/wharfhq/wharf/publish"
 )
 
 // Headers that name the request a proxy asks about. Each proxy kind has
@@ -19,6 +18,9 @@ import (
 const (
 	HeaderOriginalURI = "X-Original-URI"
 	HeaderForwardURI  = "X-Forwarded-Uri"
+	// HeaderReplay marks nginx's second question about a refused request,
+	// asked for wharf's answer to pass on: it is not audited again.
+	HeaderReplay = "X-Wharf-Replay"
 )
 
 // authRequest answers whether the credentials of r (Authorization header
@@ -57,21 +59,35 @@ func (s *Server) authRequest(w *request, r *http.Request) error {
 	if !ok {
 		return denied("not a published download: " + t.key)
 	}
-	if a.Access == publish.AccessPublic {
-		return allowed(w)
+	// The decision is a download's: counted, audited and limited per
+	// credential as one wharf serves itself; once, not again when nginx
+	// asks for the body of a refusal to pass on (its configuration removes
+	// a client's own HeaderReplay from the first question).
+	if r.Header.Get(HeaderReplay) == "" {
+		w.download = &a
+		w.proxied = askedMethod(r.Header)
 	}
-	p, err := s.principal(r)
-	if err != nil {
+	if err := s.authorize(w, r, a.Access); err != nil {
+		var he *httpError
+		if errors.As(err, &he) && he.status == http.StatusTooManyRequests {
+			// The proxies pass on only 401 and 403.
+			return &httpError{http.StatusForbidden, codePermissionDenied, he.message, nil}
+		}
 		return err
 	}
-	if p == nil {
-		return fmt.Errorf("%w: no credentials", ErrUnauthenticated)
-	}
-	w.who = p.Kind + ":" + p.Name
-	if !p.Allows(a.Access) {
-		return ErrForbidden
-	}
 	return allowed(w)
+}
+
+// askedMethod is the method of the client's request the proxy asks about:
+// X-Original-Method (nginx) or X-Forwarded-Method (Caddy); GET when
+// neither says.
+func askedMethod(h http.Header) string {
+	for _, k := range []string{"X-Original-Method", "X-Forwarded-Method"} {
+		if m := h.Get(k); m != "" {
+			return m
+		}
+	}
+	return http.MethodGet
 }
 
 // askedURI is the request URI a proxy asks about: the one of

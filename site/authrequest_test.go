@@ -4,7 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wharfhq/wharf/internal/rpcstatus"
 	"github.com/wharfhq/wharf/publish"
@@ -167,5 +170,78 @@ func TestAuthRequestHeaders(t *testing.T) {
 				t.Errorf("%v = %d, want %d", tt.hdr, resp.StatusCode, tt.want)
 			}
 		})
+	}
+}
+
+// TestAuthRequestAudit: the auth endpoint's decision is a download's:
+// counted in wharf_downloads_total when allowed for a GET (not a HEAD),
+// and written as the same audit record as a download wharf serves itself
+// (artifact, build, organisations, key or user, method, status, decision),
+// once: nginx's second question for a refusal's body (X-Wharf-Replay) is
+// not recorded again.
+func TestAuthRequestAudit(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	e := newEnv(t, func(c *site.Config) { c.Metrics = reg })
+	engine := "/" + key(t, "26.1.2", "engine", "arm")
+	node := "/" + key(t, "26.1.2", "treasury-node", "x86")
+	basicKey := "Basic " + basicAuth(e.cr.basicKey)
+	ask := func(path, method, auth string, extra ...string) int {
+		hdr := append([]string{"X-Original-URI", path, "X-Original-Method", method}, extra...)
+		if auth != "" {
+			hdr = append(hdr, "Authorization", auth)
+		}
+		resp, _ := get(t, http.MethodGet, e.url+site.AuthPath, hdr...)
+		return resp.StatusCode
+	}
+	for _, tt := range []struct {
+		path, method, auth string
+		extra              []string
+		want               int
+	}{
+		{engine, "GET", basicKey, nil, 204},
+		{engine, "GET", basicKey, nil, 204},
+		{engine, "HEAD", basicKey, nil, 204},
+		{node, "GET", basicKey, nil, 403},
+		{node, "GET", basicKey, []string{site.HeaderReplay, "1"}, 403},
+		{node, "GET", "Bearer " + e.cr.alice, nil, 204},
+		{engine, "GET", "", nil, 401},
+	} {
+		if got := ask(tt.path, tt.method, tt.auth, tt.extra...); got != tt.want {
+			t.Fatalf("%s %s = %d, want %d", tt.method, tt.path, got, tt.want)
+		}
+	}
+	_, body := get(t, "GET", e.url+"/metrics")
+	for _, want := range []string{
+		`wharf_downloads_total{artifact="engine",build="arm",org="acme"} 2`,
+		`wharf_downloads_total{artifact="treasury-node",build="x86",org="globex"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(string(body), `wharf_downloads_total{artifact="treasury-node",build="x86",org="acme"}`) {
+		t.Error("a refused download was counted")
+	}
+	audit := e.logs.messages(t, "download", 5)
+	if len(audit) != 5 {
+		t.Fatalf("%d audit records, want 5 (the authenticated questions, the replay not again): %v", len(audit), audit)
+	}
+	var allowed, refused int
+	for _, a := range audit {
+		if a["via"] != "proxy" || a["build"] == "" || a["orgs"] == "" || a["id"] == "" || a["artifact"] == "" {
+			t.Errorf("audit record %v lacks a field", a)
+		}
+		switch a["decision"] {
+		case "allowed":
+			allowed++
+		case "refused":
+			refused++
+			if a["artifact"] != node[1:] || a["orgs"] != "acme" || a["id"] != e.cr.basicKeyID || a["status"] != "403" {
+				t.Errorf("refusal record %v", a)
+			}
+		}
+	}
+	if allowed != 4 || refused != 1 {
+		t.Errorf("%d allowed, %d refused records, want 4 and 1", allowed, refused)
 	}
 }

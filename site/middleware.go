@@ -21,6 +21,10 @@ type request struct {
 	principal *Principal        // who, when authenticated
 	client    netip.Addr        // the client's address (behind trusted proxies)
 	download  *publish.Artifact // the artifact a canonical download asked for
+	// proxied is the method of the client's request a proxy asked the auth
+	// endpoint about ("" for a request wharf serves itself): the download
+	// is then the proxy's, allowed by a 204.
+	proxied string
 }
 
 // observe counts a request in the metrics, records a download, and
@@ -62,31 +66,44 @@ func (s *Server) MetricsHandler() http.Handler {
 }
 
 // recordDownload counts a download of an artifact (a GET answered with the
-// file, part of it, or a presigned redirect) by artifact, build and
-// organisation, and writes an audit line for every authenticated
-// download attempt, answered or refused: who (organisations, key or user),
-// what, how many bytes, which status. A vendor sees who took what and
-// notices a leaked key by its volume or its refusals.
+// file, part of it, or a presigned redirect; or, asked by a proxy, a GET
+// the auth endpoint allowed) by artifact, build and organisation, and
+// writes an audit line for every authenticated download attempt, answered
+// or refused, served by wharf or by a proxy: who (organisations, key or
+// user), what, how many bytes, which status and decision. A vendor sees
+// who took what and notices a leaked key by its volume or its refusals.
 func (s *Server) recordDownload(r *http.Request, req *request, status int) {
 	a := req.download
 	orgs := "anonymous"
 	if p := req.principal; p != nil {
 		orgs = strings.Join(p.Orgs, ",")
 	}
-	if r.Method == http.MethodGet && (status == http.StatusOK || status == http.StatusPartialContent || status == http.StatusFound) {
+	method, via := r.Method, "wharf"
+	allowed := status == http.StatusOK || status == http.StatusPartialContent || status == http.StatusFound || status == http.StatusNotModified
+	if req.proxied != "" {
+		method, via, allowed = req.proxied, "proxy", status == http.StatusNoContent
+	}
+	if method == http.MethodGet && allowed && status != http.StatusNotModified {
 		s.metrics.downloads.WithLabelValues(a.Name, a.Build, orgs).Inc()
 	}
 	p := req.principal
 	if p == nil {
 		return
 	}
+	decision := "refused"
+	if allowed {
+		decision = "allowed"
+	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "download",
 		slog.String("orgs", orgs),
 		slog.String("kind", p.Kind),
 		slog.String("id", p.Name),
 		slog.String("artifact", a.Key),
-		slog.String("method", r.Method),
+		slog.String("build", a.Build),
+		slog.String("method", method),
 		slog.Int("status", status),
+		slog.String("decision", decision),
+		slog.String("via", via),
 		slog.Int64("bytes", req.bytes),
 		slog.String("remote", clientString(req.client, r)),
 	)

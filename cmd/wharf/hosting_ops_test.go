@@ -34,11 +34,12 @@ func TestHostingShortCache(t *testing.T) {
 }
 
 // TestHostingLogs: no credential lands in the proxies' logs (M4 of issue
-// 19: nginx's combined format writes $remote_user, which is the API key).
+// 19: nginx's combined format writes $remote_user, which is the API key),
+// and wharf counts the downloads the proxies served (L5: they were lost).
 func TestHostingLogs(t *testing.T) {
 	e := newHostingEnv(t)
 	engine := "/bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz"
-	for _, proxy := range []string{"nginx", "caddy"} {
+	for i, proxy := range []string{"nginx", "caddy"} {
 		t.Run(proxy, func(t *testing.T) {
 			logFile := filepath.Join(t.TempDir(), "access.log")
 			var p *testenv.Proxy
@@ -67,6 +68,11 @@ func TestHostingLogs(t *testing.T) {
 				if strings.Contains(logs, secret) {
 					t.Errorf("the %s log holds the %s", proxy, name)
 				}
+			}
+			_, metrics := hget(t, "GET", e.wharf+"/metrics")
+			want := fmt.Sprintf(`wharf_downloads_total{artifact="engine",build="x86",org="acme"} %d`, 3*(i+1))
+			if !strings.Contains(string(metrics), want) {
+				t.Errorf("wharf's metrics lack %s", want)
 			}
 		})
 	}

@@ -125,14 +125,15 @@ type templateData struct {
 	Address, Bind                                              string // Caddy
 	AuthPath                                                   string
 	// Header is the header the proxy names the asked path in (fixed per
-	// proxy kind); HeaderOther the other one, which it removes.
-	Header, HeaderOther            string
-	VersionRE, FileNameRE          string
-	Immutable, Private, Revalidate string
-	Public                         []publicArtifact
-	PublicList                     string
-	Builds                         []build
-	BuildNames                     string
+	// proxy kind); HeaderOther the other one, which it removes;
+	// HeaderReplay marks nginx's second question about a refusal.
+	Header, HeaderOther, HeaderReplay string
+	VersionRE, FileNameRE             string
+	Immutable, Private, Revalidate    string
+	Public                            []publicArtifact
+	PublicList                        string
+	Builds                            []build
+	BuildNames                        string
 }
 
 func (o Options) data() (*templateData, error) {
@@ -173,6 +174,7 @@ func (o Options) data() (*templateData, error) {
 		AuthPath:     site.AuthPath,
 		VersionRE:    versionRE,
 		FileNameRE:   fileNameRE,
+		HeaderReplay: site.HeaderReplay,
 		Immutable:    publish.CacheImmutable,
 		Private:      publish.CachePrivate,
 		Revalidate:   publish.CacheRevalidate,
