@@ -24,6 +24,10 @@ type Release struct {
 	Kind      string     `json:"kind"` // release or preview
 	Published time.Time  `json:"published"`
 	Artifacts []Artifact `json:"artifacts"`
+	// Notes are the release notes as written (Markdown), NotesHTML the
+	// same rendered by RenderNotes at publish, which the page shows.
+	Notes     string `json:"notes,omitempty"`
+	NotesHTML string `json:"notes_html,omitempty"`
 }
 
 // Artifact is one published file: an artifact for one build.

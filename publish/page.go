@@ -54,6 +54,8 @@ type PageData struct {
 	Notice   string        // a message shown above the releases (e.g. an unknown version)
 
 	Session *PageSession // nil when static or when the server has no login
+
+	prefer string // the visitor's build
 }
 
 // PageSession is the visitor's login state, filled in by the download server.
@@ -76,14 +78,48 @@ type PageVersion struct {
 	ID      string // the HTML id of its section
 }
 
-// PageRelease is a release as the page shows it.
+// PageRelease is a release as the page shows it: a table of artifacts
+// (rows) by build (columns), the visitor's build first.
 type PageRelease struct {
 	Title     string // "Latest release", "Latest preview", "Release 26.1.1"
 	ID        string // the HTML id of its section
 	Version   string
 	Kind      string
-	Published string // a date, "" when unknown
+	Published string            // a date, "" when unknown
+	Notes     htmltemplate.HTML // the release notes, rendered at publish (RenderNotes); "" when none
+	Columns   []PageColumn      // the builds, the visitor's first
 	Artifacts []PageArtifact
+	// Credential is the visitor's kind of login for the commands'
+	// placeholders: "token", "api_key", or "" (none, or a static page).
+	Credential string
+}
+
+// InstallLines are the install script lines of the release's binaries.
+func (r PageRelease) InstallLines() []string {
+	var lines []string
+	for _, a := range r.Artifacts {
+		if a.Install != "" {
+			lines = append(lines, a.Install)
+		}
+	}
+	return lines
+}
+
+// NeedsLogin reports whether a binary of the release needs a login.
+func (r PageRelease) NeedsLogin() bool {
+	for _, a := range r.Artifacts {
+		if a.Kind == KindBinary && a.Access != AccessPublic {
+			return true
+		}
+	}
+	return false
+}
+
+// PageColumn is a build as a column of the release table.
+type PageColumn struct {
+	Build string // x86, arm, mac
+	Label string // "Linux x86-64"
+	Mine  bool   // the visitor's system
 }
 
 // PageArtifact is one artifact of a release with its builds.
@@ -94,6 +130,15 @@ type PageArtifact struct {
 	ID      string // HTML id
 	Install string // the install script line (binaries)
 	Files   []PageFile
+	// Cells are the artifact's files under the release's Columns, nil
+	// where it has no build (images on macOS). They point into Files.
+	Cells []PageCell
+}
+
+// PageCell is one cell of the release table.
+type PageCell struct {
+	Column PageColumn
+	File   *PageFile // nil: no file for this build
 }
 
 // PageFile is one build of an artifact.
@@ -122,13 +167,16 @@ type PageOptions struct {
 	Preview string // the version in /preview, "" when none
 	Version string // a chosen version, "" for latest and preview
 	Static  bool   // render for static hosting (index.html)
+	// Prefer is the build of the visitor's system (x86, arm, mac), shown
+	// first; "" keeps the order of Builds.
+	Prefer string
 }
 
 // NewPageData builds the page of a manifest. A chosen version that is not
 // in the manifest is reported in Notice, and latest and preview are shown
 // instead.
 func NewPageData(m *Manifest, opts PageOptions) *PageData {
-	d := &PageData{BaseURL: strings.TrimRight(opts.BaseURL, "/"), Static: opts.Static}
+	d := &PageData{BaseURL: strings.TrimRight(opts.BaseURL, "/"), Static: opts.Static, prefer: opts.Prefer}
 	if m == nil {
 		m = &Manifest{}
 	}
@@ -219,12 +267,7 @@ func (d *PageData) release(r Release, title string) PageRelease {
 		if !ok {
 			i = len(pr.Artifacts)
 			index[a.Name] = i
-			pa := PageArtifact{Name: a.Name, Kind: a.Kind, Access: a.Access, ID: releaseID(r.Version + "-" + a.Name)}
-			if a.Kind == KindBinary {
-				pa.Install = fmt.Sprintf("curl -fsSL %s | binary=%s version=%s sh",
-					shellQuote(d.BaseURL+"/"+KeyInstall), shellQuote(a.Name), shellQuote(r.Version))
-			}
-			pr.Artifacts = append(pr.Artifacts, pa)
+			pr.Artifacts = append(pr.Artifacts, PageArtifact{Name: a.Name, Kind: a.Kind, Access: a.Access, ID: releaseID(r.Version + "-" + a.Name)})
 		}
 		pr.Artifacts[i].Files = append(pr.Artifacts[i].Files, d.file(a))
 		// The strictest class of any build is the one the artifact shows.
@@ -232,12 +275,18 @@ func (d *PageData) release(r Release, title string) PageRelease {
 			pr.Artifacts[i].Access = a.Access
 		}
 	}
+	pr.Notes = htmltemplate.HTML(r.NotesHTML)
 	order := map[string]int{}
-	for i, b := range Builds() {
-		order[b.Name] = i
+	for _, b := range d.builds() {
+		order[b.Name] = len(pr.Columns)
+		pr.Columns = append(pr.Columns, PageColumn{Build: b.Name, Label: buildLabel(Artifact{OS: b.OS, Platform: b.Platform}), Mine: b.Name == d.prefer})
 	}
 	for i := range pr.Artifacts {
-		slices.SortStableFunc(pr.Artifacts[i].Files, func(a, b PageFile) int { return order[a.Build] - order[b.Build] })
+		pa := &pr.Artifacts[i]
+		if pa.Kind == KindBinary {
+			pa.Install = InstallLine(d.BaseURL, pa.Name, r.Version, "")
+		}
+		slices.SortStableFunc(pa.Files, func(a, b PageFile) int { return order[a.Build] - order[b.Build] })
 	}
 	// Binaries before images, and the public ones (what anyone can take) first.
 	slices.SortStableFunc(pr.Artifacts, func(a, b PageArtifact) int {
@@ -246,7 +295,78 @@ func (d *PageData) release(r Release, title string) PageRelease {
 		}
 		return accessRank(a.Access) - accessRank(b.Access)
 	})
+	for i := range pr.Artifacts {
+		pa := &pr.Artifacts[i]
+		for _, c := range pr.Columns {
+			cell := PageCell{Column: c}
+			for k := range pa.Files {
+				if pa.Files[k].Build == c.Build {
+					cell.File = &pa.Files[k]
+					break
+				}
+			}
+			pa.Cells = append(pa.Cells, cell)
+		}
+	}
 	return pr
+}
+
+// builds are the builds in the order the visitor sees them: theirs first.
+func (d *PageData) builds() []Build {
+	bs := Builds()
+	for i, b := range bs {
+		if b.Name == d.prefer && i > 0 {
+			return append([]Build{b}, append(bs[:i:i], bs[i+1:]...)...)
+		}
+	}
+	return bs
+}
+
+// Placeholders the page puts where a command needs the visitor's credential.
+const (
+	PlaceholderToken  = "ACCESS_TOKEN"
+	PlaceholderAPIKey = "API_KEY"
+)
+
+// InstallLine is the command that installs binary name at version with the
+// install script at baseURL. credential is "token" or "api_key" for a
+// placeholder of that credential (a binary that needs a login, for a
+// visitor logged in with one), "" for none: the script then takes the last
+// line of treasury token create.
+func InstallLine(baseURL, name, version, credential string) string {
+	cred := ""
+	switch credential {
+	case "token":
+		cred = " token=" + PlaceholderToken
+	case "api_key":
+		cred = " api_key=" + PlaceholderAPIKey
+	}
+	return fmt.Sprintf("curl -fsSL %s | binary=%s version=%s%s sh",
+		shellQuote(baseURL+"/"+KeyInstall), shellQuote(name), shellQuote(version), cred)
+}
+
+// UseCredential rewrites the commands of every artifact that needs a login
+// for a visitor logged in with an access token ("token") or an API key
+// ("api_key"): the install line gets the matching placeholder and the
+// download in the verify commands the matching header.
+func (d *PageData) UseCredential(credential string) {
+	for i := range d.Sections {
+		r := &d.Sections[i]
+		r.Credential = credential
+		for j := range r.Artifacts {
+			a := &r.Artifacts[j]
+			if a.Access == AccessPublic {
+				continue
+			}
+			if a.Kind == KindBinary {
+				a.Install = InstallLine(d.BaseURL, a.Name, r.Version, credential)
+			}
+			for k := range a.Files {
+				f := &a.Files[k]
+				f.Verify = d.verify(f.FileName, f.Path, f.Access, credential)
+			}
+		}
+	}
 }
 
 func (d *PageData) file(a Artifact) PageFile {
@@ -268,7 +388,6 @@ func (d *PageData) file(a Artifact) PageFile {
 		// Relative links keep index.html working under any prefix.
 		f.Href, f.SigHref = strings.TrimPrefix(f.Href, "/"), strings.TrimPrefix(f.SigHref, "/")
 	}
-	url := d.BaseURL + f.Path
 	name := shellQuote(f.FileName)
 	switch {
 	case a.Kind == KindImage:
@@ -279,18 +398,30 @@ func (d *PageData) file(a Artifact) PageFile {
 	default:
 		f.Use = "tar xzf " + name + " -C ~/.local/bin"
 	}
-	auth := ""
-	if a.Access != AccessPublic {
-		auth = "-u \"$api_key:\" "
-	}
-	f.Verify = strings.Join([]string{
-		fmt.Sprintf("curl -fsSL %s-o %s %s", auth, name, shellQuote(url)),
-		fmt.Sprintf("curl -fsSL -o %s %s", shellQuote(f.FileName+".sig"), shellQuote(url+"/sig")),
-		fmt.Sprintf("curl -fsSL -o dl.pub %s", shellQuote(d.BaseURL+"/"+KeyPublicKey)),
-		fmt.Sprintf("openssl dgst -sha256 -verify dl.pub -signature <(base64 -d %s) %s", shellQuote(f.FileName+".sig"), name),
-		fmt.Sprintf("cosign verify-blob --key dl.pub --signature %s --insecure-ignore-tlog=true %s", shellQuote(f.FileName+".sig"), name),
-	}, "\n")
+	f.Verify = d.verify(f.FileName, f.Path, a.Access, "api_key")
 	return f
+}
+
+// verify is the commands that download a file and check its signature;
+// credential ("token" or "api_key") is the placeholder of a download that
+// needs a login.
+func (d *PageData) verify(fileName, path, access, credential string) string {
+	url := d.BaseURL + path
+	name := shellQuote(fileName)
+	auth := ""
+	if access != AccessPublic {
+		auth = "-u " + PlaceholderAPIKey + ": "
+		if credential == "token" {
+			auth = `-H "Authorization: Bearer ` + PlaceholderToken + `" `
+		}
+	}
+	return strings.Join([]string{
+		fmt.Sprintf("curl -fsSL %s-o %s %s", auth, name, shellQuote(url)),
+		fmt.Sprintf("curl -fsSL -o %s %s", shellQuote(fileName+".sig"), shellQuote(url+"/sig")),
+		fmt.Sprintf("curl -fsSL -o dl.pub %s", shellQuote(d.BaseURL+"/"+KeyPublicKey)),
+		fmt.Sprintf("openssl dgst -sha256 -verify dl.pub -signature <(base64 -d %s) %s", shellQuote(fileName+".sig"), name),
+		fmt.Sprintf("cosign verify-blob --key dl.pub --signature %s --insecure-ignore-tlog=true %s", shellQuote(fileName+".sig"), name),
+	}, "\n")
 }
 
 func buildLabel(a Artifact) string {

@@ -166,6 +166,71 @@ func TestNewPageData(t *testing.T) {
 	})
 }
 
+func TestPageDataVisitor(t *testing.T) {
+	m := pageManifest()
+	m.Releases[0].NotesHTML = "<p>notes</p>"
+	t.Run("Prefer", func(t *testing.T) {
+		for prefer, want := range map[string]string{"": "x86 arm mac", "x86": "x86 arm mac", "arm": "arm x86 mac", "mac": "mac x86 arm", "win": "x86 arm mac"} {
+			d := publish.NewPageData(m, publish.PageOptions{Latest: "26.2.1", Prefer: prefer})
+			r := d.Sections[0]
+			var cols, mine []string
+			for _, c := range r.Columns {
+				cols = append(cols, c.Build)
+				if c.Mine {
+					mine = append(mine, c.Build)
+				}
+			}
+			if got := strings.Join(cols, " "); got != want {
+				t.Errorf("Prefer %q: columns %s, want %s", prefer, got, want)
+			}
+			if len(mine) > 1 || (len(mine) == 1) != (prefer != "" && prefer != "win") || len(mine) == 1 && mine[0] != prefer {
+				t.Errorf("Prefer %q: marked %v", prefer, mine)
+			}
+			// Every row has a cell per column, in the same order, with the
+			// file of that build or none (images on macOS).
+			for _, a := range r.Artifacts {
+				if len(a.Cells) != len(r.Columns) {
+					t.Fatalf("%s: %d cells for %d columns", a.Name, len(a.Cells), len(r.Columns))
+				}
+				for i, c := range a.Cells {
+					if c.Column != r.Columns[i] || c.File != nil && c.File.Build != c.Column.Build || (c.File == nil) != (a.Kind == publish.KindImage && c.Column.Build == "mac") {
+						t.Errorf("%s: cell %d = %+v under %+v", a.Name, i, c.File, r.Columns[i])
+					}
+				}
+			}
+		}
+	})
+	t.Run("Notes", func(t *testing.T) {
+		d := publish.NewPageData(m, publish.PageOptions{Version: "26.2.2-pre.3"})
+		if d.Sections[0].Notes != "<p>notes</p>" {
+			t.Errorf("notes = %q", d.Sections[0].Notes)
+		}
+	})
+	t.Run("UseCredential", func(t *testing.T) {
+		for cred, want := range map[string][]string{
+			"":        {"binary=engine version=26.2.1 sh", "curl -fsSL -u API_KEY: -o engine-26.2.1-linux-amd64.tar.gz"},
+			"token":   {"binary=engine version=26.2.1 token=ACCESS_TOKEN sh", `curl -fsSL -H "Authorization: Bearer ACCESS_TOKEN" -o engine-26.2.1-linux-amd64.tar.gz`},
+			"api_key": {"binary=engine version=26.2.1 api_key=API_KEY sh", "curl -fsSL -u API_KEY: -o engine-26.2.1-linux-amd64.tar.gz"},
+		} {
+			d := publish.NewPageData(m, publish.PageOptions{BaseURL: "https://dl", Latest: "26.2.1"})
+			if cred != "" {
+				d.UseCredential(cred)
+			}
+			r := d.Sections[0]
+			engine, cli := r.Artifacts[1], r.Artifacts[0]
+			if !strings.HasSuffix(engine.Install, want[0]) || !strings.HasPrefix(engine.Files[0].Verify, want[1]) {
+				t.Errorf("credential %q: install %q, verify %q; want %q, %q", cred, engine.Install, engine.Files[0].Verify, want[0], want[1])
+			}
+			if cli.Install != "curl -fsSL https://dl/install | binary=treasury-cli version=26.2.1 sh" || strings.Contains(cli.Files[0].Verify, "API_KEY") {
+				t.Errorf("credential %q: a public binary's commands changed: %q", cred, cli.Install)
+			}
+			if r.Credential != cred || !r.NeedsLogin() || len(r.InstallLines()) != 2 {
+				t.Errorf("credential %q: release says %q, needs login %v, %d install lines", cred, r.Credential, r.NeedsLogin(), len(r.InstallLines()))
+			}
+		}
+	})
+}
+
 func TestRenderEscapes(t *testing.T) {
 	m := pageManifest()
 	evil := `<script>alert("x")</script>`

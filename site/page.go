@@ -2,17 +2,13 @@ package site
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/wharfhq/wharf/internal/clientip"
@@ -63,7 +59,7 @@ type Page struct {
 	keys     *cookieKeys
 	style    []byte
 	styleTag string
-	tree     treeCache
+	tree     *releaseTree
 	sessions sessionCache
 	origin   *http.CrossOriginProtection
 }
@@ -107,7 +103,9 @@ func NewPage(cfg PageConfig) (*Page, error) {
 			return nil, err
 		}
 	}
-	p.tree.store = cfg.Store
+	// Checked on every request; the download server replaces it with its
+	// own (useTree), so that the page and the downloads share one cache.
+	p.tree = &releaseTree{store: cfg.Store, now: cfg.Now, log: cfg.Logger}
 	return p, nil
 }
 
@@ -176,7 +174,8 @@ func allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
 // servePage renders the release list for the visitor.
 func (p *Page) servePage(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
-	t, err := p.tree.load(r.Context())
+	build := visitorBuild(r)
+	snap, err := p.tree.get(r.Context())
 	var d *publish.PageData
 	if err != nil {
 		p.cfg.Logger.Error("page: read the tree", "err", err)
@@ -184,14 +183,18 @@ func (p *Page) servePage(w http.ResponseWriter, r *http.Request) {
 		d.Notice = "The release store cannot be read right now. Try again in a minute."
 		status = http.StatusServiceUnavailable
 	} else {
-		d = publish.NewPageData(t.manifest, publish.PageOptions{
+		d = publish.NewPageData(snap.manifest, publish.PageOptions{
 			BaseURL: p.baseURL(r),
-			Latest:  t.latest,
-			Preview: t.preview,
+			Latest:  snap.pointers[publish.KeyLatest],
+			Preview: snap.pointers[publish.KeyPreview],
 			Version: strings.TrimSpace(r.URL.Query().Get("version")),
+			Prefer:  build,
 		})
 	}
-	d.Mac = isMac(r.UserAgent())
+	d.Mac = build == "mac"
+	// Ask for the architecture hint: the next visit can tell a Linux arm64
+	// browser whose User-Agent says x86_64 (Chrome's always does).
+	w.Header().Set("Accept-CH", hintPlatform+", "+hintArch)
 	if err := p.addSession(w, r, d); err != nil {
 		p.fail(w, "session", err)
 		return
@@ -241,6 +244,14 @@ func (p *Page) addSession(w http.ResponseWriter, r *http.Request, d *publish.Pag
 					f.Link, f.Href = publish.LinkDenied, ""
 				}
 			}
+		}
+	}
+	if pr != nil {
+		switch pr.Kind {
+		case "apikey":
+			d.UseCredential("api_key")
+		default:
+			d.UseCredential("token")
 		}
 	}
 	return nil
@@ -359,12 +370,6 @@ func safeNext(next string) string {
 	return next
 }
 
-// isMac reports whether a User-Agent is a desktop Mac's.
-func isMac(ua string) bool {
-	return (strings.Contains(ua, "Macintosh") || strings.Contains(ua, "Mac OS X")) &&
-		!strings.Contains(ua, "iPhone") && !strings.Contains(ua, "iPad")
-}
-
 // baseURL is the server's URL as the visitor reaches it.
 func (p *Page) baseURL(r *http.Request) string {
 	if p.cfg.BaseURL != "" {
@@ -399,7 +404,7 @@ func (p *Page) writeHTML(w http.ResponseWriter, status int, name string, data an
 	h.Set("Referrer-Policy", "same-origin")
 	// The page depends on the visitor's session and system.
 	h.Set("Cache-Control", "no-store")
-	h.Set("Vary", "Cookie, User-Agent")
+	h.Set("Vary", "Cookie, User-Agent, "+hintPlatform+", "+hintArch)
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }
@@ -407,100 +412,4 @@ func (p *Page) writeHTML(w http.ResponseWriter, status int, name string, data an
 func (p *Page) fail(w http.ResponseWriter, what string, err error) {
 	p.cfg.Logger.Error("page: "+what, "err", err)
 	http.Error(w, "internal error", http.StatusInternalServerError)
-}
-
-// treeCache keeps the pointers and the manifest the page was last built
-// from, and reads an object again only when its ETag changed.
-type treeCache struct {
-	store publish.Store
-
-	mu       sync.Mutex
-	objects  map[string]cachedObject
-	manETag  string
-	manifest *publish.Manifest
-}
-
-type cachedObject struct {
-	etag string
-	data []byte
-}
-
-// tree is what the page is built from.
-type tree struct {
-	manifest *publish.Manifest // nil when nothing is published
-	latest   string
-	preview  string
-}
-
-// maxManifest bounds how much of releases.json the page reads.
-const maxManifest = 64 << 20
-
-func (c *treeCache) load(ctx context.Context) (tree, error) {
-	var t tree
-	man, manTag, err := c.read(ctx, publish.KeyManifest, maxManifest)
-	switch {
-	case errors.Is(err, publish.ErrNotFound):
-		return t, nil
-	case err != nil:
-		return t, err
-	}
-	for _, ptr := range []struct {
-		key string
-		to  *string
-	}{{publish.KeyLatest, &t.latest}, {publish.KeyPreview, &t.preview}} {
-		b, _, err := c.read(ctx, ptr.key, 1024)
-		if errors.Is(err, publish.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return t, err
-		}
-		*ptr.to = strings.TrimSpace(string(b))
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.manifest == nil || manTag == "" || manTag != c.manETag {
-		m, err := publish.ReadManifest(bytes.NewReader(man))
-		if err != nil {
-			return t, err
-		}
-		c.manifest, c.manETag = m, manTag
-	}
-	t.manifest = c.manifest
-	return t, nil
-}
-
-// read returns the content of key, from the cache when the store's ETag
-// is the cached one.
-func (c *treeCache) read(ctx context.Context, key string, limit int64) ([]byte, string, error) {
-	info, err := c.store.Stat(ctx, key)
-	if err != nil {
-		return nil, "", fmt.Errorf("page: stat %s: %w", key, err)
-	}
-	c.mu.Lock()
-	cached, ok := c.objects[key]
-	c.mu.Unlock()
-	if ok && info.ETag != "" && cached.etag == info.ETag {
-		return cached.data, cached.etag, nil
-	}
-	obj, err := c.store.Open(ctx, key)
-	if err != nil {
-		return nil, "", fmt.Errorf("page: open %s: %w", key, err)
-	}
-	defer obj.Close()
-	data, err := io.ReadAll(io.LimitReader(obj, limit+1))
-	if err != nil {
-		return nil, "", fmt.Errorf("page: read %s: %w", key, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, "", fmt.Errorf("page: %s is larger than %d bytes", key, limit)
-	}
-	etag := obj.Info().ETag
-	c.mu.Lock()
-	if c.objects == nil {
-		c.objects = make(map[string]cachedObject)
-	}
-	c.objects[key] = cachedObject{etag: etag, data: data}
-	c.mu.Unlock()
-	return data, etag, nil
 }

@@ -109,45 +109,7 @@ func TestPageChromium(t *testing.T) {
 	shots := t.TempDir()
 	shot := func(name string, width int64) string {
 		t.Helper()
-		run("viewport", chromedp.EmulateViewport(width, 900))
-		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot: %v", err)
-		}
-		// Nothing may be wider than the viewport (no sideways scrolling).
-		wide, err := chromedp.Run(bctx, chromedp.Evaluate[string](`(() => {
-			const w = document.documentElement.clientWidth;
-			const e = [...document.querySelectorAll("body *")].find(e => e.getBoundingClientRect().right > w + 1);
-			return e ? e.outerHTML.slice(0, 120) + " right=" + e.getBoundingClientRect().right + " width=" + w : "";
-		})()`))
-		if err != nil || wide != "" {
-			t.Errorf("%s: an element is wider than the viewport (%v): %s", name, err, wide)
-		}
-		// Every visible text meets WCAG's contrast minimum.
-		low, err := chromedp.Run(bctx, chromedp.Evaluate[contrastReport](contrastJS))
-		if err != nil {
-			t.Fatalf("%s: contrast: %v", name, err)
-		}
-		if len(low.Failures) > 0 {
-			t.Errorf("%s: text below the WCAG AA contrast minimum (4.5:1, 3:1 for large text):\n%s", name, strings.Join(low.Failures, "\n"))
-		}
-		if low.Texts == 0 {
-			t.Errorf("%s: the contrast check found no text", name)
-		}
-		t.Logf("%s: %d texts, lowest contrast %.2f:1 (%s)", name, low.Texts, low.Lowest, low.Where)
-		// Every control has a label and every link or button a name.
-		unnamed, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("input:not([type=hidden]), select, textarea, a, button, summary")]
-			.filter(e => (e.matches("input, select, textarea") ? !(e.labels && e.labels.length) : !e.textContent.trim()) && !e.getAttribute("aria-label"))
-			.map(e => e.outerHTML.slice(0, 100))`))
-		if err != nil || len(unnamed) > 0 {
-			t.Errorf("%s: controls without a label or name (%v): %q", name, err, unnamed)
-		}
-		p := filepath.Join(shots, name)
-		if err := os.WriteFile(p, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot %s (%d bytes)", p, len(png))
-		return p
+		return pageScreenshot(t, bctx, shots, name, width)
 	}
 
 	// The page needs no JavaScript: the whole flow runs with it off
@@ -222,7 +184,7 @@ func TestPageChromium(t *testing.T) {
 	file := "engine-26.1.1-linux-amd64.tar.gz"
 	run("download link",
 		chromedp.Navigate(base+"/"),
-		chromedp.Click(chromedp.CSS(`li[data-file="`+file+`"] a.dl`)),
+		chromedp.Click(chromedp.CSS(`[data-file="`+file+`"] a.dl`)),
 		chromedp.WaitVisible(chromedp.ID("credential")),
 	)
 	got, name, err := browsertest.Download(bctx, downloads, func() error {
@@ -245,7 +207,7 @@ func TestPageChromium(t *testing.T) {
 		t.Errorf("account = %q", got)
 	}
 	node := "treasury-node-26.1.1-amd64.tar"
-	if n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('li[data-file="`+node+`"] a.dl').length`)); err != nil || n != 0 {
+	if n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-file="`+node+`"] a.dl').length`)); err != nil || n != 0 {
 		t.Errorf("a full artifact has %d links for a basic org (%v)", n, err)
 	}
 	if got := status("/img/26.1.1/" + node); got != http.StatusForbidden {
@@ -267,7 +229,7 @@ func TestPageChromium(t *testing.T) {
 
 	// Log out: the session is gone, basic downloads need a login again.
 	run("log out", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("login")))
-	if href, err := chromedp.Run(bctx, chromedp.AttributeValue(chromedp.CSS(`li[data-file="`+file+`"] a.dl`), "href")); err != nil || !strings.HasPrefix(href.Value, "/login?next=") {
+	if href, err := chromedp.Run(bctx, chromedp.AttributeValue(chromedp.CSS(`[data-file="`+file+`"] a.dl`), "href")); err != nil || !strings.HasPrefix(href.Value, "/login?next=") {
 		t.Errorf("after logout the download link is %q (%v)", href.Value, err)
 	}
 	if got := status("/bin/26.1.1/engine-26.1.1-linux-arm64.tar.gz"); got != http.StatusUnauthorized {
@@ -292,22 +254,168 @@ func TestPageChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// WHARF_SCREENSHOTS=DIR keeps the screenshots for a look.
-	if dir := os.Getenv("WHARF_SCREENSHOTS"); dir != "" {
-		entries, err := os.ReadDir(shots)
-		if err != nil {
-			t.Fatal(err)
+	keepScreenshots(t, shots)
+}
+
+// pageScreenshot takes a full-page screenshot of the tab at width into
+// dir/name, and checks the page as it is shown: nothing wider than the
+// viewport, WCAG AA contrast for every visible text, a label or name for
+// every control.
+func pageScreenshot(t *testing.T, bctx context.Context, dir, name string, width int64) string {
+	t.Helper()
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		browsertest.Do(t, bctx, what, steps...)
+	}
+	run("viewport", chromedp.EmulateViewport(width, 900))
+	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	// Nothing may be wider than the viewport (no sideways scrolling).
+	wide, err := chromedp.Run(bctx, chromedp.Evaluate[string](`(() => {
+		const w = document.documentElement.clientWidth;
+		const e = [...document.querySelectorAll("body *")].find(e => e.getBoundingClientRect().right > w + 1);
+		return e ? e.outerHTML.slice(0, 120) + " right=" + e.getBoundingClientRect().right + " width=" + w : "";
+	})()`))
+	if err != nil || wide != "" {
+		t.Errorf("%s: an element is wider than the viewport (%v): %s", name, err, wide)
+	}
+	// Every visible text meets WCAG's contrast minimum.
+	low, err := chromedp.Run(bctx, chromedp.Evaluate[contrastReport](contrastJS))
+	if err != nil {
+		t.Fatalf("%s: contrast: %v", name, err)
+	}
+	if len(low.Failures) > 0 {
+		t.Errorf("%s: text below the WCAG AA contrast minimum (4.5:1, 3:1 for large text):\n%s", name, strings.Join(low.Failures, "\n"))
+	}
+	if low.Texts == 0 {
+		t.Errorf("%s: the contrast check found no text", name)
+	}
+	t.Logf("%s: %d texts, lowest contrast %.2f:1 (%s)", name, low.Texts, low.Lowest, low.Where)
+	// Every control has a label and every link or button a name.
+	unnamed, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("input:not([type=hidden]), select, textarea, a, button, summary")]
+		.filter(e => (e.matches("input, select, textarea") ? !(e.labels && e.labels.length) : !e.textContent.trim()) && !e.getAttribute("aria-label"))
+		.map(e => e.outerHTML.slice(0, 100))`))
+	if err != nil || len(unnamed) > 0 {
+		t.Errorf("%s: controls without a label or name (%v): %q", name, err, unnamed)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s (%d bytes)", p, len(png))
+	return p
+}
+
+// keepScreenshots copies the screenshots in dir to $WHARF_SCREENSHOTS,
+// when set, for a look.
+func keepScreenshots(t *testing.T, dir string) {
+	t.Helper()
+	keep := os.Getenv("WHARF_SCREENSHOTS")
+	if keep == "" {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(keep, e.Name()), b, 0o644)
 		}
-		for _, e := range entries {
-			b, err := os.ReadFile(filepath.Join(shots, e.Name()))
-			if err == nil {
-				err = os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
-			}
-			if err != nil {
-				t.Error(err)
-			}
+		if err != nil {
+			t.Error(err)
 		}
 	}
+}
+
+// pageMaxHeight is how tall the page of the demo release (every default
+// artifact, release notes) may be at 1280 px wide, logged out: one screen
+// and a half, where one card per artifact made it 3,290 px.
+const pageMaxHeight = 1400
+
+// TestPageChromiumLayout holds the layout a customer lands on: the
+// default release (six binaries, two images) with notes fits in
+// pageMaxHeight at 1280 px, and the first download button is the one of
+// the visitor's system, told by the User-Agent and the client hints the
+// browser sends, for Linux x86-64, Linux arm64 (Firefox says so in its
+// User-Agent; Chrome says x86_64 there and tells the architecture only in
+// Sec-CH-UA-Arch, which it sends after the page asked for it) and macOS.
+func TestPageChromiumLayout(t *testing.T) {
+	chromium := testenv.Chromium(t)
+	ctx := context.Background()
+	notes, err := publish.RenderNotes([]byte("## What changed\n\n- **engine** starts 2× faster on a cold cache.\n- `treasury token create --ttl` takes a duration.\n\nUpgrade notes: none.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := newPageTreeOf(t, publish.DefaultArtifacts(), []publish.Release{{Version: "26.1.1", NotesHTML: notes}})
+	db, err := auth.Open(ctx, filepath.Join(t.TempDir(), "wharf.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	base := pageServe(t, tree, db)
+	bctx := browsertest.Open(t, chromium.DevToolsURL, 2*time.Minute, t.TempDir())
+	shots := t.TempDir()
+
+	const (
+		chromeLinux = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"
+		chromeMac   = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"
+		firefoxArm  = "Mozilla/5.0 (X11; Linux aarch64; rv:140.0) Gecko/20100101 Firefox/140.0"
+	)
+	hints := func(platform, arch string) *emulation.UserAgentMetadata {
+		return &emulation.UserAgentMetadata{
+			Brands:   []*emulation.UserAgentBrandVersion{{Brand: "Chromium", Version: "156"}},
+			Platform: platform, PlatformVersion: "1.0", Architecture: arch,
+		}
+	}
+	tests := []struct {
+		name  string
+		ua    string
+		hints *emulation.UserAgentMetadata // nil: the browser sends none (Firefox)
+		want  string                       // the build of the first download button
+		mac   bool                         // the macOS note comes before the releases
+	}{
+		{"LinuxX86", chromeLinux, hints("Linux", "x86"), "x86", false},
+		{"LinuxArm64Firefox", firefoxArm, nil, "arm", false},
+		{"LinuxArm64Chrome", chromeLinux, hints("Linux", "arm"), "arm", false},
+		{"MacOS", chromeMac, hints("macOS", "arm"), "mac", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := chromedp.Call(bctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: tt.ua, UserAgentMetadata: tt.hints}); err != nil {
+				t.Fatal(err)
+			}
+			// Twice: the second visit carries the hints the first asked for.
+			for range 2 {
+				browsertest.Do(t, bctx, "open the page", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("a.dl")))
+			}
+			first, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector("a.dl").closest("td").dataset.build + " " + document.querySelector("thead th.mine").dataset.build`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := tt.want + " " + tt.want; first != want {
+				t.Errorf("first download button and marked column = %q, want %q", first, want)
+			}
+			macFirst, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`document.querySelector("#macos, .release").id === "macos"`))
+			if err != nil || macFirst != tt.mac {
+				t.Errorf("macOS note first = %v (%v), want %v", macFirst, err, tt.mac)
+			}
+			height, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.documentElement.scrollHeight`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: the page is %d px tall at 1280 px wide", tt.name, height)
+			if height > pageMaxHeight {
+				t.Errorf("the page is %d px tall at 1280 px wide, want at most %d", height, pageMaxHeight)
+			}
+			pageScreenshot(t, bctx, shots, "layout-"+tt.name+"-1280.png", 1280)
+			pageScreenshot(t, bctx, shots, "layout-"+tt.name+"-390.png", 390)
+		})
+	}
+	keepScreenshots(t, shots)
 }
 
 // contrastReport is what contrastJS finds on a page.

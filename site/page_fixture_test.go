@@ -40,6 +40,13 @@ var pageSpecs = []publish.ArtifactSpec{
 
 func newPageTree(t testing.TB) *pageTree {
 	t.Helper()
+	return newPageTreeOf(t, pageSpecs, []publish.Release{{Version: "25.4.2"}, {Version: "26.1.1"}, {Version: "26.1.2-pre.3"}})
+}
+
+// newPageTreeOf publishes releases (their versions and notes) of specs,
+// every build of each, the last release and the last preview the pointers.
+func newPageTreeOf(t testing.TB, specs []publish.ArtifactSpec, releases []publish.Release) *pageTree {
+	t.Helper()
 	root := t.TempDir()
 	st, err := dir.New(root)
 	if err != nil {
@@ -54,16 +61,22 @@ func newPageTree(t testing.TB) *pageTree {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &pageTree{Dir: root, Store: st, Manifest: &publish.Manifest{}, PubPEM: pub, Latest: "26.1.1", Preview: "26.1.2-pre.3", files: map[string][]byte{}}
+	tr := &pageTree{Dir: root, Store: st, Manifest: &publish.Manifest{}, PubPEM: pub, files: map[string][]byte{}}
 	tr.put(t, publish.KeyPublicKey, pub)
 	published := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	for i, v := range []string{"25.4.2", tr.Latest, tr.Preview} {
+	for i, rel := range releases {
+		v := rel.Version
 		ver, err := publish.ParseVersion(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rel := publish.Release{Version: v, Kind: ver.Kind(), Published: published.AddDate(0, 0, 3*i)}
-		for _, spec := range pageSpecs {
+		if ver.IsPreview() {
+			tr.Preview = v
+		} else {
+			tr.Latest = v
+		}
+		rel.Kind, rel.Published = ver.Kind(), published.AddDate(0, 0, 3*i)
+		for _, spec := range specs {
 			for _, b := range publish.Builds() {
 				if spec.Kind == publish.KindImage && !b.Images {
 					continue
@@ -89,8 +102,12 @@ func newPageTree(t testing.TB) *pageTree {
 		tr.Manifest.Merge(rel)
 	}
 	tr.writeManifest(t)
-	tr.put(t, publish.KeyLatest, []byte(tr.Latest+"\n"))
-	tr.put(t, publish.KeyPreview, []byte(tr.Preview+"\n"))
+	if tr.Latest != "" {
+		tr.put(t, publish.KeyLatest, []byte(tr.Latest+"\n"))
+	}
+	if tr.Preview != "" {
+		tr.put(t, publish.KeyPreview, []byte(tr.Preview+"\n"))
+	}
 	return tr
 }
 

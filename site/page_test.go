@@ -277,8 +277,13 @@ func TestPageLogin(t *testing.T) {
 			"Logged in with the API key <strong>k-basic</strong> of acme (level basic).",
 			`<strong id="allowed">public, basic</strong>`,
 			`href="/bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz" data-link="download"`,
-			`Your organisation's level does not include full downloads.`,
+			`>Needs full access<`,
 			`id="logout"`,
+			// The install line of a binary that needs a login has the
+			// placeholder of the session's credential; a public one none.
+			`binary=engine version=26.1.1 api_key=API_KEY sh`,
+			`binary=treasury-cli version=26.1.1 sh`,
+			"Replace <code>API_KEY</code> with your organisation's API key.",
 		} {
 			if !strings.Contains(body, want) {
 				t.Errorf("the page after login lacks %s", want)
@@ -288,13 +293,23 @@ func TestPageLogin(t *testing.T) {
 
 	t.Run("TokenLifetime", func(t *testing.T) {
 		e := newPageEnv(t)
-		resp := e.login(t, e.client(t), pageToken, "")
+		c := e.client(t)
+		resp := e.login(t, c, pageToken, "")
 		ck := sessionCookie(resp)
 		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" || ck == nil {
 			t.Fatalf("token login = %d to %q", resp.StatusCode, resp.Header.Get("Location"))
 		}
 		if ck.MaxAge > int((2*time.Hour)/time.Second) {
 			t.Errorf("token session Max-Age = %d, outlives the token (2 h)", ck.MaxAge)
+		}
+		_, body := e.get(t, c, "/")
+		for _, want := range []string{
+			`binary=engine version=26.1.1 token=ACCESS_TOKEN sh`,
+			`curl -fsSL -H &#34;Authorization: Bearer ACCESS_TOKEN&#34; -o engine-26.1.1-linux-amd64.tar.gz`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the page of a token session lacks %s", want)
+			}
 		}
 	})
 

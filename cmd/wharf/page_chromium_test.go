@@ -73,7 +73,7 @@ func TestServePageChromium(t *testing.T) {
 
 	// A basic download: the login form, the API key, then the file.
 	file := "engine-26.1.1-linux-amd64.tar.gz"
-	do("download link", chromedp.Click(chromedp.CSS(`li[data-file="`+file+`"] a.dl`)), chromedp.WaitVisible(chromedp.ID("credential")))
+	do("download link", chromedp.Click(chromedp.CSS(`[data-file="`+file+`"] a.dl`)), chromedp.WaitVisible(chromedp.ID("credential")))
 	got, name, err := browsertest.Download(bctx, downloads, func() error {
 		return chromedp.Do(bctx, chromedp.SendKeys(chromedp.ID("credential"), apiKey), chromedp.Click(chromedp.ID("submit")))
 	})
