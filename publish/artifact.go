@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -86,21 +87,22 @@ func DefaultArtifacts() []ArtifactSpec {
 
 // Validate reports a configured artifact that cannot be published.
 func (a ArtifactSpec) Validate() error {
+	var errs []error
 	if !validName(a.Name) {
-		return fmt.Errorf("artifact %q: name must be lowercase letters, digits and inner dashes", a.Name)
+		errs = append(errs, fmt.Errorf("artifact %q: name must be lowercase letters, digits and inner dashes", a.Name))
 	}
 	if a.Kind != KindBinary && a.Kind != KindImage {
-		return fmt.Errorf("artifact %s: kind %q is neither %q nor %q", a.Name, a.Kind, KindBinary, KindImage)
+		errs = append(errs, fmt.Errorf("artifact %s: kind %q is neither %q nor %q", a.Name, a.Kind, KindBinary, KindImage))
 	}
 	switch a.Access {
 	case AccessPublic, AccessBasic, AccessFull:
 	default:
-		return fmt.Errorf("artifact %s: access %q is none of public, basic, full", a.Name, a.Access)
+		errs = append(errs, fmt.Errorf("artifact %s: access %q is none of public, basic, full", a.Name, a.Access))
 	}
 	if a.Executable != "" && !validExecutable(a.Executable) {
-		return fmt.Errorf("artifact %s: executable %q must be a plain file name of letters, digits and . _ + - (not starting with . or -)", a.Name, a.Executable)
+		errs = append(errs, fmt.Errorf("artifact %s: executable %q must be a plain file name of letters, digits and . _ + - (not starting with . or -)", a.Name, a.Executable))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // validExecutable reports whether s may name the executable in an

@@ -91,25 +91,27 @@ func ParseConfig(r io.Reader) (*Config, error) {
 	return &c, nil
 }
 
-// Validate checks every artifact and that names are unique.
+// Validate checks every artifact and that names are unique. It reports
+// every problem, one a line (errors.Join).
 func (c *Config) Validate() error {
 	if len(c.Artifacts) == 0 {
 		return errors.New("no artifacts configured")
 	}
+	var errs []error
 	seen := map[string]bool{}
 	for _, a := range c.Artifacts {
 		if err := a.Validate(); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 		if a.Kind == KindImage && a.Executable != "" {
-			return fmt.Errorf("artifact %s: an image has no executable", a.Name)
+			errs = append(errs, fmt.Errorf("artifact %s: an image has no executable", a.Name))
 		}
 		if seen[a.Name] {
-			return fmt.Errorf("artifact %s: configured twice", a.Name)
+			errs = append(errs, fmt.Errorf("artifact %s: configured twice", a.Name))
 		}
 		seen[a.Name] = true
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Input is one file of INPUT_DIR matched to a configured artifact build.
@@ -212,13 +214,29 @@ func (c *Config) inputNames() map[string]expected {
 // *InputError. Only the first bytes of a file are looked at, to check that
 // an archive is one. Inputs come in config and build order.
 func (c *Config) ScanInput(dir string, allowMissing bool) ([]Input, error) {
+	inputs, ierr, err := c.scan(dir, allowMissing)
+	if err != nil {
+		return nil, err
+	}
+	if ierr != nil {
+		return nil, ierr
+	}
+	if len(inputs) == 0 {
+		return nil, fmt.Errorf("input dir %s: no artifacts to publish", dir)
+	}
+	return inputs, nil
+}
+
+// scan matches the files of dir to the configured artifacts: the inputs
+// that are usable and, when anything is wrong, every problem.
+func (c *Config) scan(dir string, allowMissing bool) ([]Input, *InputError, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("input dir: %w", err)
+		return nil, nil, fmt.Errorf("input dir: %w", err)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("input dir: %w", err)
+		return nil, nil, fmt.Errorf("input dir: %w", err)
 	}
 	names := c.inputNames()
 	ierr := &InputError{Dir: dir}
@@ -271,12 +289,9 @@ func (c *Config) ScanInput(dir string, allowMissing bool) ([]Input, error) {
 		}
 	}
 	if len(ierr.Unknown)+len(ierr.Missing)+len(ierr.Bad) > 0 {
-		return nil, ierr
+		return inputs, ierr, nil
 	}
-	if len(inputs) == 0 {
-		return nil, fmt.Errorf("input dir %s: no artifacts to publish", dir)
-	}
-	return inputs, nil
+	return inputs, nil, nil
 }
 
 // badFileName explains why a name is refused outright, or returns "".

@@ -22,6 +22,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {},
 		Commands: []*cli.Command{
 			keygenCommand(),
+			initCommand(),
+			checkCommand(),
 			publishCommand(),
 			verifyCommand(),
 			serveCommand(),

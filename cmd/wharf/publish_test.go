@@ -101,7 +101,7 @@ func TestPublishCommand(t *testing.T) {
 }
 
 func TestHelpHasExample(t *testing.T) {
-	for _, cmd := range []string{"keygen", "publish", "verify"} {
+	for _, cmd := range []string{"keygen", "init", "check", "publish", "verify"} {
 		out, _, err := pubRun(t, cmd, "--help")
 		if err != nil || !strings.Contains(out, "Example") || !strings.Contains(out, "wharf "+cmd) {
 			t.Errorf("wharf %s --help = %v:\n%s", cmd, err, out)

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wharfhq/wharf/publish"
+)
+
+func checkCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "check a config and a build's output as publish would, and deeper, without publishing",
+		ArgsUsage: "INPUT_DIR",
+		Description: `Reads the config (--config, or the built-in list) and INPUT_DIR and lists
+every problem at once: config keys and values; file names matching no
+artifact; artifacts without their files; and what the files hold: a raw
+executable must be an ELF for its Linux platform, a Mach-O for macOS or a
+#! script; a ready .tar.gz must hold the configured executable at its top
+(where the install script takes it), executable and of the right format;
+an image .tar must be a docker save of one linux image of its platform.
+Exits 0 when publish would take the directory, 1 with the problems
+otherwise. Needs no key, store or network.
+
+Examples:
+   wharf check ./dist
+   wharf check --config wharf.toml ./dist`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Usage: "release contents `FILE` (wharf.toml); default: the built-in artifacts", EnvVars: []string{"WHARF_CONFIG"}},
+		},
+		Action: checkAction,
+	}
+}
+
+func checkAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usageError{errors.New("check: want one INPUT_DIR (see wharf check --help)")}
+	}
+	dir := c.Args().First()
+	cfg, err := publish.LoadConfig(c.String("config"))
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	inputs, problems, err := cfg.CheckInput(dir)
+	if err != nil {
+		return usageError{fmt.Errorf("check: %w", err)}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("check: %d problems in %s:\n  %s", len(problems), dir, strings.Join(problems, "\n  "))
+	}
+	fmt.Fprintf(c.App.Writer, "ok: %d files for %d artifacts in %s; publish would take them\n", len(inputs), len(cfg.Artifacts), dir)
+	return nil
+}
