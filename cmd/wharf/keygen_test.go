@@ -102,6 +102,9 @@ func TestVerify(t *testing.T) {
 	}()
 
 	os.WriteFile(filepath.Join(dir, "garbage.sig"), []byte("not base64!"), 0o644)
+	// The signature base64-decoded, as openssl's -signature takes it.
+	os.WriteFile(filepath.Join(dir, "der.sig"), der, 0o644)
+	os.WriteFile(tampered+".der", der, 0o644)
 	// Exit codes: 1 an invalid signature, 2 usage or I/O errors.
 	tests := []struct {
 		name    string
@@ -114,6 +117,8 @@ func TestVerify(t *testing.T) {
 		{"Tampered", []string{"--key", pub, tampered}, "INVALID", 1},
 		{"OtherKey", []string{"--key", otherPub, file}, "INVALID", 1},
 		{"GarbageSig", []string{"--key", pub, file, filepath.Join(dir, "garbage.sig")}, "INVALID", 1},
+		{"DERSig", []string{"--key", pub, file, filepath.Join(dir, "der.sig")}, "", 0},
+		{"DERSigTampered", []string{"--key", pub, tampered, tampered + ".der"}, "INVALID", 1},
 		{"MissingSig", []string{"--key", pub, file, filepath.Join(dir, "none.sig")}, "no such file", 2},
 		{"MissingFile", []string{"--key", pub, filepath.Join(dir, "none")}, "no such file", 2},
 		{"MissingKey", []string{"--key", filepath.Join(dir, "none.pub"), file}, "no such file", 2},
@@ -127,6 +132,9 @@ func TestVerify(t *testing.T) {
 			if tt.wantErr == "" {
 				if err != nil || !strings.Contains(out, "signature OK") {
 					t.Fatalf("verify = %q, %v; want OK", out, err)
+				}
+				if der := strings.Contains(out, "DER: base64-decoded already"); der != (tt.name == "DERSig") {
+					t.Errorf("verify = %q: says DER %v", out, der)
 				}
 				return
 			}

@@ -54,7 +54,7 @@ Examples:
 			&cli.BoolFlag{Name: "dry-run", Usage: "print every key that would be written, write nothing", EnvVars: []string{"WHARF_DRY_RUN"}},
 			&cli.BoolFlag{Name: "allow-missing", Usage: "publish a partial release when configured artifacts have no file", EnvVars: []string{"WHARF_ALLOW_MISSING"}},
 			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` for MinIO and other non-AWS stores: a URL (http://127.0.0.1:9000), or host:port for HTTPS", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
-			&cli.IntFlag{Name: "parallel", Value: 4, Usage: "concurrent artifact uploads", EnvVars: []string{"WHARF_PARALLEL"}},
+			&cli.IntFlag{Name: "parallel", Value: 4, Usage: "`N` concurrent artifact uploads", EnvVars: []string{"WHARF_PARALLEL"}},
 			&cli.StringFlag{Name: "input-dir", Hidden: true, EnvVars: []string{"WHARF_INPUT_DIR"}},
 		},
 		Action: publishAction,
@@ -72,6 +72,17 @@ func publishAction(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// Everything that can be checked without the store is checked before
+	// anything is printed or the store directory created.
+	if _, err := publish.ParseVersion(c.String("version")); err != nil {
+		return err
+	}
+	if err := publish.CheckBaseURL(c.String("base-url")); err != nil {
+		return err
+	}
+	if c.Int("parallel") < 1 {
+		return usageError{fmt.Errorf("publish: --parallel %d: want 1 or more concurrent uploads", c.Int("parallel"))}
+	}
 	cfg, err := publish.LoadConfig(c.String("config"))
 	if err != nil {
 		return err

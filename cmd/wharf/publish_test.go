@@ -76,24 +76,36 @@ func TestPublishCommand(t *testing.T) {
 		}
 	})
 	t.Run("Refused", func(t *testing.T) {
+		// Refused before anything is printed or a store directory made:
+		// fresh is never created.
+		fresh := filepath.Join(t.TempDir(), "fresh")
 		tests := []struct {
 			name string
 			args []string
 			want string
 		}{
 			{"NoInput", args, "want one INPUT_DIR"},
-			{"BadVersion", []string{"publish", "--version", "26.1", "--key", key, "--store", store, "--base-url", "http://x", input}, "malformed version"},
+			{"BadVersion", []string{"publish", "--version", "26.1", "--key", key, "--store", fresh, "--base-url", "http://x", input}, "malformed version"},
 			{"SameVersionOtherBytes", append(append([]string{}, args...), demoInputDir(t, "other")), "different content"},
-			{"BadKey", []string{"publish", "--version", "26.1.3", "--key", filepath.Join(store, "dl.pub"), "--store", store, "--base-url", "http://x", input}, "a public key"},
-			{"BadBaseURL", []string{"publish", "--version", "26.1.3", "--key", key, "--store", store, "--base-url", "dl.example.com", input}, "base URL"},
+			{"BadKey", []string{"publish", "--version", "26.1.3", "--key", filepath.Join(store, "dl.pub"), "--store", fresh, "--base-url", "http://x", input}, "a public key"},
+			{"BadBaseURL", []string{"publish", "--version", "26.1.3", "--key", key, "--store", fresh, "--base-url", "dl.example.com", input}, "base URL"},
+			{"BadConfig", []string{"publish", "--version", "26.1.3", "--key", key, "--store", fresh, "--base-url", "http://x", "--config", filepath.Join(dir, "none.toml"), input}, "none.toml"},
+			{"BadInput", []string{"publish", "--version", "26.1.3", "--key", key, "--store", fresh, "--base-url", "http://x", dir}, "unknown file"},
+			{"BadParallel", []string{"publish", "--version", "26.1.3", "--key", key, "--store", fresh, "--base-url", "http://x", "--parallel", "0", input}, "--parallel 0"},
 			{"BadStore", []string{"publish", "--version", "26.1.3", "--key", key, "--store", "ftp://x/y", "--base-url", "http://x", input}, "want a directory or s3://"},
 			{"MissingFlag", []string{"publish", "--key", key, input}, "Required flag"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				_, _, err := pubRun(t, tt.args...)
+				_, logs, err := pubRun(t, tt.args...)
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Errorf("publish = %v, want an error mentioning %q", err, tt.want)
+				}
+				if tt.name != "SameVersionOtherBytes" && strings.Contains(logs, "publishing") {
+					t.Errorf("refused after it said it was publishing:\n%s", logs)
+				}
+				if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+					t.Errorf("a refused publish created the store directory (%v)", err)
 				}
 			})
 		}

@@ -166,7 +166,7 @@ func TestAdminErrors(t *testing.T) {
 		{[]string{"org", "set-level", "nope", "full"}, "not found"},
 		{[]string{"apikey", "create", "--org", "nope"}, "not found"},
 		{[]string{"apikey", "revoke", "123"}, "not found"},
-		{[]string{"token", "create", "--user", "nobody"}, "not found"},
+		{[]string{"token", "create", "--user", "nobody"}, "no user nobody in " + db + "; add one with: wharf user add nobody --org ORG"},
 		{[]string{"user", "add", "bob", "--org", "nope"}, "not found"},
 		{[]string{"serve", "--store", "ftp://x"}, "want a directory"},
 		{[]string{"serve", "--base-url", "https://ci:secret@dl.example.com"}, "user:password@"},

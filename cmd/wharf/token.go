@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,7 +35,11 @@ Example:
 					if c.NArg() != 0 {
 						return fmt.Errorf("token create: unexpected argument %q (the user is --user)", c.Args().First())
 					}
-					tok, exp, err := db.CreateToken(ctx, c.String("user"))
+					user := c.String("user")
+					tok, exp, err := db.CreateToken(ctx, user)
+					if errors.Is(err, auth.ErrNotFound) {
+						return fmt.Errorf("token create: no user %s in %s; add one with: wharf user add %s --org ORG (wharf org list shows the organisations)", user, c.String("db"), user)
+					}
 					if err != nil {
 						return fmt.Errorf("token create: %w", err)
 					}
