@@ -52,6 +52,15 @@ type Store interface {
 	// an account subscribed to it. Its cost does not grow with the depth
 	// of the cursor. Errors: ErrNotSubscribed.
 	AccountBalanceChanges(ctx context.Context, account int64, chain, address string, after *ChangeCursor, limit int) ([]BalanceChange, error)
+	// SubscriptionBalances, SubscriptionTransactions and
+	// SubscriptionBalanceChanges are AccountBalances, AccountTransactions
+	// and AccountBalanceChanges that also return the account's
+	// subscription to address, with its state and covered range (not its
+	// creation time), from the same read: what the API tells beside every
+	// read of an address.
+	SubscriptionBalances(ctx context.Context, account int64, chain, address string) (Subscription, []Balance, error)
+	SubscriptionTransactions(ctx context.Context, account int64, chain, address string, after *TxCursor, limit int) (Subscription, []Transaction, error)
+	SubscriptionBalanceChanges(ctx context.Context, account int64, chain, address string, after *ChangeCursor, limit int) (Subscription, []BalanceChange, error)
 	// Head returns the newest stored block of chain; ok is false when none is.
 	Head(ctx context.Context, chain string) (b Block, ok bool, err error)
 

@@ -115,13 +115,14 @@ func (s *Server) balances(w http.ResponseWriter, r *http.Request, a query.Accoun
 	if err := noParams(r); err != nil {
 		return err
 	}
-	bs, err := s.store.AccountBalances(r.Context(), a.ID, chain, address)
+	sub, bs, err := s.store.SubscriptionBalances(r.Context(), a.ID, chain, address)
 	if errors.Is(err, query.ErrNotSubscribed) {
 		return notSubscribed(address)
 	}
 	if err != nil {
 		return err
 	}
+	setState(w, sub)
 	body := balancesBody{Balances: make([]balance, len(bs))}
 	for i, b := range bs {
 		body.Balances[i] = balance{Asset: b.Asset, Contract: b.Contract, Symbol: b.Symbol, Decimals: b.Decimals,
@@ -140,7 +141,7 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Ac
 	if err != nil {
 		return err
 	}
-	txs, err := s.store.AccountTransactions(r.Context(), a.ID, p.chain, p.address, after, p.size+1)
+	sub, txs, err := s.store.SubscriptionTransactions(r.Context(), a.ID, p.chain, p.address, after, p.size+1)
 	if errors.Is(err, query.ErrNotSubscribed) {
 		return notSubscribed(p.address)
 	}
@@ -157,6 +158,7 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Ac
 	if err != nil {
 		return err
 	}
+	setState(w, sub)
 	s.writeTransactionPage(w, txs, p.address, next, head)
 	return nil
 }

@@ -21,10 +21,10 @@ var routes = []route{
 	{"GET /v1/chains/{chain}/addresses/{address}", (*Server).getSubscription},
 	{"GET /v1/addresses", (*Server).listAll},
 	{"GET /v1/chains/{chain}/addresses", (*Server).listChain},
-	{"GET /v1/chains/{chain}/addresses/{address}/balances", withState((*Server).balances)},
-	{"GET /v1/chains/{chain}/addresses/{address}/transactions", withState((*Server).transactions)},
+	{"GET /v1/chains/{chain}/addresses/{address}/balances", (*Server).balances},
+	{"GET /v1/chains/{chain}/addresses/{address}/transactions", (*Server).transactions},
 	{"GET /v1/chains/{chain}/transactions/{hash}", (*Server).transaction},
-	{"GET /v1/chains/{chain}/addresses/{address}/balance_changes", withState((*Server).balanceChanges)},
+	{"GET /v1/chains/{chain}/addresses/{address}/balance_changes", (*Server).balanceChanges},
 }
 
 // Handle mounts h on the API's mux, for an endpoint beside /v1 that

@@ -60,7 +60,7 @@ func (s *Server) balanceChanges(w http.ResponseWriter, r *http.Request, a query.
 	if err != nil {
 		return err
 	}
-	rows, err := s.store.AccountBalanceChanges(r.Context(), a.ID, p.chain, p.address, after, p.size+1)
+	sub, rows, err := s.store.SubscriptionBalanceChanges(r.Context(), a.ID, p.chain, p.address, after, p.size+1)
 	if errors.Is(err, query.ErrNotSubscribed) {
 		return notSubscribed(p.address)
 	}
@@ -73,6 +73,7 @@ func (s *Server) balanceChanges(w http.ResponseWriter, r *http.Request, a query.
 		last := rows[len(rows)-1]
 		next = p.next(appendString(appendUvarint(nil, last.Block), last.Contract))
 	}
+	setState(w, sub)
 	buf := s.bufs.get()
 	defer s.bufs.put(buf)
 	*buf = append(appendBalanceChangePage((*buf)[:0], rows, next), '\n')

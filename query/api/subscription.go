@@ -98,27 +98,20 @@ func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request, a query
 
 // Headers of the reads of an address's data: its subscription's state
 // and covered range, so that a read during SYNCING says what it answers
-// (what is stored so far) without another request.
+// (what is stored so far) without another request. The store reads them
+// in the same statement as the data (Store.SubscriptionBalances and its
+// siblings): no read of its own.
 const (
 	headerState        = "Addrd-Subscription-State"
 	headerHistoryStart = "Addrd-History-Start-Block"
 )
 
-// withState runs a read of an address's data with the headers of its
-// subscription's state set; a request that is not subscribed (or not
-// well-formed) gets the read's own answer.
-func withState(read func(s *Server, w http.ResponseWriter, r *http.Request, a query.Account) error) func(s *Server, w http.ResponseWriter, r *http.Request, a query.Account) error {
-	return func(s *Server, w http.ResponseWriter, r *http.Request, a query.Account) error {
-		if chain, address, err := s.chainAddress(r); err == nil {
-			sub, err := s.store.Subscription(r.Context(), a.ID, chain, address)
-			if err == nil {
-				w.Header().Set(headerState, sub.State)
-				if sub.Covered {
-					w.Header().Set(headerHistoryStart, strconv.FormatUint(sub.HistoryStart, 10))
-				}
-			}
-		}
-		return read(s, w, r, a)
+// setState sets the headers of sub's state on a read of its address.
+func setState(w http.ResponseWriter, sub query.Subscription) {
+	h := w.Header()
+	h.Set(headerState, sub.State)
+	if sub.Covered {
+		h.Set(headerHistoryStart, strconv.FormatUint(sub.HistoryStart, 10))
 	}
 }
 

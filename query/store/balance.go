@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 	"time"
 
@@ -36,30 +37,69 @@ func (db *DB) Balances(ctx context.Context, chain, address string) ([]query.Bala
 	return balances(rows), nil
 }
 
-// accountBalances reads an address's balances for a requester, checking
-// the subscription in the same statement (an uncorrelated EXISTS, which
-// both databases evaluate once).
-const accountBalances = `SELECT chain, address, contract, asset, symbol, decimals, amount, block_number, updated
-	FROM balances WHERE chain = $1 AND address = $2
-	AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $3 AND chain = $1 AND address = $2)
-	ORDER BY CASE WHEN asset = 'native' THEN 0 ELSE 1 END, contract`
+// subscriptionBalances reads a requester's subscription state and the
+// address's balances, in one statement: a row for each balance, or one
+// with NULL balance columns when there is none; no row when the
+// requester is not subscribed.
+const subscriptionBalances = `SELECT ` + subscriptionState + `,
+	b.contract, b.asset, b.symbol, b.decimals, b.amount, b.block_number, b.updated
+	FROM ` + subscriptionTables + `
+	LEFT JOIN balances AS b ON b.chain = s.chain AND b.address = s.address
+	WHERE s.account_id = $1 AND s.chain = $2 AND s.address = $3
+	ORDER BY CASE WHEN b.asset = 'native' THEN 0 ELSE 1 END, b.contract`
 
 // AccountBalances is Balances for a requester, who must be subscribed to
 // address.
 func (db *DB) AccountBalances(ctx context.Context, account int64, chain, address string) ([]query.Balance, error) {
-	var rows []balanceRow
-	r, err := db.queryHot(ctx, accountBalances, chain, address, account)
-	if err == nil {
-		err = db.r.ScanRows(ctx, r, &rows) // closes r
-	}
-	if err == nil && len(rows) == 0 {
-		// Nothing: no balances yet, or no subscription.
-		err = db.readable(ctx, account, chain, address)
-	}
+	_, bs, err := db.SubscriptionBalances(ctx, account, chain, address)
+	return bs, err
+}
+
+// SubscriptionBalances returns the account's subscription to address,
+// with its state and covered range (not its creation time), and the
+// address's balances, native first, in one read. Errors:
+// query.ErrNotSubscribed.
+func (db *DB) SubscriptionBalances(ctx context.Context, account int64, chain, address string) (query.Subscription, []query.Balance, error) {
+	rows, err := db.queryHot(ctx, subscriptionBalances, account, chain, address)
 	if err != nil {
-		return nil, wrap("balances", err)
+		return query.Subscription{}, nil, wrap("balances", err)
 	}
-	return balances(rows), nil
+	defer rows.Close()
+	var (
+		sub   = query.Subscription{Chain: chain, Address: address}
+		state sql.RawBytes
+		b     struct {
+			contract, asset, symbol, amount sql.NullString
+			decimals, block                 sql.NullInt64
+			updated                         sql.NullTime
+		}
+		out   = []query.Balance{}
+		found bool
+	)
+	for rows.Next() {
+		if err := rows.Scan(&state, &b.contract, &b.asset, &b.symbol, &b.decimals, &b.amount, &b.block, &b.updated); err != nil {
+			return query.Subscription{}, nil, wrap("balances", err)
+		}
+		if !found {
+			if err := parseState(&sub, state); err != nil {
+				return query.Subscription{}, nil, wrap("balances", err)
+			}
+			found = true
+		}
+		if !b.contract.Valid {
+			continue // no balances
+		}
+		out = append(out, query.Balance{Chain: chain, Address: address, Asset: b.asset.String, Contract: b.contract.String,
+			Symbol: b.symbol.String, Decimals: int(b.decimals.Int64), Amount: b.amount.String, Block: uint64(b.block.Int64),
+			Updated: utc(b.updated.Time)})
+	}
+	if err := rows.Err(); err != nil {
+		return query.Subscription{}, nil, wrap("balances", err)
+	}
+	if !found {
+		return query.Subscription{}, nil, wrap("balances", query.ErrNotSubscribed)
+	}
+	return sub, out, nil
 }
 
 func balances(rows []balanceRow) []query.Balance {

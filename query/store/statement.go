@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/big"
 	"slices"
@@ -93,55 +92,57 @@ type headRow struct {
 	Balance  string `bun:"balance"`
 }
 
-// The statement page: like the transactions page (txpage.go), one range
-// read that checks the subscription in the same statement.
+// The statement page: like the transactions page (txpage.go), a row of
+// the requester's subscription state, then one range read, in one column
+// (statement documents begin with a digit too).
 const (
-	changePageFirst = `SELECT doc FROM balance_changes WHERE chain = $1 AND address = $2
-		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $4 AND chain = $1 AND address = $2)
-		ORDER BY block_number DESC, contract DESC LIMIT $3`
-	changePageAfter = `SELECT doc FROM balance_changes WHERE chain = $1 AND address = $2 AND (block_number, contract) < ($3, $5)
-		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $6 AND chain = $1 AND address = $2)
-		ORDER BY block_number DESC, contract DESC LIMIT $4`
+	changePageFirst = `SELECT ` + subscriptionState + ` FROM ` + subscriptionTables + `
+		WHERE s.account_id = $4 AND s.chain = $1 AND s.address = $2
+		UNION ALL
+		SELECT p.doc FROM (SELECT doc FROM balance_changes
+			WHERE chain = $1 AND address = $2
+			AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $4 AND chain = $1 AND address = $2)
+			ORDER BY block_number DESC, contract DESC LIMIT $3) AS p`
+	changePageAfter = `SELECT ` + subscriptionState + ` FROM ` + subscriptionTables + `
+		WHERE s.account_id = $6 AND s.chain = $1 AND s.address = $2
+		UNION ALL
+		SELECT p.doc FROM (SELECT doc FROM balance_changes
+			WHERE chain = $1 AND address = $2 AND (block_number, contract) < ($3, $5)
+			AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $6 AND chain = $1 AND address = $2)
+			ORDER BY block_number DESC, contract DESC LIMIT $4) AS p`
 )
 
 // AccountBalanceChanges returns the statement of address after the
 // cursor, newest first, at most limit rows, to an account subscribed to
 // it. Errors: query.ErrNotSubscribed.
 func (db *DB) AccountBalanceChanges(ctx context.Context, account int64, chain, address string, after *query.ChangeCursor, limit int) ([]query.BalanceChange, error) {
+	_, out, err := db.SubscriptionBalanceChanges(ctx, account, chain, address, after, limit)
+	return out, err
+}
+
+// SubscriptionBalanceChanges returns the account's subscription to
+// address, with its state and covered range (not its creation time), and
+// the page of
+// AccountBalanceChanges, in one read. Errors: query.ErrNotSubscribed.
+func (db *DB) SubscriptionBalanceChanges(ctx context.Context, account int64, chain, address string, after *query.ChangeCursor, limit int) (query.Subscription, []query.BalanceChange, error) {
 	if limit <= 0 {
-		return nil, wrap("balance changes", db.readable(ctx, account, chain, address))
+		sub, err := db.Subscription(ctx, account, chain, address)
+		return sub, nil, wrap("balance changes", err)
 	}
 	q, args := changePageFirst, []any{chain, address, limit, account}
 	if after != nil {
 		q, args = changePageAfter, []any{chain, address, after.Block, limit, after.Contract, account}
 	}
-	rows, err := db.queryHot(ctx, q, args...)
-	if err != nil {
-		return nil, wrap("balance changes", err)
-	}
-	defer rows.Close()
 	out := make([]query.BalanceChange, 0, min(limit, 64))
-	var doc sql.RawBytes
-	for rows.Next() {
-		if err := rows.Scan(&doc); err != nil {
-			return nil, wrap("balance changes", err)
-		}
+	sub, err := db.readPage(ctx, chain, address, q, args, func(doc []byte) error {
 		c, err := parseChangeDoc(chain, address, doc)
-		if err != nil {
-			return nil, wrap("balance changes", err)
-		}
 		out = append(out, c)
+		return err
+	})
+	if err != nil {
+		return query.Subscription{}, nil, wrap("balance changes", err)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("balance changes", err)
-	}
-	rows.Close()
-	if len(out) == 0 {
-		if err := db.readable(ctx, account, chain, address); err != nil {
-			return nil, wrap("balance changes", err)
-		}
-	}
-	return out, nil
+	return sub, out, nil
 }
 
 // StatementHeads returns where the statements of addresses stand.

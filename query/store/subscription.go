@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -148,7 +149,7 @@ func (db *DB) Subscribed(ctx context.Context, account int64, chain string, addre
 	}
 	var ok bool
 	if len(addresses) == 1 {
-		// Every read of an address asks this first.
+		// Prepared: the answer to a page token that does not decode asks it.
 		err := db.queryHotRow(ctx, subscribedOne, []any{account, chain, addresses[0]}, &ok)
 		return ok, wrap("subscribed", err)
 	}
@@ -168,16 +169,6 @@ func (db *DB) Covers(ctx context.Context, account int64, chain string, block uin
 		WHERE s.account_id = ? AND s.chain = ? AND s.address IN (?) AND t.history_start <= ?)`,
 		account, chain, bun.List(addresses), block).Scan(ctx, &ok)
 	return ok, wrap("covers", err)
-}
-
-// readable returns query.ErrNotSubscribed unless the account is
-// subscribed to address.
-func (db *DB) readable(ctx context.Context, account int64, chain, address string) error {
-	ok, err := db.Subscribed(ctx, account, chain, address)
-	if err == nil && !ok {
-		err = query.ErrNotSubscribed
-	}
-	return err
 }
 
 type subscriptionRow struct {
@@ -334,9 +325,43 @@ func (db *DB) StoreBackfill(ctx context.Context, chain string, job query.Backfil
 	}))
 }
 
+// The columns of a requester's subscription with its state, and the
+// tables they come from (s and t).
+const (
+	subscriptionColumns = `s.created, t.needs_sync OR t.backfill_next IS NOT NULL, t.history_start`
+	subscriptionTables  = `subscriptions AS s JOIN tracked AS t ON t.chain = s.chain AND t.address = s.address`
+)
+
+// subscriptionState is the state of a requester's subscription as one
+// text column: "S" (syncing) or "A", then the first block of its covered
+// range (none when it has none). Every read of an address's data selects
+// it from subscriptionTables, in the same statement as the data, so that
+// a read tells its state and covered range without a read of its own; a
+// page selects it in the column of its documents (txpage.go), which never
+// begin with a letter.
+const subscriptionState = `CASE WHEN t.needs_sync OR t.backfill_next IS NOT NULL THEN 'S' ELSE 'A' END || COALESCE(CAST(t.history_start AS TEXT), '')`
+
+// parseState reads a subscriptionState value into sub.
+func parseState(sub *query.Subscription, v []byte) error {
+	if len(v) == 0 || (v[0] != 'S' && v[0] != 'A') {
+		return fmt.Errorf("subscription state %q", v)
+	}
+	sub.State, sub.Covered = query.StateActive, len(v) > 1
+	if sub.Covered {
+		n, err := strconv.ParseUint(string(v[1:]), 10, 64)
+		if err != nil {
+			return fmt.Errorf("subscription state %q", v)
+		}
+		sub.HistoryStart = n
+	}
+	if v[0] == 'S' || !sub.Covered {
+		sub.State = query.StateSyncing
+	}
+	return nil
+}
+
 // subscriptionOne reads a requester's subscription with its state.
-const subscriptionOne = `SELECT s.created, t.needs_sync OR t.backfill_next IS NOT NULL, t.history_start
-	FROM subscriptions AS s JOIN tracked AS t ON t.chain = s.chain AND t.address = s.address
+const subscriptionOne = `SELECT ` + subscriptionColumns + ` FROM ` + subscriptionTables + `
 	WHERE s.account_id = $1 AND s.chain = $2 AND s.address = $3`
 
 // Subscription returns the account's subscription to address, with its

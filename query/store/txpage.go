@@ -12,21 +12,31 @@ import (
 // of tx_addresses, whose rows carry their transaction's document (see
 // txdoc.go), through prepared statements on PostgreSQL (prepared.go): no
 // query is built, parsed or planned per request, and no reflection scans
-// the rows. A requester's page checks the subscription in the same
-// statement: an uncorrelated EXISTS, which both databases evaluate once.
+// the rows. A requester's page reads its subscription, with its state, in
+// the same statement.
 const (
 	txPageFirst = `SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2
 		ORDER BY block_number DESC, tx_index DESC LIMIT $3`
 	txPageAfter = `SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2 AND (block_number, tx_index) < ($3, $4)
 		ORDER BY block_number DESC, tx_index DESC LIMIT $5`
-	accountTxPageFirst = `SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2
-		AND block_number >= ` + coveredFrom + `
-		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $4 AND chain = $1 AND address = $2)
-		ORDER BY block_number DESC, tx_index DESC LIMIT $3`
-	accountTxPageAfter = `SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2 AND (block_number, tx_index) < ($3, $4)
-		AND block_number >= ` + coveredFrom + `
-		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $6 AND chain = $1 AND address = $2)
-		ORDER BY block_number DESC, tx_index DESC LIMIT $5`
+	// A requester's page: a row of its subscription's state (none: not
+	// subscribed), then the page, in one column (readPage). The page
+	// checks the subscription too (an uncorrelated EXISTS, evaluated
+	// once), so that a requester not subscribed gets no row at all.
+	subscriptionTxPageFirst = `SELECT ` + subscriptionState + ` FROM ` + subscriptionTables + `
+		WHERE s.account_id = $4 AND s.chain = $1 AND s.address = $2
+		UNION ALL
+		SELECT p.doc FROM (SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2
+			AND block_number >= ` + coveredFrom + `
+			AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $4 AND chain = $1 AND address = $2)
+			ORDER BY block_number DESC, tx_index DESC LIMIT $3) AS p`
+	subscriptionTxPageAfter = `SELECT ` + subscriptionState + ` FROM ` + subscriptionTables + `
+		WHERE s.account_id = $6 AND s.chain = $1 AND s.address = $2
+		UNION ALL
+		SELECT p.doc FROM (SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2
+			AND (block_number, tx_index) < ($3, $4) AND block_number >= ` + coveredFrom + `
+			AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $6 AND chain = $1 AND address = $2)
+			ORDER BY block_number DESC, tx_index DESC LIMIT $5) AS p`
 )
 
 // coveredFrom is the first block of the address's covered range (none
@@ -41,24 +51,89 @@ var errNoDoc = errors.New("row without a transaction document")
 // AccountTransactions is Transactions for a requester, who must be
 // subscribed to address.
 func (db *DB) AccountTransactions(ctx context.Context, account int64, chain, address string, after *query.TxCursor, limit int) ([]query.Transaction, error) {
+	_, txs, err := db.SubscriptionTransactions(ctx, account, chain, address, after, limit)
+	return txs, err
+}
+
+// SubscriptionTransactions returns the account's subscription to
+// address, with its state and covered range (not its creation time), and
+// the page of
+// AccountTransactions, in one read. Errors: query.ErrNotSubscribed.
+func (db *DB) SubscriptionTransactions(ctx context.Context, account int64, chain, address string, after *query.TxCursor, limit int) (query.Subscription, []query.Transaction, error) {
 	if limit <= 0 {
-		return nil, wrap("transactions", db.readable(ctx, account, chain, address))
+		sub, err := db.Subscription(ctx, account, chain, address)
+		return sub, nil, wrap("transactions", err)
 	}
-	q, args := accountTxPageFirst, []any{chain, address, limit, account}
+	q, args := subscriptionTxPageFirst, []any{chain, address, limit, account}
 	if after != nil {
-		q, args = accountTxPageAfter, []any{chain, address, after.BlockNumber, after.Index, limit, account}
+		q, args = subscriptionTxPageAfter, []any{chain, address, after.BlockNumber, after.Index, limit, account}
 	}
-	txs, err := db.transactionPage(ctx, chain, q, args, limit)
-	if errors.Is(err, errNoDoc) {
-		if err = db.readable(ctx, account, chain, address); err == nil {
-			txs, err = db.transactions(ctx, db.r, chain, address, after, limit)
+	var (
+		txs   = make([]query.Transaction, 0, min(limit, 64))
+		noDoc bool
+	)
+	sub, err := db.readPage(ctx, chain, address, q, args, func(doc []byte) error {
+		if doc == nil {
+			noDoc = true
+			return nil
+		}
+		t, err := parseTxDoc(chain, doc)
+		txs = append(txs, t)
+		return err
+	})
+	if err == nil && noDoc {
+		// A row written before migration 0002: the page by joins.
+		txs, err = db.transactions(ctx, db.r, chain, address, after, limit)
+	}
+	if err != nil {
+		return query.Subscription{}, nil, wrap("transactions", err)
+	}
+	return sub, txs, nil
+}
+
+// readPage runs q, a read of a page of documents with the requester's
+// subscription state, all in one column: the row of the state
+// (subscriptionState, which begins with a letter) and the rows of the
+// page (documents, which begin with a digit; NULL in a row written
+// before documents were). It passes each page row's document to row, in
+// order, and returns the subscription; query.ErrNotSubscribed when there
+// is none. The state row is told apart by its first byte, not by its
+// place, which UNION ALL does not promise (the page's rows come in the
+// page's order). A page row costs what it cost without the state: its
+// document alone.
+func (db *DB) readPage(ctx context.Context, chain, address, q string, args []any, row func(doc []byte) error) (query.Subscription, error) {
+	rows, err := db.queryHot(ctx, q, args...)
+	if err != nil {
+		return query.Subscription{}, err
+	}
+	defer rows.Close()
+	var (
+		sub   = query.Subscription{Chain: chain, Address: address}
+		v     sql.RawBytes
+		found bool
+	)
+	for rows.Next() {
+		if err := rows.Scan(&v); err != nil {
+			return query.Subscription{}, err
+		}
+		if len(v) > 0 && (v[0] == 'S' || v[0] == 'A') {
+			if err := parseState(&sub, v); err != nil {
+				return query.Subscription{}, err
+			}
+			found = true
+			continue
+		}
+		if err := row(v); err != nil {
+			return query.Subscription{}, err
 		}
 	}
-	if err == nil && len(txs) == 0 {
-		// Nothing: no transactions, or no subscription.
-		err = db.readable(ctx, account, chain, address)
+	if err := rows.Err(); err != nil {
+		return query.Subscription{}, err
 	}
-	return txs, wrap("transactions", err)
+	if !found {
+		return query.Subscription{}, query.ErrNotSubscribed
+	}
+	return sub, nil
 }
 
 // transactionPage reads a page of documents with q; errNoDoc when a row
