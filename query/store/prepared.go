@@ -8,9 +8,9 @@ import (
 	"sync"
 )
 
-// stmtCache holds the statements of the hot reads on PostgreSQL,
-// prepared on first use (so that Open succeeds while the database is
-// away) and closed by DB.Close. database/sql prepares a statement again on
+// stmtCache holds the statements of the hot reads, prepared on first use
+// (so that Open succeeds while the database is away) and closed by
+// DB.Close. database/sql prepares a statement again on
 // each pooled connection as needed; a request then skips parsing and
 // planning. The queries are constants written with $n placeholders, which
 // both dialects take.
@@ -49,14 +49,14 @@ func (c *stmtCache) close() error {
 	return errors.Join(errs...)
 }
 
-// queryHot runs one of the hot reads: prepared on PostgreSQL; directly on
-// SQLite, whose driver prepares every query anyway, so that a
-// database/sql Stmt there only adds its bookkeeping (measured: a balances
-// request ~10% slower).
+// queryHot runs one of the hot reads as a prepared statement, on either
+// database: none is parsed nor planned per request. On SQLite, parsing
+// and planning were half of a balances request's CPU, more than the read
+// itself (BenchmarkHTTP's profile; an earlier measurement that found a
+// database/sql Stmt 10% slower there was taken with ANALYZE's statistics
+// in the file, which make SQLite compile a statement again at every new
+// binding anyway).
 func (db *DB) queryHot(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if !db.postgres {
-		return db.r.DB.QueryContext(ctx, query, args...)
-	}
 	stmt, err := db.stmts.get(ctx, db.r.DB, query)
 	if err != nil {
 		return nil, err
