@@ -99,3 +99,6 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 // OpenAPIYAML is the served description, for the response validation of
 // the tests.
 var OpenAPIYAML = openapiYAML
+
+// QuoteJSON is appendJSONString of s.
+func QuoteJSON(s string) string { return string(appendJSONString(nil, s)) }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -29,6 +30,19 @@ func TestBalanceChangePageJSON(t *testing.T) {
 		got, want := api.EncodeBalanceChangePage(s, i)
 		if got != want {
 			t.Errorf("with %q:\n got %s\nwant %s", s, got, want)
+		}
+	}
+}
+
+// TestQuoteJSONEveryByte: every byte, alone and amid plain text, is
+// quoted as json.Marshal quotes it.
+func TestQuoteJSONEveryByte(t *testing.T) {
+	for c := range 256 {
+		for _, s := range []string{string([]byte{byte(c)}), "0x" + string([]byte{byte(c)}) + "ff"} {
+			want, _ := json.Marshal(s)
+			if got := api.QuoteJSON(s); got != string(want) {
+				t.Errorf("%q: got %s, want %s", s, got, want)
+			}
 		}
 	}
 }
