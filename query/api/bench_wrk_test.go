@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -27,6 +29,8 @@ import (
 
 // benchServer is the API over db on loopback, with a constant JSON
 // handler behind the same auth at /bench/constant, and wrk to drive it.
+// It logs as addrd serve does (a text line a request, at level info),
+// into io.Discard: the line's cost is measured, not a terminal's.
 type benchServer struct {
 	b    *testing.B
 	wrk  string
@@ -39,7 +43,8 @@ type benchServer struct {
 func newBenchServer(b *testing.B, db *store.DB, name, keyID, secret string) *benchServer {
 	b.Helper()
 	wrk := testenv.Tool(b, "wrk")
-	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Metrics: prometheus.NewRegistry(), MaxInFlight: db.Readers()})
+	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Logger: log, Metrics: prometheus.NewRegistry(), MaxInFlight: db.Readers()})
 	s.Handle("GET /bench/constant", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}` + "\n"))

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -63,4 +64,52 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkReads times the API's reads through the store alone, one at a
+// time (no HTTP, no concurrency): the key check, then balances, the first
+// page of transactions and the first page of the statement each with the
+// requester's subscription, over 10,000 subscribed addresses and 100,000
+// transactions (WHARF_BENCH_TXS sets another number). Run it with
+// -count 6 and compare with benchstat: it is quick enough to try a
+// change to a query or a driver setting before the HTTP benchmark.
+func BenchmarkReads(b *testing.B) {
+	if os.Getenv("WHARF_BENCH_TXS") == "" {
+		b.Setenv("WHARF_BENCH_TXS", "100000")
+	}
+	benchdata.Run(b, testenv.Postgres, func(b *testing.B, db *store.DB, id, secret string) {
+		ctx := context.Background()
+		acct, err := db.Authenticate(ctx, id, secret)
+		if err != nil {
+			b.Fatal(err)
+		}
+		hot, other := benchdata.Address(1), benchdata.Address(2)
+		for _, r := range []struct {
+			name string
+			read func() (int, error)
+		}{
+			{"auth", func() (int, error) { _, err := db.Authenticate(ctx, id, secret); return 1, err }},
+			{"balances", func() (int, error) {
+				_, bs, err := db.SubscriptionBalances(ctx, acct.ID, "ETH", other)
+				return len(bs), err
+			}},
+			{"transactions", func() (int, error) {
+				_, txs, err := db.SubscriptionTransactions(ctx, acct.ID, "ETH", hot, nil, 51)
+				return len(txs), err
+			}},
+			{"statement", func() (int, error) {
+				_, rows, err := db.SubscriptionBalanceChanges(ctx, acct.ID, "ETH", hot, nil, 51)
+				return len(rows), err
+			}},
+		} {
+			b.Run(r.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if n, err := r.read(); err != nil || n == 0 {
+						b.Fatalf("%s: %d, %v", r.name, n, err)
+					}
+				}
+			})
+		}
+	})
 }
