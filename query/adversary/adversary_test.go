@@ -1,0 +1,403 @@
+package adversary_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query/adversary"
+	"github.com/wharfhq/wharf/query/api"
+	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/fetch"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const chainName = "ETH"
+
+// simChain is the in-process dev chain as an adversary.Chain: a block
+// when Seal is called.
+type simChain struct {
+	dev *eth.Dev
+	rpc *rpc.Client
+}
+
+func (c *simChain) URL() string { return c.dev.URL }
+
+func (c *simChain) Fund(ctx context.Context, to []common.Address, wei *big.Int) error {
+	key := eth.DevKey(0)
+	var id hexutil.Big
+	if err := c.rpc.CallContext(ctx, &id, "eth_chainId"); err != nil {
+		return err
+	}
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	var nonce hexutil.Uint64
+	if err := c.rpc.CallContext(ctx, &nonce, "eth_getTransactionCount", from, "pending"); err != nil {
+		return err
+	}
+	var sent []common.Hash
+	for i, a := range to {
+		tx, err := types.SignNewTx(key, types.LatestSignerForChainID(id.ToInt()), &types.DynamicFeeTx{
+			ChainID: id.ToInt(), Nonce: uint64(nonce) + uint64(i), To: &a, Value: wei, Gas: 100_000,
+			GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(200e9)})
+		if err != nil {
+			return err
+		}
+		raw, _ := tx.MarshalBinary()
+		if err := c.rpc.CallContext(ctx, nil, "eth_sendRawTransaction", hexutil.Encode(raw)); err != nil {
+			return err
+		}
+		sent = append(sent, tx.Hash())
+	}
+	return c.Seal(ctx, sent)
+}
+
+func (c *simChain) Seal(ctx context.Context, sent []common.Hash) error {
+	for range 3 {
+		c.dev.Commit()
+		left := sent[:0]
+		for _, h := range sent {
+			if !c.dev.Mined(ctx, h) {
+				left = append(left, h)
+			}
+		}
+		if sent = left; len(sent) == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("%d transactions not mined after 3 blocks, first %s", len(sent), sent[0].Hex())
+}
+
+// gethChain is a real geth --dev: it mines as transactions arrive.
+type gethChain struct{ g *testenv.Geth }
+
+func (c gethChain) URL() string { return c.g.URL }
+
+func (c gethChain) Fund(ctx context.Context, to []common.Address, wei *big.Int) error {
+	for _, a := range to {
+		r, err := c.g.Send(ctx, map[string]any{"from": c.g.Account, "to": a.Hex(), "value": hexutil.EncodeBig(wei)})
+		if err != nil {
+			return err
+		}
+		if r["status"] != "0x1" {
+			return fmt.Errorf("funding %s failed: %v", a.Hex(), r)
+		}
+	}
+	return nil
+}
+
+func (c gethChain) Seal(ctx context.Context, sent []common.Hash) error {
+	for _, h := range sent {
+		if _, err := c.g.Receipt(ctx, h.Hex()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run is one scenario: its seed chooses everything else.
+type run struct {
+	seed     uint64
+	geth     bool
+	postgres bool
+	traces   bool
+	all      bool   // --backfill-blocks all
+	window   uint64 // else --backfill-blocks window
+	refresh  bool   // every step refreshes the balances
+	rounds   int
+}
+
+func newRun(seed uint64, geth bool, rounds int) run {
+	r := run{seed: seed, geth: geth, rounds: rounds, postgres: seed%2 == 0, traces: seed%3 != 0, refresh: seed%5 < 2}
+	switch seed % 4 {
+	case 0:
+		r.all = true
+	case 1:
+		r.window = 1 + seed%7
+	case 2:
+		r.window = 20
+	default:
+		r.window = 1000
+	}
+	return r
+}
+
+func (r run) String() string {
+	db := "SQLite"
+	if r.postgres {
+		db = "PostgreSQL"
+	}
+	node := "dev chain"
+	if r.geth {
+		node = "geth --dev"
+	}
+	bf := "all"
+	if !r.all {
+		bf = strconv.FormatUint(r.window, 10)
+	}
+	return fmt.Sprintf("seed %d (%s, %s, traces %v, --backfill-blocks %s, refresh every step %v, %d rounds)", r.seed, node, db, r.traces, bf, r.refresh, r.rounds)
+}
+
+// seeds are the scenarios of a test run: a few, or
+// ADDRD_ADVERSARY_SEEDS of them (make soak), or the one of
+// ADDRD_ADVERSARY_SEED.
+func seeds(t *testing.T, geth bool, few []uint64) []uint64 {
+	if s := os.Getenv("ADDRD_ADVERSARY_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []uint64{n}
+	}
+	if s := os.Getenv("ADDRD_ADVERSARY_SEEDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if geth {
+			n = max(1, n/10)
+		}
+		out := make([]uint64, n)
+		for i := range out {
+			out[i] = 1000 + uint64(i)
+		}
+		return out
+	}
+	return few
+}
+
+// TestAdversarialDevChain runs seeded scenarios on the dev chain and
+// holds addrd's statement, balances and transactions to the node.
+func TestAdversarialDevChain(t *testing.T) {
+	var sum totals
+	for _, s := range seeds(t, false, []uint64{1, 2, 3, 4}) {
+		r := newRun(s, false, 20)
+		t.Run(strconv.FormatUint(s, 10), func(t *testing.T) { r.play(t, &sum) })
+	}
+	sum.log(t)
+}
+
+// TestAdversarialGeth runs seeded scenarios on a real geth --dev.
+func TestAdversarialGeth(t *testing.T) {
+	var sum totals
+	for _, s := range seeds(t, true, []uint64{7}) {
+		r := newRun(s, true, 16)
+		t.Run(strconv.FormatUint(s, 10), func(t *testing.T) { r.play(t, &sum) })
+	}
+	sum.log(t)
+}
+
+// totals sums what the runs of a test covered.
+type totals struct{ seeds, txs, moves, rows, blocks, violations int }
+
+func (s *totals) log(t *testing.T) {
+	t.Logf("%d seeds: %d transactions listed, %d statement rows, %d movements, %d address-blocks compared with the node, %d violations",
+		s.seeds, s.txs, s.rows, s.moves, s.blocks, s.violations)
+}
+
+func (r run) play(t *testing.T, totals *totals) {
+	ctx := context.Background()
+	var chain adversary.Chain
+	if r.geth {
+		chain = gethChain{testenv.NewGeth(t)}
+	} else {
+		dev, err := eth.StartDev(ctx, eth.DevConfig{Archive: true, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { dev.Close() })
+		c, err := rpc.DialContext(ctx, dev.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		chain = &simChain{dev: dev, rpc: c}
+	}
+	gen, err := adversary.New(ctx, chain, adversary.Config{Seed: r.seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gen.Close)
+	if err := gen.Setup(ctx); err != nil {
+		t.Fatalf("%s: setup: %v", r, err)
+	}
+
+	dsn := filepath.Join(t.TempDir(), "addrd.db")
+	if r.postgres {
+		dsn = testenv.Postgres(t)
+	}
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	key, secret, err := db.CreateAPIKey(ctx, "adversary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Config{Store: db, Chains: []string{chainName}}))
+	t.Cleanup(srv.Close)
+	src, err := eth.Dial(ctx, chain.URL(), eth.SourceConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	cfg := fetch.Config{Chain: chainName, Store: db, Source: src, Logger: slog.New(slog.DiscardHandler),
+		BackfillAll: r.all, BackfillBlocks: r.window, Traces: fetch.TracesOff}
+	if r.traces {
+		cfg.Traces = fetch.TracesOn
+	}
+	if r.refresh {
+		cfg.RefreshInterval = time.Nanosecond
+	}
+	f, err := fetch.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetchOnce := func() {
+		t.Helper()
+		if err := f.FetchOnce(ctx); err != nil {
+			t.Fatalf("%s: FetchOnce: %v", r, err)
+		}
+	}
+	subscribed := make(map[common.Address]bool)
+	var order []common.Address
+	subscribe := func(a common.Address) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL+"/v1/chains/"+chainName+"/addresses/"+strings.ToLower(a.Hex()), nil)
+		req.SetBasicAuth(key.ID, secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("subscribe %s: %s", a.Hex(), resp.Status)
+		}
+		subscribed[a] = true
+		order = append(order, a)
+	}
+
+	// Each address is subscribed early (before the first round), late
+	// (at a round of its own) or never; addresses that appear later
+	// (contracts created by CREATE) choose when they appear.
+	rng := gen.Rand()
+	when := make(map[common.Address]int)
+	plan := func() {
+		for _, a := range gen.Candidates() {
+			if _, ok := when[a]; ok {
+				continue
+			}
+			switch rng.IntN(5) {
+			case 0:
+				when[a] = -1 // never
+			case 1, 2:
+				when[a] = 0
+			default:
+				when[a] = 1 + rng.IntN(r.rounds)
+			}
+		}
+	}
+	plan()
+	for round := 0; round <= r.rounds; round++ {
+		for _, a := range gen.Candidates() {
+			if w := when[a]; w >= 0 && w <= round && !subscribed[a] {
+				subscribe(a)
+			}
+		}
+		if round == r.rounds {
+			break
+		}
+		if err := gen.Round(ctx); err != nil {
+			t.Fatalf("%s: round %d: %v", r, round, err)
+		}
+		plan()
+		for range rng.IntN(3) {
+			fetchOnce()
+		}
+	}
+	if err := gen.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var head uint64
+	for i := 0; ; i++ {
+		fetchOnce()
+		cp, _, err := db.Checkpoint(ctx, chainName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h hexutil.Uint64
+		if err := gen.RPC().CallContext(ctx, &h, "eth_blockNumber"); err != nil {
+			t.Fatal(err)
+		}
+		if cp.Number >= uint64(h) {
+			head = cp.Number
+			break
+		}
+		if i == 100 {
+			t.Fatalf("%s: no catching up in 100 steps (at %d of %d)", r, cp.Number, h)
+		}
+	}
+	fetchOnce() // a last step: refreshes, learned tokens
+
+	c := adversary.Checker{Node: chain.URL(), API: srv.URL, Key: key.ID + ":" + secret, Chain: chainName,
+		Traced: r.traces, Tokens: gen.Tokens()}
+	rep, err := c.Check(ctx, order, head)
+	if err != nil {
+		t.Fatalf("%s: check: %v", r, err)
+	}
+	totals.seeds++
+	totals.txs += rep.Transactions
+	totals.moves += rep.Movements
+	totals.rows += rep.Rows
+	totals.blocks += rep.AddressBlocks
+	totals.violations += len(rep.Violations)
+	t.Logf("%s: %d addresses to block %d, actions %v; %d transactions listed, %d rows, %d movements, %d address-blocks compared, %d violations",
+		r, len(order), head, gen.Actions, rep.Transactions, rep.Rows, rep.Movements, rep.AddressBlocks, len(rep.Violations))
+	names := gen.Names()
+	strict := os.Getenv("ADDRD_ADVERSARY_STRICT") == "1"
+	shown := 0
+	for _, v := range rep.Violations {
+		if shown == 40 {
+			t.Errorf("%s: … %d violations in all", r, len(rep.Violations))
+			break
+		}
+		if bug, ok := open[v.Rule]; ok && !strict {
+			t.Logf("%s: known, issue 21 %s: %s", r, bug, v.Named(names))
+			continue
+		}
+		shown++
+		t.Errorf("%s: %s", r, v.Named(names))
+	}
+}
+
+// open maps the rules still broken by a known bug (issue 21's rows) to
+// it: their violations are logged, not failed, unless
+// ADDRD_ADVERSARY_STRICT=1. A fix removes its entry.
+var open = map[string]string{
+	"reconciled":   "R1 (rows never compared with the node say reconciled), B1 (a burn booked as a credit)",
+	"silent":       "R1",
+	"negative":     "B1 (a synthetic block-0 row)",
+	"coverage":     "B1",
+	"start":        "B1",
+	"unreadable":   "T1 (an asset without balanceOf is chained)",
+	"change":       "X2 (a token first found by a backfill gets no rows below the subscription)",
+	"transactions": "X1 (the history search cannot see a call without value, log or nonce change to a contract)",
+}

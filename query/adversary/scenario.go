@@ -1,0 +1,423 @@
+package adversary
+
+// The seeded generator of adversarial traffic.
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"encoding/binary"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/wharfhq/wharf/query/eth"
+)
+
+// Config configures a Generator.
+type Config struct {
+	// Seed chooses the keys, the contracts' salts and every action.
+	Seed uint64
+	// MaxTxs is the most actions of a round; default 6.
+	MaxTxs int
+}
+
+// Generator sends a seeded scenario's rounds to a Chain. Its methods
+// must not be called concurrently.
+type Generator struct {
+	cfg   Config
+	rng   *rand.Rand
+	chain Chain
+	rpc   *rpc.Client
+	s     *sender
+
+	keys  []*ecdsa.PrivateKey
+	eoas  []common.Address // the keys' addresses
+	fresh []common.Address // addresses nobody holds a key of: recipients only
+
+	forwarder, destructor, factory, bouncer, creator, reverter common.Address
+	token, feeToken, rebaseToken, bareToken, nft               common.Address
+
+	pending     []counterfactual // CREATE2 addresses not created yet
+	destructors []common.Address // contracts that self-destruct on input
+	creatorN    uint64           // the creator's nonce: its next CREATE's address
+	withdrawals uint64
+	salt        uint64
+	nftID       uint64
+
+	candidates []common.Address // every address worth subscribing, in order of appearance
+	kinds      map[common.Address]string
+	// Actions counts the actions sent, by name.
+	Actions map[string]int
+}
+
+// counterfactual is an address a CREATE2 of the factory will make.
+type counterfactual struct {
+	addr common.Address
+	code []byte // the init code
+	kind string
+}
+
+// New connects to chain and returns a Generator; Setup deploys its
+// contracts.
+func New(ctx context.Context, chain Chain, cfg Config) (*Generator, error) {
+	if cfg.MaxTxs == 0 {
+		cfg.MaxTxs = 6
+	}
+	c, err := rpc.DialContext(ctx, chain.URL())
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSender(ctx, c)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	g := &Generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)), chain: chain, rpc: c, s: s, Actions: make(map[string]int), kinds: make(map[common.Address]string)}
+	for i := range 4 {
+		k, err := crypto.ToECDSA(crypto.Keccak256(binary.BigEndian.AppendUint64([]byte("adversary key"), cfg.Seed), []byte{byte(i)}))
+		if err != nil {
+			return nil, err
+		}
+		g.keys = append(g.keys, k)
+		g.eoas = append(g.eoas, crypto.PubkeyToAddress(k.PublicKey))
+	}
+	for i := range 3 {
+		g.fresh = append(g.fresh, common.BytesToAddress(crypto.Keccak256(binary.BigEndian.AppendUint64([]byte("adversary fresh"), cfg.Seed), []byte{byte(i)})))
+	}
+	return g, nil
+}
+
+// Close closes the connection to the node.
+func (g *Generator) Close() { g.rpc.Close() }
+
+// Candidates returns every address worth subscribing so far: the keys,
+// recipients, contracts, and addresses contracts will be created at.
+func (g *Generator) Candidates() []common.Address { return slices.Clone(g.candidates) }
+
+// Tokens returns the token contracts: the assets a checker reads.
+func (g *Generator) Tokens() []common.Address {
+	return []common.Address{g.token, g.feeToken, g.rebaseToken, g.bareToken}
+}
+
+// Names names the addresses the generator knows, lowercase 0x-hex, for
+// reading a Violation.
+func (g *Generator) Names() map[string]string {
+	out := make(map[string]string)
+	name := func(a common.Address, n string) { out[strings.ToLower(a.Hex())] = n }
+	for i, a := range g.eoas {
+		name(a, fmt.Sprintf("key%d", i))
+	}
+	for i, a := range g.fresh {
+		name(a, fmt.Sprintf("fresh%d", i))
+	}
+	for a, n := range map[common.Address]string{g.forwarder: "forwarder", g.destructor: "destructor", g.factory: "factory",
+		g.bouncer: "bouncer", g.creator: "creator", g.reverter: "reverter", g.token: "token", g.feeToken: "feeToken",
+		g.rebaseToken: "rebaseToken", g.bareToken: "bareToken", g.nft: "nft"} {
+		name(a, n)
+	}
+	for _, a := range g.candidates {
+		if _, ok := out[strings.ToLower(a.Hex())]; !ok {
+			name(a, g.kinds[a])
+		}
+	}
+	return out
+}
+
+// Rand is the generator's random source, for the caller's seeded choices
+// (when to subscribe, when to fetch).
+func (g *Generator) Rand() *rand.Rand { return g.rng }
+
+func (g *Generator) candidate(a common.Address) {
+	if !slices.Contains(g.candidates, a) {
+		g.candidates = append(g.candidates, a)
+	}
+}
+
+// Setup funds the keys, deploys the contracts, shares the tokens and
+// makes a key the fee recipient, in a few blocks.
+func (g *Generator) Setup(ctx context.Context) error {
+	eth10 := new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18))
+	if err := g.chain.Fund(ctx, g.eoas, eth10); err != nil {
+		return fmt.Errorf("fund: %w", err)
+	}
+	deploy := func(code []byte) (common.Address, error) {
+		from := g.eoas[0]
+		addr := crypto.CreateAddress(from, g.s.nonces[from])
+		_, err := g.s.send(ctx, g.keys[0], nil, nil, eth.InitCode(code), 3_000_000, 1)
+		return addr, err
+	}
+	var err error
+	for _, c := range []struct {
+		at   *common.Address
+		code []byte
+	}{
+		{&g.forwarder, eth.ForwarderCode()}, {&g.destructor, eth.DestructorCode()}, {&g.factory, eth.FactoryCode()},
+		{&g.bouncer, bouncerCode()}, {&g.creator, creatorCode()}, {&g.reverter, revertCode()},
+		{&g.token, tokenCode(0, true)}, {&g.feeToken, tokenCode(10, true)}, {&g.rebaseToken, tokenCode(0, true)},
+		{&g.bareToken, tokenCode(0, false)}, {&g.nft, nftCode()},
+	} {
+		if len(c.code) > 255 {
+			return fmt.Errorf("contract of %d bytes: InitCode takes 255 at most", len(c.code))
+		}
+		if *c.at, err = deploy(c.code); err != nil {
+			return err
+		}
+	}
+	if err := g.seal(ctx); err != nil {
+		return err
+	}
+	g.creatorN = 1
+	g.destructors = append(g.destructors, g.destructor)
+	million := new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(1e18))
+	holders := append(slices.Clone(g.eoas), g.forwarder)
+	for _, t := range []common.Address{g.token, g.feeToken, g.rebaseToken, g.bareToken} {
+		for _, h := range holders {
+			if _, err := g.s.send(ctx, g.keys[0], &t, nil, call2(selMint, h, million), 200_000, 1); err != nil {
+				return err
+			}
+		}
+	}
+	if err := g.rpc.CallContext(ctx, nil, "dev_setFeeRecipient", g.eoas[1].Hex()); err != nil {
+		return fmt.Errorf("dev_setFeeRecipient: %w", err)
+	}
+	if err := g.seal(ctx); err != nil {
+		return err
+	}
+	for i := range 6 {
+		g.salt++
+		var code []byte
+		kind := "destructor"
+		switch i % 3 {
+		case 0:
+			code = append(eth.InitCode(eth.DestructorCode()), binary.BigEndian.AppendUint64(nil, g.cfg.Seed<<16|g.salt)...)
+		case 1:
+			code, kind = burnInit(g.cfg.Seed<<16|g.salt), "burner"
+		case 2:
+			code, kind = bequeathInit(g.fresh[0], g.cfg.Seed<<16|g.salt), "bequeather"
+		}
+		p := counterfactual{addr: crypto.CreateAddress2(g.factory, common.Hash{}, crypto.Keccak256(code)), code: code, kind: kind}
+		g.pending = append(g.pending, p)
+		g.kinds[p.addr] = fmt.Sprintf("create2 %s %d", kind, i)
+	}
+	for _, a := range g.eoas {
+		g.candidate(a)
+	}
+	for _, a := range g.fresh {
+		g.candidate(a)
+	}
+	for _, a := range []common.Address{g.forwarder, g.destructor, g.factory, g.bouncer, g.creator, g.token, g.rebaseToken} {
+		g.candidate(a)
+	}
+	for _, p := range g.pending {
+		g.candidate(p.addr)
+	}
+	return nil
+}
+
+func (g *Generator) seal(ctx context.Context) error { return g.chain.Seal(ctx, g.s.take()) }
+
+// Round sends one round's actions and returns once they are mined.
+func (g *Generator) Round(ctx context.Context) error {
+	n := 1 + g.rng.IntN(g.cfg.MaxTxs)
+	// Withdrawals and the fee recipient first: geth --dev mines a block
+	// for a withdrawal on its own.
+	if g.rng.IntN(5) == 0 {
+		if err := g.withdraw(ctx); err != nil {
+			return err
+		}
+	}
+	if g.rng.IntN(8) == 0 {
+		who := g.pick(append(slices.Clone(g.eoas), g.fresh...))
+		if err := g.rpc.CallContext(ctx, nil, "dev_setFeeRecipient", who.Hex()); err != nil {
+			return fmt.Errorf("dev_setFeeRecipient: %w", err)
+		}
+		g.Actions["fee recipient"]++
+	}
+	for range n {
+		if err := g.action(ctx); err != nil {
+			return err
+		}
+	}
+	return g.seal(ctx)
+}
+
+// Flush sends a plain transfer and waits for it: after it, everything
+// sent before is mined (geth mines withdrawals on their own).
+func (g *Generator) Flush(ctx context.Context) error {
+	if _, err := g.s.send(ctx, g.keys[3], &g.fresh[2], big.NewInt(1), nil, 100_000, 1); err != nil {
+		return err
+	}
+	return g.seal(ctx)
+}
+
+func (g *Generator) pick(as []common.Address) common.Address { return as[g.rng.IntN(len(as))] }
+
+// amount is a random amount: mostly round gwei, sometimes odd wei.
+func (g *Generator) amount() *big.Int {
+	n := big.NewInt(int64(1 + g.rng.IntN(5000)))
+	if g.rng.IntN(4) == 0 {
+		return n.Mul(n, big.NewInt(1_000_333))
+	}
+	return n.Mul(n, big.NewInt(1e9))
+}
+
+func (g *Generator) withdraw(ctx context.Context) error {
+	to := g.pick(g.candidates)
+	w := map[string]any{"index": hexutil.EncodeUint64(g.withdrawals), "validatorIndex": "0x0", "address": to.Hex(),
+		"amount": hexutil.EncodeUint64(uint64(1 + g.rng.IntN(100_000)))}
+	if err := g.rpc.CallContext(ctx, nil, "dev_addWithdrawal", w); err != nil {
+		return fmt.Errorf("dev_addWithdrawal: %w", err)
+	}
+	g.withdrawals++
+	g.Actions["withdrawal"]++
+	return nil
+}
+
+// action sends one random action.
+func (g *Generator) action(ctx context.Context) error {
+	k := g.rng.IntN(len(g.keys))
+	key, from := g.keys[k], g.eoas[k]
+	tip := int64(1 + g.rng.IntN(3))
+	send := func(name string, to *common.Address, value *big.Int, data []byte) error {
+		_, err := g.s.send(ctx, key, to, value, data, 1_500_000, tip)
+		if err == nil {
+			g.Actions[name]++
+		}
+		return err
+	}
+	target := g.pick(g.candidates)
+	switch g.rng.IntN(17) {
+	case 0, 1: // plain transfer, to anything (a contract may refuse it: failed)
+		return send("transfer", &target, g.amount(), nil)
+	case 2: // a failed call with value
+		return send("failed call", &g.reverter, g.amount(), []byte{1})
+	case 3, 4: // an ERC-20 transfer; now and then more than held: failed
+		amt := g.amount()
+		if g.rng.IntN(6) == 0 {
+			amt = new(big.Int).Lsh(big.NewInt(1), 200)
+		}
+		return send("erc20", &g.token, nil, call2(selTransfer, target, amt))
+	case 5: // fee-on-transfer
+		return send("fee token", &g.feeToken, nil, call2(selTransfer, target, g.amount()))
+	case 6: // rebase: a balance changes with no log
+		amt := g.amount()
+		if g.rng.IntN(2) == 0 {
+			bal, err := g.balanceOf(ctx, g.rebaseToken, target)
+			if err != nil {
+				return err
+			}
+			amt = new(big.Int).Neg(new(big.Int).Div(bal, big.NewInt(int64(2+g.rng.IntN(5)))))
+		}
+		if g.rng.IntN(3) == 0 {
+			// A rebase beside a logged transfer of the same holder.
+			if err := send("rebase transfer", &g.rebaseToken, nil, call2(selTransfer, target, g.amount())); err != nil {
+				return err
+			}
+			target = from
+		}
+		return send("rebase", &g.rebaseToken, nil, call2(selPoke, target, amt))
+	case 7: // a token without balanceOf
+		return send("bare token", &g.bareToken, nil, call2(selTransfer, target, g.amount()))
+	case 8: // ERC-721 Transfer (four topics)
+		g.nftID++
+		data := append(slices.Clone(selTransferFrom), common.LeftPadBytes(g.pick(g.candidates).Bytes(), 32)...)
+		data = append(data, common.LeftPadBytes(target.Bytes(), 32)...)
+		data = append(data, common.LeftPadBytes(big.NewInt(int64(g.nftID)*1_000_000_007).Bytes(), 32)...)
+		return send("erc721", &g.nft, nil, data)
+	case 9, 10: // nested internal calls, some through a branch that reverts
+		var hops []common.Address
+		for range g.rng.IntN(3) {
+			hops = append(hops, g.pick([]common.Address{g.forwarder, g.forwarder, g.bouncer}))
+		}
+		hops = append(hops, target)
+		var data []byte
+		for _, h := range hops[:] {
+			data = append(data, common.LeftPadBytes(h.Bytes(), 32)...)
+		}
+		return send("internal", &g.forwarder, g.amount(), data)
+	case 11: // several holdings of one address in one transaction: ether and a token
+		return send("multi", &g.token, g.amount(), call2(selTransfer, target, g.amount()))
+	case 12: // CREATE2 of a counterfactual address, with value
+		if len(g.pending) == 0 {
+			return send("transfer", &target, g.amount(), nil)
+		}
+		i := g.rng.IntN(len(g.pending))
+		p := g.pending[i]
+		g.pending = slices.Delete(g.pending, i, i+1)
+		if p.kind == "destructor" {
+			g.destructors = append(g.destructors, p.addr)
+		}
+		return send("create2 "+p.kind, &g.factory, g.amount(), p.code)
+	case 13: // a send to a counterfactual address before it exists
+		if len(g.pending) == 0 {
+			return send("transfer", &target, g.amount(), nil)
+		}
+		return send("counterfactual", &g.pending[g.rng.IntN(len(g.pending))].addr, g.amount(), nil)
+	case 14: // CREATE, by a contract or by a transaction, with value
+		code, kind := g.initCode()
+		if g.rng.IntN(2) == 0 {
+			addr := crypto.CreateAddress(g.creator, g.creatorN)
+			g.creatorN++
+			g.created(addr, kind)
+			return send("create "+kind, &g.creator, g.amount(), code)
+		}
+		addr := crypto.CreateAddress(from, g.s.nonces[from])
+		g.created(addr, kind)
+		return send("deploy "+kind, nil, g.amount(), code)
+	case 15: // self-destruct to another address, maybe funded in the same block
+		d := g.pick(g.destructors)
+		if g.rng.IntN(2) == 0 {
+			if err := send("fund destructor", &d, g.amount(), nil); err != nil {
+				return err
+			}
+		}
+		return send("selfdestruct", &d, nil, common.LeftPadBytes(target.Bytes(), 32))
+	case 16: // self-destruct to itself, later than its creation: the balance stays
+		d := g.pick(g.destructors)
+		return send("selfdestruct to itself", &d, nil, common.LeftPadBytes(d.Bytes(), 32))
+	}
+	return nil
+}
+
+// initCode returns random init code for a creation: a destructor, a
+// contract that burns itself, or one that leaves its value to a
+// recipient, all in the creating transaction.
+func (g *Generator) initCode() ([]byte, string) {
+	g.salt++
+	salt := g.cfg.Seed<<16 | g.salt
+	switch g.rng.IntN(3) {
+	case 0:
+		return burnInit(salt), "burner"
+	case 1:
+		return bequeathInit(g.pick(g.candidates), salt), "bequeather"
+	}
+	return append(eth.InitCode(eth.DestructorCode()), binary.BigEndian.AppendUint64(nil, salt)...), "destructor"
+}
+
+func (g *Generator) created(a common.Address, kind string) {
+	g.candidate(a)
+	g.kinds[a] = fmt.Sprintf("create %s %d", kind, len(g.kinds))
+	if kind == "destructor" {
+		g.destructors = append(g.destructors, a)
+	}
+}
+
+// balanceOf reads a token balance at the latest block.
+func (g *Generator) balanceOf(ctx context.Context, token, holder common.Address) (*big.Int, error) {
+	var out hexutil.Bytes
+	data := append(slices.Clone(selBalanceOf), common.LeftPadBytes(holder.Bytes(), 32)...)
+	if err := g.rpc.CallContext(ctx, &out, "eth_call", map[string]any{"to": token, "data": hexutil.Bytes(data)}, "latest"); err != nil {
+		return nil, fmt.Errorf("balanceOf: %w", err)
+	}
+	return new(big.Int).SetBytes(out), nil
+}
+
+// RPC is the generator's connection to the node.
+func (g *Generator) RPC() *rpc.Client { return g.rpc }
