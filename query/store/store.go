@@ -74,6 +74,22 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
+// urlScheme returns the scheme of a dsn that starts like a URL
+// ("mysql://…", "sqlite:x.db", "file:x.db"): two or more letters, digits,
+// "+", "-" or "." before a colon, so that a Windows drive ("C:") is a path.
+func urlScheme(dsn string) (string, bool) {
+	i := strings.IndexByte(dsn, ':')
+	if i < 2 {
+		return "", false
+	}
+	for j, c := range dsn[:i] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return "", false
+		}
+	}
+	return dsn[:i], true
+}
+
 // Open opens the database named by dsn (a SQLite file path or a
 // postgres:// URL) and applies the pending migrations.
 func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
@@ -116,6 +132,9 @@ func open(ctx context.Context, dsn string, opts []Option) (*DB, error) {
 		db.w = bun.NewDB(sqldb, pgdialect.New())
 		db.r = db.w
 		return db, nil
+	}
+	if scheme, ok := urlScheme(dsn); ok {
+		return nil, fmt.Errorf("store: --db %s: the scheme %s: is not one addrd opens; give a SQLite file path (such as addrd.db, without file:) or a postgres:// or postgresql:// URL", Redact(dsn), scheme)
 	}
 	if strings.ContainsAny(dsn, "?#") {
 		return nil, fmt.Errorf("store: SQLite path %q: must not contain '?' or '#'", dsn)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -531,4 +533,39 @@ func TestUnavailable(t *testing.T) {
 			t.Fatalf("Ping after restart = %v", err)
 		}
 	})
+}
+
+// TestOpenRefusesSchemes: a --db of a scheme addrd does not open is
+// refused with the ones it does, and never made into a SQLite file named
+// after the scheme ("mysql:"); a password in it is not shown.
+func TestOpenRefusesSchemes(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, dsn := range []string{"mysql://root:s3cret@db:3306/addrd", "sqlite:addrd.db", "file:addrd.db", "sqlite3://addrd.db", "redis://cache"} {
+		t.Run(dsn, func(t *testing.T) {
+			db, err := store.Open(context.Background(), dsn)
+			if err == nil {
+				db.Close()
+				t.Fatal("Open accepted it")
+			}
+			if !strings.Contains(err.Error(), "postgres:// or postgresql:// URL") || strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("Open = %v, want the schemes that work and no password", err)
+			}
+		})
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("a refused --db left files behind: %v %v", entries, err)
+	}
+	// A path with a colon further in, or a drive letter, is still a path.
+	for _, dsn := range []string{"data/addrd:1.db", "C:addrd.db"} {
+		if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		db, err := store.Open(context.Background(), dsn)
+		if err != nil {
+			t.Errorf("Open(%q) = %v, want a SQLite file", dsn, err)
+			continue
+		}
+		db.Close()
+	}
 }
