@@ -61,14 +61,18 @@ soak: geth ## the adversarial chains of query/adversary over SEEDS seeds (defaul
 	ADDRD_ADVERSARY_SEEDS=$(or $(SEEDS),200) ADDRD_ADVERSARY_STRICT=1 PATH="$(GOBIN):$$PATH" $(GO) test -count=1 -timeout 3h -run 'TestAdversarial' -v ./query/adversary/ | grep -E '^(=== RUN|--- FAIL|FAIL|ok|PASS)|violations|adversary_test'
 
 .PHONY: fuzz
-fuzz: ## run every fuzz target for FUZZTIME each (default 30s); a failure leaves its input under testdata/fuzz
+fuzz: ## run every fuzz target for FUZZTIME each (default 30s), then the hosting differential suite with HOSTING_VARIANTS variants per proxy (default 20000) and a random seed; a failure leaves its input under testdata/fuzz or prints its seed
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$f"; \
 	    $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
+	@echo "== hosting differential suite, $(HOSTING_VARIANTS) variants per proxy"
+	WHARF_HOSTING_VARIANTS=$(HOSTING_VARIANTS) PATH="$(GOBIN):$$PATH" $(GO) test -count=1 -timeout 60m -v \
+	  -run '^(TestHostingDifferential|TestHostingS3Policy)$$' ./cmd/wharf | grep -E '^(---|ok|FAIL|PASS)|variants|violation|seed'
 FUZZTIME ?= 30s
+HOSTING_VARIANTS ?= 20000
 
 .PHONY: bench
 bench: build $(MINIO) ## benchmarks, each reported as a ratio against a reference in the same run
