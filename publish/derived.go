@@ -7,14 +7,16 @@ import (
 	"fmt"
 )
 
-// writeDerived writes _redirects and index.html from the manifest. Both
-// depend on every release, so each write is conditional on the object it
+// writeDerived writes _redirects, index.html and releases.json.sig from
+// the manifest. All three depend on every release, so each write is
+// conditional on the object it
 // replaces and is redone when the manifest changed meanwhile: a slower
 // publisher never overwrites them with an older view.
 func (r *publishRun) writeDerived(ctx context.Context) error {
 	if r.DryRun && !r.res.Existing {
 		r.wrote(KeyRedirects)
 		r.wrote(KeyIndex)
+		r.wrote(SigKey(KeyManifest))
 		return nil
 	}
 	for {
@@ -40,6 +42,9 @@ func (r *publishRun) writeDerived(ctx context.Context) error {
 			if err := r.casIfChanged(ctx, f.key, f.body, f.ctype); err != nil {
 				return err
 			}
+		}
+		if err := r.signManifest(ctx); err != nil {
+			return err
 		}
 		_, now, err := r.readManifest(ctx)
 		if err != nil {

@@ -41,6 +41,10 @@ type Publisher struct {
 	Progress Progress         // NoProgress when nil
 	Parallel int              // concurrent artifact uploads, at least 1
 	DryRun   bool             // plan only: report the keys and write nothing
+	// ChannelExpiry is how long the channel record a publish writes is
+	// valid (install scripts refuse it afterwards, so a mirror cannot
+	// freeze a machine on an old release); 0 for no expiry.
+	ChannelExpiry time.Duration
 	// TempAge is how old the leftovers of a killed publish (temporary
 	// files, incomplete multipart uploads) must be before a publish removes
 	// them (stores that implement TempCleaner); younger ones may belong to
@@ -65,8 +69,9 @@ type Result struct {
 	// Existing is true when the version was already published with the
 	// same bytes: nothing of the release was uploaded again.
 	Existing bool
-	Latest   string // the latest pointer afterwards ("" for none)
-	Preview  string // the preview pointer afterwards ("" for none)
+	Latest   string  // the latest pointer afterwards ("" for none)
+	Preview  string  // the preview pointer afterwards ("" for none)
+	Channel  Channel // the channel record afterwards
 }
 
 // NewPublisher returns a Publisher writing to store, signing with signer.
@@ -226,6 +231,9 @@ func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
 		pointer = KeyPreview
 	}
 	if err := r.movePointer(ctx, pointer); err != nil {
+		return err
+	}
+	if err := r.writeChannel(ctx); err != nil {
 		return err
 	}
 	r.res.Latest, _ = r.readPointer(ctx, KeyLatest)

@@ -176,6 +176,24 @@ func (tr *tree) publish(version string) {
 		pointer = publish.KeyPreview
 	}
 	tr.put(pointer, []byte(version+"\n"))
+	tr.writeChannel(time.Now(), 0)
+}
+
+// writeChannel writes the signed channel record as the publisher does
+// after moving a pointer, issued at now, valid for expiry (0: no expiry).
+func (tr *tree) writeChannel(now time.Time, expiry time.Duration) publish.Channel {
+	tr.tb.Helper()
+	s, err := publish.NewSigner(tr.priv)
+	if err != nil {
+		tr.tb.Fatal(err)
+	}
+	u := &publish.ChannelUpdate{Store: tr.store, Signer: s, URL: tr.baseURL, Expiry: expiry, Force: true,
+		Now: func() time.Time { return now }}
+	c, _, err := u.Run(context.Background())
+	if err != nil {
+		tr.tb.Fatalf("channel record: %v", err)
+	}
+	return c
 }
 
 // renderInstall renders the install script as the publisher does.

@@ -178,7 +178,10 @@ func TestInstallScript(t *testing.T) {
 				pem, _ := publish.PublicKeyPEM(&other.PublicKey)
 				script := filepath.Join(t.TempDir(), "install")
 				writeFile(t, script, renderInstall(t, e.url, string(pem)))
-				wantFailure(t, runInstall(t, shell, e.url, script, true, ""), "signature verification of SHA256SUMS of 26.1.2 FAILED")
+				wantFailure(t, runInstall(t, shell, e.url, script, true, ""), "signature verification of the channel record FAILED")
+				// An explicit version needs no channel record; its
+				// SHA256SUMS is refused the same way.
+				wantFailure(t, runInstall(t, shell, e.url, script, true, "", "version=26.1.2"), "signature verification of SHA256SUMS of 26.1.2 FAILED")
 			})
 			t.Run("Truncated", func(t *testing.T) {
 				full := renderInstall(t, e.url, string(e.tr.pubPEM))

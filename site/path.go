@@ -57,6 +57,9 @@ var topKeys = map[string]bool{
 	publish.KeyPublicKey: true,
 	publish.KeyInstall:   true,
 	publish.KeyManifest:  true,
+	publish.KeyChannel:   true,
+	// releases.json.sig: the manifest's signature (wharf verify).
+	publish.KeyManifest + ".sig": true,
 }
 
 // parsePath parses the escaped path of a request (url.URL.EscapedPath).

@@ -74,11 +74,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // contentTypes of the top-level objects.
 var contentTypes = map[string]string{
-	publish.KeyLatest:    "text/plain; charset=utf-8",
-	publish.KeyPreview:   "text/plain; charset=utf-8",
-	publish.KeyPublicKey: "application/x-pem-file",
-	publish.KeyInstall:   "text/x-shellscript; charset=utf-8",
-	publish.KeyManifest:  "application/json",
+	publish.KeyLatest:                   "text/plain; charset=utf-8",
+	publish.KeyPreview:                  "text/plain; charset=utf-8",
+	publish.KeyPublicKey:                "application/x-pem-file",
+	publish.KeyInstall:                  "text/x-shellscript; charset=utf-8",
+	publish.KeyManifest:                 "application/json",
+	publish.KeyChannel:                  "text/plain; charset=utf-8",
+	publish.SigKey(publish.KeyManifest): "text/plain; charset=utf-8",
 }
 
 // top serves a top-level object: no auth, revalidated on every use.

@@ -322,7 +322,7 @@ func S3Policy(w io.Writer, o PolicyOptions) error {
 	}
 	var res []string
 	for _, k := range []string{publish.KeyLatest, publish.KeyPreview, publish.KeyPublicKey, publish.KeyInstall,
-		publish.KeyManifest, publish.KeyIndex, publish.KeyRedirects} {
+		publish.KeyManifest, publish.KeyIndex, publish.KeyRedirects, publish.KeyChannel, publish.SigKey(publish.KeyManifest)} {
 		res = append(res, arn+k)
 	}
 	for _, dir := range []string{publish.KindDir(publish.KindBinary), publish.KindDir(publish.KindImage)} {

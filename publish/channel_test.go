@@ -1,0 +1,297 @@
+package publish_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/publish/dir"
+)
+
+var channelT0 = time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+
+func sampleChannel() publish.Channel {
+	return publish.Channel{
+		Sequence: 12,
+		Issued:   channelT0,
+		Expires:  channelT0.Add(7 * 24 * time.Hour),
+		URL:      "https://dl.example.com",
+		Latest:   "26.1.2",
+		Preview:  "26.1.3-pre.4",
+	}
+}
+
+func TestChannelRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s, _ := testSigner(t)
+	pub, _ := s.PublicKey(ctx)
+	b, err := sampleChannel().Sign(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "wharf-channel 1\nsequence 12\nissued 1795687200 2026-11-26T10:00:00Z\nexpires 1796292000 2026-12-03T10:00:00Z\nurl https://dl.example.com\nlatest 26.1.2\npreview 26.1.3-pre.4\nsignature "
+	if !strings.HasPrefix(string(b), want) {
+		t.Errorf("record =\n%s\nwant it to start with\n%s", b, want)
+	}
+	got, err := publish.VerifyChannel(pub, b, channelT0.Add(time.Hour))
+	if err != nil || got != sampleChannel() {
+		t.Fatalf("VerifyChannel = %+v, %v; want %+v", got, err, sampleChannel())
+	}
+	// openssl checks the body with the signature line's base64, as the
+	// install script does.
+	_, body, sig, _ := publish.ParseChannel(b)
+	opensslVerify(t, pubPEMOf(t, s), body, sig)
+
+	t.Run("ErrExpired", func(t *testing.T) {
+		_, err := publish.VerifyChannel(pub, b, channelT0.Add(8*24*time.Hour))
+		if !errors.Is(err, publish.ErrChannelExpired) {
+			t.Errorf("err = %v, want ErrChannelExpired", err)
+		}
+	})
+	t.Run("ErrOtherKey", func(t *testing.T) {
+		other, _ := testSigner(t)
+		opub, _ := other.PublicKey(ctx)
+		if _, err := publish.VerifyChannel(opub, b, time.Time{}); !errors.Is(err, publish.ErrBadSignature) {
+			t.Errorf("err = %v, want ErrBadSignature", err)
+		}
+	})
+	t.Run("ErrEdited", func(t *testing.T) {
+		edited := bytes.Replace(b, []byte("latest 26.1.2"), []byte("latest 26.1.1"), 1)
+		if _, err := publish.VerifyChannel(pub, edited, time.Time{}); !errors.Is(err, publish.ErrBadSignature) {
+			t.Errorf("err = %v, want ErrBadSignature", err)
+		}
+	})
+	t.Run("NoExpiryNoVersions", func(t *testing.T) {
+		c := publish.Channel{Sequence: 1, Issued: channelT0, URL: "http://127.0.0.1:8080"}
+		b, err := c.Sign(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := publish.VerifyChannel(pub, b, channelT0.AddDate(50, 0, 0)); err != nil || got != c {
+			t.Errorf("VerifyChannel = %+v, %v; want %+v", got, err, c)
+		}
+	})
+}
+
+func TestParseChannelErrors(t *testing.T) {
+	ctx := context.Background()
+	s, _ := testSigner(t)
+	good, _ := sampleChannel().Sign(ctx, s)
+	lines := strings.SplitAfter(string(good), "\n")
+	tests := []struct {
+		name string
+		edit func() string
+	}{
+		{"Empty", func() string { return "" }},
+		{"CutOff", func() string { return string(good[:len(good)-5]) }},
+		{"NoSignature", func() string { return strings.Join(lines[:7], "") }},
+		{"OtherFormat", func() string { return "wharf-channel 2\n" + strings.Join(lines[1:], "") }},
+		{"TwoSequences", func() string { return lines[0] + lines[1] + strings.Join(lines[1:], "") }},
+		{"Reordered", func() string { return lines[0] + lines[2] + lines[1] + strings.Join(lines[3:], "") }},
+		{"UnknownLine", func() string { return strings.Join(lines[:6], "") + "mirror yes\n" + strings.Join(lines[6:], "") }},
+		{"NoSequence", func() string { return lines[0] + strings.Join(lines[2:], "") }},
+		{"NoURL", func() string { return strings.Join(lines[:4], "") + strings.Join(lines[5:], "") }},
+		{"SequenceZero", func() string { return strings.Replace(string(good), "sequence 12", "sequence 0", 1) }},
+		{"SequenceLeadingZero", func() string { return strings.Replace(string(good), "sequence 12", "sequence 012", 1) }},
+		{"SequenceHuge", func() string { return strings.Replace(string(good), "sequence 12", "sequence 99999999999999999999", 1) }},
+		{"TimesDisagree", func() string { return strings.Replace(string(good), "issued 1795687200", "issued 1795687201", 1) }},
+		{"ExpiresBeforeIssued", func() string {
+			return strings.Replace(string(good), "expires 1796292000 2026-12-03T10:00:00Z", "expires 1795687100 2026-11-26T09:58:20Z", 1)
+		}},
+		{"LatestIsPreview", func() string { return strings.Replace(string(good), "latest 26.1.2", "latest 26.1.3-pre.1", 1) }},
+		{"PreviewIsRelease", func() string { return strings.Replace(string(good), "preview 26.1.3-pre.4", "preview 26.1.2", 1) }},
+		{"CRLF", func() string { return strings.ReplaceAll(string(good), "\n", "\r\n") }},
+		{"TooLarge", func() string { return string(good) + strings.Repeat("x", 5000) + "\n" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if c, _, _, err := publish.ParseChannel([]byte(tt.edit())); !errors.Is(err, publish.ErrChannelMalformed) {
+				t.Errorf("ParseChannel = %+v, %v; want ErrChannelMalformed", c, err)
+			}
+		})
+	}
+}
+
+// TestChannelGenerated: every record Sign makes parses back to itself and
+// verifies, over seeded random fields.
+func TestChannelGenerated(t *testing.T) {
+	ctx := context.Background()
+	s, _ := testSigner(t)
+	pub, _ := s.PublicKey(ctx)
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for i := range 200 {
+		c := publish.Channel{
+			Sequence: 1 + rng.Uint64N(1e15),
+			Issued:   time.Unix(1+rng.Int64N(4e9), 0).UTC(),
+			URL:      fmt.Sprintf("https://dl%d.example.com/p%d", rng.IntN(100), rng.IntN(100)),
+		}
+		if rng.IntN(2) == 0 {
+			c.Expires = c.Issued.Add(time.Duration(1+rng.Int64N(1e6)) * time.Second)
+		}
+		if rng.IntN(3) > 0 {
+			c.Latest = fmt.Sprintf("%02d.%d.%d", rng.IntN(100), 1+rng.IntN(20), 1+rng.IntN(20))
+		}
+		if rng.IntN(3) > 0 {
+			c.Preview = fmt.Sprintf("%02d.%d.%d-pre.%d", rng.IntN(100), 1+rng.IntN(20), 1+rng.IntN(20), 1+rng.IntN(999))
+		}
+		b, err := c.Sign(ctx, s)
+		if err != nil {
+			t.Fatalf("seed %d, record %d: Sign(%+v): %v", seed, i, c, err)
+		}
+		if got, err := publish.VerifyChannel(pub, b, time.Time{}); err != nil || got != c {
+			t.Fatalf("seed %d, record %d: VerifyChannel = %+v, %v; want %+v\n%s", seed, i, got, err, c, b)
+		}
+	}
+}
+
+func FuzzParseChannel(f *testing.F) {
+	s, err := publish.NewSigner(mustKey(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	good, _ := sampleChannel().Sign(context.Background(), s)
+	f.Add(good)
+	f.Add([]byte("wharf-channel 1\nsequence 1\nissued 1 1970-01-01T00:00:01Z\nurl x\nsignature AA==\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, body, sig, err := publish.ParseChannel(b)
+		if err != nil {
+			return
+		}
+		// What parses is what Body writes back, plus its signature line.
+		if !bytes.Equal(c.Body(), body) || !bytes.Equal(b, append(append(body, "signature "...), append(sig, '\n')...)) {
+			t.Fatalf("ParseChannel(%q) = %+v, which writes back as %q", b, c, c.Body())
+		}
+	})
+}
+
+func mustKey(tb testing.TB) *ecdsa.PrivateKey {
+	tb.Helper()
+	priv, _, err := publish.GenerateKey()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	k, err := publish.ParsePrivateKeyPEM(priv)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return k
+}
+
+func openDir(t *testing.T) (publish.Store, string) {
+	t.Helper()
+	root := t.TempDir()
+	st, err := dir.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, root
+}
+
+// TestChannelUpdate: the record follows the pointers forward only, its
+// sequence grows with every write, and a run with nothing new writes
+// nothing.
+func TestChannelUpdate(t *testing.T) {
+	ctx := context.Background()
+	st, root := openDir(t)
+	s, _ := testSigner(t)
+	pub, _ := s.PublicKey(ctx)
+	clock := testenv.NewClock(channelT0)
+	u := &publish.ChannelUpdate{Store: st, Signer: s, URL: "https://dl.example.com", Now: clock.Now}
+	setPointer := func(key, v string) {
+		if err := os.WriteFile(root+"/"+key, []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() publish.Channel {
+		b, err := os.ReadFile(root + "/" + publish.KeyChannel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := publish.VerifyChannel(pub, b, clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	steps := []struct {
+		name            string
+		latest, preview string // pointer contents before the run ("" unchanged)
+		force           bool
+		expiry          time.Duration
+		wrote           bool
+		want            publish.Channel
+	}{
+		{"First", "26.1.1", "", false, 0, true, publish.Channel{Sequence: 1, Latest: "26.1.1"}},
+		{"Nothing new", "", "", false, 0, false, publish.Channel{Sequence: 1, Latest: "26.1.1"}},
+		{"Preview", "", "26.1.2-pre.3", false, 0, true, publish.Channel{Sequence: 2, Latest: "26.1.1", Preview: "26.1.2-pre.3"}},
+		{"PointerBackwards", "26.1.0-pre.1", "", false, 0, false, publish.Channel{Sequence: 2, Latest: "26.1.1", Preview: "26.1.2-pre.3"}},
+		{"Release", "26.1.2", "", false, 0, true, publish.Channel{Sequence: 3, Latest: "26.1.2", Preview: "26.1.2-pre.3"}},
+		{"Expiry", "", "", false, time.Hour, true, publish.Channel{Sequence: 4, Latest: "26.1.2", Preview: "26.1.2-pre.3"}},
+		{"ExpiryStillLong", "", "", false, time.Hour, false, publish.Channel{Sequence: 4, Latest: "26.1.2", Preview: "26.1.2-pre.3"}},
+		{"Resign", "", "", true, 2 * time.Hour, true, publish.Channel{Sequence: 5, Latest: "26.1.2", Preview: "26.1.2-pre.3"}},
+	}
+	for _, st := range steps {
+		if st.latest != "" {
+			setPointer(publish.KeyLatest, st.latest)
+		}
+		if st.preview != "" {
+			setPointer(publish.KeyPreview, st.preview)
+		}
+		clock.Advance(time.Minute)
+		u.Force, u.Expiry = st.force, st.expiry
+		_, wrote, err := u.Run(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		got := read()
+		if wrote != st.wrote || got.Sequence != st.want.Sequence || got.Latest != st.want.Latest || got.Preview != st.want.Preview {
+			t.Errorf("%s: wrote %v, record %+v; want wrote %v, %+v", st.name, wrote, got, st.wrote, st.want)
+		}
+		if wrote && st.expiry > 0 && !got.Expires.Equal(clock.Now().Truncate(time.Second).Add(st.expiry)) {
+			t.Errorf("%s: expires %v, want now + %v", st.name, got.Expires, st.expiry)
+		}
+	}
+}
+
+// TestChannelUpdateConcurrent: writers racing on one directory store lose
+// no write: every one of them ends on top of another, so the sequence
+// counts them all, and the record names the newest pointer.
+func TestChannelUpdateConcurrent(t *testing.T) {
+	ctx := context.Background()
+	st, root := openDir(t)
+	s, _ := testSigner(t)
+	pub, _ := s.PublicKey(ctx)
+	os.WriteFile(root+"/latest", []byte("26.1.5\n"), 0o644)
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			u := &publish.ChannelUpdate{Store: st, Signer: s, URL: "https://dl.example.com", Now: time.Now, Force: true}
+			if _, _, err := u.Run(ctx); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(root + "/channel")
+	c, err := publish.VerifyChannel(pub, b, time.Time{})
+	if err != nil || c.Sequence != n || c.Latest != "26.1.5" {
+		t.Errorf("record %+v, %v; want sequence %d naming 26.1.5", c, err, n)
+	}
+}
