@@ -26,6 +26,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			checkCommand(),
 			publishCommand(),
 			verifyCommand(),
+			channelCommand(),
 			serveCommand(),
 			orgCommand(),
 			userCommand(),

@@ -31,7 +31,8 @@ unless --allow-missing.
 
 Writes artifacts and .sig files, SHA256SUMS, releases.json, _redirects,
 index.html, dl.pub and install, and moves latest (or preview) last, only
-forward. A version is immutable: publishing it again with the same bytes
+forward, with the signed channel record (channel) that install scripts
+resolve latest and preview through. A version is immutable: publishing it again with the same bytes
 does nothing, with other bytes is refused. A failed publish leaves the
 previous release served; run it again to finish.
 
@@ -55,6 +56,7 @@ Examples:
 			&cli.BoolFlag{Name: "allow-missing", Usage: "publish a partial release when configured artifacts have no file", EnvVars: []string{"WHARF_ALLOW_MISSING"}},
 			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` for MinIO and other non-AWS stores: a URL (http://127.0.0.1:9000), or host:port for HTTPS", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
 			&cli.IntFlag{Name: "parallel", Value: 4, Usage: "`N` concurrent artifact uploads", EnvVars: []string{"WHARF_PARALLEL"}},
+			&cli.DurationFlag{Name: "channel-expiry", Usage: "the signed channel record expires after `DURATION` (e.g. 168h); install scripts refuse it then, so re-sign it in time (wharf channel resign); 0: never", EnvVars: []string{"WHARF_CHANNEL_EXPIRY"}},
 			&cli.StringFlag{Name: "input-dir", Hidden: true, EnvVars: []string{"WHARF_INPUT_DIR"}},
 		},
 		Action: publishAction,
@@ -106,6 +108,9 @@ func publishAction(c *cli.Context) error {
 	}
 	p.DryRun = c.Bool("dry-run")
 	p.Parallel = c.Int("parallel")
+	if p.ChannelExpiry = c.Duration("channel-expiry"); p.ChannelExpiry < 0 || p.ChannelExpiry > 0 && p.ChannelExpiry < time.Minute {
+		return usageError{errors.New("publish: --channel-expiry must be 0 (never) or at least 1m")}
+	}
 	p.Progress = progressFor(c)
 	return runPublish(ctx, c, p, c.String("version"), inputs)
 }

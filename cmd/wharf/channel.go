@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wharfhq/wharf/publish"
+)
+
+func channelCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "channel",
+		Usage: "the signed channel record that install scripts resolve latest and preview through",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "resign",
+				Usage: "sign the channel record again with a new expiry, without publishing",
+				Description: `Writes the tree's channel record again: the same versions (or newer ones,
+if latest or preview moved), the sequence one higher, issued now, expiring
+after --expiry. Install scripts refuse an expired record, so that a mirror
+cannot keep a machine on an old release for ever; run this from a
+scheduled job well within the expiry (e.g. daily with --expiry 168h). The
+write is conditional on the record it replaces: a publish running at the
+same time is never undone.
+
+Examples:
+   wharf channel resign --key dl.key --store ./public --expiry 168h
+   wharf channel resign --key awskms:///alias/wharf-release \
+       --store s3://releases/dl --expiry 168h`,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "key", Usage: "signing key `KEYREF`: PEM file or KMS URI (the key publish signs with)", Required: true, EnvVars: []string{"WHARF_KEY"}},
+					&cli.StringFlag{Name: "store", Value: "./public", Usage: "`STORE`: a directory or s3://bucket/prefix", EnvVars: []string{"WHARF_STORE"}},
+					&cli.DurationFlag{Name: "expiry", Usage: "the new record expires after `DURATION` (e.g. 168h); 0: never", Required: true, EnvVars: []string{"WHARF_CHANNEL_EXPIRY"}},
+					&cli.StringFlag{Name: "base-url", Usage: "the download server's `URL` written into the record; default: the one it names", EnvVars: []string{"WHARF_BASE_URL"}},
+					&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` for MinIO and other non-AWS stores", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
+				},
+				Action: channelResign,
+			},
+		},
+	}
+}
+
+func channelResign(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usageError{errors.New("channel resign: takes no arguments (see wharf channel resign --help)")}
+	}
+	expiry := c.Duration("expiry")
+	if expiry < 0 || expiry > 0 && expiry < time.Minute {
+		return usageError{errors.New("channel resign: --expiry must be 0 (never) or at least 1m")}
+	}
+	if u := c.String("base-url"); u != "" {
+		if err := publish.CheckBaseURL(u); err != nil {
+			return usageError{fmt.Errorf("channel resign: %w", err)}
+		}
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	signer, err := publish.LoadSigner(ctx, c.String("key"))
+	if err != nil {
+		return err
+	}
+	store, closeStore, err := openStore(ctx, c.String("store"), storeOptions{S3Endpoint: c.String("s3-endpoint")})
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	if _, err := store.Stat(ctx, publish.KeyManifest); err != nil {
+		return fmt.Errorf("channel resign: %s holds no published tree (%w): publish first", c.String("store"), err)
+	}
+	u := &publish.ChannelUpdate{
+		Store: store, Signer: signer, URL: c.String("base-url"), Expiry: expiry, Force: true, Now: time.Now,
+		Logf: func(format string, args ...any) { fmt.Fprintf(c.App.ErrWriter, format+"\n", args...) },
+	}
+	ch, _, err := u.Run(ctx)
+	if err != nil {
+		return fmt.Errorf("channel resign: %w", err)
+	}
+	expires := "never"
+	if !ch.Expires.IsZero() {
+		expires = ch.Expires.Format(time.RFC3339)
+	}
+	fmt.Fprintf(c.App.Writer, "channel: sequence %d, latest %s, preview %s, issued %s, expires %s\n",
+		ch.Sequence, orNone(ch.Latest), orNone(ch.Preview), ch.Issued.Format(time.RFC3339), expires)
+	return nil
+}
