@@ -45,6 +45,9 @@ type tree struct {
 	manifest publish.Manifest
 	files    map[string][]byte // every artifact's bytes by key
 	big      map[string]int    // artifact name -> size for large image payloads
+	// channelExpiry is the expiry of the channel records publish writes
+	// (0: none).
+	channelExpiry time.Duration
 }
 
 func newDirTree(tb testing.TB) (*tree, string) {
@@ -176,7 +179,7 @@ func (tr *tree) publish(version string) {
 		pointer = publish.KeyPreview
 	}
 	tr.put(pointer, []byte(version+"\n"))
-	tr.writeChannel(time.Now(), 0)
+	tr.writeChannel(time.Now(), tr.channelExpiry)
 }
 
 // writeChannel writes the signed channel record as the publisher does
@@ -187,7 +190,11 @@ func (tr *tree) writeChannel(now time.Time, expiry time.Duration) publish.Channe
 	if err != nil {
 		tr.tb.Fatal(err)
 	}
-	u := &publish.ChannelUpdate{Store: tr.store, Signer: s, URL: tr.baseURL, Expiry: expiry, Force: true,
+	url := tr.baseURL
+	if url == "" {
+		url = "http://dl.example.invalid" // a tree no install script runs against
+	}
+	u := &publish.ChannelUpdate{Store: tr.store, Signer: s, URL: url, Expiry: expiry, Force: true,
 		Now: func() time.Time { return now }}
 	c, _, err := u.Run(context.Background())
 	if err != nil {

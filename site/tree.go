@@ -27,7 +27,20 @@ type releaseTree struct {
 
 	mu  sync.Mutex // held by the one refresh in progress
 	cur atomic.Pointer[snapshot]
+	// failure is the error of the last refresh, nil when it succeeded:
+	// /healthz reports it while an older snapshot is served.
+	failure atomic.Pointer[treeFailure]
 }
+
+// treeFailure is a refresh that failed, and when.
+type treeFailure struct {
+	err error
+	at  time.Time
+}
+
+// lastFailure returns the error of the last refresh and when it
+// happened; nil when the last refresh succeeded.
+func (t *releaseTree) lastFailure() *treeFailure { return t.failure.Load() }
 
 // snapshot is one consistent view of the tree.
 type snapshot struct {
@@ -64,6 +77,9 @@ func (t *releaseTree) get(ctx context.Context) (*snapshot, error) {
 		return s2, nil
 	}
 	next, err := t.refresh(ctx, s)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.failure.Store(&treeFailure{err: err, at: t.now()})
+	}
 	if err != nil {
 		if s != nil && !errors.Is(err, context.Canceled) {
 			t.log.Warn("release tree unreadable; serving the last one read", slog.Any("error", err))
@@ -71,6 +87,7 @@ func (t *releaseTree) get(ctx context.Context) (*snapshot, error) {
 		}
 		return nil, err
 	}
+	t.failure.Store(nil)
 	t.cur.Store(next)
 	return next, nil
 }

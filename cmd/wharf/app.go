@@ -26,13 +26,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			checkCommand(),
 			publishCommand(),
 			verifyCommand(),
-			channelCommand(),
 			serveCommand(),
 			orgCommand(),
 			userCommand(),
 			apikeyCommand(),
 			tokenCommand(),
 			hostingCommand(),
+			channelCommand(),
 		},
 	}
 	app.Action = unknownCommand(app.Commands, "")
