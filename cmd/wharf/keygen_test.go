@@ -156,7 +156,7 @@ func TestUnknownCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"bogus"}, "keygen, publish, verify, serve, org, user, apikey, token"},
+		{[]string{"bogus"}, "keygen, init, check, publish, verify, serve, org, user, apikey, token, hosting, channel"},
 		{[]string{"org", "bogus"}, "the commands of wharf org are: create, set-level, list"},
 		{[]string{"apikey", "bogus"}, "the commands of wharf apikey are: create, revoke, list"},
 	} {
