@@ -67,7 +67,7 @@ func (db *DB) SubscriptionBalances(ctx context.Context, account int64, chain, ad
 	defer rows.Close()
 	var (
 		sub   = query.Subscription{Chain: chain, Address: address}
-		state sql.RawBytes
+		state string
 		b     struct {
 			contract, asset, symbol, amount sql.NullString
 			decimals, block                 sql.NullInt64

@@ -48,8 +48,8 @@ func flag(v bool) string {
 }
 
 // parseChangeDoc decodes a document written by appendChangeDoc.
-func parseChangeDoc(chain, address string, doc []byte) (query.BalanceChange, error) {
-	r := txDocReader{s: string(doc)}
+func parseChangeDoc(chain, address string, doc string) (query.BalanceChange, error) {
+	r := txDocReader{s: doc}
 	if v := r.string(); r.err == nil && v != changeDocVersion {
 		return query.BalanceChange{}, fmt.Errorf("statement row version %q: %w", v, errTxDoc)
 	}
@@ -134,7 +134,7 @@ func (db *DB) SubscriptionBalanceChanges(ctx context.Context, account int64, cha
 		q, args = changePageAfter, []any{chain, address, after.Block, limit, after.Contract, account}
 	}
 	out := make([]query.BalanceChange, 0, min(limit, 64))
-	sub, err := db.readPage(ctx, chain, address, q, args, func(doc []byte) error {
+	sub, err := db.readPage(ctx, chain, address, q, args, func(doc string, _ bool) error {
 		c, err := parseChangeDoc(chain, address, doc)
 		out = append(out, c)
 		return err
@@ -223,7 +223,7 @@ func (db *DB) boundRow(ctx context.Context, q, chain string, h query.Holding, bl
 	if err != nil {
 		return nil, err
 	}
-	c, err := parseChangeDoc(chain, h.Address, doc)
+	c, err := parseChangeDoc(chain, h.Address, string(doc))
 	if err != nil {
 		return nil, err
 	}

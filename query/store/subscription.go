@@ -342,13 +342,13 @@ const (
 const subscriptionState = `CASE WHEN t.needs_sync OR t.backfill_next IS NOT NULL THEN 'S' ELSE 'A' END || COALESCE(CAST(t.history_start AS TEXT), '')`
 
 // parseState reads a subscriptionState value into sub.
-func parseState(sub *query.Subscription, v []byte) error {
+func parseState(sub *query.Subscription, v string) error {
 	if len(v) == 0 || (v[0] != 'S' && v[0] != 'A') {
 		return fmt.Errorf("subscription state %q", v)
 	}
 	sub.State, sub.Covered = query.StateActive, len(v) > 1
 	if sub.Covered {
-		n, err := strconv.ParseUint(string(v[1:]), 10, 64)
+		n, err := strconv.ParseUint(v[1:], 10, 64)
 		if err != nil {
 			return fmt.Errorf("subscription state %q", v)
 		}

@@ -178,7 +178,7 @@ func (db *DB) transaction(ctx context.Context, tx bun.IDB, chain, hash string) (
 		return query.Transaction{}, err
 	}
 	if row.Doc != nil {
-		return parseTxDoc(chain, []byte(*row.Doc))
+		return parseTxDoc(chain, *row.Doc)
 	}
 	txs := []query.Transaction{row.transaction()}
 	if err := db.attachTransfers(ctx, tx, chain, txs, []string{hash}); err != nil {

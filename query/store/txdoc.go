@@ -120,8 +120,8 @@ func (r *txDocReader) uint() uint64 {
 
 // parseTxDoc decodes a document written by appendTxDoc into a transaction
 // of chain.
-func parseTxDoc(chain string, doc []byte) (query.Transaction, error) {
-	r := txDocReader{s: string(doc)}
+func parseTxDoc(chain string, doc string) (query.Transaction, error) {
+	r := txDocReader{s: doc}
 	v := r.string()
 	if r.err == nil && v != txDocVersion && v != "1" {
 		return query.Transaction{}, fmt.Errorf("transaction document version %q: %w", v, errTxDoc)

@@ -24,11 +24,11 @@ func FuzzParseTxDoc(f *testing.F) {
 	f.Add([]byte("1:13:0xa99999999999999999999:"))
 	f.Add([]byte("-1:x"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		got, err := parseTxDoc("ETH", doc)
+		got, err := parseTxDoc("ETH", string(doc))
 		if err != nil {
 			return
 		}
-		again, err := parseTxDoc("ETH", appendTxDoc(nil, got, false))
+		again, err := parseTxDoc("ETH", string(appendTxDoc(nil, got, false)))
 		if err != nil {
 			t.Fatalf("a parsed document does not parse again: %v", err)
 		}

@@ -72,8 +72,8 @@ func (db *DB) SubscriptionTransactions(ctx context.Context, account int64, chain
 		txs   = make([]query.Transaction, 0, min(limit, 64))
 		noDoc bool
 	)
-	sub, err := db.readPage(ctx, chain, address, q, args, func(doc []byte) error {
-		if doc == nil {
+	sub, err := db.readPage(ctx, chain, address, q, args, func(doc string, ok bool) error {
+		if !ok {
 			noDoc = true
 			return nil
 		}
@@ -96,12 +96,13 @@ func (db *DB) SubscriptionTransactions(ctx context.Context, account int64, chain
 // (subscriptionState, which begins with a letter) and the rows of the
 // page (documents, which begin with a digit; NULL in a row written
 // before documents were). It passes each page row's document to row, in
-// order, and returns the subscription; query.ErrNotSubscribed when there
-// is none. The state row is told apart by its first byte, not by its
-// place, which UNION ALL does not promise (the page's rows come in the
-// page's order). A page row costs what it cost without the state: its
-// document alone.
-func (db *DB) readPage(ctx context.Context, chain, address, q string, args []any, row func(doc []byte) error) (query.Subscription, error) {
+// order (ok false for NULL), and returns the subscription;
+// query.ErrNotSubscribed when there is none. The state row is told apart
+// by its first byte, not by its place, which UNION ALL does not promise
+// (the page's rows come in the page's order). A page row costs what it
+// cost without the state: its document alone, scanned as the string the
+// driver made of it (no copy; the parsed fields share its bytes).
+func (db *DB) readPage(ctx context.Context, chain, address, q string, args []any, row func(doc string, ok bool) error) (query.Subscription, error) {
 	rows, err := db.queryHot(ctx, q, args...)
 	if err != nil {
 		return query.Subscription{}, err
@@ -109,21 +110,21 @@ func (db *DB) readPage(ctx context.Context, chain, address, q string, args []any
 	defer rows.Close()
 	var (
 		sub   = query.Subscription{Chain: chain, Address: address}
-		v     sql.RawBytes
+		v     sql.NullString
 		found bool
 	)
 	for rows.Next() {
 		if err := rows.Scan(&v); err != nil {
 			return query.Subscription{}, err
 		}
-		if len(v) > 0 && (v[0] == 'S' || v[0] == 'A') {
-			if err := parseState(&sub, v); err != nil {
+		if s := v.String; v.Valid && s != "" && (s[0] == 'S' || s[0] == 'A') {
+			if err := parseState(&sub, s); err != nil {
 				return query.Subscription{}, err
 			}
 			found = true
 			continue
 		}
-		if err := row(v); err != nil {
+		if err := row(v.String, v.Valid); err != nil {
 			return query.Subscription{}, err
 		}
 	}
@@ -153,7 +154,7 @@ func (db *DB) transactionPage(ctx context.Context, chain, q string, args []any, 
 		if doc == nil {
 			return nil, errNoDoc
 		}
-		t, err := parseTxDoc(chain, doc)
+		t, err := parseTxDoc(chain, string(doc))
 		if err != nil {
 			return nil, err
 		}
