@@ -53,9 +53,9 @@ func (s *Source) States(ctx context.Context, block uint64, addresses []string, n
 				continue
 			}
 			if noState(e.Error) {
-				return nil, fmt.Errorf("%s at block %d: %w: %w", e.Method, block, query.ErrNoState, e.Error)
+				return nil, fmt.Errorf("%s at block %d: %w: %w", e.Method, block, query.ErrNoState, s.nodeErr(e.Error))
 			}
-			return nil, unavailable(ctx, e.Method, e.Error)
+			return nil, s.unavailable(ctx, e.Method, e.Error)
 		}
 		out[i] = query.AccountState{Balance: bals[i].ToInt().String(), Nonce: uint64(ns[i])}
 	}
@@ -113,9 +113,9 @@ func (s *Source) StatesAt(ctx context.Context, reads []query.StateRead) ([][]que
 		sl := slots[k]
 		if e.Error != nil {
 			if noState(e.Error) {
-				return nil, fmt.Errorf("%s at block %d: %w: %w", e.Method, reads[sl.read].Block, query.ErrNoState, e.Error)
+				return nil, fmt.Errorf("%s at block %d: %w: %w", e.Method, reads[sl.read].Block, query.ErrNoState, s.nodeErr(e.Error))
 			}
-			return nil, unavailable(ctx, e.Method, e.Error)
+			return nil, s.unavailable(ctx, e.Method, e.Error)
 		}
 		if sl.nonce {
 			out[sl.read][sl.i].Nonce = uint64(ns[sl.read][sl.i])

@@ -11,11 +11,13 @@ package eth
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -46,6 +48,72 @@ func RedactURL(raw string) string {
 		out += "#redacted"
 	}
 	return out
+}
+
+// secrets are the parts of a node URL that may be secret, as they may
+// appear in text: the userinfo's name and password, each path segment,
+// each query key's value, the fragment, each as written in the URL and
+// decoded, path- and query-escaped; and the userinfo as a basic
+// Authorization header carries it. Parts shorter than minSecret are
+// left: no key is that short, and "v3" or "1" are in any text.
+type secrets []string
+
+const minSecret = 3
+
+func urlSecrets(raw string) secrets {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var parts []string
+	if u.User != nil {
+		parts = append(parts, u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			parts = append(parts, p)
+		}
+	}
+	for _, seg := range strings.Split(u.EscapedPath(), "/") {
+		parts = append(parts, seg)
+		if d, err := url.PathUnescape(seg); err == nil {
+			parts = append(parts, d)
+		}
+	}
+	for _, kv := range strings.Split(u.RawQuery, "&") {
+		_, v, _ := strings.Cut(kv, "=")
+		parts = append(parts, v)
+		if d, err := url.QueryUnescape(v); err == nil {
+			parts = append(parts, d)
+		}
+	}
+	parts = append(parts, u.EscapedFragment(), u.Fragment, u.Opaque)
+	if u.User != nil {
+		// As a gateway may echo the Authorization header.
+		p, _ := u.User.Password()
+		parts = append(parts, base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+p)))
+	}
+	var out secrets
+	add := func(p string) {
+		if len(p) >= minSecret && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range parts {
+		add(p)
+		add(url.PathEscape(p))
+		add(url.QueryEscape(p))
+		add(strings.ToLower(url.QueryEscape(p))) // %2f as well as %2F
+	}
+	// The longest first: a secret inside another is replaced with it.
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// scrub replaces every secret in text with "redacted".
+func (s secrets) scrub(text string) string {
+	for _, p := range s {
+		text = strings.ReplaceAll(text, p, "redacted")
+	}
+	return text
 }
 
 // splitSecret returns the URL the JSON-RPC client is given over HTTP
@@ -91,7 +159,7 @@ func (e *nodeError) Unwrap() error { return e.err }
 
 // reason is the short reason of a node error: timeout, node unreachable,
 // HTTP 401 Unauthorized, or the node's JSON-RPC error code and message.
-func reason(err error) string {
+func reason(err error, sec secrets) string {
 	var (
 		herr HTTPError
 		rerr rpc.Error
@@ -103,7 +171,7 @@ func reason(err error) string {
 	case errors.As(err, &herr):
 		return "HTTP " + strconv.Itoa(herr.StatusCode) + " " + http.StatusText(herr.StatusCode)
 	case errors.As(err, &rerr):
-		msg := rerr.Error()
+		msg := sec.scrub(rerr.Error())
 		if len(msg) > 200 {
 			msg = msg[:200] + "…"
 		}
@@ -116,7 +184,7 @@ func reason(err error) string {
 	if errors.As(err, &uerr) {
 		return "node unreachable"
 	}
-	return "node error: " + strings.TrimSpace(err.Error())
+	return "node error: " + sec.scrub(strings.TrimSpace(err.Error()))
 }
 
 // HTTPError is go-ethereum's error for a non-2xx HTTP answer.

@@ -71,6 +71,10 @@ type Source struct {
 
 	spanMu sync.Mutex
 	span   logSpan // width of filtered eth_getLogs ranges
+
+	// secrets are the secret parts of the node's URL, scrubbed from any
+	// text the node sends before it is part of an error (node.go).
+	secrets secrets
 }
 
 type tokenMeta struct {
@@ -96,9 +100,12 @@ func Dial(ctx context.Context, url string, cfg SourceConfig) (*Source, error) {
 	}
 	c, err := rpc.DialOptions(ctx, dial, rpc.WithHTTPClient(&http.Client{Timeout: cfg.Timeout, Transport: rt}))
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w: %w", RedactURL(url), query.ErrUnavailable, &nodeError{reason(err), err})
+		sec := urlSecrets(url)
+		return nil, fmt.Errorf("dial %s: %w: %w", RedactURL(url), query.ErrUnavailable, &nodeError{reason(err, sec), err})
 	}
-	return NewSource(c, cfg), nil
+	src := NewSource(c, cfg)
+	src.secrets = urlSecrets(url)
+	return src, nil
 }
 
 // NewSource returns a Source on an RPC client; Close closes the client.
@@ -129,7 +136,7 @@ func (s *Source) Close() { s.rpc.Close() }
 func (s *Source) ChainID(ctx context.Context) (uint64, error) {
 	id, err := s.eth.ChainID(ctx)
 	if err != nil {
-		return 0, unavailable(ctx, "eth_chainId", err)
+		return 0, s.unavailable(ctx, "eth_chainId", err)
 	}
 	if !id.IsUint64() {
 		return 0, fmt.Errorf("eth_chainId: %s does not fit 64 bits", id)
@@ -141,7 +148,7 @@ func (s *Source) ChainID(ctx context.Context) (uint64, error) {
 func (s *Source) Head(ctx context.Context) (uint64, error) {
 	n, err := s.eth.BlockNumber(ctx)
 	if err != nil {
-		return 0, unavailable(ctx, "eth_blockNumber", err)
+		return 0, s.unavailable(ctx, "eth_blockNumber", err)
 	}
 	return n, nil
 }
@@ -198,7 +205,7 @@ func (s *Source) Blocks(ctx context.Context, from, to uint64) ([]query.SourceBlo
 		}
 		for i, b := range res {
 			if batch[i].Error != nil {
-				return out, unavailable(ctx, "eth_getBlockByNumber", batch[i].Error)
+				return out, s.unavailable(ctx, "eth_getBlockByNumber", batch[i].Error)
 			}
 			if b == nil {
 				return out, nil
@@ -319,7 +326,7 @@ func (s *Source) Transfers(ctx context.Context, from, to uint64, addresses []str
 func (s *Source) filterTransfers(ctx context.Context, q ethereum.FilterQuery) ([]query.TokenTransfer, error) {
 	logs, err := s.eth.FilterLogs(ctx, q)
 	if err != nil {
-		return nil, unavailable(ctx, "eth_getLogs", err)
+		return nil, s.unavailable(ctx, "eth_getLogs", err)
 	}
 	out := make([]query.TokenTransfer, 0, len(logs))
 	for i := range logs {
@@ -387,7 +394,7 @@ func (r *rpcReceipt) receipt() query.Receipt {
 func (s *Source) BlockReceipts(ctx context.Context, b query.Block) ([]query.Receipt, []query.TokenTransfer, error) {
 	var all []*rpcReceipt
 	if err := s.rpc.CallContext(ctx, &all, "eth_getBlockReceipts", b.Hash); err != nil {
-		return nil, nil, unavailable(ctx, "eth_getBlockReceipts", err)
+		return nil, nil, s.unavailable(ctx, "eth_getBlockReceipts", err)
 	}
 	out := make([]query.Receipt, 0, len(all))
 	var transfers []query.TokenTransfer
@@ -416,7 +423,7 @@ func (s *Source) Receipts(ctx context.Context, b query.Block, hashes []string) (
 	if len(hashes) >= s.cfg.BlockReceiptsFrom {
 		var all []*rpcReceipt
 		if err := s.rpc.CallContext(ctx, &all, "eth_getBlockReceipts", b.Hash); err != nil {
-			return nil, unavailable(ctx, "eth_getBlockReceipts", err)
+			return nil, s.unavailable(ctx, "eth_getBlockReceipts", err)
 		}
 		for _, r := range all {
 			if r != nil {
@@ -434,7 +441,7 @@ func (s *Source) Receipts(ctx context.Context, b query.Block, hashes []string) (
 		}
 		for i, r := range res {
 			if batch[i].Error != nil {
-				return nil, unavailable(ctx, "eth_getTransactionReceipt", batch[i].Error)
+				return nil, s.unavailable(ctx, "eth_getTransactionReceipt", batch[i].Error)
 			}
 			if r != nil {
 				byHash[hashes[i]] = r
@@ -493,12 +500,12 @@ func (s *Source) Balances(ctx context.Context, block uint64, queries []query.Bal
 		b := query.Balance{Address: strings.ToLower(q.Address), Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Block: block}
 		if err := batch[i].Error; err != nil {
 			if noState(err) {
-				return nil, fmt.Errorf("%s at block %d: %w: %w", batch[i].Method, block, query.ErrNoState, err)
+				return nil, fmt.Errorf("%s at block %d: %w: %w", batch[i].Method, block, query.ErrNoState, s.nodeErr(err))
 			}
 			if q.Contract != "" && reverted(err) {
 				continue
 			}
-			return nil, unavailable(ctx, batch[i].Method, err)
+			return nil, s.unavailable(ctx, batch[i].Method, err)
 		}
 		if q.Contract == "" {
 			b.Amount = res[i].native.ToInt().String()
@@ -548,7 +555,7 @@ func (s *Source) readTokenMeta(ctx context.Context, queries []query.BalanceQuery
 		var m tokenMeta
 		for j := 2 * i; j <= 2*i+1; j++ {
 			if err := batch[j].Error; err != nil && !reverted(err) {
-				return unavailable(ctx, "eth_call", err)
+				return s.unavailable(ctx, "eth_call", err)
 			}
 		}
 		if batch[2*i].Error == nil {
@@ -605,7 +612,7 @@ func (s *Source) batch(ctx context.Context, calls []rpc.BatchElem) error {
 	for lo := 0; lo < len(calls); lo += s.cfg.BatchSize {
 		hi := min(len(calls), lo+s.cfg.BatchSize)
 		if err := s.rpc.BatchCallContext(ctx, calls[lo:hi]); err != nil {
-			return unavailable(ctx, "batch of "+calls[lo].Method, err)
+			return s.unavailable(ctx, "batch of "+calls[lo].Method, err)
 		}
 	}
 	return nil
@@ -624,12 +631,15 @@ func reverted(err error) bool {
 
 // unavailable wraps a node error as query.ErrUnavailable, except when the
 // caller's own context ended, which is not the node's fault.
-func unavailable(ctx context.Context, op string, err error) error {
+func (s *Source) unavailable(ctx context.Context, op string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", op, ctx.Err())
 	}
-	return fmt.Errorf("%s: %w: %w", op, query.ErrUnavailable, &nodeError{reason(err), err})
+	return fmt.Errorf("%s: %w: %w", op, query.ErrUnavailable, s.nodeErr(err))
 }
+
+// nodeErr is err shown as its short reason, scrubbed of the URL's secrets.
+func (s *Source) nodeErr(err error) error { return &nodeError{reason(err, s.secrets), err} }
 
 func hexLower(h common.Hash) string     { return h.Hex() } // already lowercase
 func addrLower(a common.Address) string { return strings.ToLower(a.Hex()) }

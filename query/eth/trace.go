@@ -50,7 +50,7 @@ func (s *Source) ProbeTraces(ctx context.Context) (string, error) {
 		case errors.As(err, &re):
 			return api, nil
 		}
-		return "", unavailable(ctx, api, err)
+		return "", s.unavailable(ctx, api, err)
 	}
 	return "", nil
 }
@@ -104,7 +104,7 @@ type txTrace struct {
 func (s *Source) callTraces(ctx context.Context, b query.SourceBlock) ([]query.InternalMove, error) {
 	var res []txTrace
 	if err := s.rpc.CallContext(ctx, &res, "debug_traceBlockByNumber", hexutil.EncodeUint64(b.Number), callTracerConfig()); err != nil {
-		return nil, unavailable(ctx, "debug_traceBlockByNumber", err)
+		return nil, s.unavailable(ctx, "debug_traceBlockByNumber", err)
 	}
 	// The block traced is the one read only if it holds the same
 	// transactions: otherwise the chain moved in between.
@@ -118,7 +118,7 @@ func (s *Source) callTraces(ctx context.Context, b query.SourceBlock) ([]query.I
 			return nil, fmt.Errorf("traces of block %d %s: transaction %d is %s, not %s: %w", b.Number, b.Hash, i, hexLower(t.TxHash), hash, query.ErrNotFound)
 		}
 		if t.Error != "" || t.Result == nil {
-			return nil, fmt.Errorf("trace of %s in block %d: %s: %w", hash, b.Number, t.Error, query.ErrUnavailable)
+			return nil, fmt.Errorf("trace of %s in block %d: %s: %w", hash, b.Number, s.secrets.scrub(t.Error), query.ErrUnavailable)
 		}
 		if t.Result.Error != "" {
 			continue // the transaction failed: nothing inside it moved
@@ -190,7 +190,7 @@ type parityTrace struct {
 func (s *Source) parityTraces(ctx context.Context, b query.SourceBlock) ([]query.InternalMove, error) {
 	var res []parityTrace
 	if err := s.rpc.CallContext(ctx, &res, "trace_block", hexutil.EncodeUint64(b.Number)); err != nil {
-		return nil, unavailable(ctx, "trace_block", err)
+		return nil, s.unavailable(ctx, "trace_block", err)
 	}
 	var (
 		out    []query.InternalMove
