@@ -236,7 +236,7 @@ func (d *diffTree) loadFiles(t *testing.T) {
 	}
 	// The base paths the generator mutates.
 	ps := []string{"/", "/login", "/logout", "/healthz", "/metrics", "/latest", "/preview", "/dl.pub", "/install",
-		"/releases.json", "/index.html", "/_redirects", site.AuthPath, "/_wharf/", "/static/page.css", "/etc/passwd",
+		"/releases.json", "/releases.json.sig", "/channel", "/index.html", "/_redirects", site.AuthPath, "/_wharf/", "/static/page.css", "/etc/passwd",
 		"/bin/26.1.2/x.sig", "/bin/26.1.2/treasury-cli-26.1.2-macos-amd64.tar.gz", "/img/26.1.2/z.sig",
 		"/bin/26.1.1/SHA256SUMS.tar.gz", "/bin/26.1.2/.wharf.lock", "/bin/26.9.9/engine-26.9.9-linux-amd64.tar.gz",
 		"/bin/26.1.2/nope-26.1.2-linux-amd64.tar.gz", "/bin/26.1.2/", "/bin/", "/img/26.1.2"}
