@@ -240,6 +240,8 @@ func TestChannelUpdate(t *testing.T) {
 		{"Expiry", "", "", false, time.Hour, true, publish.Channel{Sequence: 4, Latest: "26.1.2", Preview: "26.1.2-pre.3"}},
 		{"ExpiryStillLong", "", "", false, time.Hour, false, publish.Channel{Sequence: 4, Latest: "26.1.2", Preview: "26.1.2-pre.3"}},
 		{"Resign", "", "", true, 2 * time.Hour, true, publish.Channel{Sequence: 5, Latest: "26.1.2", Preview: "26.1.2-pre.3"}},
+		// A publish without an expiry keeps the record's 2 h.
+		{"KeepExpiry", "26.1.3", "", false, 0, true, publish.Channel{Sequence: 6, Latest: "26.1.3", Preview: "26.1.2-pre.3"}},
 	}
 	for _, st := range steps {
 		if st.latest != "" {
@@ -249,7 +251,7 @@ func TestChannelUpdate(t *testing.T) {
 			setPointer(publish.KeyPreview, st.preview)
 		}
 		clock.Advance(time.Minute)
-		u.Force, u.Expiry = st.force, st.expiry
+		u.Force, u.Expiry, u.KeepExpiry = st.force, st.expiry, st.name == "KeepExpiry"
 		_, wrote, err := u.Run(ctx)
 		if err != nil {
 			t.Fatalf("%s: %v", st.name, err)
@@ -260,6 +262,9 @@ func TestChannelUpdate(t *testing.T) {
 		}
 		if wrote && st.expiry > 0 && !got.Expires.Equal(clock.Now().Truncate(time.Second).Add(st.expiry)) {
 			t.Errorf("%s: expires %v, want now + %v", st.name, got.Expires, st.expiry)
+		}
+		if st.name == "KeepExpiry" && !got.Expires.Equal(clock.Now().Truncate(time.Second).Add(2*time.Hour)) {
+			t.Errorf("%s: expires %v, want now + 2h kept from the record before", st.name, got.Expires)
 		}
 	}
 }

@@ -24,8 +24,14 @@ type ChannelUpdate struct {
 	// URL is the download server's URL, written into the record; "" keeps
 	// the one of the record there.
 	URL string
-	// Expiry is how long a new record is valid; 0 for no expiry.
+	// Expiry is how long a new record is valid; 0 for no expiry, or,
+	// with KeepExpiry, for as long as the record there was (issued to
+	// expires).
 	Expiry time.Duration
+	// KeepExpiry makes a zero Expiry keep the validity of the record there
+	// (publish without --channel-expiry): a vendor who rotates the expiry
+	// from a scheduled job does not lose it at the next publish.
+	KeepExpiry bool
 	// Force writes a new record even when the one there names the same
 	// versions and is valid long enough (wharf channel resign).
 	Force  bool
@@ -82,8 +88,12 @@ func (u *ChannelUpdate) Run(ctx context.Context) (Channel, bool, error) {
 		if next.URL == "" {
 			return Channel{}, false, fmt.Errorf("%s: no URL to write into it (publish first, or give --base-url)", KeyChannel)
 		}
-		if u.Expiry > 0 {
-			next.Expires = now.Add(u.Expiry)
+		expiry := u.Expiry
+		if expiry == 0 && u.KeepExpiry && !cur.Expires.IsZero() {
+			expiry = cur.Expires.Sub(cur.Issued)
+		}
+		if expiry > 0 {
+			next.Expires = now.Add(expiry)
 		}
 		if valid && !u.Force && next.Latest == cur.Latest && next.Preview == cur.Preview && next.URL == cur.URL && !u.expiresSoon(cur, now) {
 			return cur, false, nil
@@ -185,7 +195,7 @@ func (r *publishRun) writeChannel(ctx context.Context) error {
 		return nil
 	}
 	u := &ChannelUpdate{
-		Store: r.Store, Signer: r.Signer, URL: r.BaseURL, Expiry: r.ChannelExpiry,
+		Store: r.Store, Signer: r.Signer, URL: r.BaseURL, Expiry: r.ChannelExpiry, KeepExpiry: r.KeepChannelExpiry,
 		Now: r.Now, DryRun: r.DryRun, Logf: r.Progress.Logf,
 	}
 	c, wrote, err := u.Run(ctx)

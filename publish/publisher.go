@@ -45,6 +45,9 @@ type Publisher struct {
 	// valid (install scripts refuse it afterwards, so a mirror cannot
 	// freeze a machine on an old release); 0 for no expiry.
 	ChannelExpiry time.Duration
+	// KeepChannelExpiry makes a zero ChannelExpiry keep the validity
+	// period of the record there rather than write one without expiry.
+	KeepChannelExpiry bool
 	// TempAge is how old the leftovers of a killed publish (temporary
 	// files, incomplete multipart uploads) must be before a publish removes
 	// them (stores that implement TempCleaner); younger ones may belong to
