@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/publish/dir"
+	"github.com/wharfhq/wharf/publish/s3"
+	"github.com/wharfhq/wharf/publish/s3/s3test"
 )
 
 var channelT0 = time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
@@ -273,11 +276,23 @@ func TestChannelUpdate(t *testing.T) {
 // no write: every one of them ends on top of another, so the sequence
 // counts them all, and the record names the newest pointer.
 func TestChannelUpdateConcurrent(t *testing.T) {
+	t.Run("Dir", func(t *testing.T) {
+		st, _ := openDir(t)
+		channelRace(t, st)
+	})
+	t.Run("MinIO", func(t *testing.T) {
+		m := testenv.SharedMinIO(t)
+		channelRace(t, s3test.Store(t, m, "chan", s3.Options{}))
+	})
+}
+
+func channelRace(t *testing.T, st publish.Store) {
 	ctx := context.Background()
-	st, root := openDir(t)
 	s, _ := testSigner(t)
 	pub, _ := s.PublicKey(ctx)
-	os.WriteFile(root+"/latest", []byte("26.1.5\n"), 0o644)
+	if _, err := st.Put(ctx, publish.KeyLatest, strings.NewReader("26.1.5\n"), 7, publish.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	const n = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -294,7 +309,12 @@ func TestChannelUpdateConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(root + "/channel")
+	o, err := st.Open(ctx, publish.KeyChannel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	b, _ := io.ReadAll(o)
 	c, err := publish.VerifyChannel(pub, b, time.Time{})
 	if err != nil || c.Sequence != n || c.Latest != "26.1.5" {
 		t.Errorf("record %+v, %v; want sequence %d naming 26.1.5", c, err, n)
