@@ -22,6 +22,13 @@ const (
 	BenchStatementRows = 20_000
 )
 
+// hotEvery is the HotEvery of txs transactions: 50, or less in a
+// smaller data set, so that the hot address has the 10,050 transactions
+// the depth benchmarks page through.
+func hotEvery(txs int) int {
+	return max(1, min(50, txs/10_050))
+}
+
 // size is the environment variable name as a positive integer, or def.
 func size(name string, def int) (int, error) {
 	v := os.Getenv(name)
@@ -83,7 +90,7 @@ func OpenSized(ctx context.Context, dsn string, addresses, txs int) (db *store.D
 	key, secret, err := db.CreateAPIKey(ctx, "bench")
 	if err == nil {
 		err = Seed(ctx, db, Config{Chain: "ETH", Account: key.AccountID,
-			Addresses: addresses, Transactions: txs, HotEvery: 50, StatementRows: BenchStatementRows})
+			Addresses: addresses, Transactions: txs, HotEvery: hotEvery(txs), StatementRows: BenchStatementRows})
 	}
 	if err != nil {
 		db.Close()
