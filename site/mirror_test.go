@@ -154,6 +154,14 @@ func TestInstallThroughMirror(t *testing.T) {
 	old := m.record(t, publish.Channel{Sequence: 1, Issued: now.Add(-10 * time.Minute), Expires: now.Add(time.Hour), Latest: "26.1.1"})
 	expired := m.record(t, publish.Channel{Sequence: 9, Issued: now.Add(-3 * time.Hour), Expires: now.Add(-2 * time.Hour), Latest: "26.1.2", Preview: "26.1.3-pre.4"})
 	frozen := m.record(t, publish.Channel{Sequence: 1, Issued: now.AddDate(0, 0, -8), Expires: now.AddDate(0, 0, -1), Latest: "26.1.1"})
+	s, err := publish.NewSigner(m.tr.priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staging, err := publish.Channel{Sequence: 40, Issued: now, Expires: now.Add(time.Hour), URL: "https://staging.example.com", Latest: "26.1.1"}.Sign(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	swapped := rawRecord(fmt.Sprintf("wharf-channel 1\nsequence 3\nissued %d %s\nurl %s\nlatest 26.1.3-pre.4\npreview 26.1.2\n",
 		now.Unix(), now.Format(time.RFC3339), m.url), m.tr.sign)
 
@@ -207,6 +215,13 @@ func TestInstallThroughMirror(t *testing.T) {
 				m.serveInstead(t, "channel", frozen)
 				mc := fresh()
 				mc.refused(t, mc.install(t, m.url), "serves a stale record", "")
+			})
+			t.Run("ErrOtherTree", func(t *testing.T) {
+				// A record of the vendor's staging tree, signed with the
+				// same key, with a higher sequence.
+				m.serveInstead(t, "channel", staging)
+				mc := fresh()
+				mc.refused(t, mc.install(t, m.url), "the channel record is for https://staging.example.com, not "+m.url, "")
 			})
 			t.Run("ErrMissing", func(t *testing.T) {
 				m.serveInstead(t, "channel.gone", nil)
