@@ -53,14 +53,21 @@ func (r *publishRun) mergeManifest(ctx context.Context, arts []Artifact) error {
 			if !sameArtifacts(old.Artifacts, arts) {
 				return fmt.Errorf("%w: %s was published meanwhile with other artifacts", ErrVersionExists, r.v)
 			}
-			return nil
+			// The notes are not part of the signed release: new ones
+			// replace the old.
+			if r.Notes == "" || old.Notes == r.Notes {
+				return nil
+			}
+			old.Notes, old.NotesHTML = r.Notes, r.notesHTML
+			r.Progress.Logf("%s: replacing its release notes", r.v)
+		} else {
+			// A concurrent publish may have added the release this
+			// preview follows.
+			if err := r.checkVersion(m); err != nil {
+				return err
+			}
+			m.Merge(Release{Version: r.v.String(), Kind: r.v.Kind(), Published: r.Now().UTC(), Artifacts: arts, Notes: r.Notes, NotesHTML: r.notesHTML})
 		}
-		// A concurrent publish may have added the release this preview
-		// follows.
-		if err := r.checkVersion(m); err != nil {
-			return err
-		}
-		m.Merge(Release{Version: r.v.String(), Kind: r.v.Kind(), Published: r.Now().UTC(), Artifacts: arts})
 		var b bytes.Buffer
 		if err := m.Encode(&b); err != nil {
 			return fmt.Errorf("encode %s: %w", KeyManifest, err)

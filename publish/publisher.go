@@ -48,6 +48,10 @@ type Publisher struct {
 	// KeepChannelExpiry makes a zero ChannelExpiry keep the validity
 	// period of the record there rather than write one without expiry.
 	KeepChannelExpiry bool
+	// Notes are the release notes in Markdown ("" for none), rendered by
+	// RenderNotes and kept in releases.json with the release. Publishing a
+	// published version again with other notes replaces its notes.
+	Notes string
 	// TempAge is how old the leftovers of a killed publish (temporary
 	// files, incomplete multipart uploads) must be before a publish removes
 	// them (stores that implement TempCleaner); younger ones may belong to
@@ -116,9 +120,10 @@ func NewPublisher(store Store, signer Signer, cfg *Config, baseURL string) (*Pub
 // publishRun is the state of one Publish call.
 type publishRun struct {
 	*Publisher
-	v   Version
-	res *Result
-	mu  sync.Mutex // guards res.Written
+	v         Version
+	notesHTML string // Notes rendered
+	res       *Result
+	mu        sync.Mutex // guards res.Written
 }
 
 // Publish publishes version from inputs (see Config.ScanInput). It checks
@@ -139,6 +144,11 @@ func (p *Publisher) Publish(ctx context.Context, version string, inputs []Input)
 		p = &pp
 	}
 	r := &publishRun{Publisher: p, v: v, res: &Result{Version: v.String()}}
+	if p.Notes != "" {
+		if r.notesHTML, err = RenderNotes([]byte(p.Notes)); err != nil {
+			return nil, fmt.Errorf("publish %s: %w", v, err)
+		}
+	}
 	r.cleanTemp(ctx, inputs)
 	if err := r.publish(ctx, inputs); err != nil {
 		return r.res, fmt.Errorf("publish %s: %w", v, err)

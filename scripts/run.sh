@@ -16,7 +16,7 @@ rm -rf demo-input
 ./scripts/demo-inputs.sh demo-input
 # A second run finds 26.1.1 published with the same bytes and does nothing.
 ./bin/wharf publish --version 26.1.1 --key dl.key --store ./public \
-  --base-url "$BASE_URL" demo-input
+  --base-url "$BASE_URL" --notes scripts/demo-notes.md demo-input
 echo "run: demo release 26.1.1 in ./public (public key dl.pub)"
 
 # --- serve ---------------------------------------------------------------

@@ -111,6 +111,11 @@ func NewPage(cfg PageConfig) (*Page, error) {
 
 func (p *Page) now() time.Time { return p.cfg.Now() }
 
+// useTree makes the page read the download server's cache of its store
+// instead of its own: the page lists what the downloads serve. Called by
+// New, before the page serves.
+func (p *Page) useTree(t *releaseTree) { p.tree = t }
+
 // Paths the page answers.
 const (
 	pathStyle = "/static/page.css"

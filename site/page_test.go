@@ -639,6 +639,58 @@ func TestPageCachesByETag(t *testing.T) {
 	}
 }
 
+// TestPageSharesTree: mounted in the download server, the page reads the
+// server's cache of the tree: after the page read the pointers and the
+// manifest, a short URL reads nothing again, and both follow a moved
+// pointer together.
+func TestPageSharesTree(t *testing.T) {
+	tree := newPageTree(t)
+	st := countingStore{Store: tree.Store, opens: make(chan string, 100)}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	page, err := site.NewPage(site.PageConfig{Store: st, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := site.New(site.Config{Store: st, Page: page, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec
+	}
+	opened := func() []string {
+		var keys []string
+		for len(st.opens) > 0 {
+			keys = append(keys, <-st.opens)
+		}
+		return keys
+	}
+	if rec := get("/"); rec.Code != http.StatusOK {
+		t.Fatalf("GET / = %d", rec.Code)
+	}
+	if got := opened(); len(got) != 3 {
+		t.Errorf("the page read %v, want latest, preview and releases.json", got)
+	}
+	if rec := get("/x86/treasury-cli"); rec.Code != http.StatusFound || !strings.Contains(rec.Header().Get("Location"), "26.1.1") {
+		t.Fatalf("GET /x86/treasury-cli = %d to %q", rec.Code, rec.Header().Get("Location"))
+	}
+	if got := opened(); len(got) != 0 {
+		t.Errorf("a short URL after the page read %v again, want nothing (one cache)", got)
+	}
+	tree.put(t, publish.KeyLatest, []byte("25.4.2\n"))
+	if rec := get("/x86/treasury-cli"); !strings.Contains(rec.Header().Get("Location"), "25.4.2") {
+		t.Errorf("the short URL does not follow the moved pointer: %q", rec.Header().Get("Location"))
+	}
+	if body := get("/").Body.String(); !strings.Contains(body, `data-file="engine-25.4.2-linux-amd64.tar.gz"`) {
+		t.Error("the page does not follow the moved pointer")
+	}
+	if got := opened(); len(got) != 1 || got[0] != publish.KeyLatest {
+		t.Errorf("after moving latest the server and page read %v, want latest once", got)
+	}
+}
+
 func TestPageMethods(t *testing.T) {
 	e := newPageEnv(t)
 	tests := []struct {

@@ -27,7 +27,9 @@ type Config struct {
 	// request has no Authorization header; may be nil.
 	Sessions Sessions
 	// Page serves the browser page: GET /, GET|POST /login, POST /logout
-	// and /static/; nil answers 404 there.
+	// and /static/; nil answers 404 there. A *Page lists the releases from
+	// the server's own cache of Store (RefreshInterval), so the page and
+	// the downloads never disagree.
 	Page http.Handler
 	// Logger receives the access log and errors; nil discards them.
 	Logger *slog.Logger
@@ -139,6 +141,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.metrics, s.gatherer = m, reg
 	s.tree = &releaseTree{store: cfg.Store, now: s.now, interval: cfg.RefreshInterval, log: s.log}
+	// The page lists what the downloads serve: one cache, one reading order.
+	if pg, ok := cfg.Page.(*Page); ok {
+		pg.useTree(s.tree)
+	}
 	s.ipLimit = newLimiter(cfg.RateIP, cfg.BurstIP, cfg.LimitBuckets, s.now)
 	s.keyLimit = newLimiter(cfg.RateKey, cfg.BurstKey, cfg.LimitBuckets, s.now)
 	s.clients = cfg.TrustedProxies

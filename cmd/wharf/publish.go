@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -42,7 +43,7 @@ azurekms://, hashivault://. STORE is a directory or s3://bucket/prefix
 
 Examples:
    wharf publish --version 26.1.2 --key dl.key --store ./public \
-       --base-url https://dl.example.com ./dist
+       --base-url https://dl.example.com --notes NOTES.md ./dist
    wharf publish --version 26.1.3-pre.4 --key awskms:///alias/wharf \
        --store s3://releases/dl --base-url https://dl.example.com ./dist
    wharf publish --dry-run --version 26.1.2 --key dl.key --base-url https://dl.example.com ./dist`,
@@ -52,6 +53,7 @@ Examples:
 			&cli.StringFlag{Name: "store", Value: "./public", Usage: "`STORE`: a directory or s3://bucket/prefix", EnvVars: []string{"WHARF_STORE"}},
 			&cli.StringFlag{Name: "base-url", Usage: "the download server's `URL`, for the install script and page", Required: true, EnvVars: []string{"WHARF_BASE_URL"}},
 			&cli.StringFlag{Name: "config", Usage: "release contents `FILE` (wharf.toml); default: the built-in artifacts", EnvVars: []string{"WHARF_CONFIG"}},
+			&cli.StringFlag{Name: "notes", Usage: "release notes `FILE` (Markdown), shown on the download page and kept in releases.json", EnvVars: []string{"WHARF_NOTES"}},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print every key that would be written, write nothing", EnvVars: []string{"WHARF_DRY_RUN"}},
 			&cli.BoolFlag{Name: "allow-missing", Usage: "publish a partial release when configured artifacts have no file", EnvVars: []string{"WHARF_ALLOW_MISSING"}},
 			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` for MinIO and other non-AWS stores: a URL (http://127.0.0.1:9000), or host:port for HTTPS", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
@@ -85,6 +87,10 @@ func publishAction(c *cli.Context) error {
 	if c.Int("parallel") < 1 {
 		return usageError{fmt.Errorf("publish: --parallel %d: want 1 or more concurrent uploads", c.Int("parallel"))}
 	}
+	notes, err := readNotes(c.String("notes"))
+	if err != nil {
+		return err
+	}
 	cfg, err := publish.LoadConfig(c.String("config"))
 	if err != nil {
 		return err
@@ -107,6 +113,7 @@ func publishAction(c *cli.Context) error {
 		return err
 	}
 	p.DryRun = c.Bool("dry-run")
+	p.Notes = notes
 	p.Parallel = c.Int("parallel")
 	if p.ChannelExpiry = c.Duration("channel-expiry"); p.ChannelExpiry < 0 || p.ChannelExpiry > 0 && p.ChannelExpiry < time.Minute {
 		return usageError{errors.New("publish: --channel-expiry must be 0 (never) or at least 1m")}
@@ -138,6 +145,26 @@ func runPublish(ctx context.Context, c *cli.Context, p *publish.Publisher, versi
 			res.Version, len(res.Written), orNone(res.Latest), orNone(res.Preview))
 	}
 	return nil
+}
+
+// readNotes reads and checks the release notes of --notes ("" for none).
+func readNotes(file string) (string, error) {
+	if file == "" {
+		return "", nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return "", usageError{fmt.Errorf("publish: --notes: %w", err)}
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, publish.MaxNotes+1))
+	if err != nil {
+		return "", usageError{fmt.Errorf("publish: --notes: %w", err)}
+	}
+	if _, err := publish.RenderNotes(b); err != nil {
+		return "", fmt.Errorf("publish: --notes %s: %w", file, err)
+	}
+	return string(b), nil
 }
 
 func orNone(s string) string {
