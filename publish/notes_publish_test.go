@@ -57,8 +57,8 @@ func TestPublishNotes(t *testing.T) {
 		}
 	}
 	slices.Sort(changed)
-	if strings.Join(changed, " ") != "index.html releases.json" {
-		t.Errorf("replacing the notes changed %v, want index.html and releases.json only", changed)
+	if got := strings.Join(changed, " "); got != "index.html releases.json releases.json.sig" {
+		t.Errorf("replacing the notes changed %v, want index.html and releases.json (and its signature) only", changed)
 	}
 	if res := publishWith(""); len(res.Written) != 0 {
 		t.Errorf("re-publish without notes wrote %v", res.Written)
