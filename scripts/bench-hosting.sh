@@ -18,6 +18,10 @@
 #                   ÷ nginx's own `return 302`                        (want >= 0.9)
 #   noise           nginx's `return 302` against itself: how much the
 #                   machine's load moves a ratio in this run          (1.00 when quiet)
+#   revoke          how long after `wharf apikey revoke` a key that was
+#                   just downloading is refused, through nginx (its auth
+#                   cache and wharf's) and by a second wharf serve on the
+#                   same database                                     (want < 1 s)
 #
 # Each figure is printed twice: as throughput, and as work per second of
 # server CPU (nginx's workers plus wharf serve), which other load on the
@@ -107,7 +111,8 @@ pids+=("$wharf_pid")
 
 hport=$(port) nport=$(port)
 "$wharf" hosting nginx --root "$work/public" --upstream "http://127.0.0.1:$wport" \
-  --listen "127.0.0.1:$hport" --cache-dir "$work/cache" >"$work/hosting.conf"
+  --listen "127.0.0.1:$hport" --cache-dir "$work/cache" --auth-cache "$work/auth-cache" \
+  --access-log off >"$work/hosting.conf"
 user=""
 if [ "$(id -u)" = 0 ]; then user="user root;"; fi
 cat >"$work/nginx.conf" <<CONF
@@ -246,4 +251,44 @@ for form in ${FORMS:-throughput cpu}; do
   read -r m r med rounds < <(abba)
   echo "noise ($form): nginx return 302 against itself $m$unit, $r$unit, ratio $med (rounds: $rounds) (1.00 on a quiet machine)"
 done
+fi
+
+# 7. Revocation: a key downloading through nginx (whose auth cache and
+# wharf's credential cache both hold it) and asking a second wharf serve
+# on the same database; the time from the revocation's commit to the
+# first 401 on each, polled with curl (a few ms apart).
+if want revoke; then
+wport2=$(port)
+"$wharf" serve --store "$work/public" --listen "127.0.0.1:$wport2" --db "$db" \
+  --rate-ip 0 --rate-key 0 >/dev/null 2>"$work/wharf2.log" &
+pids+=("$!")
+wait_http "http://127.0.0.1:$wport2/latest"
+worst=0
+for round in 1 2 3; do
+  out=$("$wharf" apikey create --org bench --db "$db")
+  rkey=$(tail -n 1 <<<"$out")
+  rid=$(sed -n 's/^API key \([^ ]*\) for.*/\1/p' <<<"$out")
+  rauth="Authorization: Basic $(printf '%s:' "$rkey" | base64 -w0)"
+  for _ in 1 2 3; do
+    curl -s -o /dev/null -H "$rauth" "$hurl/$small"
+    curl -s -o /dev/null -H "$rauth" -H "X-Original-URI: /$small" "http://127.0.0.1:$wport2/_wharf/auth"
+  done
+  "$wharf" apikey revoke "$rid" --db "$db" >/dev/null
+  t0=$(date +%s%N)
+  for target in nginx wharf2; do
+    while :; do
+      if [ "$target" = nginx ]; then
+        code=$(curl -s -o /dev/null -w '%{http_code}' -H "$rauth" "$hurl/$small")
+      else
+        code=$(curl -s -o /dev/null -w '%{http_code}' -H "$rauth" -H "X-Original-URI: /$small" "http://127.0.0.1:$wport2/_wharf/auth")
+      fi
+      [ "$code" = 401 ] && break
+      if [ $(( ($(date +%s%N) - t0) / 1000000 )) -gt 10000 ]; then echo "bench-hosting: $target still answers $code 10 s after the revocation" >&2; exit 1; fi
+    done
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    echo "revoke round $round: $target refuses the key after $ms ms" >&2
+    [ "$ms" -gt "$worst" ] && worst=$ms
+  done
+done
+echo "revoke: a revoked key is refused through nginx and by a second wharf serve on the same database within $worst ms (worst of 3 rounds) (want < 1000 ms)"
 fi

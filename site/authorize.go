@@ -17,7 +17,9 @@ func (s *Server) authorize(w *request, r *http.Request, access string) error {
 	if access == publish.AccessPublic {
 		return nil
 	}
-	p, err := s.principal(r)
+	// A proxy's question may be answered from the short-lived cache of
+	// verified credentials; a download wharf serves itself never is.
+	p, err := s.principal(r, w.proxied != "" && s.creds != nil)
 	if err != nil {
 		return err
 	}
@@ -40,8 +42,26 @@ func (s *Server) authorize(w *request, r *http.Request, access string) error {
 // header (Bearer access token, or Basic with an API key as the user name
 // or password), else the browser session. It is nil for an anonymous
 // request; a header that does not check out is ErrUnauthenticated.
-func (s *Server) principal(r *http.Request) (*Principal, error) {
+//
+// With cached, an Authorization header's answer comes from and is kept in
+// s.creds (a browser session has its own recheck).
+func (s *Server) principal(r *http.Request, cached bool) (*Principal, error) {
 	h := r.Header.Get("Authorization")
+	if cached && h != "" {
+		if p, err, ok := s.creds.get(h); ok {
+			if err != nil {
+				return nil, err
+			}
+			return &p, nil
+		}
+		p, err := s.principal(r, false)
+		if p != nil {
+			s.creds.put(h, *p, nil)
+		} else {
+			s.creds.put(h, Principal{}, err)
+		}
+		return p, err
+	}
 	if h == "" {
 		if s.sessions != nil {
 			if p, ok := s.sessions.Principal(r); ok && (p.Expires.IsZero() || s.now().Before(p.Expires)) {

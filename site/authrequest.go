@@ -21,6 +21,10 @@ const (
 	// HeaderReplay marks nginx's second question about a refused request,
 	// asked for wharf's answer to pass on: it is not audited again.
 	HeaderReplay = "X-Wharf-Replay"
+	// HeaderPrincipal names, on a 204, who the download was allowed for
+	// (apikey:ID or user:NAME, never the credential), for the proxy's
+	// access log.
+	HeaderPrincipal = "X-Wharf-Principal"
 )
 
 // authRequest answers whether the credentials of r (Authorization header
@@ -74,6 +78,9 @@ func (s *Server) authRequest(w *request, r *http.Request) error {
 			return &httpError{http.StatusForbidden, codePermissionDenied, he.message, nil}
 		}
 		return err
+	}
+	if w.who != "" {
+		w.Header().Set(HeaderPrincipal, w.who)
 	}
 	return allowed(w)
 }

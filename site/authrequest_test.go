@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -243,5 +244,53 @@ func TestAuthRequestAudit(t *testing.T) {
 	}
 	if allowed != 4 || refused != 1 {
 		t.Errorf("%d allowed, %d refused records, want 4 and 1", allowed, refused)
+	}
+}
+
+// TestAuthRequestCredentialCache: the auth endpoint trusts a checked key
+// for ProxyCredentialTTL (500 ms) without asking the database; a key
+// revoked in the database is refused by every server sharing it once
+// that much time has passed, by a server that had not cached it at once,
+// and a download wharf serves itself never uses the cache.
+func TestAuthRequestCredentialCache(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	k, secret, err := e.cr.db.CreateAPIKey(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := "Basic " + basicAuth(secret)
+	engine := "/" + key(t, "26.1.2", "engine", "arm")
+	// A second server over the same database and tree.
+	other, _ := serve(t, site.Config{Store: e.store, Auth: e.cr.db, Clock: e.clock.Now})
+	ask := func(url string) int {
+		resp, _ := get(t, http.MethodGet, url+site.AuthPath, "X-Original-URI", engine, "Authorization", auth)
+		return resp.StatusCode
+	}
+	if got := ask(e.url); got != 204 {
+		t.Fatalf("a valid key = %d, want 204", got)
+	}
+	if err := e.cr.db.RevokeAPIKey(ctx, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := ask(e.url); got != 204 {
+		t.Errorf("just after the revocation, within the TTL: %d, want the cached 204", got)
+	}
+	if got := ask(other); got != 401 {
+		t.Errorf("a server that had not seen the key: %d, want 401", got)
+	}
+	if resp, _ := get(t, http.MethodGet, e.url+engine, "Authorization", auth); resp.StatusCode != 401 {
+		t.Errorf("a download wharf serves itself after the revocation = %d, want 401 at once", resp.StatusCode)
+	}
+	e.clock.Advance(500 * time.Millisecond)
+	if got := ask(e.url); got != 401 {
+		t.Errorf("500 ms after the revocation: %d, want 401", got)
+	}
+	// Refusals are kept as long: an unknown key is not looked up again.
+	bad := "Basic " + basicAuth("nope")
+	for range 2 {
+		if resp, _ := get(t, http.MethodGet, e.url+site.AuthPath, "X-Original-URI", engine, "Authorization", bad); resp.StatusCode != 401 {
+			t.Errorf("unknown key = %d, want 401", resp.StatusCode)
+		}
 	}
 }

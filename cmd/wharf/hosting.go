@@ -55,6 +55,7 @@ Example:
    nginx -t && nginx -s reload`,
 				Flags: append(proxyFlags("`ADDR` nginx listens on (default 80)"),
 					&cli.StringFlag{Name: "cache-dir", Value: "/var/cache/nginx/wharf", Usage: "`DIR` where nginx keeps wharf's latest/preview redirects for a second", EnvVars: []string{"WHARF_HOSTING_CACHE_DIR"}},
+					&cli.StringFlag{Name: "auth-cache", Value: "/run/nginx-wharf-auth", Usage: "`DIR` (tmpfs: its keys hold credentials) where nginx keeps wharf's allowed answers a tenth of a second; off asks wharf for every download", EnvVars: []string{"WHARF_HOSTING_AUTH_CACHE"}},
 					&cli.StringFlag{Name: "access-log", Value: "/var/log/nginx/access.log", Usage: "nginx's access log `FILE` (written without the basic-auth user, which holds API keys)", EnvVars: []string{"WHARF_HOSTING_ACCESS_LOG"}}),
 				Action: func(c *cli.Context) error { return hostingProxy(c, hosting.Nginx) },
 			},
@@ -134,6 +135,7 @@ func hostingProxy(c *cli.Context, render func(w io.Writer, o hosting.Options) er
 	if c.Command.Name == "nginx" {
 		o.CacheDir = c.String("cache-dir")
 		o.AccessLog = c.String("access-log")
+		o.AuthCache = c.String("auth-cache")
 	}
 	if err := render(c.App.Writer, o); err != nil {
 		return fmt.Errorf("%s: %w", name, err)

@@ -18,7 +18,7 @@ func startProxy(t *testing.T, e *hostingEnv, proxy string, extra ...string) *tes
 	addr := testenv.FreeAddr(t)
 	args := []string{"hosting", proxy, "--root", e.store, "--upstream", e.wharf, "--listen", addr}
 	if proxy == "nginx" {
-		args = append(args, "--server-name", "dl.example.com", "--cache-dir", filepath.Join(t.TempDir(), "cache"),
+		args = append(args, "--server-name", "dl.example.com", "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--auth-cache", filepath.Join(t.TempDir(), "auth"),
 			"--access-log", filepath.Join(t.TempDir(), "access.log"))
 	}
 	conf := mustRun(t, append(args, extra...)...)

@@ -698,7 +698,7 @@ func TestHostingDifferential(t *testing.T) {
 		addr := testenv.FreeAddr(t)
 		args := []string{"hosting", kind, "--root", d.store, "--upstream", "http://" + d.wharf, "--listen", addr, "--config", d.newConf}
 		if kind == "nginx" {
-			args = append(args, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--access-log", "off")
+			args = append(args, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--auth-cache", filepath.Join(t.TempDir(), "auth"), "--access-log", "off")
 			return testenv.NewNginx(t, addr, mustRun(t, args...))
 		}
 		return testenv.NewCaddy(t, addr, mustRun(t, args...))

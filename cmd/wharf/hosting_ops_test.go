@@ -64,6 +64,9 @@ func TestHostingLogs(t *testing.T) {
 			if !strings.Contains(logs, engine) {
 				t.Fatalf("the log has no line of the downloads:\n%s", logs)
 			}
+			if proxy == "nginx" && !strings.Contains(logs, `"apikey:`) {
+				t.Errorf("nginx's log does not name the key id a download was allowed for:\n%s", logs)
+			}
 			for name, secret := range map[string]string{"API key": e.key, "token": e.token, "basic credentials": b64(e.key + ":")} {
 				if strings.Contains(logs, secret) {
 					t.Errorf("the %s log holds the %s", proxy, name)
@@ -136,7 +139,7 @@ func TestHostingProxyHeaders(t *testing.T) {
 			args := []string{"hosting", proxy, "--root", e.store, "--upstream", up.URL, "--listen", addr}
 			var p *testenv.Proxy
 			if proxy == "nginx" {
-				args = append(args, "--server-name", "dl.example.com", "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--access-log", "off")
+				args = append(args, "--server-name", "dl.example.com", "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--auth-cache", filepath.Join(t.TempDir(), "auth"), "--access-log", "off")
 				p = testenv.NewNginx(t, addr, mustRun(t, args...))
 			} else {
 				p = testenv.NewCaddy(t, addr, mustRun(t, args...))

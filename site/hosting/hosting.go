@@ -58,6 +58,10 @@ type Options struct {
 	// AccessLog is nginx's access log file, written without the
 	// basic-auth user (an API key); default /var/log/nginx/access.log.
 	AccessLog string
+	// AuthCache is where nginx keeps wharf's 204s for a tenth of a second
+	// (keyed on the credentials: a tmpfs such as /run); "off" asks wharf
+	// for every download. Default /run/nginx-wharf-auth.
+	AuthCache string
 	// Artifacts are every artifact the tree may hold, with its access
 	// class; see Artifacts.
 	Artifacts []publish.ArtifactSpec
@@ -121,7 +125,7 @@ type build struct {
 // templateData is what the nginx and Caddy templates are rendered with.
 type templateData struct {
 	Root, Upstream, UpstreamHost, Listen, ServerName, CacheDir string
-	AccessLog                                                  string // nginx
+	AccessLog, AuthCache, SessionCookie, PrincipalVar          string // nginx
 	Address, Bind                                              string // Caddy
 	AuthPath                                                   string
 	// Header is the header the proxy names the asked path in (fixed per
@@ -134,6 +138,7 @@ type templateData struct {
 	PublicList                        string
 	Builds                            []build
 	BuildNames                        string
+	ShortPrefixes                     []string // latest, preview and every build name
 }
 
 func (o Options) data() (*templateData, error) {
@@ -158,26 +163,29 @@ func (o Options) data() (*templateData, error) {
 		}
 		host = net.JoinHostPort(u.Hostname(), port)
 	}
-	for _, s := range []string{o.Listen, o.ServerName, o.CacheDir, o.AccessLog} {
+	for _, s := range []string{o.Listen, o.ServerName, o.CacheDir, o.AccessLog, o.AuthCache} {
 		if strings.ContainsAny(s, badChars) {
 			return nil, fmt.Errorf("%q has a character the configuration cannot hold (space, quote, ;, {, }, #, $ or \\)", s)
 		}
 	}
 	d := &templateData{
-		Root:         filepath.Clean(o.Root),
-		Upstream:     u.Scheme + "://" + u.Host,
-		UpstreamHost: host,
-		Listen:       o.Listen,
-		ServerName:   o.ServerName,
-		CacheDir:     o.CacheDir,
-		AccessLog:    o.AccessLog,
-		AuthPath:     site.AuthPath,
-		VersionRE:    versionRE,
-		FileNameRE:   fileNameRE,
-		HeaderReplay: site.HeaderReplay,
-		Immutable:    publish.CacheImmutable,
-		Private:      publish.CachePrivate,
-		Revalidate:   publish.CacheRevalidate,
+		Root:          filepath.Clean(o.Root),
+		Upstream:      u.Scheme + "://" + u.Host,
+		UpstreamHost:  host,
+		Listen:        o.Listen,
+		ServerName:    o.ServerName,
+		CacheDir:      o.CacheDir,
+		AccessLog:     o.AccessLog,
+		AuthCache:     o.AuthCache,
+		SessionCookie: site.SessionCookie,
+		PrincipalVar:  strings.ReplaceAll(strings.ToLower(site.HeaderPrincipal), "-", "_"),
+		AuthPath:      site.AuthPath,
+		VersionRE:     versionRE,
+		FileNameRE:    fileNameRE,
+		HeaderReplay:  site.HeaderReplay,
+		Immutable:     publish.CacheImmutable,
+		Private:       publish.CachePrivate,
+		Revalidate:    publish.CacheRevalidate,
 	}
 	if d.Listen == "" {
 		d.Listen = "80"
@@ -187,6 +195,12 @@ func (o Options) data() (*templateData, error) {
 	}
 	if d.AccessLog == "" {
 		d.AccessLog = "/var/log/nginx/access.log"
+	}
+	switch d.AuthCache {
+	case "":
+		d.AuthCache = "/run/nginx-wharf-auth"
+	case "off":
+		d.AuthCache = ""
 	}
 	var images, public []string
 	for _, a := range o.Artifacts {
@@ -224,6 +238,10 @@ func (o Options) data() (*templateData, error) {
 		d.Builds = append(d.Builds, bd)
 	}
 	d.BuildNames = strings.Join(names, "|")
+	d.ShortPrefixes = []string{publish.KeyLatest, publish.KeyPreview}
+	for _, n := range names {
+		d.ShortPrefixes = append(d.ShortPrefixes, strings.Split(n, "|")...)
+	}
 	return d, nil
 }
 
