@@ -185,6 +185,7 @@ const (
 	KindFeeIncome    = "fee_income"   // the priority fees of a block, to its fee recipient
 	KindCreation     = "creation"     // value sent with a contract creation (CREATE, CREATE2, or a creating transaction)
 	KindSelfdestruct = "selfdestruct" // a SELFDESTRUCT's balance, to its beneficiary
+	KindBurn         = "burn"         // the balance of a contract that self-destructed to itself in the transaction that created it: destroyed (EIP-6780)
 	KindGenesis      = "genesis"      // the allocation of the genesis block
 )
 
@@ -203,10 +204,16 @@ type BalanceChange struct {
 	Amount       string
 	BalanceAfter string
 	Causes       []Cause
-	// Reconciled is false when the node's balance disagreed with the sum
-	// of the movements found; Difference (node − found, signed) is then
-	// part of Amount, so that BalanceAfter is the node's.
+	// Checked says that BalanceAfter was compared with the node's balance
+	// at this row's block; Reconciled, asserted only then, that they
+	// agreed. A row not checked asserts nothing: the movements found may
+	// miss one the node saw (a rebase; an internal movement without
+	// traces), which the next checked row then takes as its difference.
+	Checked    bool
 	Reconciled bool
+	// Difference (node − found, signed) is what a disagreement added to
+	// Amount, on the row of the block where it was found, so that
+	// BalanceAfter is the node's there; "" or "0" when none.
 	Difference string
 	// Traced is false when the node had no trace API: internal movements
 	// of this block are not among the causes.

@@ -887,8 +887,8 @@ func TestBalanceChanges(t *testing.T) {
 			for _, contract := range []string{"", addrC} {
 				rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Contract: contract, Block: uint64(n),
 					Time: time.Unix(int64(1_700_000_000+n*12), 0).UTC(), Amount: "-" + strconv.Itoa(n), BalanceAfter: strconv.Itoa(100 - n),
-					Causes:     []query.Cause{{Kind: query.KindFee, TxHash: fmt.Sprintf("0x%064x", n), Amount: "-" + strconv.Itoa(n)}},
-					Reconciled: true, Traced: true})
+					Causes:  []query.Cause{{Kind: query.KindFee, TxHash: fmt.Sprintf("0x%064x", n), Amount: "-" + strconv.Itoa(n)}},
+					Checked: true, Reconciled: true, Traced: true})
 			}
 		}
 		rows[len(rows)-1].Reconciled, rows[len(rows)-1].Difference = false, "-2"

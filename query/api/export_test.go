@@ -38,7 +38,7 @@ var BodyTypes = map[string]reflect.Type{
 func EncodeBalanceChangePage(s string, n int) (got, want string) {
 	var rows []query.BalanceChange
 	for i := range n + 1 {
-		c := query.BalanceChange{Block: uint64(i) << 40, Contract: s, Amount: s, BalanceAfter: s, Reconciled: i%2 == 0,
+		c := query.BalanceChange{Block: uint64(i) << 40, Contract: s, Amount: s, BalanceAfter: s, Checked: true, Reconciled: i%2 == 0,
 			Difference: s, Traced: i%3 == 0}
 		if i%4 == 1 {
 			c.Difference = ""

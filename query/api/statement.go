@@ -19,7 +19,7 @@ type balanceChange struct {
 	Amount       string  `json:"amount"`
 	BalanceAfter string  `json:"balance_after"`
 	Causes       []cause `json:"causes"`
-	Reconciled   bool    `json:"reconciled"`
+	Reconciled   *bool   `json:"reconciled"` // nil: not checked
 	Difference   string  `json:"difference"`
 	Traced       bool    `json:"traced"`
 }
@@ -39,8 +39,11 @@ type balanceChangePage struct {
 
 func toBalanceChange(c query.BalanceChange) balanceChange {
 	out := balanceChange{BlockNumber: c.Block, Time: timestamp(c.Time), Contract: c.Contract, Amount: c.Amount,
-		BalanceAfter: c.BalanceAfter, Causes: make([]cause, len(c.Causes)), Reconciled: c.Reconciled,
+		BalanceAfter: c.BalanceAfter, Causes: make([]cause, len(c.Causes)),
 		Difference: c.Difference, Traced: c.Traced}
+	if c.Checked {
+		out.Reconciled = &c.Reconciled
+	}
 	if out.Difference == "" {
 		out.Difference = "0"
 	}
@@ -123,7 +126,11 @@ func appendBalanceChangePage(b []byte, rows []query.BalanceChange, next string) 
 			b = append(b, '}')
 		}
 		b = append(b, `],"reconciled":`...)
-		b = strconv.AppendBool(b, c.Reconciled)
+		if c.Checked {
+			b = strconv.AppendBool(b, c.Reconciled)
+		} else {
+			b = append(b, "null"...)
+		}
 		b = append(b, `,"difference":`...)
 		d := c.Difference
 		if d == "" {

@@ -549,11 +549,16 @@ func (d *Dev) FailingTransfer(ctx context.Context, from int) (common.Hash, error
 	return d.sendFailing(ctx, from)
 }
 
-// Commit seals the pending transactions into a new block and returns its hash.
+// Commit seals the pending transactions into a new block and returns its
+// hash, once the transaction pool has moved to it: a transaction sent
+// next is checked against the state after this block (the pool resets
+// in the background; a sender just funded here was refused).
 func (d *Dev) Commit() common.Hash {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.beacon.Commit()
+	h := d.beacon.Commit()
+	d.backend.TxPool().Sync()
+	return h
 }
 
 // CommitEmpty seals n empty blocks on the head and returns the last one's

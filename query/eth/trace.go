@@ -123,14 +123,22 @@ func (s *Source) callTraces(ctx context.Context, b query.SourceBlock) ([]query.I
 		if t.Result.Error != "" {
 			continue // the transaction failed: nothing inside it moved
 		}
-		out = walkFrames(out, hash, t.Result.Calls)
+		created := make(map[string]bool)
+		if t.Result.To != nil && strings.HasPrefix(strings.ToUpper(t.Result.Type), "CREATE") {
+			created[addrLower(*t.Result.To)] = true // a creating transaction
+		}
+		out = walkFrames(out, hash, t.Result.Calls, created)
 	}
 	return out, nil
 }
 
 // walkFrames appends the movements of frames and their children in call
 // order, leaving out frames that failed, with everything under them.
-func walkFrames(out []query.InternalMove, hash string, frames []callFrame) []query.InternalMove {
+// created holds the contracts created so far in the transaction: one of
+// them that self-destructs to itself burns its balance (EIP-6780: it is
+// deleted, and the ether with it); any other contract doing so keeps it
+// (since Cancun), which moves nothing.
+func walkFrames(out []query.InternalMove, hash string, frames []callFrame, created map[string]bool) []query.InternalMove {
 	for _, f := range frames {
 		if f.Error != "" {
 			continue
@@ -155,13 +163,19 @@ func walkFrames(out []query.InternalMove, hash string, frames []callFrame) []que
 				out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindInternal, From: from, To: from, Amount: value})
 			}
 		case "CREATE", "CREATE2":
+			created[to] = true
 			out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindCreation, From: from, To: to, Amount: value})
 		case "SELFDESTRUCT":
-			if value != "0" {
+			switch {
+			case value == "0":
+			case to == from && created[from]:
+				out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindBurn, From: from, Amount: value})
+			case to == from:
+			default:
 				out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindSelfdestruct, From: from, To: to, Amount: value})
 			}
 		}
-		out = walkFrames(out, hash, f.Calls)
+		out = walkFrames(out, hash, f.Calls, created)
 	}
 	return out
 }
@@ -193,9 +207,10 @@ func (s *Source) parityTraces(ctx context.Context, b query.SourceBlock) ([]query
 		return nil, s.unavailable(ctx, "trace_block", err)
 	}
 	var (
-		out    []query.InternalMove
-		failed [][]int // trace addresses of failed frames in the current transaction
-		cur    string
+		out     []query.InternalMove
+		failed  [][]int         // trace addresses of failed frames in the current transaction
+		created map[string]bool // contracts it created (see walkFrames)
+		cur     string
 	)
 	under := func(addr []int) bool {
 		for _, f := range failed {
@@ -214,13 +229,16 @@ func (s *Source) parityTraces(ctx context.Context, b query.SourceBlock) ([]query
 		}
 		hash := hexLower(*t.TransactionHash)
 		if hash != cur {
-			cur, failed = hash, nil
+			cur, failed, created = hash, nil, make(map[string]bool)
 		}
 		if t.Error != "" || under(t.TraceAddress) {
 			failed = append(failed, t.TraceAddress)
 			continue
 		}
 		if len(t.TraceAddress) == 0 {
+			if t.Type == "create" && t.Result != nil && t.Result.Address != nil {
+				created[addrLower(*t.Result.Address)] = true
+			}
 			continue // the transaction itself
 		}
 		value := "0"
@@ -249,15 +267,22 @@ func (s *Source) parityTraces(ctx context.Context, b query.SourceBlock) ([]query
 			if t.Result != nil && t.Result.Address != nil {
 				to = addrLower(*t.Result.Address)
 			}
+			created[to] = true
 			out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindCreation, From: from, To: to, Amount: value})
 		case "suicide":
 			amount := "0"
 			if t.Action.Balance != nil {
 				amount = t.Action.Balance.ToInt().String()
 			}
-			if amount != "0" {
+			from, to := addrLower(t.Action.Address), addrLower(t.Action.RefundAddress)
+			switch {
+			case amount == "0":
+			case to == from && created[from]:
+				out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindBurn, From: from, Amount: amount})
+			case to == from:
+			default:
 				out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindSelfdestruct,
-					From: addrLower(t.Action.Address), To: addrLower(t.Action.RefundAddress), Amount: amount})
+					From: from, To: to, Amount: amount})
 			}
 		}
 	}

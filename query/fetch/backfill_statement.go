@@ -58,6 +58,9 @@ func (f *Fetcher) pastStatement(ctx context.Context, job query.BackfillJob, lo u
 	if err != nil {
 		return nil, err
 	}
+	// A token whose balance the node does not answer (no balanceOf) is
+	// listed with its transactions, never chained (issue 21, T1).
+	holdings = slices.DeleteFunc(holdings, func(h query.Holding) bool { return running[h] == nil })
 	var rows []query.BalanceChange
 	lowest := make(map[query.Holding]int) // the index of each holding's lowest row
 	for i := len(found) - 1; i >= 0; i-- {
@@ -65,14 +68,14 @@ func (f *Fetcher) pastStatement(ctx context.Context, job query.BackfillJob, lo u
 		order, causes, sums := groupMoves(p.moves)
 		for _, h := range order {
 			sum := sums[h]
-			if sum.Sign() == 0 {
+			if sum.Sign() == 0 || running[h] == nil {
 				continue
 			}
 			after := new(big.Int).Set(running[h])
 			running[h].Sub(running[h], sum)
 			rows = append(rows, query.BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Contract: h.Contract,
 				Block: p.number, Time: p.time, Amount: sum.String(), BalanceAfter: after.String(), Causes: causes[h],
-				Reconciled: true, Traced: p.traced})
+				Traced: p.traced}) // not compared with the node at its block
 			lowest[h] = len(rows) - 1
 		}
 	}
@@ -85,18 +88,22 @@ func (f *Fetcher) pastStatement(ctx context.Context, job query.BackfillJob, lo u
 		if lo == 0 && h.Contract == "" {
 			// The genesis: the allocation is the balance at block 0 (the
 			// node's when it has that state, else what the rows lead to).
+			// It is a row of its own, never one of a difference: one is
+			// taken by the lowest row, below.
 			alloc := want
 			if !known {
 				alloc = running[h]
 			}
-			if alloc.Sign() != 0 || running[h].Sign() != 0 {
+			if alloc.Sign() != 0 {
 				at, err := f.pastTime(ctx, 0, found)
 				if err != nil {
 					return nil, err
 				}
-				rows = append(rows, f.genesisRow(h, running[h], alloc, at.time))
+				rows = append(rows, f.genesisRow(h, alloc, known, at.time))
 			}
-			continue
+			if !known {
+				continue
+			}
 		}
 		if !known {
 			continue
@@ -111,35 +118,28 @@ func (f *Fetcher) pastStatement(ctx context.Context, job query.BackfillJob, lo u
 		if i, ok := lowest[h]; ok {
 			r := &rows[i]
 			amount, _ := new(big.Int).SetString(r.Amount, 10)
-			r.Amount, r.Reconciled, r.Difference = amount.Add(amount, diff).String(), false, diff.String()
+			r.Amount, r.Difference = amount.Add(amount, diff).String(), diff.String()
 			continue
 		}
-		at, err := f.pastTime(ctx, lo, found)
+		// No row in the slice: the balance above it (read at hi, or the
+		// statement's above) is where the difference shows, never a
+		// synthetic row at its bottom (issue 21, B1 and R1).
+		at, err := f.pastTime(ctx, hi, found)
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, query.BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: lo, Time: at.time,
+		// running[h] is the balance above: the slice moved nothing of h.
+		rows = append(rows, query.BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: hi, Time: at.time,
 			Amount: diff.String(), BalanceAfter: running[h].String(), Difference: diff.String(), Traced: at.traced})
 	}
 	return rows, nil
 }
 
 // genesisRow is the row at block 0 of h's native coin: its allocation,
-// and any difference between it and the balance after block 0 that the
-// rows above lead to.
-func (f *Fetcher) genesisRow(h query.Holding, after, alloc *big.Int, at time.Time) query.BalanceChange {
-	r := query.BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Block: 0, Time: at, Amount: after.String(), BalanceAfter: after.String(),
-		Reconciled: true, Traced: true}
-	if alloc.Sign() != 0 {
-		r.Causes = []query.Cause{{Kind: query.KindGenesis, Amount: alloc.String()}}
-	}
-	if diff := new(big.Int).Sub(after, alloc); diff.Sign() != 0 {
-		f.metrics.unreconciled.Inc()
-		f.log.Warn("fetcher: backfilled movements do not reconcile with the genesis allocation",
-			"address", h.Address, "difference", diff.String())
-		r.Reconciled, r.Difference = false, diff.String()
-	}
-	return r
+// checked when read from the node's state at block 0.
+func (f *Fetcher) genesisRow(h query.Holding, alloc *big.Int, checked bool, at time.Time) query.BalanceChange {
+	return query.BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Block: 0, Time: at, Amount: alloc.String(), BalanceAfter: alloc.String(),
+		Causes: []query.Cause{{Kind: query.KindGenesis, Amount: alloc.String()}}, Checked: checked, Reconciled: checked, Traced: true}
 }
 
 // balancesAbove returns each holding's balance after block hi: from the
@@ -170,12 +170,14 @@ func (f *Fetcher) balancesAbove(ctx context.Context, bounds []query.StatementBou
 			at = max(at, cp.Number)
 		}
 	}
-	read, err := f.nodeBalances(ctx, ask, at)
+	read, err := f.nodeBalances(ctx, ask, at, false)
 	if err != nil {
 		return nil, err
 	}
 	for _, h := range ask {
-		out[h] = read[h]
+		if read[h] != nil {
+			out[h] = read[h]
+		}
 	}
 	return out, nil
 }
@@ -203,7 +205,7 @@ func (f *Fetcher) balancesBefore(ctx context.Context, bounds []query.StatementBo
 	if len(ask) == 0 {
 		return out, nil
 	}
-	read, err := f.nodeBalances(ctx, ask, max(lo, 1)-1)
+	read, err := f.nodeBalances(ctx, ask, max(lo, 1)-1, true)
 	if err != nil {
 		return nil, err
 	}
@@ -215,8 +217,9 @@ func (f *Fetcher) balancesBefore(ctx context.Context, bounds []query.StatementBo
 
 // nodeBalances reads the balances of holdings at block from the node. A
 // token that answers no balance there (a contract not yet created, or a
-// balanceOf that reverts) counts as holding none.
-func (f *Fetcher) nodeBalances(ctx context.Context, holdings []query.Holding, block uint64) (map[query.Holding]*big.Int, error) {
+// balanceOf that reverts) counts as holding none with orZero, else is
+// left out.
+func (f *Fetcher) nodeBalances(ctx context.Context, holdings []query.Holding, block uint64, orZero bool) (map[query.Holding]*big.Int, error) {
 	qs := make([]query.BalanceQuery, len(holdings))
 	for i, h := range holdings {
 		qs[i] = query.BalanceQuery(h)
@@ -236,8 +239,9 @@ func (f *Fetcher) nodeBalances(ctx context.Context, holdings []query.Holding, bl
 	for _, h := range holdings {
 		switch {
 		case out[h] != nil:
-		case h.Contract != "":
+		case h.Contract != "" && orZero:
 			out[h] = new(big.Int)
+		case h.Contract != "":
 		default:
 			return nil, fmt.Errorf("balance of %s at block %d: the node did not answer it: %w", h.Address, block, query.ErrUnavailable)
 		}

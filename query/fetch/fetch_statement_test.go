@@ -64,7 +64,7 @@ func checkStatement(t *testing.T, db *store.DB, src *eth.Source, account int64, 
 		for _, r := range rows {
 			after, _ := new(big.Int).SetString(r.BalanceAfter, 10)
 			amount, _ := new(big.Int).SetString(r.Amount, 10)
-			if !r.Reconciled || (r.Difference != "" && r.Difference != "0") {
+			if (r.Checked && !r.Reconciled) || (r.Difference != "" && r.Difference != "0") {
 				t.Errorf("%s block %d %q: unreconciled, difference %s: %+v", a, r.Block, r.Contract, r.Difference, r)
 			}
 			if want, ok := newer[r.Contract]; ok && want.Cmp(after) != 0 {

@@ -34,6 +34,20 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 	for _, b := range c.balances {
 		keys[query.Holding{Address: b.Address, Contract: b.Contract}] = true
 	}
+	// A token whose balance the node does not answer (no balanceOf) is
+	// listed with its transactions, never chained (issue 21, T1).
+	skip := f.unreadable(c, keys)
+	if len(skip) > 0 {
+		moves = slices.Clone(moves)
+		for i := range moves {
+			moves[i] = slices.DeleteFunc(slices.Clone(moves[i]), func(m move) bool {
+				return skip[query.Holding{Address: m.address, Contract: m.contract}]
+			})
+		}
+		for k := range skip {
+			delete(keys, k)
+		}
+	}
 	if err := f.loadHeads(ctx, keys); err != nil {
 		return err
 	}
@@ -61,7 +75,7 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 			h.block, h.dirty = b.Number, true
 			c.changes[i] = append(c.changes[i], query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
 				Block: b.Number, Time: b.Time, Amount: sum.String(), BalanceAfter: h.balance.String(), Causes: byKey[k],
-				Reconciled: true, Traced: f.traceAPI != ""})
+				Traced: f.traceAPI != ""}) // checked by reconcile, at the chunk's last block only
 		}
 		// Each block carries the heads it moved (the first also the
 		// anchors), so that any run of the chunk's first blocks stored
@@ -81,6 +95,28 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 	c.changes[len(c.blocks)-1] = append(c.changes[len(c.blocks)-1], extra...)
 	c.heads[len(c.blocks)-1] = f.dirtyHeads()
 	return nil
+}
+
+// unreadable returns the token holdings among keys that the chunk's
+// reading asked the node for and it did not answer: a contract without
+// balanceOf (or one that reverts). An address read answers its native
+// balance; its tokens asked are those it is known to hold.
+func (f *Fetcher) unreadable(c *chunk, keys map[query.Holding]bool) map[query.Holding]bool {
+	read := make(map[query.Holding]bool, len(c.balances))
+	for _, b := range c.balances {
+		read[query.Holding{Address: b.Address, Contract: b.Contract}] = true
+	}
+	var out map[query.Holding]bool
+	for k := range keys {
+		if k.Contract == "" || read[k] || !read[query.Holding{Address: k.Address}] || !slices.Contains(f.tokens[k.Address], k.Contract) {
+			continue
+		}
+		if out == nil {
+			out = make(map[query.Holding]bool)
+		}
+		out[k] = true
+	}
+	return out
 }
 
 // groupMoves groups the movements of one block by holding, in the order
@@ -179,11 +215,12 @@ func (f *Fetcher) anchor(ctx context.Context, keys []query.Holding, c *chunk) er
 }
 
 // reconcile compares balances read from the node at block at with the
-// running balances, and returns the rows that record each disagreement
-// at that block: the asset's row at that block (in rows) takes the
-// difference when there is one, else a new row of the difference alone.
-// Either way the row says reconciled: false, and the running balance
-// becomes the node's, so that the statement adds up to it.
+// running balances. The asset's row at that block (in rows) is checked:
+// it says reconciled, or takes the difference and says it did not
+// reconcile; an asset without a row there that disagrees gets a new row
+// of the difference alone, checked and not reconciled. The running
+// balance becomes the node's, so that the statement adds up to it. Rows
+// at other blocks are never compared, and say so (Checked false).
 func (f *Fetcher) reconcile(balances []query.Balance, at query.Block, rows map[query.Holding]*query.BalanceChange) []query.BalanceChange {
 	var extra []query.BalanceChange
 	for _, b := range balances {
@@ -193,7 +230,13 @@ func (f *Fetcher) reconcile(balances []query.Balance, at query.Block, rows map[q
 		k := query.Holding{Address: b.Address, Contract: b.Contract}
 		h := f.heads[k]
 		node, ok := new(big.Int).SetString(b.Amount, 10)
-		if h == nil || !ok || h.block > at.Number || node.Cmp(h.balance) == 0 {
+		if h == nil || !ok || h.block > at.Number {
+			continue
+		}
+		if node.Cmp(h.balance) == 0 {
+			if r := rows[k]; r != nil {
+				r.Checked, r.Reconciled = true, true
+			}
 			continue
 		}
 		diff := new(big.Int).Sub(node, h.balance)
@@ -207,11 +250,11 @@ func (f *Fetcher) reconcile(balances []query.Balance, at query.Block, rows map[q
 		if r := rows[k]; r != nil {
 			amount, _ := new(big.Int).SetString(r.Amount, 10)
 			r.Amount = amount.Add(amount, diff).String()
-			r.BalanceAfter, r.Reconciled, r.Difference = node.String(), false, diff.String()
+			r.BalanceAfter, r.Checked, r.Reconciled, r.Difference = node.String(), true, false, diff.String()
 			continue
 		}
 		extra = append(extra, query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract, Block: at.Number,
-			Time: at.Time, Amount: diff.String(), BalanceAfter: node.String(), Reconciled: false, Difference: diff.String(),
+			Time: at.Time, Amount: diff.String(), BalanceAfter: node.String(), Checked: true, Difference: diff.String(),
 			Traced: f.traceAPI != ""})
 	}
 	return extra

@@ -21,7 +21,8 @@ import (
 // (txdoc.go), read without a decoder's reflection:
 //
 //	version "1", block, time (Unix seconds; empty for none), contract,
-//	amount, balance after, reconciled ("1" or "0"), difference, traced
+//	amount, balance after, reconciled ("1" or "0", checked; "-" not
+//	checked: rows stored before it was kept say "1"), difference, traced
 //	("1" or "0"), then three fields per cause: kind, hash, amount
 const changeDocVersion = "1"
 
@@ -31,13 +32,21 @@ func appendChangeDoc(b []byte, c query.BalanceChange) []byte {
 		t = strconv.FormatInt(c.Time.Unix(), 10)
 	}
 	for _, s := range []string{changeDocVersion, strconv.FormatUint(c.Block, 10), t, c.Contract, c.Amount, c.BalanceAfter,
-		flag(c.Reconciled), c.Difference, flag(c.Traced)} {
+		checkFlag(c), c.Difference, flag(c.Traced)} {
 		b = appendField(b, s)
 	}
 	for _, cs := range c.Causes {
 		b = appendField(appendField(appendField(b, cs.Kind), cs.TxHash), cs.Amount)
 	}
 	return b
+}
+
+// checkFlag is a row's reconciled field: "-" when it was not checked.
+func checkFlag(c query.BalanceChange) string {
+	if !c.Checked {
+		return "-"
+	}
+	return flag(c.Reconciled)
 }
 
 func flag(v bool) string {
@@ -62,7 +71,9 @@ func parseChangeDoc(chain, address string, doc string) (query.BalanceChange, err
 		c.Time = time.Unix(sec, 0).UTC()
 	}
 	c.Contract, c.Amount, c.BalanceAfter = r.string(), r.string(), r.string()
-	c.Reconciled, c.Difference, c.Traced = r.string() == "1", r.string(), r.string() == "1"
+	rec := r.string()
+	c.Checked, c.Reconciled = rec != "-", rec == "1"
+	c.Difference, c.Traced = r.string(), r.string() == "1"
 	for r.err == nil && r.s != "" {
 		c.Causes = append(c.Causes, query.Cause{Kind: r.string(), TxHash: r.string(), Amount: r.string()})
 	}

@@ -99,7 +99,7 @@ func TestSubscriptionReads(t *testing.T) {
 			}
 			for n := range rng.IntN(25) {
 				c := query.BalanceChange{Chain: "ETH", Address: a, Block: uint64(n), Time: time.Unix(1_700_000_000+int64(n)*12, 0).UTC(),
-					Amount: strconv.Itoa(rng.IntN(1000) - 500), BalanceAfter: strconv.Itoa(rng.IntN(1e6)), Reconciled: rng.IntN(2) == 0,
+					Amount: strconv.Itoa(rng.IntN(1000) - 500), BalanceAfter: strconv.Itoa(rng.IntN(1e6)), Checked: true, Reconciled: rng.IntN(2) == 0,
 					Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: fmt.Sprintf("0x%064x", n), Amount: "7"}}}
 				if rng.IntN(3) == 0 {
 					c.Contract = addrC
