@@ -280,8 +280,68 @@ func (g *Generator) withdraw(ctx context.Context) error {
 	return nil
 }
 
+// Action is a kind of movement a round sends.
+type Action int
+
+// The actions; a round picks them at random, some twice as often
+// (weighted).
+const (
+	ActTransfer             Action = iota // a plain transfer, to anything (a contract may refuse it: failed)
+	ActFailedCall                         // a failed call with value
+	ActERC20                              // an ERC-20 transfer; now and then more than held: failed
+	ActFeeToken                           // a fee-on-transfer token's transfer
+	ActRebase                             // a rebase: a balance changes with no log
+	ActBareToken                          // a transfer of a token without balanceOf
+	ActERC721                             // an ERC-721 Transfer (four topics)
+	ActInternal                           // nested internal calls, some through a branch that reverts
+	ActMulti                              // ether and a token of one address in one transaction
+	ActCreate2                            // CREATE2 of a counterfactual address, with value
+	ActCounterfactual                     // a send to a counterfactual address before it exists
+	ActCreate                             // CREATE, by a contract or by a transaction, with value
+	ActSelfdestruct                       // a self-destruct to another address, maybe funded in the same block
+	ActSelfdestructToItself               // a self-destruct to itself, later than its creation: the balance stays
+)
+
+var weighted = []Action{ActTransfer, ActTransfer, ActFailedCall, ActERC20, ActERC20, ActFeeToken, ActRebase, ActBareToken,
+	ActERC721, ActInternal, ActInternal, ActMulti, ActCreate2, ActCounterfactual, ActCreate, ActSelfdestruct, ActSelfdestructToItself}
+
 // action sends one random action.
 func (g *Generator) action(ctx context.Context) error {
+	a := weighted[g.rng.IntN(len(weighted))]
+	return g.act(ctx, a, g.pick(g.candidates))
+}
+
+// Act sends one action a to target, from a random key; Seal (the next
+// Round, or Flush) mines it. For ActCreate2 and ActCounterfactual a
+// target among Counterfactuals is the one created or sent to.
+func (g *Generator) Act(ctx context.Context, a Action, target common.Address) error {
+	return g.act(ctx, a, target)
+}
+
+// Counterfactuals returns the addresses CREATE2 will make, not made yet,
+// of kind ("destructor", "burner": self-destructs to itself as it is
+// created, "bequeather": to a recipient).
+func (g *Generator) Counterfactuals(kind string) []common.Address {
+	var out []common.Address
+	for _, p := range g.pending {
+		if p.kind == kind {
+			out = append(out, p.addr)
+		}
+	}
+	return out
+}
+
+// Token returns the contract of the honest ERC-20 ("token"), the
+// fee-on-transfer one ("fee"), the rebasing one ("rebase") and the one
+// without balanceOf ("bare").
+func (g *Generator) Token(name string) common.Address {
+	return map[string]common.Address{"token": g.token, "fee": g.feeToken, "rebase": g.rebaseToken, "bare": g.bareToken}[name]
+}
+
+// Seal mines what was sent since the last Seal.
+func (g *Generator) Seal(ctx context.Context) error { return g.seal(ctx) }
+
+func (g *Generator) act(ctx context.Context, a Action, target common.Address) error {
 	k := g.rng.IntN(len(g.keys))
 	key, from := g.keys[k], g.eoas[k]
 	tip := int64(1 + g.rng.IntN(3))
@@ -292,21 +352,21 @@ func (g *Generator) action(ctx context.Context) error {
 		}
 		return err
 	}
-	target := g.pick(g.candidates)
-	switch g.rng.IntN(17) {
-	case 0, 1: // plain transfer, to anything (a contract may refuse it: failed)
+	pending := slices.IndexFunc(g.pending, func(p counterfactual) bool { return p.addr == target })
+	switch a {
+	case ActTransfer:
 		return send("transfer", &target, g.amount(), nil)
-	case 2: // a failed call with value
+	case ActFailedCall:
 		return send("failed call", &g.reverter, g.amount(), []byte{1})
-	case 3, 4: // an ERC-20 transfer; now and then more than held: failed
+	case ActERC20:
 		amt := g.amount()
 		if g.rng.IntN(6) == 0 {
 			amt = new(big.Int).Lsh(big.NewInt(1), 200)
 		}
 		return send("erc20", &g.token, nil, call2(selTransfer, target, amt))
-	case 5: // fee-on-transfer
+	case ActFeeToken:
 		return send("fee token", &g.feeToken, nil, call2(selTransfer, target, g.amount()))
-	case 6: // rebase: a balance changes with no log
+	case ActRebase:
 		amt := g.amount()
 		if g.rng.IntN(2) == 0 {
 			bal, err := g.balanceOf(ctx, g.rebaseToken, target)
@@ -323,15 +383,15 @@ func (g *Generator) action(ctx context.Context) error {
 			target = from
 		}
 		return send("rebase", &g.rebaseToken, nil, call2(selPoke, target, amt))
-	case 7: // a token without balanceOf
+	case ActBareToken:
 		return send("bare token", &g.bareToken, nil, call2(selTransfer, target, g.amount()))
-	case 8: // ERC-721 Transfer (four topics)
+	case ActERC721:
 		g.nftID++
 		data := append(slices.Clone(selTransferFrom), common.LeftPadBytes(g.pick(g.candidates).Bytes(), 32)...)
 		data = append(data, common.LeftPadBytes(target.Bytes(), 32)...)
 		data = append(data, common.LeftPadBytes(big.NewInt(int64(g.nftID)*1_000_000_007).Bytes(), 32)...)
 		return send("erc721", &g.nft, nil, data)
-	case 9, 10: // nested internal calls, some through a branch that reverts
+	case ActInternal:
 		var hops []common.Address
 		for range g.rng.IntN(3) {
 			hops = append(hops, g.pick([]common.Address{g.forwarder, g.forwarder, g.bouncer}))
@@ -342,25 +402,32 @@ func (g *Generator) action(ctx context.Context) error {
 			data = append(data, common.LeftPadBytes(h.Bytes(), 32)...)
 		}
 		return send("internal", &g.forwarder, g.amount(), data)
-	case 11: // several holdings of one address in one transaction: ether and a token
+	case ActMulti:
 		return send("multi", &g.token, g.amount(), call2(selTransfer, target, g.amount()))
-	case 12: // CREATE2 of a counterfactual address, with value
+	case ActCreate2:
 		if len(g.pending) == 0 {
 			return send("transfer", &target, g.amount(), nil)
 		}
-		i := g.rng.IntN(len(g.pending))
+		i := pending
+		if i < 0 {
+			i = g.rng.IntN(len(g.pending))
+		}
 		p := g.pending[i]
 		g.pending = slices.Delete(g.pending, i, i+1)
 		if p.kind == "destructor" {
 			g.destructors = append(g.destructors, p.addr)
 		}
 		return send("create2 "+p.kind, &g.factory, g.amount(), p.code)
-	case 13: // a send to a counterfactual address before it exists
+	case ActCounterfactual:
 		if len(g.pending) == 0 {
 			return send("transfer", &target, g.amount(), nil)
 		}
-		return send("counterfactual", &g.pending[g.rng.IntN(len(g.pending))].addr, g.amount(), nil)
-	case 14: // CREATE, by a contract or by a transaction, with value
+		i := pending
+		if i < 0 {
+			i = g.rng.IntN(len(g.pending))
+		}
+		return send("counterfactual", &g.pending[i].addr, g.amount(), nil)
+	case ActCreate:
 		code, kind := g.initCode()
 		if g.rng.IntN(2) == 0 {
 			addr := crypto.CreateAddress(g.creator, g.creatorN)
@@ -371,7 +438,7 @@ func (g *Generator) action(ctx context.Context) error {
 		addr := crypto.CreateAddress(from, g.s.nonces[from])
 		g.created(addr, kind)
 		return send("deploy "+kind, nil, g.amount(), code)
-	case 15: // self-destruct to another address, maybe funded in the same block
+	case ActSelfdestruct:
 		d := g.pick(g.destructors)
 		if g.rng.IntN(2) == 0 {
 			if err := send("fund destructor", &d, g.amount(), nil); err != nil {
@@ -379,7 +446,7 @@ func (g *Generator) action(ctx context.Context) error {
 			}
 		}
 		return send("selfdestruct", &d, nil, common.LeftPadBytes(target.Bytes(), 32))
-	case 16: // self-destruct to itself, later than its creation: the balance stays
+	case ActSelfdestructToItself:
 		d := g.pick(g.destructors)
 		return send("selfdestruct to itself", &d, nil, common.LeftPadBytes(d.Bytes(), 32))
 	}
