@@ -12,6 +12,8 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -150,7 +152,66 @@ func newDiffTree(t *testing.T) *diffTree {
 	addr := testenv.FreeAddr(t)
 	d.wharf = addr
 	startServe(t, "--store", d.store, "--listen", addr, "--db", db, "--refresh", "0", "--rate-ip", "0", "--rate-key", "0", "--log-level", "error")
+	// Browser sessions: of a basic and a full key, and one logged out.
+	basicSession, _ := diffLogin(t, "http://"+addr, basicKey, false)
+	fullSession, _ := diffLogin(t, "http://"+addr, fullKey, false)
+	outSession, _ := diffLogin(t, "http://"+addr, fullKey, true)
+	d.creds = append(d.creds,
+		diffCred{"basic-session", []string{"Cookie: " + site.SessionCookie + "=" + basicSession}, levelBasic},
+		diffCred{"full-session", []string{"Cookie: " + site.SessionCookie + "=" + fullSession}, levelFull},
+		diffCred{"logged-out-session", []string{"Cookie: " + site.SessionCookie + "=" + outSession}, levelAnon},
+	)
 	return d
+}
+
+// diffLogin logs in to wharf's page with an API key and returns the
+// session cookie's value; logout then logs that session out.
+func diffLogin(t *testing.T, base, key string, logout bool) (string, *cookiejar.Jar) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	csrf := func(path string) string {
+		resp, err := c.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+		if m == nil {
+			t.Fatalf("GET %s = %d without a csrf field", path, resp.StatusCode)
+		}
+		return string(m[1])
+	}
+	post := func(path string, form url.Values) {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", base+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", base)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 3 {
+			t.Fatalf("POST %s = %d, want a redirect", path, resp.StatusCode)
+		}
+	}
+	post("/login", url.Values{"credential": {key}, "csrf": {csrf("/login")}, "next": {"/"}})
+	u, _ := url.Parse(base)
+	var session string
+	for _, ck := range jar.Cookies(u) {
+		if ck.Name == site.SessionCookie {
+			session = ck.Value
+		}
+	}
+	if session == "" {
+		t.Fatal("login set no session cookie")
+	}
+	if logout {
+		post("/logout", url.Values{"csrf": {csrf("/")}})
+	}
+	return session, jar
 }
 
 // addSymlinks puts links into the tree after the proxies' configurations
@@ -506,7 +567,10 @@ func (d *diffTree) generate(r *rand.Rand) variant {
 			v.malformed = true
 		}
 	}
-	v.cred = &d.creds[pick(r, 0, 0, 0, 0, 1, 1, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 8, 9, 10, 11)]
+	v.cred = &d.creds[pick(r, 0, 0, 0, 0, 1, 1, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 8, 9, 10, 11)%len(d.creds)]
+	if len(d.creds) > 12 && r.IntN(5) == 0 {
+		v.cred = &d.creds[12+r.IntN(len(d.creds)-12)] // the sessions
+	}
 	if strings.HasPrefix(v.target, "http://") && !strings.HasPrefix(v.target, "http://HOST/") {
 		v.malformed = true // a mangled host in the absolute form
 	}
@@ -566,6 +630,9 @@ func family(status int) string {
 // diffStats counts what a run saw.
 type diffStats struct {
 	sent, leaksChecked, publicChecked, wharf2xx, proxy2xx int
+	// granted counts, by credential, proxy answers with the bytes of a
+	// non-public file (allowed to that credential): the generator's reach.
+	granted map[string]int
 }
 
 // check applies the two rules to one variant's answers; it returns the
@@ -585,6 +652,9 @@ func (d *diffTree) check(v variant, w, p rawResponse, st *diffStats) []string {
 		for _, f := range files {
 			if f.allowed[v.cred.level] {
 				leak = false
+				if !f.public && st.granted != nil {
+					st.granted[v.cred.name]++
+				}
 			}
 		}
 		if leak {
@@ -634,7 +704,7 @@ func (d *diffTree) runDiff(t *testing.T, seed uint64, n int, proxies map[string]
 	}
 	stats := map[string]*diffStats{}
 	for name := range proxies {
-		stats[name] = &diffStats{}
+		stats[name] = &diffStats{granted: map[string]int{}}
 	}
 	var mu sync.Mutex
 	var violations []string
@@ -669,6 +739,7 @@ func (d *diffTree) runDiff(t *testing.T, seed uint64, n int, proxies map[string]
 	for name, st := range stats {
 		t.Logf("%s: %d variants (seed %d), %d answered 2xx by the proxy (%d with the bytes of a known file checked), %d by wharf; %d public answers compared",
 			name, st.sent, seed, st.proxy2xx, st.leaksChecked, st.wharf2xx, st.publicChecked)
+		t.Logf("%s: non-public files served, by credential: %v", name, st.granted)
 		if st.leaksChecked == 0 || st.publicChecked == 0 {
 			t.Errorf("%s: the generator checked no leak or no public answer", name)
 		}
