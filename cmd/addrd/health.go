@@ -160,7 +160,9 @@ func (h *health) state(ctx context.Context, chain string) (chainState, error) {
 	if ok {
 		s.StoredHead = cp.Number
 		if s.NodeHead > 0 {
-			s.LagBlocks = int64(s.NodeHead) - int64(cp.Number)
+			// Never below zero: the node's head is the leader's last
+			// reading, older than the block it stored since (L1).
+			s.LagBlocks = max(0, int64(s.NodeHead)-int64(cp.Number))
 		}
 	}
 	for _, cf := range h.fetchers {

@@ -68,7 +68,7 @@ type Config struct {
 	// Interval is how long Run waits between steps once caught up; default 2 s.
 	Interval time.Duration
 	// MaxBackoff caps the wait after failed steps, which doubles from
-	// Interval; default 1 min.
+	// Interval; default DefaultMaxBackoff.
 	MaxBackoff time.Duration
 	// RefreshInterval is how often every tracked address's balances are
 	// read again even when no block touched it; default 10 min.
@@ -99,6 +99,12 @@ const (
 	TracesOn   = "on"
 	TracesOff  = "off"
 )
+
+// DefaultMaxBackoff is Config.MaxBackoff when it is zero: after a node
+// outage of any length, fetching resumes within it of the node's return
+// (issue 21, N1: with a minute, 31 s after a 33 s outage). A failing
+// step costs the node one call or a few: retrying every 5 s is no load.
+const DefaultMaxBackoff = 5 * time.Second
 
 // DefaultLeaseTTL is Config.LeaseTTL when it is zero.
 const DefaultLeaseTTL = 15 * time.Second
@@ -201,7 +207,7 @@ func New(cfg Config) (*Fetcher, error) {
 		cfg.Interval = 2 * time.Second
 	}
 	if cfg.MaxBackoff <= 0 {
-		cfg.MaxBackoff = time.Minute
+		cfg.MaxBackoff = DefaultMaxBackoff
 	}
 	if cfg.RefreshInterval <= 0 {
 		cfg.RefreshInterval = 10 * time.Minute

@@ -36,6 +36,14 @@ func (f *Fetcher) record(err error) {
 	f.lastErr = err
 }
 
+// clearHealth forgets the outcome of the steps, as when this replica
+// stops leading.
+func (f *Fetcher) clearHealth() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lastErr, f.failingSince, f.caughtUp = nil, time.Time{}, false
+}
+
 func (f *Fetcher) setCaughtUp(caughtUp bool, newest query.Block) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -35,6 +35,11 @@ func (f *Fetcher) lead(ctx context.Context, l query.Lease) {
 	cancel()
 	<-renewed
 	f.metrics.leader.Set(0)
+	// A replica that no longer leads fetches nothing: the outcome of its
+	// last step (often the lost lease itself, or the cancellation of
+	// the step it cut short) says nothing of the chain's fetching, which
+	// the new leader reports (issue 21, L1).
+	f.clearHealth()
 	if ctx.Err() != nil {
 		// Shutting down: hand the chain over at once.
 		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
