@@ -113,6 +113,7 @@ figures() {
 	{
 		line = $0
 		sub(/^[ \t]+/, "", line)
+		sub(/^[a-z_0-9]+\.go:[0-9]+: /, "", line) # the file:line of a test log line
 		if (line ~ /^(goos|goarch|pkg|cpu|PASS|ok) ?/) next
 		skel = ""; nums = ""; rest = line
 		while (match(rest, /[0-9][0-9,]*(\.[0-9]+)?/)) {
