@@ -23,57 +23,61 @@ const (
 	backfillSliceTime  = 2 * time.Second
 )
 
-// backfillLoop runs the pending backfills beside the head follower until
+// backfiller is the backfill worker's state: the goroutine that runs the
+// backfills (beside the head follower under Run, after its step in
+// FetchOnce) owns it. It hands the tokens it finds to the follower
+// (learned); the follower wakes it after each step (wake).
+type backfiller struct {
+	*core
+	facts   chainFacts // a copy, settled before the worker starts
+	learned *handoff[learnedTokens]
+	wake    <-chan struct{}
+	// sliceWidth is the width of the next slice, in blocks.
+	sliceWidth uint64
+}
+
+// run runs the pending backfills beside the head follower until
 // lead ends: a slice at a time, then waiting for the follower's next step
 // (which may have synced new subscriptions) when none is pending, backing
 // off after errors.
-func (f *Fetcher) backfillLoop(lead context.Context) {
+func (bf *backfiller) run(lead context.Context, facts chainFacts) {
+	bf.facts = facts
 	backoff := time.Duration(0)
 	for lead.Err() == nil {
-		more, err := f.backfillStep(lead)
+		more, err := bf.step(lead, facts)
 		switch {
 		case err != nil && lead.Err() != nil:
 			return
 		case errors.Is(err, query.ErrLeaseLost):
 			return // the step loop sees it too, and ends the lead
 		case err != nil:
-			backoff = f.backoff(backoff)
-			f.metrics.errors.Inc()
-			f.log.Warn("fetcher: backfill failed", "err", err, "retry", backoff)
-			f.wait(lead, backoff)
+			backoff = bf.backoff(backoff)
+			bf.metrics.errors.Inc()
+			bf.log.Warn("fetcher: backfill failed", "err", err, "retry", backoff)
+			bf.wait(lead, backoff)
 		case more:
 			backoff = 0
 		default:
 			backoff = 0
 			select {
 			case <-lead.Done():
-			case <-f.wake:
+			case <-bf.wake:
 			}
 		}
 	}
 }
 
-// wakeBackfills tells the backfill loop that a step has ended.
-func (f *Fetcher) wakeBackfills() {
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
-}
-
-// backfillStep stores one slice of every pending backfill (jobs share the
+// step stores one slice of every pending backfill (jobs share the
 // reading of their blocks: one job holds every address synced at once);
 // more reports that some remain.
-func (f *Fetcher) backfillStep(ctx context.Context) (more bool, err error) {
-	if !f.ready.Load() {
-		return false, nil // the head follower has not probed the node yet
-	}
-	jobs, err := f.cfg.Store.Backfills(ctx, f.cfg.Chain)
+func (bf *backfiller) step(ctx context.Context, facts chainFacts) (more bool, err error) {
+	bf.facts = facts
+	jobs, err := bf.cfg.Store.Backfills(ctx, bf.cfg.Chain)
 	if err != nil {
 		return false, err
 	}
 	for _, job := range jobs {
-		done, err := f.backfillSlice(ctx, job)
+		done, err := bf.slice(ctx, job)
 		if err != nil {
 			return false, err
 		}
@@ -82,20 +86,20 @@ func (f *Fetcher) backfillStep(ctx context.Context) (more bool, err error) {
 	return more, nil
 }
 
-// backfillSlice backfills the newest slice of job and stores it, with its
+// slice backfills the newest slice of job and stores it, with its
 // statement rows, and the job's new position; done reports that the job
 // has ended.
-func (f *Fetcher) backfillSlice(ctx context.Context, job query.BackfillJob) (done bool, err error) {
-	width := f.sliceWidth
+func (bf *backfiller) slice(ctx context.Context, job query.BackfillJob) (done bool, err error) {
+	width := bf.sliceWidth
 	if width == 0 {
-		width = cmp.Or(f.cfg.BackfillSlice, backfillFirstSlice)
+		width = cmp.Or(bf.cfg.BackfillSlice, backfillFirstSlice)
 	}
 	lo := job.Low
 	if job.Next-job.Low >= width {
 		lo = job.Next - width + 1
 	}
-	start := f.cfg.Clock.Now()
-	found, state, err := f.backfillRange(ctx, lo, job.Next, job.Addresses)
+	start := bf.cfg.Clock.Now()
+	found, state, err := bf.backfillRange(ctx, lo, job.Next, job.Addresses)
 	if err != nil {
 		return false, fmt.Errorf("backfill %d-%d of %d addresses: %w", lo, job.Next, len(job.Addresses), err)
 	}
@@ -103,25 +107,25 @@ func (f *Fetcher) backfillSlice(ctx context.Context, job query.BackfillJob) (don
 	for _, p := range found {
 		txs = append(txs, p.txs...)
 	}
-	changes, err := f.pastStatement(ctx, job, lo, found, state)
+	changes, err := bf.pastStatement(ctx, job, lo, found, state)
 	if err != nil {
 		return false, fmt.Errorf("backfill %d-%d of %d addresses: statement: %w", lo, job.Next, len(job.Addresses), err)
 	}
-	if err := f.cfg.Store.StoreBackfill(ctx, f.cfg.Chain, job, txs, changes, int64(lo)-1); err != nil {
+	if err := bf.cfg.Store.StoreBackfill(ctx, bf.cfg.Chain, job, txs, changes, int64(lo)-1); err != nil {
 		return false, err
 	}
-	f.learnTokens(job.Addresses, txs)
-	f.metrics.txs.Add(float64(len(txs)))
-	switch took := f.cfg.Clock.Now().Sub(start); {
+	bf.learnTokens(job.Addresses, txs)
+	bf.metrics.txs.Add(float64(len(txs)))
+	switch took := bf.cfg.Clock.Now().Sub(start); {
 	case took < backfillSliceTime/2:
-		f.sliceWidth = 2 * width
+		bf.sliceWidth = 2 * width
 	case took > 2*backfillSliceTime && width > 1:
-		f.sliceWidth = width / 2
+		bf.sliceWidth = width / 2
 	default:
-		f.sliceWidth = width
+		bf.sliceWidth = width
 	}
 	if lo == job.Low {
-		f.log.Info("fetcher: backfill done", "addresses", len(job.Addresses), "from", job.Low)
+		bf.log.Info("fetcher: backfill done", "addresses", len(job.Addresses), "from", job.Low)
 		return true, nil
 	}
 	return false, nil
@@ -135,29 +139,29 @@ func (f *Fetcher) backfillSlice(ctx context.Context, job query.BackfillJob) (don
 // when that costs less than reading every block, or scans every block
 // with its traces; without the state it scans blocks, receipts and logs
 // (traces need the state too).
-func (f *Fetcher) backfillRange(ctx context.Context, from, to uint64, addresses []string) ([]pastBlock, bool, error) {
-	ss, _ := f.cfg.Source.(query.StateSource)
-	state, err := f.stateBefore(ctx, ss, from)
+func (bf *backfiller) backfillRange(ctx context.Context, from, to uint64, addresses []string) ([]pastBlock, bool, error) {
+	ss, _ := bf.cfg.Source.(query.StateSource)
+	state, err := bf.stateBefore(ctx, ss, from)
 	if err != nil {
-		return nil, false, f.nodeErr(err)
+		return nil, false, bf.nodeErr(err)
 	}
-	if state && (f.cfg.BackfillAll || bisectPays(len(addresses), to-from+1)) {
-		found, err := f.history(ctx, ss, from, to, addresses)
+	if state && (bf.cfg.BackfillAll || bisectPays(len(addresses), to-from+1)) {
+		found, err := bf.history(ctx, ss, from, to, addresses)
 		if !errors.Is(err, query.ErrNoState) {
-			return found, true, f.nodeErr(err)
+			return found, true, bf.nodeErr(err)
 		}
-		f.log.Warn("fetcher: the node lost the state of old blocks during a backfill; scanning blocks instead", "from", from, "to", to, "err", err)
+		bf.log.Warn("fetcher: the node lost the state of old blocks during a backfill; scanning blocks instead", "from", from, "to", to, "err", err)
 		state = false
 	}
-	r := pastReader{src: f.cfg.Source}
-	if state && f.traceAPI != "" {
-		r.trace = f.traces
+	r := pastReader{src: bf.cfg.Source}
+	if state && bf.facts.traceAPI != "" {
+		r.trace = bf.traces
 	}
 	found, err := r.scan(ctx, from, to, addresses, 0)
 	if err != nil {
-		return nil, false, f.nodeErr(err)
+		return nil, false, bf.nodeErr(err)
 	}
-	return found, state, f.nodeErr(f.pastTokenInfo(ctx, found))
+	return found, state, bf.nodeErr(bf.pastTokenInfo(ctx, found))
 }
 
 // bisectPays reports whether searching blocks by the state of addresses
@@ -170,7 +174,7 @@ func bisectPays(addresses int, blocks uint64) bool {
 
 // stateBefore reports whether the node has the state of the block before
 // from (of block 0 for from 0), asking for a balance there.
-func (f *Fetcher) stateBefore(ctx context.Context, ss query.StateSource, from uint64) (bool, error) {
+func (bf *backfiller) stateBefore(ctx context.Context, ss query.StateSource, from uint64) (bool, error) {
 	if ss == nil {
 		return false, nil
 	}
@@ -185,8 +189,8 @@ func (f *Fetcher) stateBefore(ctx context.Context, ss query.StateSource, from ui
 }
 
 // traces reads the internal movements of b.
-func (f *Fetcher) traces(ctx context.Context, b query.SourceBlock) ([]query.InternalMove, error) {
-	return f.tracer.Traces(ctx, b, f.traceAPI)
+func (bf *backfiller) traces(ctx context.Context, b query.SourceBlock) ([]query.InternalMove, error) {
+	return bf.facts.tracer.Traces(ctx, b, bf.facts.traceAPI)
 }
 
 // history finds what blocks from to to hold for addresses without reading
@@ -197,8 +201,8 @@ func (f *Fetcher) traces(ctx context.Context, b query.SourceBlock) ([]query.Inte
 // changed, whole (every receipt, every Transfer log, the traces when the
 // node has them), so that each transaction is stored with all its
 // movements.
-func (f *Fetcher) history(ctx context.Context, ss query.StateSource, from, to uint64, addresses []string) ([]pastBlock, error) {
-	logs, err := f.cfg.Source.Transfers(ctx, from, to, addresses)
+func (bf *backfiller) history(ctx context.Context, ss query.StateSource, from, to uint64, addresses []string) ([]pastBlock, error) {
+	logs, err := bf.cfg.Source.Transfers(ctx, from, to, addresses)
 	if err != nil {
 		return nil, err
 	}
@@ -213,15 +217,15 @@ func (f *Fetcher) history(ctx context.Context, ss query.StateSource, from, to ui
 	for _, a := range addresses {
 		set[a] = true
 	}
-	r := pastReader{src: f.cfg.Source}
-	if f.traceAPI != "" {
-		r.trace = f.traces
+	r := pastReader{src: bf.cfg.Source}
+	if bf.facts.traceAPI != "" {
+		r.trace = bf.traces
 	}
 	byBlock := logsByBlock(logs)
 	numbers := sortedKeys(changed)
 	found := make([]pastBlock, len(numbers))
 	err = parallel(ctx, len(numbers), 4, func(ctx context.Context, i int) error {
-		blocks, err := f.cfg.Source.Blocks(ctx, numbers[i], numbers[i])
+		blocks, err := bf.cfg.Source.Blocks(ctx, numbers[i], numbers[i])
 		if err != nil {
 			return err
 		}
@@ -234,52 +238,55 @@ func (f *Fetcher) history(ctx context.Context, ss query.StateSource, from, to ui
 	if err != nil {
 		return nil, err
 	}
-	return found, f.pastTokenInfo(ctx, found)
+	return found, bf.pastTokenInfo(ctx, found)
 }
 
 // pastTokenInfo fills in the symbols and decimals of the transfers found.
-func (f *Fetcher) pastTokenInfo(ctx context.Context, found []pastBlock) error {
+func (bf *backfiller) pastTokenInfo(ctx context.Context, found []pastBlock) error {
 	txs := make([][]query.Transaction, len(found))
 	for i := range found {
 		txs[i] = found[i].txs
 	}
-	return f.tokenInfo(ctx, txs)
+	return bf.tokenInfo(ctx, bf.facts.native, txs)
 }
 
 // learnTokens hands the tokens the backfilled transactions moved for
 // addresses to the head follower, which reads their balances.
-func (f *Fetcher) learnTokens(addresses []string, txs []query.Transaction) {
+func (bf *backfiller) learnTokens(addresses []string, txs []query.Transaction) {
 	set := make(map[string]bool, len(addresses))
 	for _, a := range addresses {
 		set[a] = true
 	}
-	f.learnedMu.Lock()
-	defer f.learnedMu.Unlock()
+	found := make(map[string][]string)
 	for _, tx := range txs {
 		for _, tr := range tx.Transfers {
 			if tr.Asset != query.AssetERC20 {
 				continue
 			}
 			for _, a := range []string{tr.From, tr.To} {
-				if set[a] && !slices.Contains(f.learned[a], tr.Contract) {
-					if f.learned == nil {
-						f.learned = make(map[string][]string)
-					}
-					f.learned[a] = append(f.learned[a], tr.Contract)
+				if set[a] && !slices.Contains(found[a], tr.Contract) {
+					found[a] = append(found[a], tr.Contract)
 				}
 			}
 		}
+	}
+	for _, a := range sortedKeys(found) {
+		bf.learned.put(learnedTokens{address: a, contracts: found[a]})
 	}
 }
 
 // takeLearned adds the tokens backfills found to the addresses' known
 // tokens and reads the balances of the addresses that hold new ones, at
 // cp, into their statements.
-func (f *Fetcher) takeLearned(ctx context.Context, cp query.Block) error {
-	f.learnedMu.Lock()
-	learned := f.learned
-	f.learned = nil
-	f.learnedMu.Unlock()
+func (f *follower) takeLearned(ctx context.Context, cp query.Block) error {
+	learned := make(map[string][]string)
+	for _, l := range f.learned.take() {
+		for _, c := range l.contracts {
+			if !slices.Contains(learned[l.address], c) {
+				learned[l.address] = append(learned[l.address], c)
+			}
+		}
+	}
 	if len(learned) == 0 {
 		return nil
 	}

@@ -26,7 +26,7 @@ import (
 // node's state, every address's native balance is checked, moved or not.
 // The genesis allocation of the native coin is a row of its own, at
 // block 0.
-func (f *Fetcher) pastStatement(ctx context.Context, job query.BackfillJob, lo uint64, found []pastBlock, state bool) ([]query.BalanceChange, error) {
+func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, lo uint64, found []pastBlock, state bool) ([]query.BalanceChange, error) {
 	hi := job.Next
 	var holdings []query.Holding
 	seen := make(map[query.Holding]bool)
@@ -50,11 +50,11 @@ func (f *Fetcher) pastStatement(ctx context.Context, job query.BackfillJob, lo u
 		return nil, nil
 	}
 	slices.SortFunc(holdings, compareHoldings)
-	bounds, err := f.cfg.Store.StatementBounds(ctx, f.cfg.Chain, holdings, lo, hi)
+	bounds, err := bf.cfg.Store.StatementBounds(ctx, bf.cfg.Chain, holdings, lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	running, err := f.balancesAbove(ctx, bounds, hi, state)
+	running, err := bf.balancesAbove(ctx, bounds, hi, state)
 	if err != nil {
 		return nil, err
 	}
@@ -73,13 +73,13 @@ func (f *Fetcher) pastStatement(ctx context.Context, job query.BackfillJob, lo u
 			}
 			after := new(big.Int).Set(running[h])
 			running[h].Sub(running[h], sum)
-			rows = append(rows, query.BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Contract: h.Contract,
+			rows = append(rows, query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Contract: h.Contract,
 				Block: p.number, Time: p.time, Amount: sum.String(), BalanceAfter: after.String(), Causes: causes[h],
 				Traced: p.traced}) // not compared with the node at its block
 			lowest[h] = len(rows) - 1
 		}
 	}
-	before, err := f.balancesBefore(ctx, bounds, lo, state)
+	before, err := bf.balancesBefore(ctx, bounds, lo, state)
 	if err != nil {
 		return nil, err
 	}
@@ -95,11 +95,11 @@ func (f *Fetcher) pastStatement(ctx context.Context, job query.BackfillJob, lo u
 				alloc = running[h]
 			}
 			if alloc.Sign() != 0 {
-				at, err := f.pastTime(ctx, 0, found)
+				at, err := bf.pastTime(ctx, 0, found)
 				if err != nil {
 					return nil, err
 				}
-				rows = append(rows, f.genesisRow(h, alloc, known, at.time))
+				rows = append(rows, bf.genesisRow(h, alloc, known, at.time))
 			}
 			if !known {
 				continue
@@ -112,8 +112,8 @@ func (f *Fetcher) pastStatement(ctx context.Context, job query.BackfillJob, lo u
 		if diff.Sign() == 0 {
 			continue
 		}
-		f.metrics.unreconciled.Inc()
-		f.log.Warn("fetcher: backfilled movements do not reconcile with the balance before them",
+		bf.metrics.unreconciled.Inc()
+		bf.log.Warn("fetcher: backfilled movements do not reconcile with the balance before them",
 			"address", h.Address, "contract", h.Contract, "block", lo, "difference", diff.String())
 		if i, ok := lowest[h]; ok {
 			r := &rows[i]
@@ -124,12 +124,12 @@ func (f *Fetcher) pastStatement(ctx context.Context, job query.BackfillJob, lo u
 		// No row in the slice: the balance above it (read at hi, or the
 		// statement's above) is where the difference shows, never a
 		// synthetic row at its bottom (issue 21, B1 and R1).
-		at, err := f.pastTime(ctx, hi, found)
+		at, err := bf.pastTime(ctx, hi, found)
 		if err != nil {
 			return nil, err
 		}
 		// running[h] is the balance above: the slice moved nothing of h.
-		rows = append(rows, query.BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: hi, Time: at.time,
+		rows = append(rows, query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: hi, Time: at.time,
 			Amount: diff.String(), BalanceAfter: running[h].String(), Difference: diff.String(), Traced: at.traced})
 	}
 	return rows, nil
@@ -137,8 +137,8 @@ func (f *Fetcher) pastStatement(ctx context.Context, job query.BackfillJob, lo u
 
 // genesisRow is the row at block 0 of h's native coin: its allocation,
 // checked when read from the node's state at block 0.
-func (f *Fetcher) genesisRow(h query.Holding, alloc *big.Int, checked bool, at time.Time) query.BalanceChange {
-	return query.BalanceChange{Chain: f.cfg.Chain, Address: h.Address, Block: 0, Time: at, Amount: alloc.String(), BalanceAfter: alloc.String(),
+func (bf *backfiller) genesisRow(h query.Holding, alloc *big.Int, checked bool, at time.Time) query.BalanceChange {
+	return query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Block: 0, Time: at, Amount: alloc.String(), BalanceAfter: alloc.String(),
 		Causes: []query.Cause{{Kind: query.KindGenesis, Amount: alloc.String()}}, Checked: checked, Reconciled: checked, Traced: true}
 }
 
@@ -147,7 +147,7 @@ func (f *Fetcher) genesisRow(h query.Holding, alloc *big.Int, checked bool, at t
 // the node has the state there, else at the stored head (where it is the
 // same: had the holding moved since, the head follower would have
 // started its statement).
-func (f *Fetcher) balancesAbove(ctx context.Context, bounds []query.StatementBound, hi uint64, state bool) (map[query.Holding]*big.Int, error) {
+func (bf *backfiller) balancesAbove(ctx context.Context, bounds []query.StatementBound, hi uint64, state bool) (map[query.Holding]*big.Int, error) {
 	out := make(map[query.Holding]*big.Int, len(bounds))
 	var ask []query.Holding
 	for _, b := range bounds {
@@ -162,7 +162,7 @@ func (f *Fetcher) balancesAbove(ctx context.Context, bounds []query.StatementBou
 	}
 	at := hi
 	if !state {
-		cp, ok, err := f.cfg.Store.Checkpoint(ctx, f.cfg.Chain)
+		cp, ok, err := bf.cfg.Store.Checkpoint(ctx, bf.cfg.Chain)
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +170,7 @@ func (f *Fetcher) balancesAbove(ctx context.Context, bounds []query.StatementBou
 			at = max(at, cp.Number)
 		}
 	}
-	read, err := f.nodeBalances(ctx, ask, at, false)
+	read, err := bf.nodeBalances(ctx, ask, at, false)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func (f *Fetcher) balancesAbove(ctx context.Context, bounds []query.StatementBou
 // that are known: zero before the genesis (the native allocation at block
 // 0 when the node has that state), the balance after the last row of an
 // earlier tracking, else the node's when it has the state.
-func (f *Fetcher) balancesBefore(ctx context.Context, bounds []query.StatementBound, lo uint64, state bool) (map[query.Holding]*big.Int, error) {
+func (bf *backfiller) balancesBefore(ctx context.Context, bounds []query.StatementBound, lo uint64, state bool) (map[query.Holding]*big.Int, error) {
 	out := make(map[query.Holding]*big.Int, len(bounds))
 	var ask []query.Holding
 	for _, b := range bounds {
@@ -205,7 +205,7 @@ func (f *Fetcher) balancesBefore(ctx context.Context, bounds []query.StatementBo
 	if len(ask) == 0 {
 		return out, nil
 	}
-	read, err := f.nodeBalances(ctx, ask, max(lo, 1)-1, true)
+	read, err := bf.nodeBalances(ctx, ask, max(lo, 1)-1, true)
 	if err != nil {
 		return nil, err
 	}
@@ -219,14 +219,14 @@ func (f *Fetcher) balancesBefore(ctx context.Context, bounds []query.StatementBo
 // token that answers no balance there (a contract not yet created, or a
 // balanceOf that reverts) counts as holding none with orZero, else is
 // left out.
-func (f *Fetcher) nodeBalances(ctx context.Context, holdings []query.Holding, block uint64, orZero bool) (map[query.Holding]*big.Int, error) {
+func (bf *backfiller) nodeBalances(ctx context.Context, holdings []query.Holding, block uint64, orZero bool) (map[query.Holding]*big.Int, error) {
 	qs := make([]query.BalanceQuery, len(holdings))
 	for i, h := range holdings {
 		qs[i] = query.BalanceQuery(h)
 	}
-	bals, err := f.cfg.Source.Balances(ctx, block, qs)
+	bals, err := bf.cfg.Source.Balances(ctx, block, qs)
 	if err != nil {
-		return nil, f.nodeErr(fmt.Errorf("balances at block %d: %w", block, err))
+		return nil, bf.nodeErr(fmt.Errorf("balances at block %d: %w", block, err))
 	}
 	out := make(map[query.Holding]*big.Int, len(holdings))
 	for _, b := range bals {
@@ -251,18 +251,18 @@ func (f *Fetcher) nodeBalances(ctx context.Context, holdings []query.Holding, bl
 
 // pastTime returns block lo as found, or its time read from the node,
 // for a row of a difference placed there.
-func (f *Fetcher) pastTime(ctx context.Context, lo uint64, found []pastBlock) (pastBlock, error) {
+func (bf *backfiller) pastTime(ctx context.Context, lo uint64, found []pastBlock) (pastBlock, error) {
 	if len(found) > 0 && found[0].number == lo {
 		return found[0], nil
 	}
-	blocks, err := f.cfg.Source.Blocks(ctx, lo, lo)
+	blocks, err := bf.cfg.Source.Blocks(ctx, lo, lo)
 	if err != nil {
-		return pastBlock{}, f.nodeErr(err)
+		return pastBlock{}, bf.nodeErr(err)
 	}
 	if len(blocks) == 0 {
 		return pastBlock{}, fmt.Errorf("block %d: the node does not have it: %w", lo, query.ErrUnavailable)
 	}
-	return pastBlock{number: lo, time: blocks[0].Time, traced: f.traceAPI != ""}, nil
+	return pastBlock{number: lo, time: blocks[0].Time, traced: bf.facts.traceAPI != ""}, nil
 }
 
 func compareHoldings(a, b query.Holding) int {

@@ -18,7 +18,7 @@ const stateWindow = 64
 // addresses at block, or at the confirmed head when block is older than
 // the node keeps state for (while catching up); balances carry the block
 // they were read at.
-func (f *Fetcher) readBalances(ctx context.Context, addrs []string, at uint64) ([]query.Balance, error) {
+func (f *follower) readBalances(ctx context.Context, addrs []string, at uint64) ([]query.Balance, error) {
 	if f.target > at+stateWindow {
 		at = f.target
 	}
@@ -31,7 +31,7 @@ func (f *Fetcher) readBalances(ctx context.Context, addrs []string, at uint64) (
 
 // balancesAt reads the native and every known token balance of addresses
 // at block at. Errors: ErrNoState when the node keeps no state for at.
-func (f *Fetcher) balancesAt(ctx context.Context, addrs []string, at uint64) ([]query.Balance, error) {
+func (f *follower) balancesAt(ctx context.Context, addrs []string, at uint64) ([]query.Balance, error) {
 	if len(addrs) == 0 {
 		return nil, nil
 	}
@@ -55,14 +55,14 @@ func (f *Fetcher) balancesAt(ctx context.Context, addrs []string, at uint64) ([]
 		bals[i].Chain = f.cfg.Chain
 		bals[i].Updated = now
 		if bals[i].Asset == query.AssetNative {
-			bals[i].Symbol, bals[i].Decimals = f.native.Symbol, f.native.Decimals
+			bals[i].Symbol, bals[i].Decimals = f.facts.native.Symbol, f.facts.native.Decimals
 		}
 	}
 	return bals, nil
 }
 
 // tokensOf returns the tokens address has held, from the store on first need.
-func (f *Fetcher) tokensOf(ctx context.Context, address string) ([]string, error) {
+func (f *follower) tokensOf(ctx context.Context, address string) ([]string, error) {
 	if t, ok := f.tokens[address]; ok {
 		return t, nil
 	}

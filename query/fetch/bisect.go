@@ -10,9 +10,9 @@ import (
 	"github.com/wharfhq/wharf/query"
 )
 
-// probe is an interval of blocks whose bounds' states differ for some
+// span is an interval of blocks whose bounds' states differ for some
 // addresses: something changed inside it for them.
-type probe struct {
+type span struct {
 	lo, hi    uint64 // the states compared are at lo-1 and hi
 	addresses []string
 	// nonces: the states read inside the interval include the nonces, so
@@ -25,7 +25,7 @@ type probe struct {
 //
 // First it bisects on balances: an interval whose bounds hold the same
 // balance of an address holds no change of it (see below), else it is
-// split at its middle, down to single blocks. The probes of one level go
+// split at its middle, down to single blocks. The spans of one level go
 // to the node together, so a search costs about log2(range) round trips
 // and, for k changes, about k·log2(range/k) balance reads.
 //
@@ -56,7 +56,7 @@ func changedBlocks(ctx context.Context, ss query.StateSource, from, to uint64, a
 		return nil, err
 	}
 	found := make(map[uint64][]string) // the blocks, and for whom
-	if err := c.bisect(ctx, []probe{{from, to, addresses, false}}, found); err != nil {
+	if err := c.bisect(ctx, []span{{from, to, addresses, false}}, found); err != nil {
 		return nil, err
 	}
 
@@ -96,10 +96,10 @@ func changedBlocks(ctx context.Context, ss query.StateSource, from, to uint64, a
 	if err := c.read(ctx, reads); err != nil {
 		return nil, err
 	}
-	var again []probe
+	var again []span
 	for _, g := range gaps {
 		if c.nonce(g.lo, g.address) != c.get(g.hi, g.address).Nonce {
-			again = append(again, probe{g.lo, g.hi, []string{g.address}, true})
+			again = append(again, span{g.lo, g.hi, []string{g.address}, true})
 		}
 	}
 	if err := c.bisect(ctx, again, found); err != nil {
@@ -115,9 +115,9 @@ func changedBlocks(ctx context.Context, ss query.StateSource, from, to uint64, a
 // bisect splits the intervals of level where their addresses' states
 // differ, level by level, down to single blocks, which it adds to found
 // with the addresses that changed there.
-func (c *stateCache) bisect(ctx context.Context, level []probe, found map[uint64][]string) error {
+func (c *stateCache) bisect(ctx context.Context, level []span, found map[uint64][]string) error {
 	for len(level) > 0 {
-		var split []probe
+		var split []span
 		var reads []query.StateRead
 		for _, p := range level {
 			var moved []string
@@ -132,7 +132,7 @@ func (c *stateCache) bisect(ctx context.Context, level []probe, found map[uint64
 				found[p.lo] = append(found[p.lo], moved...)
 			default:
 				mid := p.lo + (p.hi-p.lo)/2
-				split = append(split, probe{p.lo, mid, moved, p.nonces}, probe{mid + 1, p.hi, moved, p.nonces})
+				split = append(split, span{p.lo, mid, moved, p.nonces}, span{mid + 1, p.hi, moved, p.nonces})
 				reads = append(reads, query.StateRead{Block: mid, Addresses: moved, Nonces: p.nonces})
 			}
 		}

@@ -1,5 +1,7 @@
 package fetch
 
+// Checking the chain: the node serves the chain ID recorded for the name, and its native coin.
+
 import (
 	"context"
 	"errors"
@@ -7,8 +9,6 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 )
-
-// Checking the chain: the node serves the chain ID recorded for the name, and its native coin.
 
 // ErrChainMismatch: the node behind a chain name serves another chain ID
 // than the one recorded for that name.
@@ -28,8 +28,11 @@ func networkName(id uint64) string {
 // also settles the native coin: Config.Native, else the table's.
 // Every step runs it until it succeeds once. Errors: ErrChainMismatch,
 // ErrUnavailable, and an unknown chain ID without a native coin given.
-func (f *Fetcher) CheckChain(ctx context.Context) error {
-	if f.checked.Load() {
+func (f *Fetcher) CheckChain(ctx context.Context) error { return f.follow.checkChain(ctx) }
+
+// checkChain is CheckChain.
+func (f *follower) checkChain(ctx context.Context) error {
+	if f.checked {
 		return nil
 	}
 	id, err := f.cfg.Source.ChainID(ctx)
@@ -52,8 +55,8 @@ func (f *Fetcher) CheckChain(ctx context.Context) error {
 		return fmt.Errorf("chain %s: the node serves chain ID %s but this database holds chain ID %s under that name: refusing to fetch; point --chain %s at a node of chain ID %d, or use another name or database: %w",
 			f.cfg.Chain, networkName(id), networkName(recorded), f.cfg.Chain, recorded, ErrChainMismatch)
 	}
-	f.native = native
-	f.checked.Store(true)
+	f.facts.native = native
+	f.checked = true
 	f.log.Info("fetcher: chain", "chain_id", id, "native", native.Symbol, "decimals", native.Decimals)
 	return nil
 }

@@ -1,25 +1,47 @@
 // Package fetch keeps the balances, transactions and statements of a
-// chain's tracked addresses current from a query.Source into a
-// query.FetchStore: the fetcher of addrd.
+// chain's tracked addresses current from a query.Source into a Store: the
+// fetcher of addrd.
+//
+// # Workers and who owns what
 //
 // One replica fetches each chain, holding its lease (lead.go). While it
-// leads, workers run side by side:
+// leads, Run runs these goroutines, each owning a state of its own:
 //
-//   - the head follower (run.go, follow.go) checks the chain (chain.go),
+//   - the head follower (follower; run.go, follow.go) runs the steps: it
+//     checks the chain (chain.go) and the node's trace API (traces.go),
 //     syncs new subscriptions (sync.go), reads new blocks ahead of storing
 //     them, scans them (scan.go) and writes their statement rows
-//     (statement.go);
-//   - the backfiller (backfill.go, backfill_read.go, bisect.go,
-//     backfill_statement.go) stores the past owed to new subscriptions,
-//     newest first, a slice at a time;
-//   - the refresher (refresh.go) reads every tracked address's balances
-//     again on a schedule, and hands them to the follower to reconcile;
-//   - health (health.go, traces.go, metrics.go) reports the outcome of the
-//     follower's steps, read at any time.
+//     (statement.go). While a step stores blocks, a reader goroutine
+//     borrows the follower's scanning state and the step waits for it.
+//   - the backfiller (backfiller; backfill.go, backfill_read.go,
+//     bisect.go, backfill_statement.go) stores the past owed to new
+//     subscriptions, newest first, a slice at a time.
+//   - the refresher (refresher; refresh.go) reads every tracked address's
+//     balances again on a schedule.
+//   - the lease's renewal (lead.go).
 //
-// Where a movement is classified: moves.go holds the pure rules that turn
-// a block (its transactions, receipts, Transfer logs, traces, withdrawals
-// and fee recipient) into transactions and movements of a tracked
-// address's balance, every kind: value, fee, internal transfer, token,
-// withdrawal, fee income. Nothing there reads the node or the store.
+// The backfiller and the refresher start once the follower has settled
+// the chain's facts (chainFacts: the native coin, the trace API); each
+// gets a copy, which nothing changes after. What else they share is
+// read-only (core: the configuration, the logger, the metrics) or says
+// how it is shared: health (health.go, behind its lock: the follower
+// writes it; Health, Traces, the renewal and the refresher read it) and
+// the two hand-offs (handoff.go), values passed to the follower, never
+// fields written by two goroutines: learnedTokens, the tokens the
+// backfiller found an address moving, and refreshed, the balances the
+// refresher read. The follower wakes the backfiller after each step.
+//
+// FetchOnce runs the same workers one after another in the caller's
+// goroutine: a follower step, the backfills, and the scheduled refresh
+// inline.
+//
+// # Where a movement is classified
+//
+// moves.go holds the pure rules that turn a block (its transactions,
+// receipts, Transfer logs, traces, withdrawals and fee recipient) into the
+// transactions and the movements of a tracked address's balance, of every
+// kind: a transaction's value and fee, an internal transfer, a contract
+// creation, a token transfer, a withdrawal, fee income. Nothing there
+// reads the node or the store; scan.go (the head) and backfill_read.go
+// (the past) gather what it needs.
 package fetch

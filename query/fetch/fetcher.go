@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -113,74 +111,39 @@ const DefaultLeaseTTL = 15 * time.Second
 // addresses current from a Source. One pass over each new block serves
 // every subscription of the chain. FetchOnce does one step; Run repeats
 // it while this process leads the chain. Steps must not run concurrently
-// (call FetchOnce or Run, not both); Health may be called at any time.
+// (call FetchOnce or Run, not both; CheckChain and Probe before Run or
+// between steps); Health and Traces may be called at any time.
+//
+// Its state is split by the goroutine that owns it (the package comment
+// says which): the head follower's, the backfiller's and the refresher's;
+// what they share is read-only (core, chainFacts) or a type that says how
+// it is shared (health, handoff).
 type Fetcher struct {
+	core    *core
+	follow  *follower
+	back    *backfiller
+	refresh *refresher
+}
+
+// core is what every worker of a fetcher reads and none writes: the
+// configuration and logger, the metrics (safe for concurrent use), and
+// the health record (behind its own lock).
+type core struct {
 	cfg     Config
 	log     *slog.Logger
-	metrics fetchMetrics
+	metrics *fetchMetrics
+	health  *health
+}
 
-	// ready is set once the head follower has probed the node: the
-	// backfills, which run beside it, wait for it.
-	ready atomic.Bool
-	// wake tells the backfill loop that a step ended (wakeBackfills).
-	wake chan struct{}
-	// sliceWidth is the backfill's slice, in blocks; the backfill's alone.
-	sliceWidth uint64
-	// learned are the tokens backfills found, per address, for the head
-	// follower to take (takeLearned).
-	learnedMu sync.Mutex
-	learned   map[string][]string
-	// noStateSaid is set once the missing state of old blocks was logged.
-	noStateSaid bool
-	// syncWaitSaid is set once new subscriptions were said to wait for
-	// the fetcher to catch up (syncBalances), until one sync reads.
-	syncWaitSaid bool
-
-	// checked is set once CheckChain has passed; native is then the
-	// chain's coin.
-	checked atomic.Bool
-	native  query.NativeCoin
-
-	// target is the newest block with enough confirmations, as of the
-	// current step.
-	target uint64
-	// dense is true while most scanned blocks touch a tracked address: then
-	// every block's receipts are read instead of the Transfer logs.
-	dense bool
-
-	// tokens are the ERC-20 contracts each address has held, loaded from
-	// the store on first need and grown as blocks touch it.
-	tokens map[string][]string
+// chainFacts are what the head follower learns of the chain and the node
+// before the other workers start (CheckChain, Probe); they get a copy, and
+// nothing changes it after.
+type chainFacts struct {
+	native query.NativeCoin
 	// tracer and traceAPI read internal movements; traceAPI is "" when
-	// the node has no trace API or traces are off. probed is true once
-	// the node was asked.
+	// the node has no trace API or traces are off.
 	tracer   query.Tracer
 	traceAPI string
-	probed   bool
-	// heads are the running balances of the statements touched in this
-	// step, loaded from the store on first need (headsLoaded, by address).
-	heads       map[query.Holding]*head
-	headsLoaded map[string]bool
-	// mismatched are the assets whose disagreement was logged, once.
-	mismatched map[query.Holding]bool
-
-	// refresh walks the tracked addresses for the scheduled refresh.
-	refreshAfter string    // last address refreshed in the current round
-	refreshNext  time.Time // when the next round starts
-	refreshStart time.Time // when the current round started
-	// refreshAsync: Run's refresh worker (refresh.go) reads the balances
-	// and queues them in refreshQueue for the steps to store.
-	refreshAsync bool
-	refreshMu    sync.Mutex
-	refreshQueue []refreshed
-
-	mu           sync.Mutex // guards the health fields
-	lastOK       time.Time
-	lastErr      error
-	failingSince time.Time
-	caughtUp     bool
-	newest       time.Time // time of the newest stored block
-	head         uint64    // the node's head at the last step
 }
 
 // New returns a Fetcher for cfg.Chain.
@@ -231,21 +194,29 @@ func New(cfg Config) (*Fetcher, error) {
 	default:
 		return nil, fmt.Errorf("fetcher: traces %q: want auto, on or off", cfg.Traces)
 	}
-	f := &Fetcher{
-		cfg:        cfg,
-		log:        cfg.Logger.With("chain", cfg.Chain),
-		tokens:     make(map[string][]string),
-		wake:       make(chan struct{}, 1),
-		mismatched: make(map[query.Holding]bool),
+	c := &core{
+		cfg:     cfg,
+		log:     cfg.Logger.With("chain", cfg.Chain),
+		metrics: &fetchMetrics{},
+		health:  &health{},
 	}
-	f.resetHeads()
-	// The first round of the scheduled refresh comes half an interval
-	// after the start, as every next one after the last.
-	f.refreshNext = cfg.Clock.Now().Add(cfg.RefreshInterval / 2)
-	if err := f.metrics.register(cfg.Metrics, cfg.Chain); err != nil {
+	if err := c.metrics.register(cfg.Metrics, cfg.Chain); err != nil {
 		return nil, err
 	}
-	return f, nil
+	var (
+		learned   = &handoff[learnedTokens]{}
+		refreshed = &handoff[refreshed]{}
+		wake      = make(chan struct{}, 1)
+		// The first round of the scheduled refresh comes half an interval
+		// after the start, as every next one after the last.
+		firstRefresh = cfg.Clock.Now().Add(cfg.RefreshInterval / 2)
+	)
+	return &Fetcher{
+		core:    c,
+		follow:  newFollower(c, learned, refreshed, wake, firstRefresh),
+		back:    &backfiller{core: c, learned: learned, wake: wake},
+		refresh: &refresher{core: c, out: refreshed, next: firstRefresh},
+	}, nil
 }
 
 // parallel runs f(0..n-1) with at most limit at once and returns the

@@ -6,12 +6,97 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/wharfhq/wharf/query"
 )
 
+// follower is the head follower's state: the goroutine that runs Run's
+// steps (or calls FetchOnce) owns it, and the reader goroutine of
+// storeBlocks borrows the scanning part (dense, tokens, heads,
+// mismatched) while the step waits for it.
+type follower struct {
+	*core
+
+	// checked and probed are set once CheckChain and Probe have passed;
+	// facts then hold the chain's coin and the trace API, which the other
+	// workers get a copy of (settled).
+	checked, probed bool
+	facts           chainFacts
+
+	// learned are the tokens the backfiller found (takeLearned);
+	// refreshed the balances the refresher read (takeRefreshed), while
+	// refreshWorker says a refresher runs (under Run). wake tells the
+	// backfiller that a step ended.
+	learned       *handoff[learnedTokens]
+	refreshed     *handoff[refreshed]
+	refreshWorker bool
+	wake          chan<- struct{}
+
+	// noStateSaid is set once the missing state of old blocks was logged.
+	noStateSaid bool
+	// syncWaitSaid is set once new subscriptions were said to wait for
+	// the fetcher to catch up (syncBalances), until one sync reads.
+	syncWaitSaid bool
+
+	// target is the newest block with enough confirmations, as of the
+	// current step.
+	target uint64
+	// dense is true while most scanned blocks touch a tracked address: then
+	// every block's receipts are read instead of the Transfer logs.
+	dense bool
+	// tokens are the ERC-20 contracts each address has held, loaded from
+	// the store on first need and grown as blocks touch it.
+	tokens map[string][]string
+	// heads are the running balances of the statements touched in this
+	// step, loaded from the store on first need (headsLoaded, by address).
+	heads       map[query.Holding]*running
+	headsLoaded map[string]bool
+	// mismatched are the assets whose disagreement was logged, once.
+	mismatched map[query.Holding]bool
+
+	// The scheduled refresh when FetchOnce runs it inline (no refresher):
+	refreshAfter string    // last address refreshed in the current round
+	refreshNext  time.Time // when the next round starts
+	refreshStart time.Time // when the current round started
+}
+
+func newFollower(c *core, learned *handoff[learnedTokens], refreshed *handoff[refreshed], wake chan<- struct{}, firstRefresh time.Time) *follower {
+	f := &follower{
+		core:        c,
+		learned:     learned,
+		refreshed:   refreshed,
+		wake:        wake,
+		tokens:      make(map[string][]string),
+		mismatched:  make(map[query.Holding]bool),
+		refreshNext: firstRefresh,
+	}
+	f.resetHeads()
+	return f
+}
+
+// settled returns the chain's facts once CheckChain and Probe have passed.
+func (f *follower) settled() (chainFacts, bool) {
+	return f.facts, f.checked && f.probed
+}
+
+// step is one step of the head follower (FetchOnce without the
+// backfills); more reports that blocks remain to be fetched.
+func (f *follower) step(ctx context.Context) (more bool, err error) {
+	more, err = f.fetch(ctx)
+	f.record(err)
+	if err == nil {
+		// Tell the backfiller (which may have new jobs) that a step ended.
+		select {
+		case f.wake <- struct{}{}:
+		default:
+		}
+	}
+	return more, err
+}
+
 // storeFirst stores block number as the first checkpoint of the chain.
-func (f *Fetcher) storeFirst(ctx context.Context, number uint64, set map[string]bool) (query.Block, error) {
+func (f *follower) storeFirst(ctx context.Context, number uint64, set map[string]bool) (query.Block, error) {
 	blocks, err := f.cfg.Source.Blocks(ctx, number, number)
 	if err != nil {
 		return query.Block{}, f.nodeErr(err)
@@ -55,7 +140,7 @@ const writeChunks = 8
 // meanwhile into its next transaction: when the database is the slower,
 // its batches grow, and with them the share of index pages that one
 // commit writes for several blocks.
-func (f *Fetcher) storeBlocks(ctx context.Context, cp query.Block, end uint64, set map[string]bool) (int, error) {
+func (f *follower) storeBlocks(ctx context.Context, cp query.Block, end uint64, set map[string]bool) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	chunks := make(chan chunk, writeChunks)
 	go func() {
@@ -114,7 +199,7 @@ func gather(c chunk, chunks <-chan chunk) []chunk {
 // readChunks reads and scans the blocks after cp up to end, a chunk at a
 // time, until the end, an error, or the chain no longer extends what was
 // read (the rest is for the next step).
-func (f *Fetcher) readChunks(ctx context.Context, cp query.Block, end uint64, set map[string]bool, out chan<- chunk) {
+func (f *follower) readChunks(ctx context.Context, cp query.Block, end uint64, set map[string]bool, out chan<- chunk) {
 	send := func(c chunk) bool {
 		select {
 		case out <- c:
@@ -165,7 +250,7 @@ func (f *Fetcher) readChunks(ctx context.Context, cp query.Block, end uint64, se
 // checkpoint to the last of them in one database transaction (one commit
 // for all, not one per block). Each chunk's balances, read at its last
 // block, go with that block.
-func (f *Fetcher) storeChunks(ctx context.Context, cs []chunk) (int, error) {
+func (f *follower) storeChunks(ctx context.Context, cs []chunk) (int, error) {
 	var (
 		data []query.BlockData
 		txs  int
@@ -203,7 +288,7 @@ func (f *Fetcher) storeChunks(ctx context.Context, cs []chunk) (int, error) {
 // rewind handles a reorg under the checkpoint cp: it walks back to the
 // newest stored block that is still on the node's chain and rewinds the
 // store to it; the next step fetches the new blocks.
-func (f *Fetcher) rewind(ctx context.Context, cp query.Block) error {
+func (f *follower) rewind(ctx context.Context, cp query.Block) error {
 	const maxDepth = 1024
 	n := cp.Number
 	for depth := 0; ; depth++ {
@@ -235,16 +320,15 @@ func (f *Fetcher) rewind(ctx context.Context, cp query.Block) error {
 	return nil
 }
 
-func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
+func (f *follower) fetch(ctx context.Context) (bool, error) {
 	chain := f.cfg.Chain
-	if err := f.CheckChain(ctx); err != nil {
+	if err := f.checkChain(ctx); err != nil {
 		return false, err
 	}
 	f.resetHeads()
 	if err := f.probe(ctx); err != nil {
 		return false, err
 	}
-	f.ready.Store(true)
 	tracked, err := f.cfg.Store.Tracked(ctx, chain)
 	if err != nil {
 		return false, err
@@ -268,7 +352,7 @@ func (f *Fetcher) fetch(ctx context.Context) (bool, error) {
 		return false, f.nodeErr(err)
 	}
 	f.metrics.head.Set(float64(head))
-	f.setHead(head)
+	f.setNodeHead(head)
 	if head < f.cfg.Confirmations {
 		return false, nil
 	}

@@ -1,83 +1,129 @@
 package fetch
 
-// Health: the outcome of the last step, the node's head, and the lag check.
+// Health: the outcome of the last step, the node's head, the trace API in
+// use, and the lag check. The head follower writes it; Health, Traces,
+// the lease's renewal and the refresher read it from their goroutines.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/wharfhq/wharf/query"
 )
 
+// health is what the head follower records for the other goroutines to
+// read; mu guards every field.
+type health struct {
+	mu           sync.Mutex
+	lastOK       time.Time
+	lastErr      error
+	failingSince time.Time
+	caughtUp     bool
+	newest       time.Time // time of the newest stored block
+	head         uint64    // the node's head at the last step
+	probed       bool      // the node was asked for its trace API
+	traceAPI     string    // the trace API in use, "" for none
+}
+
 // nodeErr counts an error of the node.
-func (f *Fetcher) nodeErr(err error) error {
+func (c *core) nodeErr(err error) error {
 	if err != nil && !errors.Is(err, context.Canceled) {
-		f.metrics.nodeErrors.Inc()
+		c.metrics.nodeErrors.Inc()
 	}
 	return err
 }
 
 // record keeps the outcome of a step for Health and the metrics.
-func (f *Fetcher) record(err error) {
-	now := f.cfg.Clock.Now()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (c *core) record(err error) {
+	now := c.cfg.Clock.Now()
+	h := c.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if err == nil {
-		f.lastOK, f.lastErr, f.failingSince = now, nil, time.Time{}
-		f.metrics.lastSuccess.Set(float64(now.UnixNano()) / 1e9)
+		h.lastOK, h.lastErr, h.failingSince = now, nil, time.Time{}
+		c.metrics.lastSuccess.Set(float64(now.UnixNano()) / 1e9)
 		return
 	}
-	f.metrics.errors.Inc()
-	if f.lastErr == nil {
-		f.failingSince = now
+	c.metrics.errors.Inc()
+	if h.lastErr == nil {
+		h.failingSince = now
 	}
-	f.lastErr = err
+	h.lastErr = err
 }
 
 // clearHealth forgets the outcome of the steps, as when this replica
 // stops leading.
-func (f *Fetcher) clearHealth() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.lastErr, f.failingSince, f.caughtUp = nil, time.Time{}, false
+func (c *core) clearHealth() {
+	h := c.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lastErr, h.failingSince, h.caughtUp = nil, time.Time{}, false
 }
 
-func (f *Fetcher) setCaughtUp(caughtUp bool, newest query.Block) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.caughtUp = caughtUp
+func (c *core) setCaughtUp(caughtUp bool, newest query.Block) {
+	h := c.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.caughtUp = caughtUp
 	if !newest.Time.IsZero() {
-		f.newest = newest.Time
+		h.newest = newest.Time
 	}
+}
+
+func (c *core) setNodeHead(head uint64) {
+	c.health.mu.Lock()
+	defer c.health.mu.Unlock()
+	c.health.head = head
+}
+
+// nodeHead is the node's head as of the head follower's last step.
+func (c *core) nodeHead() uint64 {
+	c.health.mu.Lock()
+	defer c.health.mu.Unlock()
+	return c.health.head
+}
+
+func (c *core) setTraces(api string) {
+	c.health.mu.Lock()
+	defer c.health.mu.Unlock()
+	c.health.traceAPI, c.health.probed = api, true
 }
 
 // Health reports whether fetching works: an error when the last step
 // failed (the node or the database is unreachable), or when the fetcher
 // is caught up with a node whose newest block is older than LagAfter.
 func (f *Fetcher) Health() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.lastErr != nil {
-		return fmt.Errorf("fetching %s: failing since %s: %w", f.cfg.Chain, f.failingSince.UTC().Format(time.RFC3339), f.lastErr)
+	c := f.core
+	h := c.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lastErr != nil {
+		return fmt.Errorf("fetching %s: failing since %s: %w", c.cfg.Chain, h.failingSince.UTC().Format(time.RFC3339), h.lastErr)
 	}
-	if f.cfg.LagAfter > 0 && f.caughtUp && !f.newest.IsZero() {
-		if age := f.cfg.Clock.Now().Sub(f.newest); age > f.cfg.LagAfter {
-			return fmt.Errorf("fetching %s: the node lags: its newest block is %s old", f.cfg.Chain, age.Round(time.Second))
+	if c.cfg.LagAfter > 0 && h.caughtUp && !h.newest.IsZero() {
+		if age := c.cfg.Clock.Now().Sub(h.newest); age > c.cfg.LagAfter {
+			return fmt.Errorf("fetching %s: the node lags: its newest block is %s old", c.cfg.Chain, age.Round(time.Second))
 		}
 	}
 	return nil
 }
 
-func (f *Fetcher) setHead(head uint64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.head = head
-}
-
-func (f *Fetcher) nodeHead() uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.head
+// Traces says how internal movements are found: the trace API in use
+// (TraceCallTracer or TraceParity), "none" when the node has none or
+// traces are off (statements then say that internal movements are not
+// covered), or "" before the node was asked.
+func (f *Fetcher) Traces() string {
+	h := f.core.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case !h.probed:
+		return ""
+	case h.traceAPI == "":
+		return "none"
+	}
+	return h.traceAPI
 }

@@ -24,32 +24,32 @@ func (f *Fetcher) lead(ctx context.Context, l query.Lease) {
 	go func() {
 		defer close(renewed)
 		defer cancel()
-		f.renew(lead, l)
+		f.core.renew(lead, l)
 	}()
 	// A new leader starts from what the store holds: another may have
 	// written since this process last led.
-	f.tokens = make(map[string][]string)
-	f.log.Info("fetcher: leading", "holder", l.Holder, "generation", l.Generation)
-	f.metrics.leader.Set(1)
+	f.follow.tokens = make(map[string][]string)
+	f.core.log.Info("fetcher: leading", "holder", l.Holder, "generation", l.Generation)
+	f.core.metrics.leader.Set(1)
 	f.loop(lead)
 	cancel()
 	<-renewed
-	f.metrics.leader.Set(0)
+	f.core.metrics.leader.Set(0)
 	// A replica that no longer leads fetches nothing: the outcome of its
 	// last step (often the lost lease itself, or the cancellation of
 	// the step it cut short) says nothing of the chain's fetching, which
 	// the new leader reports (issue 21, L1).
-	f.clearHealth()
+	f.core.clearHealth()
 	if ctx.Err() != nil {
 		// Shutting down: hand the chain over at once.
 		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer done()
-		if err := f.cfg.Store.ReleaseLease(rctx, l); err != nil {
-			f.log.Warn("fetcher: releasing the lease", "err", err)
+		if err := f.core.cfg.Store.ReleaseLease(rctx, l); err != nil {
+			f.core.log.Warn("fetcher: releasing the lease", "err", err)
 		}
 		return
 	}
-	f.log.Warn("fetcher: lost the lease", "generation", l.Generation)
+	f.core.log.Warn("fetcher: lost the lease", "generation", l.Generation)
 }
 
 // renew renews l every third of LeaseTTL until lead ends. It returns when
@@ -58,8 +58,8 @@ func (f *Fetcher) lead(ctx context.Context, l query.Lease) {
 // another replica may hold it already). It runs on real time, not on
 // Clock: the lease expires by the database's real clock whatever the
 // fetcher's pacing.
-func (f *Fetcher) renew(lead context.Context, l query.Lease) {
-	ttl := f.cfg.LeaseTTL
+func (c *core) renew(lead context.Context, l query.Lease) {
+	ttl := c.cfg.LeaseTTL
 	valid := time.Now().Add(ttl)
 	t := time.NewTimer(ttl / 3)
 	defer t.Stop()
@@ -71,21 +71,21 @@ func (f *Fetcher) renew(lead context.Context, l query.Lease) {
 			t.Reset(ttl / 3)
 		}
 		start := time.Now()
-		nl, err := f.cfg.Store.RenewLease(lead, l, ttl, f.nodeHead())
+		nl, err := c.cfg.Store.RenewLease(lead, l, ttl, c.nodeHead())
 		switch {
 		case err == nil:
 			valid = start.Add(ttl)
 			l = nl
 		case errors.Is(err, query.ErrLeaseLost):
-			f.log.Warn("fetcher: the lease was lost", "err", err)
+			c.log.Warn("fetcher: the lease was lost", "err", err)
 			return
 		case lead.Err() != nil:
 			return
 		case !time.Now().Before(valid):
-			f.log.Warn("fetcher: no renewal for the lease's whole TTL: giving it up", "err", err)
+			c.log.Warn("fetcher: no renewal for the lease's whole TTL: giving it up", "err", err)
 			return
 		default:
-			f.log.Warn("fetcher: renewing the lease", "err", err)
+			c.log.Warn("fetcher: renewing the lease", "err", err)
 		}
 	}
 }

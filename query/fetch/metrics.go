@@ -1,12 +1,12 @@
 package fetch
 
+// The fetcher's Prometheus metrics.
+
 import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// The fetcher's Prometheus metrics.
 
 // fetchMetrics are a fetcher's Prometheus metrics.
 type fetchMetrics struct {

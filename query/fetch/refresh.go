@@ -13,51 +13,49 @@ import (
 	"github.com/wharfhq/wharf/query"
 )
 
-// refreshed is a slice of balances the refresh worker read, with the
-// stored block they are compared at.
-type refreshed struct {
-	balances []query.Balance
-	at       query.Block
+// refresher is the state of the scheduled refresh's worker, which Run
+// starts beside the head follower and which owns it; it hands what it
+// reads to the follower (refreshed).
+type refresher struct {
+	*core
+	facts chainFacts // a copy, settled before the worker starts
+	next  time.Time  // when the first round starts
+	out   *handoff[refreshed]
 }
 
-// refreshLoop re-reads the balances of every tracked address until ctx
+// run re-reads the balances of every tracked address until ctx
 // ends: a round starts every half RefreshInterval (the first half an
 // interval after the fetcher's start) and is paced over a quarter
 // interval, a slice of RefreshBatch addresses at a time, so that every
 // balance is read again within three quarters of the interval whatever
 // the block cadence. The next step of the follower takes the slices
 // (takeRefreshed).
-func (f *Fetcher) refreshLoop(ctx context.Context) {
-	next := f.refreshNext
+func (r *refresher) run(ctx context.Context, facts chainFacts) {
+	r.facts = facts
+	next := r.next
 	for ctx.Err() == nil {
-		if wait := next.Sub(f.cfg.Clock.Now()); wait > 0 {
-			f.wait(ctx, wait)
+		if wait := next.Sub(r.cfg.Clock.Now()); wait > 0 {
+			r.wait(ctx, wait)
 			continue
 		}
-		if !f.ready.Load() {
-			// The follower has not checked the chain and probed the node
-			// yet: the native coin is not known.
-			f.wait(ctx, f.cfg.Interval)
-			continue
-		}
-		start := f.cfg.Clock.Now()
-		if err := f.refreshRound(ctx); err != nil {
+		start := r.cfg.Clock.Now()
+		if err := r.round(ctx); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			f.metrics.errors.Inc()
-			f.log.Warn("fetcher: refresh failed", "err", err, "retry", f.cfg.Interval)
-			next = f.cfg.Clock.Now().Add(f.cfg.Interval)
+			r.metrics.errors.Inc()
+			r.log.Warn("fetcher: refresh failed", "err", err, "retry", r.cfg.Interval)
+			next = r.cfg.Clock.Now().Add(r.cfg.Interval)
 			continue
 		}
-		next = start.Add(f.cfg.RefreshInterval / 2)
+		next = start.Add(r.cfg.RefreshInterval / 2)
 	}
 }
 
-// refreshRound reads every tracked address's balances once, a slice at a
+// round reads every tracked address's balances once, a slice at a
 // time, the slices spread over a quarter RefreshInterval.
-func (f *Fetcher) refreshRound(ctx context.Context) error {
-	tracked, err := f.cfg.Store.Tracked(ctx, f.cfg.Chain)
+func (r *refresher) round(ctx context.Context) error {
+	tracked, err := r.cfg.Store.Tracked(ctx, r.cfg.Chain)
 	if err != nil {
 		return err
 	}
@@ -70,16 +68,16 @@ func (f *Fetcher) refreshRound(ctx context.Context) error {
 	if len(addrs) == 0 {
 		return nil
 	}
-	batch := f.cfg.RefreshBatch
+	batch := r.cfg.RefreshBatch
 	slices := (len(addrs) + batch - 1) / batch
-	gap := f.cfg.RefreshInterval / 4 / time.Duration(slices)
+	gap := r.cfg.RefreshInterval / 4 / time.Duration(slices)
 	for i := 0; i < len(addrs); i += batch {
-		due := f.cfg.Clock.Now().Add(gap)
-		if err := f.refreshSlice(ctx, addrs[i:min(len(addrs), i+batch)]); err != nil {
+		due := r.cfg.Clock.Now().Add(gap)
+		if err := r.slice(ctx, addrs[i:min(len(addrs), i+batch)]); err != nil {
 			return err
 		}
-		if wait := due.Sub(f.cfg.Clock.Now()); wait > 0 && i+batch < len(addrs) {
-			f.wait(ctx, wait)
+		if wait := due.Sub(r.cfg.Clock.Now()); wait > 0 && i+batch < len(addrs) {
+			r.wait(ctx, wait)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -88,21 +86,21 @@ func (f *Fetcher) refreshRound(ctx context.Context) error {
 	return nil
 }
 
-// refreshSlice reads the native and stored token balances of addrs at the
+// slice reads the native and stored token balances of addrs at the
 // stored head (at the confirmed node head when the stored one is older
 // than a node keeps state for) and queues them for the follower.
-func (f *Fetcher) refreshSlice(ctx context.Context, addrs []string) error {
-	cp, ok, err := f.cfg.Store.Checkpoint(ctx, f.cfg.Chain)
+func (r *refresher) slice(ctx context.Context, addrs []string) error {
+	cp, ok, err := r.cfg.Store.Checkpoint(ctx, r.cfg.Chain)
 	if err != nil || !ok {
 		return err
 	}
 	at := cp.Number
-	if h := f.nodeHead(); h > at+stateWindow+f.cfg.Confirmations {
-		at = h - f.cfg.Confirmations
+	if h := r.nodeHead(); h > at+stateWindow+r.cfg.Confirmations {
+		at = h - r.cfg.Confirmations
 	}
 	var qs []query.BalanceQuery
 	for _, a := range addrs {
-		stored, err := f.cfg.Store.Balances(ctx, f.cfg.Chain, a)
+		stored, err := r.cfg.Store.Balances(ctx, r.cfg.Chain, a)
 		if err != nil {
 			return err
 		}
@@ -113,20 +111,18 @@ func (f *Fetcher) refreshSlice(ctx context.Context, addrs []string) error {
 			}
 		}
 	}
-	bals, err := f.cfg.Source.Balances(ctx, at, qs)
+	bals, err := r.cfg.Source.Balances(ctx, at, qs)
 	if err != nil {
-		return f.nodeErr(err)
+		return r.nodeErr(err)
 	}
-	now := f.cfg.Clock.Now()
+	now := r.cfg.Clock.Now()
 	for i := range bals {
-		bals[i].Chain, bals[i].Updated = f.cfg.Chain, now
+		bals[i].Chain, bals[i].Updated = r.cfg.Chain, now
 		if bals[i].Asset == query.AssetNative {
-			bals[i].Symbol, bals[i].Decimals = f.native.Symbol, f.native.Decimals
+			bals[i].Symbol, bals[i].Decimals = r.facts.native.Symbol, r.facts.native.Decimals
 		}
 	}
-	f.refreshMu.Lock()
-	f.refreshQueue = append(f.refreshQueue, refreshed{balances: bals, at: cp})
-	f.refreshMu.Unlock()
+	r.out.put(refreshed{balances: bals, at: cp})
 	return nil
 }
 
@@ -134,16 +130,11 @@ func (f *Fetcher) refreshSlice(ctx context.Context, addrs []string) error {
 // the statements and stores them: a balance read at a block the
 // statement of its asset has moved past is stored (when newer than the
 // stored one) but not compared.
-func (f *Fetcher) takeRefreshed(ctx context.Context) error {
-	f.refreshMu.Lock()
-	queue := f.refreshQueue
-	f.refreshQueue = nil
-	f.refreshMu.Unlock()
+func (f *follower) takeRefreshed(ctx context.Context) error {
+	queue := f.refreshed.take()
 	for i, r := range queue {
 		if err := f.reconcileStored(ctx, r.balances, r.at); err != nil {
-			f.refreshMu.Lock()
-			f.refreshQueue = append(queue[i:], f.refreshQueue...)
-			f.refreshMu.Unlock()
+			f.refreshed.putBack(queue[i:])
 			return err
 		}
 	}
@@ -152,15 +143,15 @@ func (f *Fetcher) takeRefreshed(ctx context.Context) error {
 
 // refreshDue reports whether the scheduled refresh has a round under way
 // or due.
-func (f *Fetcher) refreshDue() bool {
+func (f *follower) refreshDue() bool {
 	return f.refreshAfter != "" || !f.cfg.Clock.Now().Before(f.refreshNext)
 }
 
 // refreshStep is the scheduled refresh's share of a step: under Run,
-// storing what the refresh worker read (refreshLoop); in FetchOnce alone,
+// storing what the refresher read (takeRefreshed); in FetchOnce alone,
 // reading a slice itself when due.
-func (f *Fetcher) refreshStep(ctx context.Context, tracked []query.Tracked) error {
-	if f.refreshAsync {
+func (f *follower) refreshStep(ctx context.Context, tracked []query.Tracked) error {
+	if f.refreshWorker {
 		return f.takeRefreshed(ctx)
 	}
 	if !f.refreshDue() {
@@ -180,7 +171,7 @@ func (f *Fetcher) refreshStep(ctx context.Context, tracked []query.Tracked) erro
 // RefreshInterval (the first half an interval after the fetcher's start)
 // and is paced to end within a quarter interval: an address is read again
 // within three quarters of RefreshInterval.
-func (f *Fetcher) refresh(ctx context.Context, tracked []query.Tracked, cp query.Block) error {
+func (f *follower) refresh(ctx context.Context, tracked []query.Tracked, cp query.Block) error {
 	now := f.cfg.Clock.Now()
 	if !f.refreshDue() || len(tracked) == 0 {
 		return nil

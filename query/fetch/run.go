@@ -1,6 +1,7 @@
 package fetch
 
-// The loop: electing a leader, pacing and backoff, and the step.
+// The loop: electing a leader, the workers while leading, pacing and
+// backoff, and FetchOnce, which runs the workers' steps one after another.
 
 import (
 	"context"
@@ -16,18 +17,19 @@ import (
 // once caught up, with exponential backoff after errors, until ctx ends.
 // It returns nil when ctx ends.
 func (f *Fetcher) Run(ctx context.Context) error {
+	c := f.core
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
-		l, held, err := f.cfg.Store.AcquireLease(ctx, f.cfg.Chain, f.cfg.Holder, f.cfg.LeaseTTL)
+		l, held, err := c.cfg.Store.AcquireLease(ctx, c.cfg.Chain, c.cfg.Holder, c.cfg.LeaseTTL)
 		switch {
 		case err != nil && ctx.Err() != nil:
 		case err != nil:
-			backoff = f.backoff(backoff)
-			f.log.Warn("fetcher: electing a leader", "err", err, "retry", backoff)
-			f.wait(ctx, backoff)
+			backoff = c.backoff(backoff)
+			c.log.Warn("fetcher: electing a leader", "err", err, "retry", backoff)
+			c.wait(ctx, backoff)
 		case !held:
 			backoff = 0
-			f.wait(ctx, f.cfg.LeaseTTL/5)
+			c.wait(ctx, c.cfg.LeaseTTL/5)
 		default:
 			backoff = 0
 			f.lead(ctx, l)
@@ -36,56 +38,64 @@ func (f *Fetcher) Run(ctx context.Context) error {
 	return nil
 }
 
-// loop runs steps until lead ends, and beside them the backfills and the
-// reads of the scheduled refresh.
+// loop runs the head follower's steps in this goroutine until lead ends,
+// and beside them, once the follower has settled the chain's facts (the
+// chain ID, the trace API), the backfiller and the refresher, each in a
+// goroutine of its own with its own state.
 func (f *Fetcher) loop(lead context.Context) {
 	var wg sync.WaitGroup
 	workers, stop := context.WithCancel(lead)
-	f.refreshAsync = true
-	wg.Go(func() { f.backfillLoop(workers) })
-	wg.Go(func() { f.refreshLoop(workers) })
+	started := false
+	// The refresher reads the scheduled refresh from the first step on:
+	// the follower only takes what it read.
+	f.follow.refreshWorker = true
 	defer func() {
 		stop()
 		wg.Wait()
-		f.refreshAsync = false // FetchOnce alone refreshes inline again
+		f.follow.refreshWorker = false // FetchOnce alone refreshes inline again
 	}()
 	backoff := time.Duration(0)
 	for lead.Err() == nil {
-		more, err := f.step(lead)
+		more, err := f.follow.step(lead)
+		if facts, ok := f.follow.settled(); ok && !started {
+			started = true
+			wg.Go(func() { f.back.run(workers, facts) })
+			wg.Go(func() { f.refresh.run(workers, facts) })
+		}
 		var wait time.Duration
 		switch {
 		case err != nil && lead.Err() != nil:
 			return
 		case errors.Is(err, query.ErrLeaseLost):
-			f.log.Warn("fetcher: write refused: the lease is lost", "err", err)
+			f.core.log.Warn("fetcher: write refused: the lease is lost", "err", err)
 			return
 		case err != nil:
-			backoff = f.backoff(backoff)
+			backoff = f.core.backoff(backoff)
 			wait = backoff
-			f.log.Warn("fetcher: step failed", "err", err, "retry", wait)
+			f.core.log.Warn("fetcher: step failed", "err", err, "retry", wait)
 		case more:
 			backoff = 0
 		default:
 			backoff = 0
-			wait = f.cfg.Interval
+			wait = f.core.cfg.Interval
 		}
 		if wait > 0 {
-			f.wait(lead, wait)
+			f.core.wait(lead, wait)
 		}
 	}
 }
 
-func (f *Fetcher) backoff(prev time.Duration) time.Duration {
+func (c *core) backoff(prev time.Duration) time.Duration {
 	if prev == 0 {
-		return f.cfg.Interval
+		return c.cfg.Interval
 	}
-	return min(2*prev, f.cfg.MaxBackoff)
+	return min(2*prev, c.cfg.MaxBackoff)
 }
 
-func (f *Fetcher) wait(ctx context.Context, d time.Duration) {
+func (c *core) wait(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
-	case <-f.cfg.Clock.After(d):
+	case <-c.cfg.Clock.After(d):
 	}
 }
 
@@ -99,11 +109,15 @@ func (f *Fetcher) wait(ctx context.Context, d time.Duration) {
 // Then it runs the pending backfills to their end, which Run does beside
 // the steps instead.
 func (f *Fetcher) FetchOnce(ctx context.Context) error {
-	if _, err := f.step(ctx); err != nil {
+	if _, err := f.follow.step(ctx); err != nil {
 		return err
 	}
+	facts, ok := f.follow.settled()
+	if !ok {
+		return nil // unreachable: a step that succeeded settled them
+	}
 	for {
-		more, err := f.backfillStep(ctx)
+		more, err := f.back.step(ctx, facts)
 		if err != nil {
 			return err
 		}
@@ -111,19 +125,9 @@ func (f *Fetcher) FetchOnce(ctx context.Context) error {
 			break
 		}
 	}
-	cp, ok, err := f.cfg.Store.Checkpoint(ctx, f.cfg.Chain)
+	cp, ok, err := f.core.cfg.Store.Checkpoint(ctx, f.core.cfg.Chain)
 	if err != nil || !ok {
 		return err
 	}
-	return f.takeLearned(ctx, cp)
-}
-
-// step is FetchOnce; more reports that blocks remain to be fetched.
-func (f *Fetcher) step(ctx context.Context) (more bool, err error) {
-	more, err = f.fetch(ctx)
-	f.record(err)
-	if err == nil {
-		f.wakeBackfills()
-	}
-	return more, err
+	return f.follow.takeLearned(ctx, cp)
 }

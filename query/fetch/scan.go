@@ -23,7 +23,7 @@ import (
 // that matched only. With a trace API, every block's internal movements
 // are read (one call a block). Either way a block costs the same whatever
 // the number of subscriptions.
-func (f *Fetcher) scan(ctx context.Context, blocks []query.SourceBlock, set map[string]bool) (chunk, error) {
+func (f *follower) scan(ctx context.Context, blocks []query.SourceBlock, set map[string]bool) (chunk, error) {
 	var byBlock map[uint64][]query.TokenTransfer
 	if !f.dense {
 		first, last := blocks[0].Number, blocks[len(blocks)-1].Number
@@ -92,7 +92,7 @@ func (f *Fetcher) scan(ctx context.Context, blocks []query.SourceBlock, set map[
 	if c.balances, err = f.readBalances(ctx, sortedKeys(touched), blocks[len(blocks)-1].Number); err != nil {
 		return chunk{}, err
 	}
-	if err := f.tokenInfo(ctx, txs); err != nil {
+	if err := f.tokenInfo(ctx, f.facts.native, txs); err != nil {
 		return chunk{}, err
 	}
 	if err := f.statement(ctx, &c, moves); err != nil {
@@ -106,7 +106,7 @@ func (f *Fetcher) scan(ctx context.Context, blocks []query.SourceBlock, set map[
 // transactions that touch a tracked address (all of them in dense mode,
 // or when the fee recipient is tracked, whose income is the block's
 // priority fees), and builds its transactions and movements.
-func (f *Fetcher) scanBlock(ctx context.Context, b query.SourceBlock, logs []query.TokenTransfer, tracked func(string) bool,
+func (f *follower) scanBlock(ctx context.Context, b query.SourceBlock, logs []query.TokenTransfer, tracked func(string) bool,
 	m *matched, txs *[]query.Transaction, moves *[]move) error {
 	var (
 		all    []query.Receipt
@@ -118,8 +118,8 @@ func (f *Fetcher) scanBlock(ctx context.Context, b query.SourceBlock, logs []que
 			return f.nodeErr(err)
 		}
 	}
-	if f.traceAPI != "" {
-		if traced, err = f.tracer.Traces(ctx, b, f.traceAPI); err != nil {
+	if f.facts.traceAPI != "" {
+		if traced, err = f.facts.tracer.Traces(ctx, b, f.facts.traceAPI); err != nil {
 			f.metrics.traceErrors.Inc()
 			return f.nodeErr(fmt.Errorf("traces of block %d: %w", b.Number, err))
 		}
@@ -159,8 +159,8 @@ func (f *Fetcher) scanBlock(ctx context.Context, b query.SourceBlock, logs []que
 // chain's coin (Config.Native, from the chain table) for native
 // ones, the token's when the Source tells them (TokenInfo; read once a
 // token).
-func (f *Fetcher) tokenInfo(ctx context.Context, txs [][]query.Transaction) error {
-	ti, ok := f.cfg.Source.(query.TokenInfo)
+func (c *core) tokenInfo(ctx context.Context, native query.NativeCoin, txs [][]query.Transaction) error {
+	ti, ok := c.cfg.Source.(query.TokenInfo)
 	if !ok {
 		return nil
 	}
@@ -168,13 +168,13 @@ func (f *Fetcher) tokenInfo(ctx context.Context, txs [][]query.Transaction) erro
 		for j := range txs[i] {
 			for k := range txs[i][j].Transfers {
 				tr := &txs[i][j].Transfers[k]
-				if tr.Asset == query.AssetNative && f.native.Symbol != "" {
-					tr.Symbol, tr.Decimals = f.native.Symbol, f.native.Decimals
+				if tr.Asset == query.AssetNative && native.Symbol != "" {
+					tr.Symbol, tr.Decimals = native.Symbol, native.Decimals
 					continue
 				}
 				sym, dec, err := ti.Token(ctx, tr.Contract)
 				if err != nil {
-					return f.nodeErr(err)
+					return c.nodeErr(err)
 				}
 				tr.Symbol, tr.Decimals = sym, dec
 			}
@@ -184,7 +184,7 @@ func (f *Fetcher) tokenInfo(ctx context.Context, txs [][]query.Transaction) erro
 }
 
 // learnToken remembers the token of a transfer for its tracked parties.
-func (f *Fetcher) learnToken(ctx context.Context, set map[string]bool, t query.TokenTransfer) error {
+func (f *follower) learnToken(ctx context.Context, set map[string]bool, t query.TokenTransfer) error {
 	for _, a := range []string{t.From, t.To} {
 		if !set[a] {
 			continue

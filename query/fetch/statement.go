@@ -12,8 +12,8 @@ import (
 	"github.com/wharfhq/wharf/query"
 )
 
-// head is where a statement stands: the balance after block.
-type head struct {
+// running is where a statement stands (its head): the balance after block.
+type running struct {
 	block   uint64
 	balance *big.Int
 	dirty   bool // changed since loaded: to be stored
@@ -22,7 +22,7 @@ type head struct {
 // statement turns the movements of chunk c's blocks into statement rows,
 // each continuing its asset's running balance, and checks the running
 // balances against the balances the chunk read at its last block.
-func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error {
+func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) error {
 	c.changes = make([][]query.BalanceChange, len(c.blocks))
 	c.heads = make([][]query.StatementHead, len(c.blocks))
 	keys := make(map[query.Holding]bool)
@@ -75,7 +75,7 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 			h.block, h.dirty = b.Number, true
 			c.changes[i] = append(c.changes[i], query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
 				Block: b.Number, Time: b.Time, Amount: sum.String(), BalanceAfter: h.balance.String(), Causes: byKey[k],
-				Traced: f.traceAPI != ""}) // checked by reconcile, at the chunk's last block only
+				Traced: f.facts.traceAPI != ""}) // checked by reconcile, at the chunk's last block only
 		}
 		// Each block carries the heads it moved (the first also the
 		// anchors), so that any run of the chunk's first blocks stored
@@ -101,7 +101,7 @@ func (f *Fetcher) statement(ctx context.Context, c *chunk, moves [][]move) error
 // reading asked the node for and it did not answer: a contract without
 // balanceOf (or one that reverts). An address read answers its native
 // balance; its tokens asked are those it is known to hold.
-func (f *Fetcher) unreadable(c *chunk, keys map[query.Holding]bool) map[query.Holding]bool {
+func (f *follower) unreadable(c *chunk, keys map[query.Holding]bool) map[query.Holding]bool {
 	read := make(map[query.Holding]bool, len(c.balances))
 	for _, b := range c.balances {
 		read[query.Holding{Address: b.Address, Contract: b.Contract}] = true
@@ -149,7 +149,7 @@ func moved(moves [][]move, k query.Holding) bool {
 
 // loadHeads loads, once a step, where the statements of the addresses of
 // keys stand.
-func (f *Fetcher) loadHeads(ctx context.Context, keys map[query.Holding]bool) error {
+func (f *follower) loadHeads(ctx context.Context, keys map[query.Holding]bool) error {
 	var addrs []string
 	for k := range keys {
 		if !f.headsLoaded[k.Address] && !slices.Contains(addrs, k.Address) {
@@ -169,7 +169,7 @@ func (f *Fetcher) loadHeads(ctx context.Context, keys map[query.Holding]bool) er
 		if !ok {
 			continue
 		}
-		f.heads[query.Holding{Address: h.Address, Contract: h.Contract}] = &head{block: h.Block, balance: bal}
+		f.heads[query.Holding{Address: h.Address, Contract: h.Contract}] = &running{block: h.Block, balance: bal}
 	}
 	for _, a := range addrs {
 		f.headsLoaded[a] = true
@@ -181,7 +181,7 @@ func (f *Fetcher) loadHeads(ctx context.Context, keys map[query.Holding]bool) er
 // chunk's first block: read there when the node still has that state,
 // else taken from the balance read at the chunk's last block less the
 // chunk's movements (checked again at the next reading).
-func (f *Fetcher) anchor(ctx context.Context, keys []query.Holding, c *chunk) error {
+func (f *follower) anchor(ctx context.Context, keys []query.Holding, c *chunk) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -198,7 +198,7 @@ func (f *Fetcher) anchor(ctx context.Context, keys []query.Holding, c *chunk) er
 		}
 		for _, b := range bals {
 			if bal, ok := new(big.Int).SetString(b.Amount, 10); ok {
-				f.heads[query.Holding{Address: b.Address, Contract: b.Contract}] = &head{block: before, balance: bal, dirty: true}
+				f.heads[query.Holding{Address: b.Address, Contract: b.Contract}] = &running{block: before, balance: bal, dirty: true}
 			}
 		}
 	}
@@ -209,7 +209,7 @@ func (f *Fetcher) anchor(ctx context.Context, keys []query.Holding, c *chunk) er
 		// No state before the chunk (or a token whose balanceOf reverts):
 		// start from zero; the reading at the chunk's end sets it right
 		// and says so.
-		f.heads[k] = &head{block: before, balance: new(big.Int), dirty: true}
+		f.heads[k] = &running{block: before, balance: new(big.Int), dirty: true}
 	}
 	return nil
 }
@@ -221,7 +221,7 @@ func (f *Fetcher) anchor(ctx context.Context, keys []query.Holding, c *chunk) er
 // of the difference alone, checked and not reconciled. The running
 // balance becomes the node's, so that the statement adds up to it. Rows
 // at other blocks are never compared, and say so (Checked false).
-func (f *Fetcher) reconcile(balances []query.Balance, at query.Block, rows map[query.Holding]*query.BalanceChange) []query.BalanceChange {
+func (f *follower) reconcile(balances []query.Balance, at query.Block, rows map[query.Holding]*query.BalanceChange) []query.BalanceChange {
 	var extra []query.BalanceChange
 	for _, b := range balances {
 		if b.Block != at.Number {
@@ -245,7 +245,7 @@ func (f *Fetcher) reconcile(balances []query.Balance, at query.Block, rows map[q
 		if !f.mismatched[k] {
 			f.mismatched[k] = true
 			f.log.Warn("fetcher: balance does not reconcile with the movements found",
-				"address", k.Address, "contract", k.Contract, "block", at.Number, "difference", diff.String(), "traced", f.traceAPI != "")
+				"address", k.Address, "contract", k.Contract, "block", at.Number, "difference", diff.String(), "traced", f.facts.traceAPI != "")
 		}
 		if r := rows[k]; r != nil {
 			amount, _ := new(big.Int).SetString(r.Amount, 10)
@@ -255,14 +255,14 @@ func (f *Fetcher) reconcile(balances []query.Balance, at query.Block, rows map[q
 		}
 		extra = append(extra, query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract, Block: at.Number,
 			Time: at.Time, Amount: diff.String(), BalanceAfter: node.String(), Checked: true, Difference: diff.String(),
-			Traced: f.traceAPI != ""})
+			Traced: f.facts.traceAPI != ""})
 	}
 	return extra
 }
 
 // dirtyHeads returns the heads changed since they were last taken, to be
 // stored with the rows.
-func (f *Fetcher) dirtyHeads() []query.StatementHead {
+func (f *follower) dirtyHeads() []query.StatementHead {
 	var out []query.StatementHead
 	for k, h := range f.heads {
 		if h.dirty {
@@ -282,8 +282,8 @@ func (f *Fetcher) dirtyHeads() []query.StatementHead {
 // resetHeads forgets the running balances, so that the next use reads
 // them from the store: at each step, after anything that may have left
 // the store behind the fetcher's memory (a failed write, a rewind).
-func (f *Fetcher) resetHeads() {
-	f.heads = make(map[query.Holding]*head)
+func (f *follower) resetHeads() {
+	f.heads = make(map[query.Holding]*running)
 	f.headsLoaded = make(map[string]bool)
 }
 
@@ -291,7 +291,7 @@ func (f *Fetcher) resetHeads() {
 // the scheduled refresh) against the statement and stores the rows of
 // any disagreement, with the heads and the balances, in one transaction.
 // An asset without a statement yet starts one at its balance.
-func (f *Fetcher) reconcileStored(ctx context.Context, balances []query.Balance, at query.Block) error {
+func (f *follower) reconcileStored(ctx context.Context, balances []query.Balance, at query.Block) error {
 	if err := f.headsAt(ctx, balances, at, false); err != nil {
 		return err
 	}
@@ -310,7 +310,7 @@ func (f *Fetcher) reconcileStored(ctx context.Context, balances []query.Balance,
 // the blocks up to at, chaining down from there (backfill_statement.go).
 // Balances read elsewhere (the state window) start nothing; the head
 // follower anchors those where they first move.
-func (f *Fetcher) startStatements(ctx context.Context, balances []query.Balance, at query.Block) error {
+func (f *follower) startStatements(ctx context.Context, balances []query.Balance, at query.Block) error {
 	if len(balances) == 0 {
 		return nil
 	}
@@ -326,7 +326,7 @@ func (f *Fetcher) startStatements(ctx context.Context, balances []query.Balance,
 
 // headsAt loads the heads of the balances' holdings and starts those
 // without one (all of them with restart) at the balances read at block at.
-func (f *Fetcher) headsAt(ctx context.Context, balances []query.Balance, at query.Block, restart bool) error {
+func (f *follower) headsAt(ctx context.Context, balances []query.Balance, at query.Block, restart bool) error {
 	keys := make(map[query.Holding]bool)
 	for _, b := range balances {
 		keys[query.Holding{Address: b.Address, Contract: b.Contract}] = true
@@ -340,7 +340,7 @@ func (f *Fetcher) headsAt(ctx context.Context, balances []query.Balance, at quer
 			continue
 		}
 		if bal, ok := new(big.Int).SetString(b.Amount, 10); ok {
-			f.heads[k] = &head{block: at.Number, balance: bal, dirty: true}
+			f.heads[k] = &running{block: at.Number, balance: bal, dirty: true}
 		}
 	}
 	return nil

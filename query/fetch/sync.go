@@ -17,7 +17,7 @@ import (
 // last tracked. The backfills run beside the head follower (backfill.go).
 // It returns the subscriptions synced: none while the fetcher catches up
 // from further behind than the node keeps state for (syncBalances).
-func (f *Fetcher) sync(ctx context.Context, fresh []query.Tracked, cp query.Block) ([]query.Tracked, error) {
+func (f *follower) sync(ctx context.Context, fresh []query.Tracked, cp query.Block) ([]query.Tracked, error) {
 	addrs := make([]string, len(fresh))
 	for i, t := range fresh {
 		addrs[i] = t.Address
@@ -77,7 +77,7 @@ func (f *Fetcher) sync(ctx context.Context, fresh []query.Tracked, cp query.Bloc
 // fetcher is catching up far behind the node. A node that keeps no state
 // that old (pruned) cannot tell them: the subscriptions wait, SYNCING,
 // until the head follower is within the node's state window (ok false).
-func (f *Fetcher) syncBalances(ctx context.Context, addrs []string, cp uint64) (bals []query.Balance, ok bool, err error) {
+func (f *follower) syncBalances(ctx context.Context, addrs []string, cp uint64) (bals []query.Balance, ok bool, err error) {
 	if f.target <= cp+stateWindow {
 		bals, err = f.readBalances(ctx, addrs, cp)
 		return bals, err == nil, err
@@ -101,7 +101,7 @@ func (f *Fetcher) syncBalances(ctx context.Context, addrs []string, cp uint64) (
 // historyAvailable reports whether new subscriptions get their whole
 // history: BackfillAll, on a node that keeps the state of old blocks. A
 // node that does not is said once, and the window is backfilled instead.
-func (f *Fetcher) historyAvailable(ctx context.Context, cp uint64) (bool, error) {
+func (f *follower) historyAvailable(ctx context.Context, cp uint64) (bool, error) {
 	if !f.cfg.BackfillAll {
 		return false, nil
 	}
