@@ -12,13 +12,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/store"
 )
 
 // devChain is the --dev chain and the temporary database beside it.
 type devChain struct {
-	dev *eth.Dev
+	dev *devchain.Chain
 	dir string // removed at close; "" when --db was given
 }
 
@@ -45,7 +45,7 @@ func startDevChain(ctx context.Context, c *cli.Context, log *slog.Logger, chains
 		d.dir = dir
 		dsn = filepath.Join(dir, "addrd.db")
 	}
-	dev, err := eth.StartDev(ctx, eth.DevConfig{BlockInterval: 2 * time.Second, Logger: log, Showcase: true})
+	dev, err := devchain.Start(ctx, devchain.Config{BlockInterval: 2 * time.Second, Logger: log, Showcase: true})
 	if err != nil {
 		d.close()
 		return nil, nil, "", err

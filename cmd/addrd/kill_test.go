@@ -14,6 +14,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -46,7 +47,7 @@ func TestKillWhileTracing(t *testing.T) {
 		}
 		return r["transactionHash"].(string)
 	}
-	fwd := common.HexToAddress(send(nil, nil, eth.InitCode(eth.ForwarderCode())))
+	fwd := common.HexToAddress(send(nil, nil, devchain.InitCode(devchain.ForwarderCode())))
 	payee := common.HexToAddress("0x00000000000000000000000000000000000c0ffe")
 	payout := func(i int) string {
 		return send(&fwd, big.NewInt(int64(1_000_000+i)), common.LeftPadBytes(payee.Bytes(), 32))

@@ -41,6 +41,25 @@ func std(path string) bool {
 	return !strings.Contains(first, ".")
 }
 
+// gethNode reports whether path is a package of go-ethereum's node (the
+// node, the eth service, the chain, the pool, p2p, the miner) rather than
+// of its client (rpc, ethclient, common, core/types, crypto, params).
+func gethNode(path string) bool {
+	const geth = "github.com/ethereum/go-ethereum/"
+	rest, ok := strings.CutPrefix(path, geth)
+	if !ok {
+		return false
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	switch first {
+	case "node", "eth", "p2p", "miner", "triedb", "ethdb":
+		return true
+	case "core":
+		return rest != "core/types"
+	}
+	return false
+}
+
 func under(path, root string) bool {
 	return path == mod+root || strings.HasPrefix(path, mod+root+"/")
 }
@@ -73,6 +92,10 @@ func TestLayering(t *testing.T) {
 				broken = "query/fetch works through the query seams, never an adapter"
 			case under(imp, "query/fetch") && !under(p.ImportPath, "cmd") && !under(p.ImportPath, "query/fetch"):
 				broken = "only cmd/* runs the fetcher"
+			case p.ImportPath == mod+"query/eth" && gethNode(imp):
+				broken = "the adapter imports the go-ethereum client packages its Source needs; the node is query/eth/devchain's"
+			case under(imp, "query/eth/devchain") && (p.ImportPath == mod+"query" || under(p.ImportPath, "query/fetch") || under(p.ImportPath, "query/api") || under(p.ImportPath, "query/store")):
+				broken = "the dev chain is for addrd serve --dev and for tests (and query/adversary's scenarios), never the service's own packages"
 			case !strings.HasPrefix(p.ImportPath, mod+"internal/") && under(imp, "internal/testenv"):
 				broken = "only tests import internal/testenv"
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/wharfhq/wharf/query/adversary"
 	"github.com/wharfhq/wharf/query/api"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -35,14 +36,14 @@ const chainName = "ETH"
 // simChain is the in-process dev chain as an adversary.Chain: a block
 // when Seal is called.
 type simChain struct {
-	dev *eth.Dev
+	dev *devchain.Chain
 	rpc *rpc.Client
 }
 
 func (c *simChain) URL() string { return c.dev.URL }
 
 func (c *simChain) Fund(ctx context.Context, to []common.Address, wei *big.Int) error {
-	key := eth.DevKey(0)
+	key := devchain.Key(0)
 	var id hexutil.Big
 	if err := c.rpc.CallContext(ctx, &id, "eth_chainId"); err != nil {
 		return err
@@ -234,7 +235,7 @@ func newStack(t *testing.T, r run) *stack {
 	if r.geth {
 		chain = gethChain{testenv.NewGeth(t)}
 	} else {
-		dev, err := eth.StartDev(ctx, eth.DevConfig{Archive: true, Logger: slog.New(slog.DiscardHandler)})
+		dev, err := devchain.Start(ctx, devchain.Config{Archive: true, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}

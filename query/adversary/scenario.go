@@ -16,8 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/rpc"
-
-	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/eth/devchain"
 )
 
 // Config configures a Generator.
@@ -150,7 +149,7 @@ func (g *Generator) Setup(ctx context.Context) error {
 	deploy := func(code []byte) (common.Address, error) {
 		from := g.eoas[0]
 		addr := crypto.CreateAddress(from, g.s.nonces[from])
-		_, err := g.s.send(ctx, g.keys[0], nil, nil, eth.InitCode(code), 3_000_000, 1)
+		_, err := g.s.send(ctx, g.keys[0], nil, nil, devchain.InitCode(code), 3_000_000, 1)
 		return addr, err
 	}
 	var err error
@@ -158,7 +157,7 @@ func (g *Generator) Setup(ctx context.Context) error {
 		at   *common.Address
 		code []byte
 	}{
-		{&g.forwarder, eth.ForwarderCode()}, {&g.destructor, eth.DestructorCode()}, {&g.factory, eth.FactoryCode()},
+		{&g.forwarder, devchain.ForwarderCode()}, {&g.destructor, devchain.DestructorCode()}, {&g.factory, devchain.FactoryCode()},
 		{&g.bouncer, bouncerCode()}, {&g.creator, creatorCode()}, {&g.reverter, revertCode()},
 		{&g.token, tokenCode(0, true)}, {&g.feeToken, tokenCode(10, true)}, {&g.rebaseToken, tokenCode(0, true)},
 		{&g.bareToken, tokenCode(0, false)}, {&g.nft, nftCode()},
@@ -196,7 +195,7 @@ func (g *Generator) Setup(ctx context.Context) error {
 		kind := "destructor"
 		switch i % 3 {
 		case 0:
-			code = append(eth.InitCode(eth.DestructorCode()), binary.BigEndian.AppendUint64(nil, g.cfg.Seed<<16|g.salt)...)
+			code = append(devchain.InitCode(devchain.DestructorCode()), binary.BigEndian.AppendUint64(nil, g.cfg.Seed<<16|g.salt)...)
 		case 1:
 			code, kind = burnInit(g.cfg.Seed<<16|g.salt), "burner"
 		case 2:
@@ -465,7 +464,7 @@ func (g *Generator) initCode() ([]byte, string) {
 	case 1:
 		return bequeathInit(g.pick(g.candidates), salt), "bequeather"
 	}
-	return append(eth.InitCode(eth.DestructorCode()), binary.BigEndian.AppendUint64(nil, salt)...), "destructor"
+	return append(devchain.InitCode(devchain.DestructorCode()), binary.BigEndian.AppendUint64(nil, salt)...), "destructor"
 }
 
 func (g *Generator) created(a common.Address, kind string) {

@@ -1,5 +1,4 @@
 // Package eth is query.Source on an Ethereum node's JSON-RPC interface
-// (go-ethereum's rpc and ethclient, with batched calls), and Dev, an
-// in-process chain from go-ethereum's simulated backend served over real
-// HTTP JSON-RPC, for addrd serve --dev and for tests.
+// (go-ethereum's rpc and ethclient, with batched calls). The in-process
+// dev chain is query/eth/devchain.
 package eth

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/eth/devchain"
 )
 
 // TestCommitEmpty: empty blocks sealed in bulk are real blocks of the
@@ -23,15 +24,15 @@ import (
 func TestCommitEmpty(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cfg  eth.DevConfig
+		cfg  devchain.Config
 	}{
-		{"archive on disk", eth.DevConfig{Archive: true, Dir: t.TempDir()}},
-		{"archive in memory", eth.DevConfig{Archive: true}},
-		{"not archive", eth.DevConfig{}},
+		{"archive on disk", devchain.Config{Archive: true, Dir: t.TempDir()}},
+		{"archive in memory", devchain.Config{Archive: true}},
+		{"not archive", devchain.Config{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			dev, err := eth.StartDev(ctx, tc.cfg)
+			dev, err := devchain.Start(ctx, tc.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +95,7 @@ func TestCommitEmpty(t *testing.T) {
 // finds the Transfer logs once WaitLogIndex returns.
 func TestWaitLogIndex(t *testing.T) {
 	ctx := context.Background()
-	dev, err := eth.StartDev(ctx, eth.DevConfig{Archive: true, Dir: t.TempDir(), LogIndex: true})
+	dev, err := devchain.Start(ctx, devchain.Config{Archive: true, Dir: t.TempDir(), LogIndex: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestWaitLogIndex(t *testing.T) {
 // reads a block at a time; a node without old state says ErrNoState.
 func TestStatesAt(t *testing.T) {
 	ctx := context.Background()
-	dev, err := eth.StartDev(ctx, eth.DevConfig{Archive: true})
+	dev, err := devchain.Start(ctx, devchain.Config{Archive: true})
 	if err != nil {
 		t.Fatal(err)
 	}

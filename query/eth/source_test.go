@@ -11,20 +11,21 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/eth/devchain"
 )
 
 // startDev starts a dev chain with no producer, closed at cleanup.
-func startDev(tb testing.TB) *eth.Dev {
+func startDev(tb testing.TB) *devchain.Chain {
 	tb.Helper()
-	dev, err := eth.StartDev(context.Background(), eth.DevConfig{})
+	dev, err := devchain.Start(context.Background(), devchain.Config{})
 	if err != nil {
-		tb.Fatalf("StartDev: %v", err)
+		tb.Fatalf("devchain.Start: %v", err)
 	}
 	tb.Cleanup(func() { dev.Close() })
 	return dev
 }
 
-func dial(tb testing.TB, dev *eth.Dev) *eth.Source {
+func dial(tb testing.TB, dev *devchain.Chain) *eth.Source {
 	tb.Helper()
 	src, err := eth.Dial(context.Background(), dev.URL, eth.SourceConfig{})
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -123,7 +124,7 @@ func (n *countingNode) spent() []string {
 // with -benchtime=1x (scripts/bench.sh history does).
 func BenchmarkHistory(b *testing.B) {
 	ctx := context.Background()
-	dev, err := eth.StartDev(ctx, eth.DevConfig{Archive: true, Dir: b.TempDir(), LogIndex: true, Logger: slog.New(slog.DiscardHandler)})
+	dev, err := devchain.Start(ctx, devchain.Config{Archive: true, Dir: b.TempDir(), LogIndex: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func BenchmarkFreshness(b *testing.B) {
 	ctx := context.Background()
 	// On disk: an in-memory chain that lives over a minute stalls in
 	// geth's freezer (see BenchmarkHistory).
-	dev, err := eth.StartDev(ctx, eth.DevConfig{Accounts: 10, TxsPerBlock: 4, Archive: true, Dir: b.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	dev, err := devchain.Start(ctx, devchain.Config{Accounts: 10, TxsPerBlock: 4, Archive: true, Dir: b.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

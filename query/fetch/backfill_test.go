@@ -27,6 +27,7 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -35,7 +36,7 @@ import (
 // over blocks, with other traffic between, and a store to backfill it in.
 type history struct {
 	t       *testing.T
-	dev     *eth.Dev
+	dev     *devchain.Chain
 	db      *store.DB
 	dsn     string
 	account int64
@@ -54,7 +55,7 @@ type history struct {
 func newHistory(t *testing.T, archive bool, n int) *history {
 	t.Helper()
 	ctx := context.Background()
-	dev, err := eth.StartDev(ctx, eth.DevConfig{Archive: archive})
+	dev, err := devchain.Start(ctx, devchain.Config{Archive: archive})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +343,7 @@ func (h *history) coherent(from uint64) {
 	}
 }
 
-func sourceOf(t *testing.T, d *eth.Dev) *eth.Source {
+func sourceOf(t *testing.T, d *devchain.Chain) *eth.Source {
 	t.Helper()
 	s, err := eth.Dial(context.Background(), d.URL, eth.SourceConfig{})
 	if err != nil {

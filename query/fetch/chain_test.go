@@ -10,16 +10,17 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
 
 // chainFetcher is a fetcher of chain "ETH" over a dev chain of chain ID
 // id and the database at dsn.
-func chainFetcher(t *testing.T, dsn string, id uint64, native query.NativeCoin) (*fetch.Fetcher, *store.DB, *eth.Dev) {
+func chainFetcher(t *testing.T, dsn string, id uint64, native query.NativeCoin) (*fetch.Fetcher, *store.DB, *devchain.Chain) {
 	t.Helper()
 	ctx := context.Background()
-	dev, err := eth.StartDev(ctx, eth.DevConfig{ChainID: id})
+	dev, err := devchain.Start(ctx, devchain.Config{ChainID: id})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -48,7 +49,7 @@ func BenchmarkFetch(b *testing.B) {
 	ctx := context.Background()
 	// An archive: the fetcher and the reference trace blocks far behind
 	// the head, which needs their parents' state.
-	dev, err := eth.StartDev(ctx, eth.DevConfig{Accounts: 10, TxsPerBlock: *benchTxs, Logger: slog.New(slog.DiscardHandler),
+	dev, err := devchain.Start(ctx, devchain.Config{Accounts: 10, TxsPerBlock: *benchTxs, Logger: slog.New(slog.DiscardHandler),
 		Archive: true})
 	if err != nil {
 		b.Fatal(err)
@@ -281,7 +282,7 @@ func blockHash(b *testing.B, c *rpc.Client, n uint64) string {
 // at (a steady state, not a first sync), and makes block at the
 // checkpoint. The fetcher then works through the same store, as in
 // `addrd serve`, where subscriptions arrive through the API's connection.
-func seedSubscriptions(b *testing.B, dsn string, dev *eth.Dev, n int, at uint64) *store.DB {
+func seedSubscriptions(b *testing.B, dsn string, dev *devchain.Chain, n int, at uint64) *store.DB {
 	b.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, dsn)

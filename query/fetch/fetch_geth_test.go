@@ -15,6 +15,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -98,11 +99,11 @@ func TestStatementGeth(t *testing.T) {
 		}
 		return common.HexToAddress(r["contractAddress"].(string))
 	}
-	fwd := deploy(eth.InitCode(eth.ForwarderCode()), nil)
-	des := deploy(eth.InitCode(eth.DestructorCode()), nil)
-	fac := deploy(eth.InitCode(eth.FactoryCode()), nil)
-	rev := deploy(eth.InitCode(common.FromHex("0x60006000fd")), nil) // PUSH1 0 PUSH1 0 REVERT
-	tokenCode, err := eth.DemoTokenCode(eth1(1_000_000))
+	fwd := deploy(devchain.InitCode(devchain.ForwarderCode()), nil)
+	des := deploy(devchain.InitCode(devchain.DestructorCode()), nil)
+	fac := deploy(devchain.InitCode(devchain.FactoryCode()), nil)
+	rev := deploy(devchain.InitCode(common.FromHex("0x60006000fd")), nil) // PUSH1 0 PUSH1 0 REVERT
+	tokenCode, err := devchain.DemoTokenCode(eth1(1_000_000))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestStatementGeth(t *testing.T) {
 	if err := g.Call(ctx, nil, "dev_setFeeRecipient", fee.Hex()); err != nil {
 		t.Fatal(err)
 	}
-	childCode := append(eth.InitCode(eth.DestructorCode()), 0x01)
+	childCode := append(devchain.InitCode(devchain.DestructorCode()), 0x01)
 	child := crypto.CreateAddress2(fac, common.Hash{}, crypto.Keccak256(childCode))
 	var nonce hexutil.Uint64
 	if err := g.Call(ctx, &nonce, "eth_getTransactionCount", g.Account, "latest"); err != nil {
@@ -130,7 +131,7 @@ func TestStatementGeth(t *testing.T) {
 	}
 	catchUp()
 
-	transfer, err := eth.DemoTokenTransfer(b, eth1(5))
+	transfer, err := devchain.DemoTokenTransfer(b, eth1(5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestStatementGeth(t *testing.T) {
 	if r := send(&rev, eth1(1), nil); r["status"] != "0x0" { // 9 a failed transaction: its fee only
 		t.Fatalf("the call to the reverter did not fail: %v", r)
 	}
-	if got := deploy(eth.InitCode(eth.DestructorCode()), eth1(29)); got != deployed { // a creating transaction with value
+	if got := deploy(devchain.InitCode(devchain.DestructorCode()), eth1(29)); got != deployed { // a creating transaction with value
 		t.Fatalf("deployed at %s, predicted %s", got.Hex(), deployed.Hex())
 	}
 	w := map[string]any{"index": "0x0", "validatorIndex": "0x0", "address": b.Hex(), "amount": hexutil.EncodeUint64(31_000_000)}

@@ -22,6 +22,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -42,7 +43,7 @@ var backends = []struct {
 // env is a dev chain over HTTP JSON-RPC, a real store and a fetcher.
 type env struct {
 	t       *testing.T
-	dev     *eth.Dev
+	dev     *devchain.Chain
 	src     *eth.Source
 	dsn     string
 	db      *store.DB
@@ -55,7 +56,7 @@ type env struct {
 func newEnv(t *testing.T, dsn string, cfg fetch.Config) *env {
 	t.Helper()
 	ctx := context.Background()
-	dev, err := eth.StartDev(ctx, eth.DevConfig{})
+	dev, err := devchain.Start(ctx, devchain.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package eth
+package devchain
 
 import (
 	"math/big"

@@ -1,9 +1,8 @@
-package eth
+package devchain
 
 import (
 	"context"
 	"crypto/ecdsa"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,9 +36,9 @@ import (
 	"github.com/wharfhq/wharf/query"
 )
 
-// DevConfig configures the dev chain. The zero value is usable: four
+// Config configures the dev chain. The zero value is usable: four
 // accounts on a random loopback port, blocks only when the caller steps.
-type DevConfig struct {
+type Config struct {
 	// Listen is the JSON-RPC HTTP address; default "127.0.0.1:0".
 	Listen string
 	// Accounts is the number of demo accounts; default 4, at least 2.
@@ -80,16 +79,16 @@ type DevConfig struct {
 	LogIndex bool
 }
 
-// Dev is an in-process Ethereum chain for development and tests: the
+// Chain is an in-process Ethereum chain for development and tests: the
 // chain of go-ethereum's simulated backend (ethclient/simulated) built
 // the same way, with deterministic demo accounts funded in genesis and a
 // demo ERC-20 token, served over real HTTP JSON-RPC on loopback.
 //
 // It builds the node itself rather than calling simulated.NewBackend so
-// that it owns the HTTP listener: it binds exactly DevConfig.Listen
+// that it owns the HTTP listener: it binds exactly Config.Listen
 // (port 0 included), and tests can stop and restart serving (StopHTTP,
 // StartHTTP) to play a node that stops answering.
-type Dev struct {
+type Chain struct {
 	// URL is the JSON-RPC endpoint, http://host:port.
 	URL string
 	// Accounts are the demo accounts, funded with 1,000,000 ETH in
@@ -103,7 +102,7 @@ type Dev struct {
 	// contracts.go, in genesis.
 	Forwarder, Destructor, Factory common.Address
 
-	cfg     DevConfig
+	cfg     Config
 	keys    []*ecdsa.PrivateKey
 	signer  types.Signer
 	token   abi.ABI
@@ -129,30 +128,10 @@ type Dev struct {
 	done chan struct{}
 }
 
-// DevKey returns the private key of demo account i: derived from a fixed
-// seed, so the accounts are the same on every run and every machine.
-func DevKey(i int) *ecdsa.PrivateKey {
-	k, err := crypto.ToECDSA(crypto.Keccak256([]byte(fmt.Sprintf("wharf dev account %d", i))))
-	if err != nil {
-		panic(err) // a Keccak-256 digest is a valid secp256k1 scalar but with negligible odds
-	}
-	return k
-}
-
-// devFunds is each demo account's genesis balance: 1,000,000 ETH.
-var devFunds = new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(params.Ether))
-
-// tokenGas is the gas limit of a demo token transfer: room for a new
-// balance slot at the state-growth prices of the forks the dev chain runs.
-const tokenGas = 300_000
-
-// devTokens is each demo account's starting token balance: 1,000,000 WDT.
-var devTokens = new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(params.Ether))
-
-// StartDev starts the dev chain: genesis, the demo token deployed and
+// Start starts the dev chain: genesis, the demo token deployed and
 // shared among the demo accounts (two blocks), JSON-RPC served on
 // cfg.Listen, and the producer when cfg.BlockInterval > 0. Close stops it.
-func StartDev(ctx context.Context, cfg DevConfig) (*Dev, error) {
+func Start(ctx context.Context, cfg Config) (*Chain, error) {
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
@@ -178,7 +157,7 @@ func StartDev(ctx context.Context, cfg DevConfig) (*Dev, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dev{
+	d := &Chain{
 		cfg:    cfg,
 		token:  tokenABI,
 		nonces: make(map[common.Address]uint64),
@@ -186,13 +165,13 @@ func StartDev(ctx context.Context, cfg DevConfig) (*Dev, error) {
 	}
 	alloc := types.GenesisAlloc{}
 	for i := range cfg.Accounts {
-		k := DevKey(i)
+		k := Key(i)
 		a := crypto.PubkeyToAddress(k.PublicKey)
 		d.keys = append(d.keys, k)
 		d.Accounts = append(d.Accounts, a)
 		alloc[a] = types.Account{Balance: devFunds}
 	}
-	d.FeeRecipient = crypto.PubkeyToAddress(DevKey(cfg.Accounts).PublicKey)
+	d.FeeRecipient = crypto.PubkeyToAddress(Key(cfg.Accounts).PublicKey)
 	d.Forwarder, d.Destructor, d.Factory = forwarderAddr, destructorAddr, factoryAddr
 	alloc[forwarderAddr] = types.Account{Code: forwarderCode, Balance: new(big.Int)}
 	alloc[destructorAddr] = types.Account{Code: destructorCode, Balance: new(big.Int)}
@@ -222,7 +201,7 @@ func StartDev(ctx context.Context, cfg DevConfig) (*Dev, error) {
 // startChain builds the node as ethclient/simulated does: every fork
 // active from genesis, full sync, no peers, blocks sealed on demand by
 // the simulated beacon.
-func (d *Dev) startChain(alloc types.GenesisAlloc) error {
+func (d *Chain) startChain(alloc types.GenesisAlloc) error {
 	nodeConf := node.DefaultConfig
 	nodeConf.DataDir = d.cfg.Dir
 	nodeConf.P2P = p2p.Config{NoDiscovery: true}
@@ -304,7 +283,7 @@ func (d *Dev) startChain(alloc types.GenesisAlloc) error {
 
 // deployToken deploys the demo token from account 0 and gives every
 // other account its share.
-func (d *Dev) deployToken(ctx context.Context, code []byte) error {
+func (d *Chain) deployToken(ctx context.Context, code []byte) error {
 	supply := new(big.Int).Mul(devTokens, big.NewInt(int64(len(d.Accounts))))
 	args, err := d.token.Pack("", supply)
 	if err != nil {
@@ -330,230 +309,11 @@ func (d *Dev) deployToken(ctx context.Context, code []byte) error {
 	return nil
 }
 
-// serve serves JSON-RPC on ln until StopHTTP or Close.
-func (d *Dev) serve(ln net.Listener) {
-	srv := &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second}
-	d.srvMu.Lock()
-	d.srv = srv
-	d.srvMu.Unlock()
-	go srv.Serve(ln) // returns http.ErrServerClosed on StopHTTP or Close
-}
-
-// StopHTTP stops serving JSON-RPC and drops open connections, as a node
-// that goes away; the chain itself keeps running.
-func (d *Dev) StopHTTP() error {
-	d.srvMu.Lock()
-	defer d.srvMu.Unlock()
-	if d.srv == nil {
-		return nil
-	}
-	err := d.srv.Close()
-	d.srv = nil
-	return err
-}
-
-// StartHTTP serves JSON-RPC again on the same address after StopHTTP.
-func (d *Dev) StartHTTP() error {
-	d.srvMu.Lock()
-	running := d.srv != nil
-	d.srvMu.Unlock()
-	if running {
-		return nil
-	}
-	ln, err := net.Listen("tcp", d.addr)
-	if err != nil {
-		return fmt.Errorf("dev chain: listen again: %w", err)
-	}
-	d.serve(ln)
-	return nil
-}
-
-// produce commits a block of demo transfers every BlockInterval until Close.
-func (d *Dev) produce() {
-	defer close(d.done)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	for {
-		select {
-		case <-d.stop:
-			return
-		case <-d.cfg.Clock.After(d.cfg.BlockInterval):
-		}
-		if _, err := d.Step(ctx); err != nil {
-			d.cfg.Logger.Warn("dev chain: producing a block", "err", err)
-		}
-	}
-}
-
-// Step sends a block's worth of demo transfers among the demo accounts,
-// native and ERC-20 (every tenth block also one that fails), and commits
-// them in a new block whose hash it returns.
-func (d *Dev) Step(ctx context.Context) (common.Hash, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.steps++
-	n := len(d.Accounts)
-	for i := range d.cfg.TxsPerBlock {
-		from := d.rng.IntN(n)
-		to := d.Accounts[(from+1+d.rng.IntN(n-1))%n]
-		amount := new(big.Int).Mul(big.NewInt(int64(1+d.rng.IntN(1000))), big.NewInt(params.GWei))
-		var err error
-		if i%2 == 0 {
-			_, err = d.send(ctx, from, &to, amount, nil, 21_000)
-		} else {
-			_, err = d.sendToken(ctx, from, to, amount, tokenGas)
-		}
-		if err != nil {
-			return common.Hash{}, err
-		}
-	}
-	if d.steps%10 == 0 {
-		from := d.rng.IntN(n)
-		if _, err := d.sendFailing(ctx, from); err != nil {
-			return common.Hash{}, err
-		}
-	}
-	if d.cfg.Showcase {
-		if err := d.showcase(ctx); err != nil {
-			return common.Hash{}, err
-		}
-	}
-	return d.beacon.Commit(), nil
-}
-
-// showcase sends this step's turn of the other ways ether moves; d.mu is
-// held.
-func (d *Dev) showcase(ctx context.Context) error {
-	gwei := func(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(params.GWei)) }
-	n := len(d.Accounts)
-	var err error
-	switch d.steps % 5 {
-	case 1: // a payout through two forwarders: internal, nested
-		_, err = d.forward(ctx, 0, []common.Address{d.Forwarder, d.Accounts[2%n]}, gwei(int64(1+d.rng.IntN(1000))))
-	case 2: // a withdrawal from the beacon chain
-		err = d.withdraw(ctx, d.Accounts[1], uint64(1+d.rng.IntN(1000)))
-	case 3: // fund the destructor, which self-destructs to account 3
-		if _, err = d.send(ctx, 0, &d.Destructor, gwei(int64(1+d.rng.IntN(1000))), nil, contractGas); err == nil {
-			_, err = d.selfDestruct(ctx, 0, d.Accounts[3%n])
-		}
-	case 4: // a contract created with value by CREATE2
-		_, _, err = d.create2(ctx, 1, gwei(int64(1+d.rng.IntN(1000))))
-	case 0: // a call with value whose inner call reverts (the token takes no ether): the value stays in the forwarder
-		_, err = d.forward(ctx, 2%n, []common.Address{d.Token}, gwei(1))
-	}
-	return err
-}
-
-// Forward sends wei from demo account from through the forwarder, which
-// passes it on along hops (each but the last another forwarder); Commit
-// mines it.
-func (d *Dev) Forward(ctx context.Context, from int, hops []common.Address, wei *big.Int) (common.Hash, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.forward(ctx, from, hops, wei)
-}
-
-func (d *Dev) forward(ctx context.Context, from int, hops []common.Address, wei *big.Int) (common.Hash, error) {
-	var data []byte
-	for _, h := range hops {
-		data = append(data, common.LeftPadBytes(h.Bytes(), 32)...)
-	}
-	return d.send(ctx, from, &d.Forwarder, wei, data, contractGas)
-}
-
-// SelfDestruct makes the destructor self-destruct to beneficiary, which
-// receives its balance; Commit mines it.
-func (d *Dev) SelfDestruct(ctx context.Context, from int, beneficiary common.Address) (common.Hash, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.selfDestruct(ctx, from, beneficiary)
-}
-
-func (d *Dev) selfDestruct(ctx context.Context, from int, beneficiary common.Address) (common.Hash, error) {
-	return d.send(ctx, from, &d.Destructor, nil, common.LeftPadBytes(beneficiary.Bytes(), 32), contractGas)
-}
-
-// Create2 has the factory create, by CREATE2 with wei, a new copy of the
-// destructor; it returns the transaction and the created address; Commit
-// mines it.
-func (d *Dev) Create2(ctx context.Context, from int, wei *big.Int) (common.Hash, common.Address, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.create2(ctx, from, wei)
-}
-
-func (d *Dev) create2(ctx context.Context, from int, wei *big.Int) (common.Hash, common.Address, error) {
-	// Bytes after the init code's RETURN never run: they make each
-	// creation's address new.
-	d.created++
-	code := append(initCode(destructorCode), binary.BigEndian.AppendUint64(nil, d.created)...)
-	addr := crypto.CreateAddress2(d.Factory, common.Hash{}, crypto.Keccak256(code))
-	h, err := d.send(ctx, from, &d.Factory, wei, code, contractGas)
-	return h, addr, err
-}
-
-// Deploy sends a transaction from demo account from that creates a copy of
-// the destructor with wei, and returns it and the contract's address.
-func (d *Dev) Deploy(ctx context.Context, from int, wei *big.Int) (common.Hash, common.Address, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	addr := d.Accounts[from]
-	nonce, ok := d.nonces[addr]
-	if !ok {
-		n, err := d.client.PendingNonceAt(ctx, addr)
-		if err != nil {
-			return common.Hash{}, common.Address{}, err
-		}
-		nonce = n
-	}
-	h, err := d.send(ctx, from, nil, wei, initCode(destructorCode), contractGas)
-	return h, crypto.CreateAddress(addr, nonce), err
-}
-
-// Withdraw queues a withdrawal of gwei to address for the next block
-// (dev_addWithdrawal); Commit mines it.
-func (d *Dev) Withdraw(ctx context.Context, to common.Address, gwei uint64) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.withdraw(ctx, to, gwei)
-}
-
-func (d *Dev) withdraw(ctx context.Context, to common.Address, gwei uint64) error {
-	w := &types.Withdrawal{Index: d.wdrawn, Validator: d.wdrawn, Address: to, Amount: gwei}
-	if err := d.rpc.CallContext(ctx, nil, "dev_addWithdrawal", w); err != nil {
-		return fmt.Errorf("dev chain: withdrawal: %w", err)
-	}
-	d.wdrawn++
-	return nil
-}
-
-// Transfer sends wei from demo account from to to; Commit mines it.
-func (d *Dev) Transfer(ctx context.Context, from int, to common.Address, wei *big.Int) (common.Hash, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.send(ctx, from, &to, wei, nil, 21_000)
-}
-
-// TransferToken sends demo tokens from demo account from to to; Commit mines it.
-func (d *Dev) TransferToken(ctx context.Context, from int, to common.Address, amount *big.Int) (common.Hash, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.sendToken(ctx, from, to, amount, tokenGas)
-}
-
-// FailingTransfer sends a token transfer of more than demo account from
-// holds, which the chain mines as a failed (reverted) transaction.
-func (d *Dev) FailingTransfer(ctx context.Context, from int) (common.Hash, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.sendFailing(ctx, from)
-}
-
 // Commit seals the pending transactions into a new block and returns its
 // hash, once the transaction pool has moved to it: a transaction sent
 // next is checked against the state after this block (the pool resets
 // in the background; a sender just funded here was refused).
-func (d *Dev) Commit() common.Hash {
+func (d *Chain) Commit() common.Hash {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	h := d.beacon.Commit()
@@ -569,7 +329,7 @@ func (d *Dev) Commit() common.Hash {
 // last is sealed as Commit does, so that the beacon follows. For long
 // chains in benchmarks. Errors when transactions are pending: they would
 // not be in these blocks.
-func (d *Dev) CommitEmpty(n int) (common.Hash, error) {
+func (d *Chain) CommitEmpty(n int) (common.Hash, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if n <= 0 {
@@ -613,11 +373,11 @@ func (d *Dev) CommitEmpty(n int) (common.Hash, error) {
 	return h, nil
 }
 
-// WaitLogIndex waits until the log index (DevConfig.LogIndex) covers
+// WaitLogIndex waits until the log index (Config.LogIndex) covers
 // every block up to the head: geth builds it in the background.
-func (d *Dev) WaitLogIndex(ctx context.Context) error {
+func (d *Chain) WaitLogIndex(ctx context.Context) error {
 	if !d.cfg.LogIndex {
-		return errors.New("dev chain: no log index (DevConfig.LogIndex)")
+		return errors.New("dev chain: no log index (Config.LogIndex)")
 	}
 	mb := d.backend.APIBackend.NewMatcherBackend()
 	defer mb.Close()
@@ -644,7 +404,7 @@ func (d *Dev) WaitLogIndex(ctx context.Context) error {
 // Fork makes the block parent the head, dropping the blocks above it from
 // the canonical chain; the next Commit builds a side chain on it (a
 // reorg). Transactions of the dropped blocks may be mined again.
-func (d *Dev) Fork(parent common.Hash) error {
+func (d *Chain) Fork(parent common.Hash) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.beacon.Fork(parent); err != nil {
@@ -655,24 +415,24 @@ func (d *Dev) Fork(parent common.Hash) error {
 }
 
 // Mined reports whether the transaction hash is in a block of the chain.
-func (d *Dev) Mined(ctx context.Context, hash common.Hash) bool {
+func (d *Chain) Mined(ctx context.Context, hash common.Hash) bool {
 	r, err := d.client.TransactionReceipt(ctx, hash)
 	return err == nil && r != nil
 }
 
 // Head returns the current head block's number and hash.
-func (d *Dev) Head() (uint64, common.Hash) {
+func (d *Chain) Head() (uint64, common.Hash) {
 	h := d.backend.BlockChain().CurrentBlock()
 	return h.Number.Uint64(), h.Hash()
 }
 
 // BlockHash returns the canonical hash of block number.
-func (d *Dev) BlockHash(number uint64) common.Hash {
+func (d *Chain) BlockHash(number uint64) common.Hash {
 	return d.backend.BlockChain().GetCanonicalHash(number)
 }
 
 // Close stops the producer, the JSON-RPC server and the chain.
-func (d *Dev) Close() error {
+func (d *Chain) Close() error {
 	if d.stop != nil {
 		close(d.stop)
 		<-d.done
@@ -682,65 +442,7 @@ func (d *Dev) Close() error {
 	return errors.Join(err, d.closeChain())
 }
 
-func (d *Dev) closeChain() error {
+func (d *Chain) closeChain() error {
 	d.client.Close()
 	return errors.Join(d.beacon.Stop(), d.stack.Close())
-}
-
-// sendToken sends a token transfer; d.mu is held.
-func (d *Dev) sendToken(ctx context.Context, from int, to common.Address, amount *big.Int, gas uint64) (common.Hash, error) {
-	data, err := d.token.Pack("transfer", to, amount)
-	if err != nil {
-		return common.Hash{}, err
-	}
-	return d.send(ctx, from, &d.Token, nil, data, gas)
-}
-
-// sendFailing sends a token transfer that reverts; d.mu is held.
-func (d *Dev) sendFailing(ctx context.Context, from int) (common.Hash, error) {
-	too := new(big.Int).Mul(devTokens, big.NewInt(1_000_000))
-	to := d.Accounts[(from+1)%len(d.Accounts)]
-	return d.sendToken(ctx, from, to, too, tokenGas)
-}
-
-// send signs and submits a dynamic-fee transaction from demo account from
-// with a locally tracked nonce; d.mu is held.
-func (d *Dev) send(ctx context.Context, from int, to *common.Address, value *big.Int, data []byte, gas uint64) (common.Hash, error) {
-	if from < 0 || from >= len(d.keys) {
-		return common.Hash{}, fmt.Errorf("dev chain: no demo account %d", from)
-	}
-	addr := d.Accounts[from]
-	nonce, ok := d.nonces[addr]
-	if !ok {
-		n, err := d.client.PendingNonceAt(ctx, addr)
-		if err != nil {
-			return common.Hash{}, fmt.Errorf("dev chain: nonce of %s: %w", addr.Hex(), err)
-		}
-		nonce = n
-	}
-	if value == nil {
-		value = new(big.Int)
-	}
-	tx, err := types.SignNewTx(d.keys[from], d.signer, &types.DynamicFeeTx{
-		ChainID:   d.signer.ChainID(),
-		Nonce:     nonce,
-		GasTipCap: big.NewInt(params.GWei),
-		GasFeeCap: big.NewInt(100 * params.GWei),
-		Gas:       gas,
-		To:        to,
-		Value:     value,
-		Data:      data,
-	})
-	if err != nil {
-		return common.Hash{}, fmt.Errorf("dev chain: sign: %w", err)
-	}
-	// Into the pool directly and synchronously: the next Commit seals it,
-	// rather than the one after when the pool promotes it late (under
-	// load a step's block then held another step's transactions).
-	if err := d.backend.TxPool().Add([]*types.Transaction{tx}, true)[0]; err != nil {
-		delete(d.nonces, addr) // read it again next time
-		return common.Hash{}, fmt.Errorf("dev chain: send from %s: %w", addr.Hex(), err)
-	}
-	d.nonces[addr] = nonce + 1
-	return tx.Hash(), nil
 }

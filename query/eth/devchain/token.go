@@ -1,4 +1,4 @@
-package eth
+package devchain
 
 import (
 	_ "embed" // the demo token's compiled form
