@@ -33,15 +33,8 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// dbs are the databases every command is tried on.
-func dbs(t *testing.T, f func(t *testing.T, db string)) {
-	t.Helper()
-	t.Run("SQLite", func(t *testing.T) { f(t, filepath.Join(t.TempDir(), "addrd.db")) })
-	t.Run("PostgreSQL", func(t *testing.T) { f(t, testenv.Postgres(t)) })
-}
-
 func TestMigrate(t *testing.T) {
-	dbs(t, func(t *testing.T, db string) {
+	testenv.ForEachDB(t, func(t *testing.T, db string) {
 		out, _, err := run(t, "migrate", "--db", db)
 		if err != nil || !strings.Contains(out, "applied 0001_init") {
 			t.Fatalf("first migrate: %q, %v", out, err)
@@ -54,7 +47,7 @@ func TestMigrate(t *testing.T) {
 }
 
 func TestAPIKey(t *testing.T) {
-	dbs(t, func(t *testing.T, db string) {
+	testenv.ForEachDB(t, func(t *testing.T, db string) {
 		out, _, err := run(t, "apikey", "create", "--name", "alice", "--db", db)
 		if err != nil {
 			t.Fatal(err)
@@ -190,7 +183,7 @@ func (l *lines) Write(p []byte) (int, error) {
 // real serve: create a key, subscribe, list, unsubscribe, and see the
 // not-subscribed error; then stops it gracefully.
 func TestServe(t *testing.T) {
-	dbs(t, func(t *testing.T, db string) {
+	testenv.ForEachDB(t, func(t *testing.T, db string) {
 		out, _, err := run(t, "apikey", "create", "--name", "alice", "--db", db)
 		if err != nil {
 			t.Fatal(err)

@@ -28,24 +28,10 @@ func TestKillWhileTracing(t *testing.T) {
 	ctx := context.Background()
 	send := func(to *common.Address, value *big.Int, data []byte) string {
 		t.Helper()
-		tx := map[string]any{"from": g.Account, "gas": hexutil.EncodeUint64(1_000_000)}
-		if to != nil {
-			tx["to"] = to.Hex()
-		}
-		if value != nil {
-			tx["value"] = hexutil.EncodeBig(value)
-		}
-		if data != nil {
-			tx["data"] = hexutil.Encode(data)
-		}
-		r, err := g.Send(ctx, tx)
-		if err != nil {
-			t.Fatal(err)
-		}
 		if to == nil {
-			return r["contractAddress"].(string)
+			return g.Transact(t, "", value, data, 1_000_000)["contractAddress"].(string)
 		}
-		return r["transactionHash"].(string)
+		return g.Transact(t, to.Hex(), value, data, 1_000_000)["transactionHash"].(string)
 	}
 	fwd := common.HexToAddress(send(nil, nil, devchain.InitCode(devchain.ForwarderCode())))
 	payee := common.HexToAddress("0x00000000000000000000000000000000000c0ffe")

@@ -2,18 +2,30 @@ package testenv
 
 import (
 	"sync"
+	"testing"
 	"time"
 )
 
 // Clock is a settable clock for tests: Now returns what it was set to,
-// and Advance moves it. It is safe for concurrent use.
+// Advance moves it, and After's channels fire when Advance moves it past
+// their time, never by themselves. A test can also see the waits asked of
+// it (NextAfter), to decide when each ends. It is safe for concurrent use.
 type Clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu      sync.Mutex
+	now     time.Time
+	timers  []timer
+	waits   []time.Duration // every After's d, in order
+	seen    int             // waits NextAfter has returned or passed over
+	changed chan struct{}   // closed and replaced at each After
+}
+
+type timer struct {
+	at time.Time
+	ch chan time.Time
 }
 
 // NewClock returns a Clock reading t.
-func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+func NewClock(t time.Time) *Clock { return &Clock{now: t, changed: make(chan struct{})} }
 
 // Now returns the clock's time.
 func (c *Clock) Now() time.Time {
@@ -22,9 +34,69 @@ func (c *Clock) Now() time.Time {
 	return c.now
 }
 
-// Advance moves the clock by d (back when d is negative).
+// Advance moves the clock by d (back when d is negative) and fires the
+// channels of After whose time it reached.
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		if t.at.After(c.now) {
+			kept = append(kept, t)
+			continue
+		}
+		t.ch <- c.now // buffered, fired once
+	}
+	c.timers = kept
+}
+
+// After returns a channel that receives the clock's time once Advance has
+// moved it d past now (at once for d <= 0).
+func (c *Clock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.changed == nil {
+		c.changed = make(chan struct{})
+	}
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+	} else {
+		c.timers = append(c.timers, timer{at: c.now.Add(d), ch: ch})
+	}
+	c.waits = append(c.waits, d)
+	close(c.changed)
+	c.changed = make(chan struct{})
+	return ch
+}
+
+// NextAfter waits for the next call of After with a duration of at most
+// most (longer ones, such as a schedule's, are passed over) and returns
+// its duration; it fails tb after 30 s without one.
+func (c *Clock) NextAfter(tb testing.TB, most time.Duration) time.Duration {
+	tb.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		c.mu.Lock()
+		if c.changed == nil {
+			c.changed = make(chan struct{})
+		}
+		for c.seen < len(c.waits) {
+			d := c.waits[c.seen]
+			c.seen++
+			if d <= most {
+				c.mu.Unlock()
+				return d
+			}
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-deadline:
+			tb.Fatalf("testenv.Clock: no wait of at most %s asked in 30 s", most)
+			return 0
+		}
+	}
 }

@@ -3,8 +3,10 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
 	"os"
 	"os/exec"
@@ -209,6 +211,28 @@ func (g *Geth) Send(ctx context.Context, tx map[string]any) (map[string]any, err
 		return nil, err
 	}
 	return g.Receipt(ctx, hash)
+}
+
+// Transact sends a transaction from the node's account to to ("" creates
+// a contract from data) with value (nil: none), data (nil: none) and gas,
+// waits until it is mined and returns its receipt; it fails tb on error.
+func (g *Geth) Transact(tb testing.TB, to string, value *big.Int, data []byte, gas uint64) map[string]any {
+	tb.Helper()
+	tx := map[string]any{"from": g.Account, "gas": "0x" + strconv.FormatUint(gas, 16)}
+	if to != "" {
+		tx["to"] = to
+	}
+	if value != nil {
+		tx["value"] = "0x" + value.Text(16)
+	}
+	if data != nil {
+		tx["data"] = "0x" + hex.EncodeToString(data)
+	}
+	r, err := g.Send(context.Background(), tx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
 }
 
 // Receipt waits, polling with a deadline of ctx or 60 s, for the receipt

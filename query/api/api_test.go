@@ -54,14 +54,8 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // dialects runs f against SQLite and PostgreSQL.
 func dialects(t *testing.T, f func(t *testing.T, e *env)) {
 	t.Helper()
-	for _, d := range []struct {
-		name string
-		dsn  func(t *testing.T) string
-	}{
-		{"SQLite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "addrd.db") }},
-		{"PostgreSQL", func(t *testing.T) string { return testenv.Postgres(t) }},
-	} {
-		t.Run(d.name, func(t *testing.T) { f(t, newEnv(t, d.dsn(t))) })
+	for _, d := range testenv.DBs() {
+		t.Run(d.Name, func(t *testing.T) { f(t, newEnv(t, d.DSN(t))) })
 	}
 }
 

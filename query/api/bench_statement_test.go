@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -21,16 +20,10 @@ import (
 // first page over HTTP against a constant handler is BenchmarkHTTP's.
 // scripts/bench-addrd.sh prints the figures.
 func BenchmarkStatement(b *testing.B) {
-	for _, d := range []struct {
-		name string
-		dsn  func(testing.TB) string
-	}{
-		{"PostgreSQL", testenv.Postgres},
-		{"SQLite", func(tb testing.TB) string { return filepath.Join(tb.TempDir(), "addrd.db") }},
-	} {
-		b.Run(d.name, func(b *testing.B) {
+	for _, d := range testenv.DBs() {
+		b.Run(d.Name, func(b *testing.B) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, d.dsn(b))
+			db, err := store.Open(ctx, d.DSN(b))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -76,7 +69,7 @@ func BenchmarkStatement(b *testing.B) {
 			f, dp := medianOf(firsts), medianOf(deeps)
 			b.ReportMetric(float64(dp)/float64(f), "depth/first")
 			fmt.Printf("statement %s: page at depth 10,000 %v vs first %v = %.2f (want <= 1.2)\n",
-				d.name, dp, f, float64(dp)/float64(f))
+				d.Name, dp, f, float64(dp)/float64(f))
 		})
 	}
 }

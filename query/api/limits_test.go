@@ -150,16 +150,10 @@ func TestKeyRate(t *testing.T) {
 }
 
 func TestMaxSubscriptions(t *testing.T) {
-	for _, d := range []struct {
-		name string
-		dsn  func(t *testing.T) string
-	}{
-		{"SQLite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "addrd.db") }},
-		{"PostgreSQL", func(t *testing.T) string { return testenv.Postgres(t) }},
-	} {
-		t.Run(d.name, func(t *testing.T) {
+	for _, d := range testenv.DBs() {
+		t.Run(d.Name, func(t *testing.T) {
 			const most = 3
-			e := newEnvWith(t, d.dsn(t), nil, store.WithMaxSubscriptions(most))
+			e := newEnvWith(t, d.DSN(t), nil, store.WithMaxSubscriptions(most))
 			path := func(i int) string { return fmt.Sprintf("/v1/chains/ETH/addresses/0x%040x", i) }
 			for i := range most {
 				e.want(e.do("PUT", path(i), e.alice), 200, 0)

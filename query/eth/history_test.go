@@ -15,6 +15,7 @@ import (
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/eth/devchain"
+	"github.com/wharfhq/wharf/query/eth/devchain/devchaintest"
 )
 
 // TestCommitEmpty: empty blocks sealed in bulk are real blocks of the
@@ -32,11 +33,7 @@ func TestCommitEmpty(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			dev, err := devchain.Start(ctx, tc.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { dev.Close() })
+			dev := devchaintest.Start(t, tc.cfg)
 			start, _ := dev.Head()
 			hash, err := dev.CommitEmpty(300)
 			if err != nil {
@@ -81,7 +78,7 @@ func TestCommitEmpty(t *testing.T) {
 		})
 	}
 	t.Run("pending transactions", func(t *testing.T) {
-		dev := startDev(t)
+		dev := devchaintest.Start(t, devchain.Config{})
 		if _, err := dev.Transfer(context.Background(), 0, dev.Accounts[1], big.NewInt(1)); err != nil {
 			t.Fatal(err)
 		}
@@ -95,11 +92,7 @@ func TestCommitEmpty(t *testing.T) {
 // finds the Transfer logs once WaitLogIndex returns.
 func TestWaitLogIndex(t *testing.T) {
 	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Config{Archive: true, Dir: t.TempDir(), LogIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
+	dev := devchaintest.Start(t, devchain.Config{Archive: true, Dir: t.TempDir(), LogIndex: true})
 	var sent []common.Hash
 	for range 3 {
 		if _, err := dev.CommitEmpty(500); err != nil {
@@ -133,7 +126,7 @@ func TestWaitLogIndex(t *testing.T) {
 			t.Errorf("log %d of %s, want %s", i, l.TxHash, sent[i])
 		}
 	}
-	if err := startDev(t).WaitLogIndex(ctx); err == nil {
+	if err := devchaintest.Start(t, devchain.Config{}).WaitLogIndex(ctx); err == nil {
 		t.Error("WaitLogIndex without a log index: no error")
 	}
 }
@@ -142,11 +135,7 @@ func TestWaitLogIndex(t *testing.T) {
 // reads a block at a time; a node without old state says ErrNoState.
 func TestStatesAt(t *testing.T) {
 	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Config{Archive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
+	dev := devchaintest.Start(t, devchain.Config{Archive: true})
 	a, b := lower(dev.Accounts[0]), lower(dev.Accounts[1])
 	for i := range 5 {
 		if _, err := dev.Transfer(ctx, 0, dev.Accounts[1], big.NewInt(int64(10+i))); err != nil {
@@ -188,11 +177,11 @@ func TestStatesAt(t *testing.T) {
 		t.Errorf("nonce of %s at the head: %d, the node says %d, %v", a, got[len(got)-1][0].Nonce, nonce, err)
 	}
 
-	pruned := startDev(t)
+	pruned := devchaintest.Start(t, devchain.Config{})
 	if _, err := pruned.CommitEmpty(200); err != nil {
 		t.Fatal(err)
 	}
-	_, err = dial(t, pruned).StatesAt(ctx, []query.StateRead{{Block: 1, Addresses: []string{a}}})
+	_, err = devchaintest.Dial(t, pruned).StatesAt(ctx, []query.StateRead{{Block: 1, Addresses: []string{a}}})
 	if !errors.Is(err, query.ErrNoState) {
 		t.Errorf("old state on a node that keeps none: %v, want ErrNoState", err)
 	}

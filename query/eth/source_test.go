@@ -12,35 +12,15 @@ import (
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/eth/devchain"
+	"github.com/wharfhq/wharf/query/eth/devchain/devchaintest"
 )
-
-// startDev starts a dev chain with no producer, closed at cleanup.
-func startDev(tb testing.TB) *devchain.Chain {
-	tb.Helper()
-	dev, err := devchain.Start(context.Background(), devchain.Config{})
-	if err != nil {
-		tb.Fatalf("devchain.Start: %v", err)
-	}
-	tb.Cleanup(func() { dev.Close() })
-	return dev
-}
-
-func dial(tb testing.TB, dev *devchain.Chain) *eth.Source {
-	tb.Helper()
-	src, err := eth.Dial(context.Background(), dev.URL, eth.SourceConfig{})
-	if err != nil {
-		tb.Fatalf("Dial: %v", err)
-	}
-	tb.Cleanup(src.Close)
-	return src
-}
 
 func lower(a common.Address) string { return strings.ToLower(a.Hex()) }
 
 func TestDevStarts(t *testing.T) {
 	ctx := context.Background()
-	dev := startDev(t)
-	src := dial(t, dev)
+	dev := devchaintest.Start(t, devchain.Config{})
+	src := devchaintest.Dial(t, dev)
 	head, err := src.Head(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +33,7 @@ func TestDevStarts(t *testing.T) {
 		t.Errorf("%d accounts, want 4", len(dev.Accounts))
 	}
 	// Deterministic accounts: the same on every run.
-	again := startDev(t)
+	again := devchaintest.Start(t, devchain.Config{})
 	if again.Accounts[0] != dev.Accounts[0] || again.Token != dev.Token {
 		t.Errorf("accounts differ between runs: %s %s vs %s %s", dev.Accounts[0], dev.Token, again.Accounts[0], again.Token)
 	}
@@ -80,8 +60,8 @@ func TestDevStarts(t *testing.T) {
 
 func TestSourceReadsABlock(t *testing.T) {
 	ctx := context.Background()
-	dev := startDev(t)
-	src := dial(t, dev)
+	dev := devchaintest.Start(t, devchain.Config{})
+	src := devchaintest.Dial(t, dev)
 	a, b := dev.Accounts[0], dev.Accounts[1]
 	native, err := dev.Transfer(ctx, 0, b, big.NewInt(12345))
 	if err != nil {
@@ -219,8 +199,8 @@ func TestSourceReadsABlock(t *testing.T) {
 
 func TestSourceNodeGone(t *testing.T) {
 	ctx := context.Background()
-	dev := startDev(t)
-	src := dial(t, dev)
+	dev := devchaintest.Start(t, devchain.Config{})
+	src := devchaintest.Dial(t, dev)
 	if err := dev.StopHTTP(); err != nil {
 		t.Fatal(err)
 	}
@@ -253,8 +233,8 @@ func TestSourceNodeGone(t *testing.T) {
 
 func TestDevStep(t *testing.T) {
 	ctx := context.Background()
-	dev := startDev(t)
-	src := dial(t, dev)
+	dev := devchaintest.Start(t, devchain.Config{})
+	src := devchaintest.Dial(t, dev)
 	for range 10 {
 		if _, err := dev.Step(ctx); err != nil {
 			t.Fatal(err)
@@ -302,8 +282,8 @@ func TestDevStep(t *testing.T) {
 // for another block.
 func TestTracesOfAnotherBlock(t *testing.T) {
 	ctx := context.Background()
-	dev := startDev(t)
-	src := dial(t, dev)
+	dev := devchaintest.Start(t, devchain.Config{})
+	src := devchaintest.Dial(t, dev)
 	api, err := src.ProbeTraces(ctx)
 	if err != nil || api != query.TraceCallTracer {
 		t.Fatalf("ProbeTraces = %q, %v; want %s", api, err, query.TraceCallTracer)

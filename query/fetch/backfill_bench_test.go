@@ -1,7 +1,6 @@
 package fetch_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -12,7 +11,6 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -22,9 +20,11 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/eth/devchain"
+	"github.com/wharfhq/wharf/query/eth/devchain/devchaintest"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -72,15 +72,7 @@ func newCountingNode(tb testing.TB, target string) *countingNode {
 			n.reqs[first]++
 			n.mu.Unlock()
 		}()
-		resp, err := http.Post(target, "application/json", bytes.NewReader(body))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, resp.Body)
+		forward(w, target, body)
 	}))
 	tb.Cleanup(srv.Close)
 	n.url = srv.URL
@@ -124,11 +116,7 @@ func (n *countingNode) spent() []string {
 // with -benchtime=1x (scripts/bench.sh history does).
 func BenchmarkHistory(b *testing.B) {
 	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Config{Archive: true, Dir: b.TempDir(), LogIndex: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer dev.Close()
+	dev := devchaintest.Start(b, devchain.Config{Archive: true, Dir: b.TempDir(), LogIndex: true})
 	x := dev.Accounts[3]
 	every := max(4, *historyBlocks / *historyMoves)
 	t0 := time.Now()
@@ -198,7 +186,7 @@ func BenchmarkHistory(b *testing.B) {
 
 	// Full history as addrd does it: a late subscription, synced by the
 	// fetcher with BackfillAll.
-	db, err := store.Open(ctx, filepath.Join(b.TempDir(), "addrd.db"))
+	db, err := store.Open(ctx, testenv.SQLite(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -301,17 +289,13 @@ func BenchmarkFreshness(b *testing.B) {
 	ctx := context.Background()
 	// On disk: an in-memory chain that lives over a minute stalls in
 	// geth's freezer (see BenchmarkHistory).
-	dev, err := devchain.Start(ctx, devchain.Config{Accounts: 10, TxsPerBlock: 4, Archive: true, Dir: b.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer dev.Close()
+	dev := devchaintest.Start(b, devchain.Config{Accounts: 10, TxsPerBlock: 4, Archive: true, Dir: b.TempDir()})
 	start, _ := dev.Head()
 	interval := *freshFor / 4
 
 	b.ResetTimer()
 	// Live: blocks every 250 ms.
-	db := seedSubscriptions(b, filepath.Join(b.TempDir(), "addrd.db"), dev, *freshSubs, start)
+	db := seedSubscriptions(b, testenv.SQLite(b), dev, *freshSubs, start)
 	defer db.Close()
 	src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{})
 	if err != nil {
@@ -382,7 +366,7 @@ func BenchmarkFreshness(b *testing.B) {
 	}
 	to, _ := dev.Head()
 	catchUp := func(refresh time.Duration) float64 {
-		db := seedSubscriptions(b, filepath.Join(b.TempDir(), "addrd.db"), dev, *freshSubs, from)
+		db := seedSubscriptions(b, testenv.SQLite(b), dev, *freshSubs, from)
 		defer db.Close()
 		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Batch: 16, Interval: 10 * time.Millisecond,
 			RefreshInterval: refresh, Logger: slog.New(slog.DiscardHandler)})

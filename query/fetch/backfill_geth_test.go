@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"math/big"
-	"path/filepath"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -78,7 +77,7 @@ func TestHistoryGeth(t *testing.T) {
 		{"Window", fetch.Config{BackfillBlocks: head / 2}, head / 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			db, err := store.Open(ctx, filepath.Join(t.TempDir(), "addrd.db"))
+			db, err := store.Open(ctx, testenv.SQLite(t))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,17 +1,14 @@
 package fetch_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,23 +22,19 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
-	"github.com/wharfhq/wharf/query/store"
 )
 
 // history is a dev chain where demo account 3 (X) has a history spread
 // over blocks, with other traffic between, and a store to backfill it in.
 type history struct {
-	t       *testing.T
-	dev     *devchain.Chain
-	db      *store.DB
-	dsn     string
-	account int64
-	x       string
-	sent    map[string]uint64 // hashes of X's transactions sent, by block
+	*env
+	x    string
+	sent map[string]uint64 // hashes of X's transactions sent, by block
 	// internal are the hashes of the payouts to X through the forwarder,
 	// which a scan without traces does not see.
 	internal []string
@@ -55,13 +48,9 @@ type history struct {
 func newHistory(t *testing.T, archive bool, n int) *history {
 	t.Helper()
 	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Config{Archive: archive})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
-	h := &history{t: t, dev: dev, x: addr(dev.Accounts[3]), sent: make(map[string]uint64),
-		dsn: filepath.Join(t.TempDir(), "addrd.db")}
+	e := newEnvOn(t, devchain.Config{Archive: archive}, testenv.SQLite(t), fetch.Config{})
+	dev := e.dev
+	h := &history{env: e, x: addr(dev.Accounts[3]), sent: make(map[string]uint64)}
 	send := func(hash common.Hash, err error) common.Hash {
 		t.Helper()
 		if err != nil {
@@ -117,46 +106,7 @@ func newHistory(t *testing.T, archive bool, n int) *history {
 			h.sent[hash] = l.BlockNumber
 		}
 	}
-	h.db = h.open()
-	key, _, err := h.db.CreateAPIKey(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.account = key.AccountID
 	return h
-}
-
-func (h *history) open() *store.DB {
-	h.t.Helper()
-	db, err := store.Open(context.Background(), h.dsn)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.t.Cleanup(func() { db.Close() })
-	return db
-}
-
-// fetcher is a fetcher of the history's chain over st and src (nil: a
-// plain Source on the dev chain).
-func (h *history) fetcher(st fetch.Store, src query.Source, cfg fetch.Config, log *slog.Logger) *fetch.Fetcher {
-	h.t.Helper()
-	if src == nil {
-		s, err := eth.Dial(context.Background(), h.dev.URL, eth.SourceConfig{})
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		h.t.Cleanup(s.Close)
-		src = s
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	cfg.Chain, cfg.Store, cfg.Source, cfg.Logger = chain, st, src, log
-	f, err := fetch.New(cfg)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return f
 }
 
 // listed returns the blocks of X's transactions as alice reads them, by
@@ -225,7 +175,7 @@ func TestBackfillHistory(t *testing.T) {
 	h := newHistory(t, true, 400)
 	head, _ := h.dev.Head()
 
-	f := h.fetcher(h.db, nil, fetch.Config{BackfillAll: true, BackfillSlice: 64}, nil)
+	f := h.fetcher(h.db, h.fault, fetch.Config{BackfillAll: true, BackfillSlice: 64})
 	if err := f.FetchOnce(ctx); err != nil { // the first checkpoint, at the head
 		t.Fatal(err)
 	}
@@ -245,7 +195,7 @@ func TestBackfillHistory(t *testing.T) {
 	h.sameSet(got, h.want(0), 0)
 
 	// The block-by-block scan of the same range finds the same.
-	scan, err := fetch.BlockScan{Source: sourceOf(t, h.dev)}.Backfill(ctx, 0, head, []string{h.x})
+	scan, err := fetch.BlockScan{Source: h.src}.Backfill(ctx, 0, head, []string{h.x})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +245,7 @@ func TestBackfillHistory(t *testing.T) {
 func (h *history) coherent(from uint64) {
 	h.t.Helper()
 	ctx := context.Background()
-	src := sourceOf(h.t, h.dev)
+	src := h.src
 	checkStatement(h.t, h.db, src, h.account, []string{h.x})
 	cp, _, err := h.db.Checkpoint(ctx, chain)
 	if err != nil {
@@ -343,16 +293,6 @@ func (h *history) coherent(from uint64) {
 	}
 }
 
-func sourceOf(t *testing.T, d *devchain.Chain) *eth.Source {
-	t.Helper()
-	s, err := eth.Dial(context.Background(), d.URL, eth.SourceConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s
-}
-
 // TestBackfillWindow: a window lists the window's transactions, none
 // before, even those stored earlier because another address was tracked.
 func TestBackfillWindow(t *testing.T) {
@@ -368,12 +308,12 @@ func TestBackfillWindow(t *testing.T) {
 	if _, err := h.db.Subscribe(ctx, bob.AccountID, chain, two); err != nil {
 		t.Fatal(err)
 	}
-	f := h.fetcher(h.db, nil, fetch.Config{BackfillBlocks: 1000}, nil)
+	f := h.fetcher(h.db, h.fault, fetch.Config{BackfillBlocks: 1000})
 	if err := f.FetchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	const window = 100
-	f = h.fetcher(h.db, nil, fetch.Config{BackfillBlocks: window}, nil)
+	f = h.fetcher(h.db, h.fault, fetch.Config{BackfillBlocks: window})
 	if _, err := h.db.Subscribe(ctx, h.account, chain, h.x); err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +339,7 @@ func TestBackfillWindow(t *testing.T) {
 func TestBackfillManyTraced(t *testing.T) {
 	ctx := context.Background()
 	h := newHistory(t, true, 120)
-	f := h.fetcher(h.db, nil, fetch.Config{BackfillBlocks: 100}, nil)
+	f := h.fetcher(h.db, h.fault, fetch.Config{BackfillBlocks: 100})
 	if err := f.FetchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -441,10 +381,8 @@ func TestBackfillManyTraced(t *testing.T) {
 func TestBackfillNoState(t *testing.T) {
 	ctx := context.Background()
 	h := newHistory(t, false, 300)
-	var logs bytes.Buffer
-	var mu sync.Mutex
-	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
-	f := h.fetcher(h.db, nil, fetch.Config{BackfillAll: true, BackfillBlocks: 50}, log)
+	f := h.fetcher(h.db, h.fault, fetch.Config{BackfillAll: true, BackfillBlocks: 50})
+	logs := h.log
 	if err := f.FetchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -460,22 +398,9 @@ func TestBackfillNoState(t *testing.T) {
 		t.Fatalf("%+v, want ACTIVE from %d (the window)", sub, from)
 	}
 	h.sameSet(h.listed(), h.want(from), from)
-	mu.Lock()
-	defer mu.Unlock()
 	if !strings.Contains(logs.String(), "needs an archive node") {
 		t.Fatalf("no message about the missing state in the log:\n%s", logs.String())
 	}
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // killedBackfill stores a number of backfill slices, then fails, as a
@@ -500,7 +425,7 @@ func TestBackfillKilled(t *testing.T) {
 	ctx := context.Background()
 	h := newHistory(t, true, 400)
 	cfg := fetch.Config{BackfillAll: true, BackfillSlice: 50}
-	if err := h.fetcher(h.db, nil, cfg, nil).FetchOnce(ctx); err != nil {
+	if err := h.fetcher(h.db, h.fault, cfg).FetchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.db.Subscribe(ctx, h.account, chain, h.x); err != nil {
@@ -508,7 +433,7 @@ func TestBackfillKilled(t *testing.T) {
 	}
 	kill := &killedBackfill{Store: h.db}
 	kill.left.Store(2)
-	if err := h.fetcher(kill, nil, cfg, nil).FetchOnce(ctx); !errors.Is(err, errCrash) {
+	if err := h.fetcher(kill, h.fault, cfg).FetchOnce(ctx); !errors.Is(err, errCrash) {
 		t.Fatalf("FetchOnce = %v, want the crash", err)
 	}
 	sub := h.subscription()
@@ -528,11 +453,12 @@ func TestBackfillKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	kill.left.Store(1)
-	if err := h.fetcher(kill, nil, cfg, nil).FetchOnce(ctx); !errors.Is(err, errCrash) {
+	if err := h.fetcher(kill, h.fault, cfg).FetchOnce(ctx); !errors.Is(err, errCrash) {
 		t.Fatalf("FetchOnce = %v, want the crash", err)
 	}
 	// A new process over the same database ends it.
-	if err := h.fetcher(h.open(), nil, cfg, nil).FetchOnce(ctx); err != nil {
+	h.open() // as a restarted process
+	if err := h.fetcher(h.db, h.fault, cfg).FetchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if sub := h.subscription(); sub.State != query.StateActive || sub.HistoryStart != 0 {
@@ -568,15 +494,7 @@ func limitedNode(t *testing.T, target string, maxRange uint64, code int, message
 			}
 			answered.Add(1)
 		}
-		resp, err := http.Post(target, "application/json", bytes.NewReader(body))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, resp.Body)
+		forward(w, target, body)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL, refused, answered
@@ -605,14 +523,14 @@ func TestBackfillLogLimits(t *testing.T) {
 			}
 			defer src.Close()
 			// A fresh store per case.
-			h.dsn = filepath.Join(t.TempDir(), "addrd.db")
-			h.db = h.open()
+			h.dsn = testenv.SQLite(t)
+			h.open()
 			key, _, err := h.db.CreateAPIKey(ctx, "alice")
 			if err != nil {
 				t.Fatal(err)
 			}
 			h.account = key.AccountID
-			f := h.fetcher(h.db, src, fetch.Config{BackfillAll: true}, nil)
+			f := h.fetcher(h.db, src, fetch.Config{BackfillAll: true})
 			if err := f.FetchOnce(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -678,8 +596,8 @@ func TestBackfillBesideHead(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newHistory(t, true, 100)
-	src := &stalledStates{Source: sourceOf(t, h.dev), entered: make(chan struct{}), release: make(chan struct{})}
-	f := h.fetcher(h.db, src, fetch.Config{BackfillAll: true, Interval: 5 * time.Millisecond}, nil)
+	src := &stalledStates{Source: h.src, entered: make(chan struct{}), release: make(chan struct{})}
+	f := h.fetcher(h.db, src, fetch.Config{BackfillAll: true, Interval: 5 * time.Millisecond})
 	if err := f.FetchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -694,20 +612,7 @@ func TestBackfillBesideHead(t *testing.T) {
 	}
 	head, _ := h.dev.Head()
 	deadline := time.After(30 * time.Second)
-	for {
-		cp, _, err := h.db.Checkpoint(ctx, chain)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cp.Number >= head {
-			break
-		}
-		select {
-		case <-deadline:
-			t.Fatalf("the head follower stalled at %d behind a backfill (head %d)", cp.Number, head)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	h.waitStored(head, deadline, "a backfill")
 	if sub := h.subscription(); sub.State != query.StateSyncing {
 		t.Fatalf("%+v, want SYNCING while the backfill waits", sub)
 	}

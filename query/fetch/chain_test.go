@@ -3,13 +3,11 @@ package fetch_test
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
@@ -19,35 +17,15 @@ import (
 // id and the database at dsn.
 func chainFetcher(t *testing.T, dsn string, id uint64, native query.NativeCoin) (*fetch.Fetcher, *store.DB, *devchain.Chain) {
 	t.Helper()
-	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Config{ChainID: id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
-	src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	db, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Native: native,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, db, dev
+	e := newEnvOn(t, devchain.Config{ChainID: id}, dsn, fetch.Config{Native: native})
+	return e.f, e.db, e.dev
 }
 
 // TestChainIDRefused points a database that fetched one chain at a node
 // of another chain ID under the same name: refused, nothing stored.
 func TestChainIDRefused(t *testing.T) {
 	ctx := context.Background()
-	dsn := filepath.Join(t.TempDir(), "addrd.db")
+	dsn := testenv.SQLite(t)
 	f1, db1, _ := chainFetcher(t, dsn, 1337, query.NativeCoin{})
 	if err := f1.FetchOnce(ctx); err != nil {
 		t.Fatal(err)
@@ -107,7 +85,7 @@ func TestNativeCoin(t *testing.T) {
 		{"Unknown", 424242, query.NativeCoin{}, query.NativeCoin{}, "--chain ETH:SYMBOL:DECIMALS=RPC_URL"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f, db, dev := chainFetcher(t, filepath.Join(t.TempDir(), "addrd.db"), c.id, c.native)
+			f, db, dev := chainFetcher(t, testenv.SQLite(t), c.id, c.native)
 			err := f.FetchOnce(ctx)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {

@@ -3,9 +3,9 @@ package fetch_test
 import (
 	"context"
 	"math/big"
-	"path/filepath"
 	"testing"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/fetch"
 )
@@ -28,7 +28,7 @@ func TestFetchResubscribeBehind(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			e := newEnv(t, filepath.Join(t.TempDir(), "addrd.db"), fetch.Config{BackfillBlocks: 1, Batch: 8})
+			e := newEnv(t, testenv.SQLite(t), fetch.Config{BackfillBlocks: 1, Batch: 8})
 			d := e.dev
 			a := d.Accounts[0]
 			e.trackThenDrop(a)
@@ -76,7 +76,7 @@ func TestFetchResubscribeBehind(t *testing.T) {
 // their list and statement hold each movement once.
 func TestFetchSyncBatch(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, filepath.Join(t.TempDir(), "addrd.db"), fetch.Config{SyncBatch: 1, BackfillBlocks: 100})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{SyncBatch: 1, BackfillBlocks: 100})
 	d := e.dev
 	e.fetch()
 	for _, a := range d.Accounts[:3] {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -24,6 +23,7 @@ import (
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/eth/devchain"
+	"github.com/wharfhq/wharf/query/eth/devchain/devchaintest"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -49,12 +49,7 @@ func BenchmarkFetch(b *testing.B) {
 	ctx := context.Background()
 	// An archive: the fetcher and the reference trace blocks far behind
 	// the head, which needs their parents' state.
-	dev, err := devchain.Start(ctx, devchain.Config{Accounts: 10, TxsPerBlock: *benchTxs, Logger: slog.New(slog.DiscardHandler),
-		Archive: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer dev.Close()
+	dev := devchaintest.Start(b, devchain.Config{Accounts: 10, TxsPerBlock: *benchTxs, Archive: true})
 	start, _ := dev.Head()
 	t0 := time.Now()
 	for range *benchBlocks {
@@ -67,7 +62,7 @@ func BenchmarkFetch(b *testing.B) {
 
 	reference := func() float64 { return referenceLoop(b, dev.URL, start, end) }
 	fetch := func(subs int) float64 {
-		db := seedSubscriptions(b, filepath.Join(b.TempDir(), "addrd.db"), dev, subs, start)
+		db := seedSubscriptions(b, testenv.SQLite(b), dev, subs, start)
 		defer db.Close()
 		src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{})
 		if err != nil {
@@ -210,7 +205,7 @@ func BenchmarkFetchGeth(b *testing.B) {
 	end, _ := ethclient.NewClient(c).BlockNumber(ctx)
 	b.Logf("chain: %d blocks, %d transactions, made in %s", end-start, *benchGethRounds**benchGethTxs, time.Since(t0).Round(time.Millisecond))
 	fetch := func() float64 {
-		db, err := store.Open(ctx, filepath.Join(b.TempDir(), "addrd.db"))
+		db, err := store.Open(ctx, testenv.SQLite(b))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,11 +1,9 @@
 package fetch_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/big"
 	"strings"
 	"sync"
@@ -13,80 +11,12 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/fetch"
 )
-
-// faultSource is the dev chain's Source with hooks that replace the
-// answers of the trace and balance calls.
-type faultSource struct {
-	*eth.Source
-	mu       sync.Mutex
-	traces   func(ctx context.Context, b query.SourceBlock, api string) ([]query.InternalMove, error)
-	balances func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error)
-}
-
-func (s *faultSource) Traces(ctx context.Context, b query.SourceBlock, api string) ([]query.InternalMove, error) {
-	s.mu.Lock()
-	hook := s.traces
-	s.mu.Unlock()
-	if hook != nil {
-		return hook(ctx, b, api)
-	}
-	return s.Source.Traces(ctx, b, api)
-}
-
-func (s *faultSource) Balances(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
-	s.mu.Lock()
-	hook := s.balances
-	s.mu.Unlock()
-	if hook != nil {
-		return hook(ctx, at, qs)
-	}
-	return s.Source.Balances(ctx, at, qs)
-}
-
-// noTraces is a Source of a node without any trace API: it is no query.Tracer.
-type noTraces struct{ query.Source }
-
-// useSource replaces e's fetcher with one over src, logging into the
-// returned buffer.
-func (e *env) useSource(src query.Source, traces string) *syncBuffer {
-	e.t.Helper()
-	log := &syncBuffer{}
-	cfg := e.cfg
-	cfg.Chain, cfg.Store, cfg.Source, cfg.Traces = chain, e.db, src, traces
-	cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
-	e.reg = prometheus.NewRegistry()
-	cfg.Metrics = e.reg
-	f, err := fetch.New(cfg)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.f = f
-	return log
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 func (e *env) counter(name string) float64 {
 	e.t.Helper()
@@ -125,7 +55,7 @@ func TestFetchNoTraceAPI(t *testing.T) {
 	ctx := context.Background()
 	// Balances are refreshed at every step: the payout touches no
 	// transaction of a2's, so only a reading of its balance can see it.
-	e := newEnv(t, backends[0].dsn(t), fetch.Config{RefreshInterval: time.Nanosecond})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{RefreshInterval: time.Nanosecond})
 	d := e.dev
 	e.useSource(noTraces{e.src}, fetch.TracesOn)
 	if err := e.f.Probe(ctx); err == nil || !strings.Contains(err.Error(), "no trace API") {
@@ -173,9 +103,9 @@ func TestFetchTraceFails(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			e := newEnv(t, backends[0].dsn(t), fetch.Config{})
+			e := newEnv(t, testenv.SQLite(t), fetch.Config{})
 			d := e.dev
-			src := &faultSource{Source: e.src}
+			src := e.fault
 			e.useSource(src, fetch.TracesOn)
 			a2 := d.Accounts[2]
 			e.subscribe(a2)
@@ -224,9 +154,9 @@ func TestFetchTraceFails(t *testing.T) {
 // rewind).
 func TestFetchReorgBetweenReadAndTrace(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), fetch.Config{})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
 	d := e.dev
-	src := &faultSource{Source: e.src}
+	src := e.fault
 	a1, a2 := d.Accounts[1], d.Accounts[2]
 	e.subscribe(a1)
 	e.subscribe(a2)
@@ -283,9 +213,9 @@ func TestFetchReorgBetweenReadAndTrace(t *testing.T) {
 // difference, counted, and logged once.
 func TestFetchTokenWithoutTransferLog(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), fetch.Config{})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
 	d := e.dev
-	src := &faultSource{Source: e.src}
+	src := e.fault
 	log := e.useSource(src, fetch.TracesOn)
 	a0 := d.Accounts[0]
 	e.subscribe(a0)
@@ -337,9 +267,9 @@ func TestFetchTokenWithoutTransferLog(t *testing.T) {
 // reconciled: true, difference 0, with the wrong balance_after).
 func TestFetchDifferenceInBusyBlock(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), fetch.Config{})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
 	d := e.dev
-	src := &faultSource{Source: e.src}
+	src := e.fault
 	e.useSource(src, fetch.TracesOn)
 	a0, a1 := d.Accounts[0], d.Accounts[1]
 	e.subscribe(a0)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"math/big"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,7 +35,7 @@ func TestStatementGeth(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "addrd.db"))
+	db, err := store.Open(ctx, testenv.SQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,21 +74,10 @@ func TestStatementGeth(t *testing.T) {
 	eth1 := func(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e15)) } // milliether
 	send := func(to *common.Address, value *big.Int, data []byte) map[string]any {
 		t.Helper()
-		tx := map[string]any{"from": g.Account, "gas": hexutil.EncodeUint64(2_000_000)}
-		if to != nil {
-			tx["to"] = to.Hex()
+		if to == nil {
+			return g.Transact(t, "", value, data, 2_000_000)
 		}
-		if value != nil {
-			tx["value"] = hexutil.EncodeBig(value)
-		}
-		if data != nil {
-			tx["data"] = hexutil.Encode(data)
-		}
-		r, err := g.Send(ctx, tx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return g.Transact(t, to.Hex(), value, data, 2_000_000)
 	}
 	deploy := func(code []byte, value *big.Int) common.Address {
 		t.Helper()

@@ -19,20 +19,14 @@ import (
 // idle is the i-th address no block touches.
 func idle(i int) common.Address { return common.BigToAddress(big.NewInt(int64(1000 + i))) }
 
-// testClock is a testenv.Clock a fetcher can run on: FetchOnce never
-// waits.
-type testClock struct{ *testenv.Clock }
-
-func (testClock) After(time.Duration) <-chan time.Time { return nil }
-
 // TestRefreshFastChain: with a new block before every step (a chain
 // faster than the fetcher's steps), every tracked address's balances are
 // still read again within the refresh interval, a slice per step.
 func TestRefreshFastChain(t *testing.T) {
 	ctx := context.Background()
-	clk := testClock{testenv.NewClock(time.Now())}
+	clk := testenv.NewClock(time.Now())
 	const interval = time.Minute
-	e := newEnv(t, backends[0].dsn(t), fetch.Config{Clock: clk, RefreshInterval: interval, RefreshBatch: 7})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{Clock: clk, RefreshInterval: interval, RefreshBatch: 7})
 	// 40 tracked addresses that no block touches, and one that blocks do.
 	for i := range 40 {
 		e.subscribe(idle(i))
@@ -66,7 +60,7 @@ func TestRefreshFastChain(t *testing.T) {
 // new blocks: a node whose newest block is old is reported.
 func TestNodeLagFastChain(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), fetch.Config{Clock: laterClock{2 * time.Hour}, LagAfter: time.Hour})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{Clock: testenv.NewClock(time.Now().Add(2 * time.Hour)), LagAfter: time.Hour})
 	e.subscribe(e.dev.Accounts[0])
 	e.fetch()
 	for range 3 {
@@ -117,7 +111,7 @@ func TestRefreshBesideHead(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const interval = 400 * time.Millisecond
-	e := newEnv(t, backends[0].dsn(t), fetch.Config{Interval: 5 * time.Millisecond, RefreshInterval: interval, RefreshBatch: 7})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{Interval: 5 * time.Millisecond, RefreshInterval: interval, RefreshBatch: 7})
 	src := &stalledBalances{Source: e.src, idle: make(map[string]bool), entered: make(chan struct{}), release: make(chan struct{})}
 	for i := range 20 {
 		e.subscribe(idle(i))
@@ -140,20 +134,7 @@ func TestRefreshBesideHead(t *testing.T) {
 		}
 	}
 	head, _ := e.dev.Head()
-	for {
-		cp, _, err := e.db.Checkpoint(ctx, chain)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cp.Number >= head {
-			break
-		}
-		select {
-		case <-deadline:
-			t.Fatalf("the head follower stalled at %d behind a hanging refresh read (head %d)", cp.Number, head)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	e.waitStored(head, deadline, "a hanging refresh read")
 	released := time.Now()
 	src.released.Store(true)
 	close(src.release)

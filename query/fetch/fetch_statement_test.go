@@ -7,6 +7,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/fetch"
@@ -98,9 +99,9 @@ func checkStatement(t *testing.T, db *store.DB, src *eth.Source, account int64, 
 // dev chain and holds the statements of every address involved to the
 // node's balances.
 func TestStatementEveryKind(t *testing.T) {
-	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
+	testenv.ForEachDB(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		e := newEnv(t, dsn(t), fetch.Config{Traces: fetch.TracesOn})
+		e := newEnv(t, dsn, fetch.Config{Traces: fetch.TracesOn})
 		d := e.dev
 		a0, a1, a2, a3 := d.Accounts[0], d.Accounts[1], d.Accounts[2], d.Accounts[3]
 		gwei := func(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e9)) }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/big"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,87 +19,9 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
-
-func TestMain(m *testing.M) { testenv.Main(m) }
-
-const chain = "ETH"
-
-// backends are the databases every fetcher test runs on.
-var backends = []struct {
-	name string
-	dsn  func(testing.TB) string
-}{
-	{"SQLite", func(tb testing.TB) string { return filepath.Join(tb.TempDir(), "addrd.db") }},
-	{"PostgreSQL", func(tb testing.TB) string { return testenv.Postgres(tb) }},
-}
-
-// env is a dev chain over HTTP JSON-RPC, a real store and a fetcher.
-type env struct {
-	t       *testing.T
-	dev     *devchain.Chain
-	src     *eth.Source
-	dsn     string
-	db      *store.DB
-	account int64
-	reg     *prometheus.Registry
-	f       *fetch.Fetcher
-	cfg     fetch.Config
-}
-
-func newEnv(t *testing.T, dsn string, cfg fetch.Config) *env {
-	t.Helper()
-	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
-	src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	e := &env{t: t, dev: dev, src: src, dsn: dsn, cfg: cfg}
-	e.open()
-	key, _, err := e.db.CreateAPIKey(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.account = key.AccountID
-	e.newFetcher(e.db)
-	return e
-}
-
-// open opens the store (again, as a restarted process would).
-func (e *env) open() {
-	e.t.Helper()
-	db, err := store.Open(context.Background(), e.dsn)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { db.Close() })
-	e.db = db
-}
-
-// newFetcher replaces the fetcher with a new one over st, as after a restart.
-func (e *env) newFetcher(st fetch.Store) {
-	e.t.Helper()
-	cfg := e.cfg
-	cfg.Chain, cfg.Store, cfg.Source = chain, st, e.src
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	e.reg = prometheus.NewRegistry()
-	cfg.Metrics = e.reg
-	f, err := fetch.New(cfg)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.f = f
-}
 
 func (e *env) fetch() {
 	e.t.Helper()
@@ -236,16 +156,10 @@ func byHash(txs []query.Transaction) map[string]query.Transaction {
 	return m
 }
 
-func forBackends(t *testing.T, test func(t *testing.T, dsn func(testing.TB) string)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) { test(t, b.dsn) })
-	}
-}
-
 func TestFetchTransfers(t *testing.T) {
-	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
+	testenv.ForEachDB(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		e := newEnv(t, dsn(t), fetch.Config{})
+		e := newEnv(t, dsn, fetch.Config{})
 		d := e.dev
 		a, b, c, x := d.Accounts[0], d.Accounts[1], d.Accounts[2], d.Accounts[3]
 		e.subscribe(a)
@@ -314,7 +228,7 @@ func TestFetchTransfers(t *testing.T) {
 
 func TestFetchConfirmations(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), fetch.Config{Confirmations: 2})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{Confirmations: 2})
 	d := e.dev
 	a := d.Accounts[0]
 	e.subscribe(a)
@@ -331,9 +245,9 @@ func TestFetchConfirmations(t *testing.T) {
 }
 
 func TestFetchReorg(t *testing.T) {
-	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
+	testenv.ForEachDB(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		e := newEnv(t, dsn(t), fetch.Config{})
+		e := newEnv(t, dsn, fetch.Config{})
 		d := e.dev
 		a, b := d.Accounts[0], d.Accounts[1]
 		e.subscribe(a)
@@ -439,9 +353,9 @@ func (s *crashingStore) StoreBlocks(ctx context.Context, chain string, blocks []
 }
 
 func TestFetchRestart(t *testing.T) {
-	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
+	testenv.ForEachDB(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		e := newEnv(t, dsn(t), fetch.Config{Batch: 4})
+		e := newEnv(t, dsn, fetch.Config{Batch: 4})
 		d := e.dev
 		a := d.Accounts[0]
 		e.subscribe(a)
@@ -527,7 +441,7 @@ func TestFetchRestart(t *testing.T) {
 
 func TestFetchNodeDown(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), fetch.Config{})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
 	d := e.dev
 	a := d.Accounts[0]
 	e.subscribe(a)
@@ -570,9 +484,9 @@ func TestFetchNodeDown(t *testing.T) {
 }
 
 func TestFetchNewSubscription(t *testing.T) {
-	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
+	testenv.ForEachDB(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		e := newEnv(t, dsn(t), fetch.Config{BackfillBlocks: 8})
+		e := newEnv(t, dsn, fetch.Config{BackfillBlocks: 8})
 		d := e.dev
 		a, b := d.Accounts[0], d.Accounts[1]
 		e.subscribe(a)
@@ -603,10 +517,10 @@ func TestFetchNewSubscription(t *testing.T) {
 }
 
 func TestFetchResubscribeFillsGap(t *testing.T) {
-	forBackends(t, func(t *testing.T, dsn func(testing.TB) string) {
+	testenv.ForEachDB(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		// A backfill window too short to cover the gap: only the gap fill does.
-		e := newEnv(t, dsn(t), fetch.Config{BackfillBlocks: 1})
+		e := newEnv(t, dsn, fetch.Config{BackfillBlocks: 1})
 		d := e.dev
 		a := d.Accounts[0]
 		e.trackThenDrop(a)
@@ -692,9 +606,9 @@ func (s *countingSource) Balances(ctx context.Context, at uint64, qs []query.Bal
 // checkpoint and fetch the same 20 blocks.
 func TestFetchCostIndependentOfSubscriptions(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, backends[0].dsn(t), fetch.Config{SyncBatch: 5000})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{SyncBatch: 5000})
 	d := e.dev
-	busy, err := store.Open(ctx, backends[0].dsn(t))
+	busy, err := store.Open(ctx, testenv.SQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -716,15 +630,7 @@ func TestFetchCostIndependentOfSubscriptions(t *testing.T) {
 			}
 		}
 	}
-	fetcher := func(db *store.DB, src query.Source) *fetch.Fetcher {
-		cfg := e.cfg
-		cfg.Chain, cfg.Store, cfg.Source = chain, db, src
-		f, err := fetch.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	fetcher := func(db *store.DB, src query.Source) *fetch.Fetcher { return e.fetcher(db, src, e.cfg) }
 	for _, db := range stores {
 		// The first checkpoint and the sync of every subscription.
 		if err := fetcher(db, e.src).FetchOnce(ctx); err != nil {
@@ -753,30 +659,17 @@ func TestFetchCostIndependentOfSubscriptions(t *testing.T) {
 	}
 }
 
-// stepClock hands every wait of Run's steps to the test, which decides
-// when it ends. The refresh worker's waits for its rounds (minutes) never
-// end: the test is about the steps.
-type stepClock struct {
-	waits chan time.Duration
-	tick  chan time.Time
-}
-
-func (c *stepClock) Now() time.Time { return time.Now() }
-
-func (c *stepClock) After(d time.Duration) <-chan time.Time {
-	if d >= time.Minute {
-		return nil
-	}
-	c.waits <- d
-	return c.tick
-}
-
+// TestFetcherRun: behind by more than a batch, Run steps again at once;
+// caught up, it waits Interval; failing, it backs off, doubling up to
+// MaxBackoff. The test clock hands it every wait of the steps, and the
+// test decides when each ends (the refresher's waits, minutes, never end:
+// the test is about the steps).
 func TestFetcherRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clk := &stepClock{waits: make(chan time.Duration), tick: make(chan time.Time)}
+	clk := testenv.NewClock(time.Now())
 	const interval = time.Second
-	e := newEnv(t, backends[0].dsn(t), fetch.Config{Clock: clk, Interval: interval, MaxBackoff: 3 * interval, Batch: 2})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{Clock: clk, Interval: interval, MaxBackoff: 3 * interval, Batch: 2})
 	d := e.dev
 	a := d.Accounts[0]
 	e.subscribe(a)
@@ -789,7 +682,7 @@ func TestFetcherRun(t *testing.T) {
 
 	// Behind by more than a batch, Run steps again at once; caught up, it
 	// waits Interval; failing, it backs off, doubling up to MaxBackoff.
-	if got := <-clk.waits; got != interval {
+	if got := clk.NextAfter(t, time.Minute); got != interval {
 		t.Fatalf("first wait = %s, want %s once caught up", got, interval)
 	}
 	head, _ := d.Head()
@@ -801,9 +694,11 @@ func TestFetcherRun(t *testing.T) {
 	if err := d.StopHTTP(); err != nil {
 		t.Fatal(err)
 	}
+	prev := interval // the wait under way
 	for _, want := range []time.Duration{interval, 2 * interval, 3 * interval, 3 * interval} {
-		clk.tick <- time.Now()
-		if got := <-clk.waits; got != want {
+		clk.Advance(prev)
+		prev = want
+		if got := clk.NextAfter(t, time.Minute); got != want {
 			t.Fatalf("wait with the node down = %s, want %s", got, want)
 		}
 	}
@@ -813,8 +708,8 @@ func TestFetcherRun(t *testing.T) {
 	if err := d.StartHTTP(); err != nil {
 		t.Fatal(err)
 	}
-	clk.tick <- time.Now()
-	if got := <-clk.waits; got != interval {
+	clk.Advance(prev)
+	if got := clk.NextAfter(t, time.Minute); got != interval {
 		t.Fatalf("wait after the node came back = %s, want %s", got, interval)
 	}
 	if _, ok := byHash(e.txs(a))[hash]; !ok {
@@ -829,15 +724,8 @@ func TestFetcherRun(t *testing.T) {
 	}
 }
 
-// laterClock is the system clock moved forward, so that the chain's
-// newest block looks old.
-type laterClock struct{ by time.Duration }
-
-func (c laterClock) Now() time.Time                         { return time.Now().Add(c.by) }
-func (c laterClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 func TestFetchHealthNodeLags(t *testing.T) {
-	e := newEnv(t, backends[0].dsn(t), fetch.Config{Clock: laterClock{2 * time.Hour}, LagAfter: time.Hour})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{Clock: testenv.NewClock(time.Now().Add(2 * time.Hour)), LagAfter: time.Hour})
 	e.subscribe(e.dev.Accounts[0])
 	e.fetch()
 	err := e.f.Health()

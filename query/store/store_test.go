@@ -23,14 +23,8 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // PostgreSQL database.
 func dialects(t *testing.T, f func(t *testing.T, dsn string)) {
 	t.Helper()
-	for _, d := range []struct {
-		name string
-		dsn  func(t *testing.T) string
-	}{
-		{"SQLite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "addrd.db") }},
-		{"PostgreSQL", func(t *testing.T) string { return testenv.Postgres(t) }},
-	} {
-		t.Run(d.name, func(t *testing.T) { f(t, d.dsn(t)) })
+	for _, d := range testenv.DBs() {
+		t.Run(d.Name, func(t *testing.T) { f(t, d.DSN(t)) })
 	}
 }
 

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -19,16 +18,10 @@ import (
 // documents hold the rest (version 2: gas, type, kinds of transfers) as
 // benchdata seeds it.
 func TestTransactionsDocuments(t *testing.T) {
-	for _, d := range []struct {
-		name string
-		dsn  func(tb testing.TB) string
-	}{
-		{"PostgreSQL", func(tb testing.TB) string { return testenv.Postgres(tb) }},
-		{"SQLite", func(tb testing.TB) string { return filepath.Join(tb.TempDir(), "addrd.db") }},
-	} {
-		t.Run(d.name, func(t *testing.T) {
+	for _, d := range testenv.DBs() {
+		t.Run(d.Name, func(t *testing.T) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, d.dsn(t))
+			db, err := store.Open(ctx, d.DSN(t))
 			if err != nil {
 				t.Fatal(err)
 			}
