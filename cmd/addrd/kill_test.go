@@ -130,7 +130,7 @@ func TestKillWhileTracing(t *testing.T) {
 			}
 			after, _ := new(big.Int).SetString(r.BalanceAfter, 10)
 			amount, _ := new(big.Int).SetString(r.Amount, 10)
-			if !r.Reconciled {
+			if r.Checked && !r.Reconciled {
 				t.Errorf("%s block %d: unreconciled, difference %s", a, r.Block, r.Difference)
 			}
 			if older != nil && new(big.Int).Sub(after, amount).Cmp(older) != 0 {
