@@ -21,9 +21,25 @@ REDOCLY   := tools/redocly/node_modules/.bin/redocly
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
+# What --version prints and build_info reports, recorded at link time from
+# git: the tag (or "(devel)"), the commit, its time and whether the work
+# tree was modified. Outside a git checkout they stay empty and the
+# binaries fall back on what Go recorded itself (-buildvcs).
+BUILDINFO := github.com/wharfhq/wharf/internal/buildinfo
+GIT_TAG   := $(shell git describe --tags --exact-match 2>/dev/null)
+GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+GIT_TIME  := $(shell git show -s --format=%cI HEAD 2>/dev/null)
+GIT_MODIFIED := $(if $(GIT_COMMIT),$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null),true,false))
+LDFLAGS   := -X $(BUILDINFO).linkedVersion=$(GIT_TAG) -X $(BUILDINFO).linkedCommit=$(GIT_COMMIT) \
+             -X $(BUILDINFO).linkedTime=$(GIT_TIME) -X $(BUILDINFO).linkedModified=$(GIT_MODIFIED)
+
 .PHONY: build
 build: ## build wharf and addrd into ./bin
-	$(GO) build -o bin/ ./cmd/...
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
+
+.PHONY: ldflags
+ldflags: # print the -ldflags of build (internal/buildinfo's test uses them)
+	@echo '$(LDFLAGS)'
 
 .PHONY: run
 run: build ## publish a demo release into ./public and serve it (wharf on :8080, addrd --dev on :8090)

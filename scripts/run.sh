@@ -8,7 +8,8 @@ GO=${GO:-go}
 BASE_URL=${WHARF_BASE_URL:-http://127.0.0.1:8080}
 
 # --- publish -------------------------------------------------------------
-"$GO" build -o bin/wharf ./cmd/wharf
+# The binaries of make build (with the version and commit it records).
+"${MAKE:-make}" -s build GO="$GO"
 if [ ! -f dl.key ]; then
   ./bin/wharf keygen --out dl.key
 fi
@@ -21,7 +22,6 @@ echo "run: demo release 26.1.1 in ./public (public key dl.pub)"
 
 # --- serve ---------------------------------------------------------------
 # Both servers in the foreground; Ctrl-C (or either one exiting) stops both.
-"$GO" build -o bin/addrd ./cmd/addrd
 WHARF_LISTEN=${WHARF_LISTEN:-127.0.0.1:8080}
 ADDRD_LISTEN=${ADDRD_LISTEN:-127.0.0.1:8090}
 pids=()

@@ -88,7 +88,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if he.status >= 500 || he.err != nil && he.status != http.StatusNotFound {
 		s.log.LogAttrs(r.Context(), levelFor(he.status), "request failed",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", he.status), slog.Any("error", err))
+			slog.Int("status", he.status), slog.Any("err", err))
 	}
 	h := w.Header()
 	for _, k := range []string{"Content-Disposition", "ETag", "Last-Modified", "Accept-Ranges", "Content-Encoding"} {

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/publish/dir"
@@ -387,7 +388,7 @@ func serve(tb testing.TB, cfg site.Config, tune ...func(*http.Server)) (string, 
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- site.Serve(ctx, hs, ln, 5*time.Second) }()
+	go func() { done <- shell.Serve(ctx, hs, ln, 5*time.Second) }()
 	tb.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

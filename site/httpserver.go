@@ -1,11 +1,7 @@
 package site
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 )
@@ -36,30 +32,4 @@ func HTTPServer(h http.Handler, log *slog.Logger) *http.Server {
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-}
-
-// Serve serves srv on ln until ctx ends, then shuts down: it stops
-// accepting, lets the requests in flight finish for up to grace, and
-// closes what is left.
-func Serve(ctx context.Context, srv *http.Server, ln net.Listener, grace time.Duration) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
-	defer cancel()
-	err := srv.Shutdown(sctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = srv.Close()
-	}
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	if err != nil {
-		return fmt.Errorf("shut down: %w", err)
-	}
-	return nil
 }

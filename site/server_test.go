@@ -23,6 +23,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/clientip"
 	"github.com/wharfhq/wharf/internal/rpcstatus"
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/publish/dir"
@@ -726,7 +727,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- site.Serve(ctx, site.HTTPServer(s, nil), ln, 30*time.Second) }()
+	go func() { done <- shell.Serve(ctx, site.HTTPServer(s, nil), ln, 30*time.Second) }()
 	tr.publish("26.1.2")
 	url := "http://" + ln.Addr().String()
 	p := "/" + key(t, "26.1.2", "treasury-cli", "x86")

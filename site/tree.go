@@ -82,7 +82,7 @@ func (t *releaseTree) get(ctx context.Context) (*snapshot, error) {
 	}
 	if err != nil {
 		if s != nil && !errors.Is(err, context.Canceled) {
-			t.log.Warn("release tree unreadable; serving the last one read", slog.Any("error", err))
+			t.log.Warn("release tree unreadable; serving the last one read", slog.Any("err", err))
 			return s, nil
 		}
 		return nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -66,7 +67,7 @@ func openDB(c *cli.Context) (*store.DB, error) {
 
 func apikeyCreate(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return fmt.Errorf("apikey create: unexpected argument %q (the account is --name)", c.Args().First())
+		return shell.Usagef("apikey create: unexpected argument %q (the account is --name)", c.Args().First())
 	}
 	db, err := openDB(c)
 	if err != nil {
@@ -85,7 +86,7 @@ func apikeyCreate(c *cli.Context) error {
 
 func apikeyRevoke(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return errors.New("apikey revoke: give one API_ID, after the flags: addrd apikey revoke [--db DB] API_ID")
+		return shell.Usagef("apikey revoke: give one API_ID, after the flags: addrd apikey revoke [--db DB] API_ID")
 	}
 	id := c.Args().First()
 	db, err := openDB(c)
@@ -106,7 +107,7 @@ func apikeyRevoke(c *cli.Context) error {
 
 func apikeyList(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return fmt.Errorf("apikey list: unexpected argument %q", c.Args().First())
+		return shell.Usagef("apikey list: unexpected argument %q", c.Args().First())
 	}
 	db, err := openDB(c)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/query/eth/devchain"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -33,7 +34,7 @@ func startDevChain(ctx context.Context, c *cli.Context, log *slog.Logger, chains
 	}
 	for _, ch := range chains {
 		if ch.Name == "ETH" {
-			return nil, nil, "", errors.New("--dev runs ETH itself: give no --chain ETH=... with it")
+			return nil, nil, "", shell.Usagef("--dev runs ETH itself: give no --chain ETH=... with it")
 		}
 	}
 	d := &devChain{}

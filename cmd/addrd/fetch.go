@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/urfave/cli/v2"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/fetch"
@@ -25,15 +25,15 @@ func fetchFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "fetch", Value: true, EnvVars: []string{"ADDRD_FETCH"},
 			Usage: "fetch the chains in this process (--fetch=false for API-only replicas; with PostgreSQL one replica per chain is elected)"},
 		&cli.Uint64Flag{Name: "confirmations", Value: 2, EnvVars: []string{"ADDRD_CONFIRMATIONS"},
-			Usage: "store a block once `N` blocks sit on it (default 0 with --dev)"},
+			Usage: "store a block once `N` blocks sit on it (0 with --dev)"},
 		&cli.StringFlag{Name: "backfill-blocks", Value: "1000", EnvVars: []string{"ADDRD_BACKFILL_BLOCKS"},
 			Usage: "a new subscription gets the transactions of the last `N` blocks, or with \"all\" its whole history (needs an archive node; else the last 1000 blocks)"},
 		&cli.DurationFlag{Name: "refresh-interval", Value: 10 * time.Minute, EnvVars: []string{"ADDRD_REFRESH_INTERVAL"},
-			Usage: "every tracked address's balances are read again at least this often, whatever the block cadence"},
+			Usage: "every tracked address's balances are read again at least every `DURATION`, whatever the block cadence"},
 		&cli.StringFlag{Name: "traces", Value: fetch.TracesAuto, EnvVars: []string{"ADDRD_TRACES"},
-			Usage: "internal transfers from the node's trace API (debug_traceBlockByNumber callTracer, or trace_block): `auto` (when the node has one), on (required), off"},
+			Usage: "internal transfers from the node's trace API (debug_traceBlockByNumber callTracer, or trace_block), `MODE`: auto (when the node has one), on (required) or off"},
 		&cli.DurationFlag{Name: "lease-ttl", Value: fetch.DefaultLeaseTTL, EnvVars: []string{"ADDRD_LEASE_TTL"},
-			Usage: "how long a replica's lease on a chain's fetching lasts unless renewed: a frozen or cut-off leader loses it within this, and another replica takes over"},
+			Usage: "how long (`DURATION`) a replica's lease on a chain's fetching lasts unless renewed: a frozen or cut-off leader loses it within this, and another replica takes over"},
 		&cli.BoolFlag{Name: "dev", EnvVars: []string{"ADDRD_DEV"},
 			Usage: "run an in-process Ethereum dev chain as ETH, with demo accounts and a ready API key (a fresh temporary database unless --db is given)"},
 	}
@@ -68,12 +68,12 @@ func fetchOptionsFrom(c *cli.Context) (fetchOptions, error) {
 	default:
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil || n == 0 {
-			return o, fmt.Errorf("--backfill-blocks %q: want a number of blocks, such as 1000, or all", v)
+			return o, shell.Usagef("--backfill-blocks %q: want a number of blocks, such as 1000, or all", v)
 		}
 		o.backfillBlocks = n
 	}
 	if o.refresh < time.Second {
-		return o, fmt.Errorf("--refresh-interval %s: want at least 1s", o.refresh)
+		return o, shell.Usagef("--refresh-interval %s: want at least 1s", o.refresh)
 	}
 	if c.Bool("dev") {
 		if !c.IsSet("confirmations") {

@@ -4,13 +4,11 @@
 package main
 
 import (
-	"fmt"
 	"os"
+
+	"github.com/wharfhq/wharf/internal/shell"
 )
 
 func main() {
-	if err := newApp(os.Stdout, os.Stderr).Run(os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "addrd:", err)
-		os.Exit(1)
-	}
+	os.Exit(shell.Main(newApp(os.Stdout, os.Stderr), os.Args, os.Stderr))
 }

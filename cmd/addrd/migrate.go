@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -26,7 +27,7 @@ Example:
 
 func migrate(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return fmt.Errorf("migrate: unexpected argument %q", c.Args().First())
+		return shell.Usagef("migrate: unexpected argument %q", c.Args().First())
 	}
 	db, err := store.OpenNoMigrate(c.String("db"))
 	if err != nil {

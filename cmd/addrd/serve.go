@@ -2,20 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/signal"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +19,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/buildinfo"
 	"github.com/wharfhq/wharf/internal/clientip"
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
 	"github.com/wharfhq/wharf/query/eth"
@@ -56,19 +52,15 @@ Example:
 			dbFlag(),
 			&cli.StringSliceFlag{Name: "chain", EnvVars: []string{"ADDRD_CHAIN"},
 				Usage: "a chain and its node's JSON-RPC URL, `NAME=RPC_URL` (repeatable; comma-separated in ADDRD_CHAIN); the native coin comes from a table by the node's chain ID, or give it: NAME:SYMBOL:DECIMALS=RPC_URL"},
-			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"ADDRD_LOG_LEVEL"},
-				Usage: "log `LEVEL`: debug (every request), info, warn, error"},
-			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"ADDRD_LOG_FORMAT"},
-				Usage: "log `FORMAT`: text or json"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, EnvVars: []string{"ADDRD_SHUTDOWN_TIMEOUT"},
-				Usage: "how long in-flight requests may finish at shutdown"},
+				Usage: "how long (`DURATION`) requests in flight may finish after SIGTERM"},
 			&cli.StringSliceFlag{Name: "trusted-proxy", EnvVars: []string{"ADDRD_TRUSTED_PROXY"},
 				Usage: "believe X-Forwarded-For from peers in `CIDR` (repeatable; comma-separated in ADDRD_TRUSTED_PROXY): the client address of the limits and logs"},
 			&cli.StringFlag{Name: "rate-key", Value: "0", EnvVars: []string{"ADDRD_RATE_KEY"},
 				Usage: "requests per API key, `RATE` = N/s, N/m or N/h, in bursts of up to N (0: no limit)"},
 			&cli.IntFlag{Name: "max-subscriptions", Value: 10_000, EnvVars: []string{"ADDRD_MAX_SUBSCRIPTIONS"},
-				Usage: "the most subscriptions a requester (an account) may hold (0: no limit)"},
-		}, fetchFlags()...),
+				Usage: "the most subscriptions, `N`, a requester (an account) may hold (0: no limit)"},
+		}, append(shell.LogFlags("ADDRD"), fetchFlags()...)...),
 		Action: serve,
 	}
 }
@@ -98,29 +90,29 @@ func parseChains(values []string) ([]chain, error) {
 		name, coin, withCoin := strings.Cut(spec, ":")
 		if !ok || !chainName.MatchString(name) {
 			// Only the name part: what follows = is a URL that may hold a key.
-			return nil, fmt.Errorf("--chain %s: want NAME=RPC_URL with NAME in capitals, such as ETH=http://127.0.0.1:8545 (or NAME:SYMBOL:DECIMALS=RPC_URL)", shown(spec))
+			return nil, shell.Usagef("--chain %s: want NAME=RPC_URL with NAME in capitals, such as ETH=http://127.0.0.1:8545 (or NAME:SYMBOL:DECIMALS=RPC_URL)", shown(spec))
 		}
 		c := chain{Name: name, RPC: rpc}
 		if withCoin {
 			sym, dec, withDec := strings.Cut(coin, ":")
 			if !coinSymbol.MatchString(sym) {
-				return nil, fmt.Errorf("--chain %s: native coin symbol %s: want 1 to 16 letters or digits, such as %s:POL=RPC_URL", name, shown(sym), name)
+				return nil, shell.Usagef("--chain %s: native coin symbol %s: want 1 to 16 letters or digits, such as %s:POL=RPC_URL", name, shown(sym), name)
 			}
 			c.Native = query.NativeCoin{Symbol: sym, Decimals: 18}
 			if withDec {
 				d, err := strconv.ParseUint(dec, 10, 8)
 				if err != nil || d > 77 {
-					return nil, fmt.Errorf("--chain %s: native coin decimals %s: want an integer from 0 to 77", name, shown(dec))
+					return nil, shell.Usagef("--chain %s: native coin decimals %s: want an integer from 0 to 77", name, shown(dec))
 				}
 				c.Native.Decimals = int(d)
 			}
 		}
 		u, err := url.Parse(rpc)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-			return nil, fmt.Errorf("--chain %s: %q is not an http(s) or ws(s) URL", name, redactURL(rpc))
+			return nil, shell.Usagef("--chain %s: %q is not an http(s) or ws(s) URL", name, redactURL(rpc))
 		}
 		if seen[name] {
-			return nil, fmt.Errorf("--chain %s given twice", name)
+			return nil, shell.Usagef("--chain %s given twice", name)
 		}
 		seen[name] = true
 		out = append(out, c)
@@ -136,37 +128,6 @@ func shown(s string) string {
 		return "(not shown: it may hold a URL)"
 	}
 	return strconv.Quote(s)
-}
-
-// parseRate reads --rate-key: N/s, N/m or N/h (N events per unit, in
-// bursts of up to N), or 0 for no limit.
-func parseRate(s string) (api.Limit, error) {
-	if s == "0" || s == "" {
-		return api.Limit{}, nil
-	}
-	n, unit, ok := strings.Cut(s, "/")
-	per := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}[unit]
-	count, err := strconv.Atoi(n)
-	if !ok || per == 0 || err != nil || count < 1 {
-		return api.Limit{}, fmt.Errorf("--rate-key %q: want N/s, N/m or N/h with N at least 1, such as 100/s, or 0", s)
-	}
-	return api.Limit{Rate: float64(count) / per.Seconds(), Burst: count}, nil
-}
-
-// newLogger builds the process logger.
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
-	}
-	opts := &slog.HandlerOptions{Level: l}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
 // server is what serve runs: the API's HTTP server over one database,
@@ -193,13 +154,15 @@ func serverOptionsFrom(c *cli.Context) (serverOptions, error) {
 	o := serverOptions{listen: c.String("listen"), maxSubscriptions: c.Int("max-subscriptions")}
 	var err error
 	if o.clientIP, err = clientip.Parse(c.StringSlice("trusted-proxy")); err != nil {
-		return o, fmt.Errorf("--trusted-proxy: %w", err)
+		return o, shell.Usagef("--trusted-proxy: %w", err)
 	}
-	if o.keyRate, err = parseRate(c.String("rate-key")); err != nil {
-		return o, err
+	rate, err := shell.ParseRate(c.String("rate-key"))
+	if err != nil {
+		return o, shell.Usagef("--rate-key %q: %w", c.String("rate-key"), err)
 	}
+	o.keyRate = api.Limit{Rate: rate.PerSecond, Burst: rate.Burst}
 	if o.maxSubscriptions < 0 {
-		return o, fmt.Errorf("--max-subscriptions %d: want 0 (no limit) or more", o.maxSubscriptions)
+		return o, shell.Usagef("--max-subscriptions %d: want 0 (no limit) or more", o.maxSubscriptions)
 	}
 	return o, nil
 }
@@ -266,24 +229,25 @@ func redactURL(s string) string { return eth.RedactURL(s) }
 
 func serve(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return fmt.Errorf("serve: unexpected argument %q", c.Args().First())
+		return shell.Usagef("serve: unexpected argument %q", c.Args().First())
 	}
-	log, err := newLogger(c.App.ErrWriter, c.String("log-level"), c.String("log-format"))
+	log, closeLog, err := shell.NewLogger(c.App.ErrWriter, c.String("log-level"), c.String("log-format"))
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	defer closeLog()
 	chains, err := parseChains(c.StringSlice("chain"))
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	if len(chains) == 0 && !c.Bool("dev") {
-		return errors.New("serve: give at least one --chain NAME=RPC_URL, such as --chain ETH=http://127.0.0.1:8545, or --dev")
+		return shell.Usagef("serve: give at least one --chain NAME=RPC_URL, such as --chain ETH=http://127.0.0.1:8545, or --dev")
 	}
 	opts, err := serverOptionsFrom(c)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := shell.SignalContext(c.Context)
 	defer stop()
 
 	dev, chains, dsn, err := startDevChain(ctx, c, log, chains)
@@ -316,26 +280,13 @@ func serve(c *cli.Context) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 
-	served := make(chan error, 1)
-	go func() { served <- s.http.Serve(ln) }()
 	log.Info("addrd serving", "addr", ln.Addr().String(), "db", store.Redact(dsn))
 	fmt.Fprintf(c.App.Writer, "addrd listening on http://%s\n", ln.Addr())
-
-	select {
-	case err := <-served:
-		stopWorkers()
-		workers.Wait()
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.Duration("shutdown-timeout"))
-	defer cancel()
-	err = s.http.Shutdown(shutdownCtx)
+	err = shell.Serve(ctx, s.http, ln, c.Duration("shutdown-timeout"))
 	stopWorkers()
 	workers.Wait()
 	if err != nil {
-		return fmt.Errorf("serve: shutdown: %w", err)
+		return err
 	}
 	log.Info("stopped")
 	return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/publish"
 )
 
@@ -48,15 +48,15 @@ Examples:
 
 func channelResign(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usageError{errors.New("channel resign: takes no arguments (see wharf channel resign --help)")}
+		return shell.Usagef("channel resign: takes no arguments (see wharf channel resign --help)")
 	}
 	expiry := c.Duration("expiry")
 	if expiry < 0 || expiry > 0 && expiry < time.Minute {
-		return usageError{errors.New("channel resign: --expiry must be 0 (never) or at least 1m")}
+		return shell.Usagef("channel resign: --expiry must be 0 (never) or at least 1m")
 	}
 	if u := c.String("base-url"); u != "" {
 		if err := publish.CheckBaseURL(u); err != nil {
-			return usageError{fmt.Errorf("channel resign: %w", err)}
+			return shell.Usagef("channel resign: %w", err)
 		}
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/publish/dir"
 )
@@ -50,13 +51,13 @@ func TestChannelCommands(t *testing.T) {
 			t.Cleanup(func() { os.WriteFile(p, orig, 0o644) })
 			os.WriteFile(p, []byte(strings.Replace(string(orig), tt.from, tt.to, 1)), 0o644)
 			_, _, err := pubRun(t, "verify", "--key", pub, store)
-			if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "INVALID") {
-				t.Errorf("verify of a tree with %s edited: %v (exit %d), want INVALID, exit 1", tt.file, err, exitCode(err))
+			if err == nil || shell.ExitCode(err) != 1 || !strings.Contains(err.Error(), "INVALID") {
+				t.Errorf("verify of a tree with %s edited: %v (exit %d), want INVALID, exit 1", tt.file, err, shell.ExitCode(err))
 			}
 		})
 	}
 	t.Run("ErrExpired", func(t *testing.T) {
-		if _, _, err := pubRun(t, "channel", "resign", "--key", key, "--store", store, "--expiry", "1s"); exitCode(err) != 2 {
+		if _, _, err := pubRun(t, "channel", "resign", "--key", key, "--store", store, "--expiry", "1s"); shell.ExitCode(err) != 2 {
 			t.Errorf("resign --expiry 1s: %v, want a usage error (under a minute)", err)
 		}
 		ctx := context.Background()
@@ -74,7 +75,7 @@ func TestChannelCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err = pubRun(t, "verify", "--key", pub, filepath.Join(store, "channel"))
-		if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "expired") {
+		if err == nil || shell.ExitCode(err) != 1 || !strings.Contains(err.Error(), "expired") {
 			t.Errorf("verify of an expired record: %v, want expired, exit 1", err)
 		}
 	})

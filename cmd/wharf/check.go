@@ -1,12 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/publish"
 )
 
@@ -37,7 +37,7 @@ Examples:
 
 func checkAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usageError{errors.New("check: want one INPUT_DIR (see wharf check --help)")}
+		return shell.Usagef("check: want one INPUT_DIR (see wharf check --help)")
 	}
 	dir := c.Args().First()
 	cfg, err := publish.LoadConfig(c.String("config"))
@@ -46,7 +46,7 @@ func checkAction(c *cli.Context) error {
 	}
 	inputs, problems, err := cfg.CheckInput(dir)
 	if err != nil {
-		return usageError{fmt.Errorf("check: %w", err)}
+		return shell.Usagef("check: %w", err)
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("check: %d problems in %s:\n  %s", len(problems), dir, strings.Join(problems, "\n  "))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/publish"
 )
 
@@ -38,7 +39,7 @@ Examples:
 
 func initAction(c *cli.Context) error {
 	if c.NArg() > 1 {
-		return usageError{errors.New("init: want at most one INPUT_DIR (see wharf init --help)")}
+		return shell.Usagef("init: want at most one INPUT_DIR (see wharf init --help)")
 	}
 	dir := c.Args().First()
 	var (
@@ -53,7 +54,7 @@ func initAction(c *cli.Context) error {
 		var err error
 		found, unknown, err = publish.DiscoverConfig(dir)
 		if err != nil {
-			return usageError{fmt.Errorf("init: %w", err)}
+			return shell.Usagef("init: %w", err)
 		}
 		if len(found) == 0 {
 			return fmt.Errorf("init: no file of %s is named like an artifact (BINARY-OS-PLATFORM, BINARY-OS-PLATFORM.tar.gz or IMAGE-PLATFORM.tar; OS linux or macos, PLATFORM amd64 or arm64)", dir)
@@ -75,17 +76,17 @@ func initAction(c *cli.Context) error {
 	}
 	f, err := os.OpenFile(out, flags, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		return usageError{fmt.Errorf("init: %s exists; --force overwrites it", out)}
+		return shell.Usagef("init: %s exists; --force overwrites it", out)
 	}
 	if err != nil {
-		return usageError{fmt.Errorf("init: %w", err)}
+		return shell.Usagef("init: %w", err)
 	}
 	_, err = f.Write(body)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return usageError{fmt.Errorf("init: %w", err)}
+		return shell.Usagef("init: %w", err)
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %d artifacts", out, len(found))
 	if len(unknown) > 0 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/internal/testenv"
 )
 
@@ -141,7 +142,7 @@ func TestVerify(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("verify = %v, want an error mentioning %q", err, tt.wantErr)
 			}
-			if got := exitCode(err); got != tt.code {
+			if got := shell.ExitCode(err); got != tt.code {
 				t.Errorf("exit code %d, want %d", got, tt.code)
 			}
 		})
@@ -168,7 +169,7 @@ func TestUnknownCommand(t *testing.T) {
 			if strings.Contains(stderr, "No help topic") {
 				t.Errorf("stderr = %q", stderr)
 			}
-			if got := exitCode(err); got != 2 {
+			if got := shell.ExitCode(err); got != 2 {
 				t.Errorf("exit code %d, want 2", got)
 			}
 		})

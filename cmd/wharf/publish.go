@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/publish"
 	// KMS key URIs for --key.
 	_ "github.com/wharfhq/wharf/publish/kms"
@@ -85,7 +86,7 @@ func publishAction(c *cli.Context) error {
 		return err
 	}
 	if c.Int("parallel") < 1 {
-		return usageError{fmt.Errorf("publish: --parallel %d: want 1 or more concurrent uploads", c.Int("parallel"))}
+		return shell.Usagef("publish: --parallel %d: want 1 or more concurrent uploads", c.Int("parallel"))
 	}
 	notes, err := readNotes(c.String("notes"))
 	if err != nil {
@@ -116,7 +117,7 @@ func publishAction(c *cli.Context) error {
 	p.Notes = notes
 	p.Parallel = c.Int("parallel")
 	if p.ChannelExpiry = c.Duration("channel-expiry"); p.ChannelExpiry < 0 || p.ChannelExpiry > 0 && p.ChannelExpiry < time.Minute {
-		return usageError{errors.New("publish: --channel-expiry must be 0 (never) or at least 1m")}
+		return shell.Usagef("publish: --channel-expiry must be 0 (never) or at least 1m")
 	}
 	p.KeepChannelExpiry = !c.IsSet("channel-expiry")
 	p.Progress = progressFor(c)

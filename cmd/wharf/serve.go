@@ -1,19 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +18,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/buildinfo"
 	"github.com/wharfhq/wharf/internal/clientip"
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/site"
 	"github.com/wharfhq/wharf/site/auth"
@@ -41,7 +37,7 @@ runs is served without a restart.
 Example:
    wharf serve --store ./public --listen 127.0.0.1:8080 --db wharf.db
    wharf serve --store s3://releases --s3-endpoint http://127.0.0.1:9000 --presign`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "store", Value: "./public", Usage: "`STORE`: a directory or s3://bucket/prefix", EnvVars: []string{"WHARF_STORE"}},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "`ADDR` to listen on", EnvVars: []string{"WHARF_LISTEN"}},
 			dbFlag(),
@@ -49,18 +45,16 @@ Example:
 			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` for MinIO and other non-AWS stores: a URL (http://127.0.0.1:9000), or host:port for HTTPS", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
 			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the server for the page's commands (default: from each request)", EnvVars: []string{"WHARF_BASE_URL"}},
 			&cli.StringFlag{Name: "session-secret", Usage: "`SECRET` (32+ bytes) signing browser sessions; default: random, so logins end with a restart", EnvVars: []string{"WHARF_SESSION_SECRET"}},
-			&cli.Float64Flag{Name: "rate-ip", Value: 50, Usage: "requests per second per client address (0: no limit)", EnvVars: []string{"WHARF_RATE_IP"}},
-			&cli.Float64Flag{Name: "rate-key", Value: 10, Usage: "downloads per second per API key or user (0: no limit)", EnvVars: []string{"WHARF_RATE_KEY"}},
-			&cli.DurationFlag{Name: "refresh", Value: time.Second, Usage: "how often the manifest and pointers are checked for a new release", EnvVars: []string{"WHARF_REFRESH"}},
-			&cli.DurationFlag{Name: "shutdown-timeout", Aliases: []string{"shutdown-grace"}, Value: 30 * time.Second, Usage: "how long downloads in flight may finish after SIGTERM (--shutdown-grace is the old name)", EnvVars: []string{"WHARF_SHUTDOWN_TIMEOUT", "WHARF_SHUTDOWN_GRACE"}},
+			&cli.StringFlag{Name: "rate-ip", Value: "50/s", Usage: "requests per client address, `RATE` = N/s, N/m or N/h, in bursts of up to N (0: no limit)", EnvVars: []string{"WHARF_RATE_IP"}},
+			&cli.StringFlag{Name: "rate-key", Value: "10/s", Usage: "downloads per API key or user, `RATE` = N/s, N/m or N/h, in bursts of up to N (0: no limit)", EnvVars: []string{"WHARF_RATE_KEY"}},
+			&cli.DurationFlag{Name: "refresh", Value: time.Second, Usage: "how often (`DURATION`) the manifest and pointers are checked for a new release", EnvVars: []string{"WHARF_REFRESH"}},
+			&cli.DurationFlag{Name: "shutdown-timeout", Aliases: []string{"shutdown-grace"}, Value: 30 * time.Second, Usage: "how long (`DURATION`) downloads in flight may finish after SIGTERM (--shutdown-grace is the old name)", EnvVars: []string{"WHARF_SHUTDOWN_TIMEOUT", "WHARF_SHUTDOWN_GRACE"}},
 			&cli.StringSliceFlag{Name: "trusted-proxy", Usage: "`CIDR` of a reverse proxy whose X-Forwarded-For names the client (repeatable; a bare address is itself alone)", EnvVars: []string{"WHARF_TRUSTED_PROXY"}},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "`ADDR` to serve /metrics on instead of the public listener", EnvVars: []string{"WHARF_METRICS_LISTEN"}},
-			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "`LEVEL`: debug, info, warn or error", EnvVars: []string{"WHARF_LOG_LEVEL"}},
 			&cli.StringFlag{Name: "oidc-issuer", Usage: "also accept bearer tokens of this OpenID Connect issuer `URL` for existing users", EnvVars: []string{"WHARF_OIDC_ISSUER"}},
 			&cli.StringFlag{Name: "oidc-audience", Usage: "`AUDIENCE` (client id) external tokens must be issued for; required with --oidc-issuer", EnvVars: []string{"WHARF_OIDC_AUDIENCE"}},
 			&cli.StringFlag{Name: "oidc-user-claim", Usage: "`CLAIM` of an external token naming the wharf user (default email, which must be verified: email_verified true)", EnvVars: []string{"WHARF_OIDC_USER_CLAIM"}},
-			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log `FORMAT`: text or json", EnvVars: []string{"WHARF_LOG_FORMAT"}},
-		},
+		}, shell.LogFlags("WHARF")...),
 		Action: serve,
 	}
 }
@@ -74,28 +68,24 @@ func serve(c *cli.Context) error {
 			return fmt.Errorf("serve: --base-url: %w", err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := shell.SignalContext(c.Context)
 	defer stop()
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
-		return usageError{fmt.Errorf("serve: --log-level %q: want debug, info, warn or error", c.String("log-level"))}
+	log, closeLog, err := shell.NewLogger(c.App.ErrWriter, c.String("log-level"), c.String("log-format"))
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
-	hopts := &slog.HandlerOptions{Level: level}
-	logs := newLogBuffer(c.App.ErrWriter, 200*time.Millisecond)
-	defer logs.Close()
-	var h slog.Handler
-	switch c.String("log-format") {
-	case "text":
-		h = slog.NewTextHandler(logs, hopts)
-	case "json":
-		h = slog.NewJSONHandler(logs, hopts)
-	default:
-		return usageError{fmt.Errorf("serve: --log-format %q is neither text nor json", c.String("log-format"))}
+	defer closeLog()
+	rateIP, err := shell.ParseRate(c.String("rate-ip"))
+	if err != nil {
+		return shell.Usagef("serve: --rate-ip %q: %w", c.String("rate-ip"), err)
 	}
-	log := slog.New(h)
+	rateKey, err := shell.ParseRate(c.String("rate-key"))
+	if err != nil {
+		return shell.Usagef("serve: --rate-key %q: %w", c.String("rate-key"), err)
+	}
 	proxies, err := clientip.Parse(c.StringSlice("trusted-proxy"))
 	if err != nil {
-		return usageError{fmt.Errorf("serve: --trusted-proxy: %w", err)}
+		return shell.Usagef("serve: --trusted-proxy: %w", err)
 	}
 
 	st, closeStore, err := openStore(ctx, c.String("store"), storeOptions{S3Endpoint: c.String("s3-endpoint"), Serve: true})
@@ -105,14 +95,14 @@ func serve(c *cli.Context) error {
 	defer closeStore()
 	if ch, ok := st.(publish.Checker); ok {
 		if err := ch.Check(ctx); err != nil {
-			log.Warn("the store is not available; /healthz and downloads answer 503 until it is", slog.String("store", c.String("store")), slog.Any("error", err))
+			log.Warn("the store is not available; /healthz and downloads answer 503 until it is", slog.String("store", c.String("store")), slog.Any("err", err))
 		}
 	}
 	var oidc *auth.OIDC
 	if iss := c.String("oidc-issuer"); iss != "" {
 		oidc = &auth.OIDC{Issuer: iss, Audience: c.String("oidc-audience"), UserClaim: c.String("oidc-user-claim")}
 		if err := oidc.Check(); err != nil {
-			return usageError{fmt.Errorf("serve: %w", err)}
+			return shell.Usagef("serve: %w", err)
 		}
 	}
 	db, err := openDB(ctx, c, true)
@@ -134,7 +124,6 @@ func serve(c *cli.Context) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildinfo.Read().Collector("wharf"))
-	rateIP, rateKey := c.Float64("rate-ip"), c.Float64("rate-key")
 	srv, err := site.New(site.Config{
 		Store:            st,
 		Auth:             db,
@@ -144,10 +133,10 @@ func serve(c *cli.Context) error {
 		Presign:          c.Bool("presign"),
 		Metrics:          reg,
 		RefreshInterval:  c.Duration("refresh"),
-		RateIP:           rate.Limit(rateIP),
-		BurstIP:          int(2*rateIP) + 1,
-		RateKey:          rate.Limit(rateKey),
-		BurstKey:         int(2*rateKey) + 1,
+		RateIP:           rate.Limit(rateIP.PerSecond),
+		BurstIP:          rateIP.Burst,
+		RateKey:          rate.Limit(rateKey.PerSecond),
+		BurstKey:         rateKey.Burst,
 		TrustedProxies:   proxies,
 		MetricsElsewhere: c.String("metrics-listen") != "",
 	})
@@ -169,12 +158,12 @@ func serve(c *cli.Context) error {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", srv.MetricsHandler())
 		metrics = make(chan error, 1)
-		go func() { metrics <- site.Serve(ctx, site.HTTPServer(mux, log), mln, grace) }()
+		go func() { metrics <- shell.Serve(ctx, site.HTTPServer(mux, log), mln, grace) }()
 		fmt.Fprintf(c.App.Writer, "metrics on http://%s/metrics\n", mln.Addr())
 	}
 	fmt.Fprintf(c.App.Writer, "serving %s on http://%s\n", c.String("store"), ln.Addr())
 	log.Info("serving", slog.String("store", c.String("store")), slog.String("addr", ln.Addr().String()), slog.Bool("presign", c.Bool("presign")))
-	err = site.Serve(ctx, site.HTTPServer(srv, log), ln, grace)
+	err = shell.Serve(ctx, site.HTTPServer(srv, log), ln, grace)
 	if metrics != nil {
 		stop() // the metrics listener ends with the server
 		if merr := <-metrics; err == nil {
@@ -186,53 +175,6 @@ func serve(c *cli.Context) error {
 	}
 	log.Info("stopped")
 	return nil
-}
-
-// logBuffer batches the log: a write per access-log line would cost a
-// system call per request, more than answering a redirect does. Lines
-// reach the output within the flush interval, and all of them on Close.
-type logBuffer struct {
-	mu   sync.Mutex
-	w    *bufio.Writer
-	stop chan struct{}
-	done chan struct{}
-}
-
-func newLogBuffer(w io.Writer, every time.Duration) *logBuffer {
-	b := &logBuffer{w: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(b.done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				b.flush()
-			case <-b.stop:
-				return
-			}
-		}
-	}()
-	return b
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.w.Write(p)
-}
-
-func (b *logBuffer) flush() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.w.Flush()
-}
-
-// Close stops the flusher and writes what is buffered.
-func (b *logBuffer) Close() error {
-	close(b.stop)
-	<-b.done
-	return b.flush()
 }
 
 // dbFlag is the --db flag every command of the auth database takes.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/internal/testenv"
 )
 
@@ -313,8 +314,8 @@ func TestServeMetricsListenAndProxies(t *testing.T) {
 		{"serve", "--log-level", "loud"},
 	} {
 		_, _, err := pubRun(t, bad...)
-		if err == nil || exitCode(err) != 2 {
-			t.Errorf("wharf %s = %v (exit %d), want a usage error", strings.Join(bad, " "), err, exitCode(err))
+		if err == nil || shell.ExitCode(err) != 2 {
+			t.Errorf("wharf %s = %v (exit %d), want a usage error", strings.Join(bad, " "), err, shell.ExitCode(err))
 		}
 	}
 }

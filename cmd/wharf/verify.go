@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/publish"
 )
 
@@ -57,7 +58,7 @@ Example:
 
 func verify(c *cli.Context) error {
 	if c.NArg() < 1 || c.NArg() > 2 {
-		return usageError{errors.New("verify: want FILE [SIG] (see wharf verify --help)")}
+		return shell.Usagef("verify: want FILE [SIG] (see wharf verify --help)")
 	}
 	file := c.Args().Get(0)
 	sigFile := c.Args().Get(1)
@@ -66,11 +67,11 @@ func verify(c *cli.Context) error {
 	}
 	keyPEM, err := os.ReadFile(c.String("key"))
 	if err != nil {
-		return usageError{fmt.Errorf("verify: public key: %w", err)}
+		return shell.Usagef("verify: public key: %w", err)
 	}
 	pub, err := publish.ParsePublicKeyPEM(keyPEM)
 	if err != nil {
-		return usageError{fmt.Errorf("verify: public key %s: %w", c.String("key"), err)}
+		return shell.Usagef("verify: public key %s: %w", c.String("key"), err)
 	}
 	if st, err := os.Stat(file); err == nil && st.IsDir() && c.NArg() == 1 {
 		return verifyTree(c, pub, file)
@@ -81,12 +82,12 @@ func verify(c *cli.Context) error {
 	}
 	sig, err := os.ReadFile(sigFile)
 	if err != nil {
-		return usageError{fmt.Errorf("verify: signature: %w", err)}
+		return shell.Usagef("verify: signature: %w", err)
 	}
 	sig, decoded := sigText(sig)
 	f, err := os.Open(file)
 	if err != nil {
-		return usageError{fmt.Errorf("verify: %w", err)}
+		return shell.Usagef("verify: %w", err)
 	}
 	defer f.Close()
 	if err := publish.Verify(pub, f, sig); err != nil {
@@ -95,7 +96,7 @@ func verify(c *cli.Context) error {
 		}
 		// A signature that is not base64 or DER is invalid too (above); a
 		// file that cannot be read is an I/O error.
-		return usageError{fmt.Errorf("verify %s: %w", file, err)}
+		return shell.Usagef("verify %s: %w", file, err)
 	}
 	if decoded {
 		sigFile += ", DER: base64-decoded already"
@@ -133,7 +134,7 @@ func isChannelRecord(file string) bool {
 func verifyChannelFile(c *cli.Context, pub *ecdsa.PublicKey, file string) (publish.Channel, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return publish.Channel{}, usageError{fmt.Errorf("verify: %w", err)}
+		return publish.Channel{}, shell.Usagef("verify: %w", err)
 	}
 	ch, err := publish.VerifyChannel(pub, b, time.Now())
 	if err != nil {
@@ -154,11 +155,11 @@ func verifyTree(c *cli.Context, pub *ecdsa.PublicKey, dir string) error {
 	manifestFile := filepath.Join(dir, publish.KeyManifest)
 	b, err := os.ReadFile(manifestFile)
 	if err != nil {
-		return usageError{fmt.Errorf("verify: not a published tree: %w", err)}
+		return shell.Usagef("verify: not a published tree: %w", err)
 	}
 	sig, err := os.ReadFile(manifestFile + ".sig")
 	if err != nil {
-		return usageError{fmt.Errorf("verify: %w (published before wharf signed it: publish again to add it)", err)}
+		return shell.Usagef("verify: %w (published before wharf signed it: publish again to add it)", err)
 	}
 	if err := publish.Verify(pub, bytes.NewReader(b), sig); err != nil {
 		return fmt.Errorf("verify %s: INVALID: %w", manifestFile, err)

@@ -1,6 +1,7 @@
-// Package buildinfo tells which build is running: the module version, the
-// VCS commit and its time as the Go toolchain recorded them in the binary,
-// for `--version` and for a Prometheus build_info gauge.
+// Package buildinfo tells which build is running: the version, the VCS
+// commit and its time, as make build recorded them from git at link time
+// or else as the Go toolchain recorded them in the binary, for
+// `--version` and for a Prometheus build_info gauge.
 package buildinfo
 
 import (
@@ -31,10 +32,38 @@ type Info struct {
 	GoVersion string
 }
 
+// What make build records at link time (-ldflags -X, see the Makefile),
+// from git: the tag ("" when the commit has none), the commit, its time
+// and "true" or "false" for a modified work tree. Each one given wins over
+// what the Go toolchain recorded, which is nothing under -buildvcs=false
+// or outside a checkout.
+var (
+	linkedVersion  string
+	linkedCommit   string
+	linkedTime     string
+	linkedModified string
+)
+
 // Read returns the running binary's Info.
 func Read() Info {
 	bi, _ := debug.ReadBuildInfo()
-	return FromBuildInfo(bi)
+	return withLinked(FromBuildInfo(bi), linkedVersion, linkedCommit, linkedTime, linkedModified)
+}
+
+// withLinked is i with the values recorded at link time that are set.
+func withLinked(i Info, version, commit, time, modified string) Info {
+	if version != "" {
+		i.Version = version
+	}
+	if commit != "" {
+		i.Commit = commit
+		i.Time = unknown
+		i.Modified = modified == "true"
+	}
+	if time != "" {
+		i.Time = time
+	}
+	return i
 }
 
 // FromBuildInfo takes the Info out of what debug.ReadBuildInfo returned;
