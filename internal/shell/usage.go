@@ -58,4 +58,3 @@ func unknownCommand(name string, cmds []*cli.Command, parent string) cli.ActionF
 			c.Args().First(), name, parent, strings.Join(names, ", "), name, parent)
 	}
 }
-
