@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -15,8 +12,6 @@ import (
 
 	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/publish"
-	// KMS key URIs for --key.
-	_ "github.com/wharfhq/wharf/publish/kms"
 )
 
 func publishCommand() *cli.Command {
@@ -38,9 +33,10 @@ resolve latest and preview through. A version is immutable: publishing it again 
 does nothing, with other bytes is refused. A failed publish leaves the
 previous release served; run it again to finish.
 
-KEYREF is a PEM file (wharf keygen) or a KMS URI: awskms://, gcpkms://,
-azurekms://, hashivault://. STORE is a directory or s3://bucket/prefix
-(credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...).
+KEYREF is a PEM file (wharf keygen) or, in a wharf built with -tags kms,
+a KMS URI: awskms://, gcpkms://, azurekms://, hashivault://. STORE is a
+directory or s3://bucket/prefix (credentials from AWS_ACCESS_KEY_ID,
+AWS_SECRET_ACCESS_KEY, ...).
 
 Examples:
    wharf publish --version 26.1.2 --key dl.key --store ./public \
@@ -72,9 +68,12 @@ func publishAction(c *cli.Context) error {
 		inputDir = c.String("input-dir")
 	}
 	if inputDir == "" || c.NArg() > 1 {
-		return errors.New("publish: want one INPUT_DIR (see wharf publish --help)")
+		return shell.Usagef("publish: want one INPUT_DIR (see wharf publish --help)")
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	if key := c.String("key"); publish.IsKMS(key) && !kmsProviders {
+		return shell.Usagef("publish: --key %s: this wharf is built without the cloud KMS providers (%s); build it with them: make build TAGS=kms, or go build -tags kms ./cmd/wharf (the release workflow's wharf has them)", key, kmsSchemes)
+	}
+	ctx, stop := shell.SignalContext(c.Context)
 	defer stop()
 
 	// Everything that can be checked without the store is checked before
@@ -184,3 +183,7 @@ func progressFor(c *cli.Context) publish.Progress {
 	}
 	return publish.LineProgress(w, time.Now)
 }
+
+// kmsSchemes are the KMS URI schemes --key takes in a wharf built with
+// -tags kms.
+const kmsSchemes = "awskms://, gcpkms://, azurekms://, hashivault://"
