@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -59,7 +56,10 @@ func channelResign(c *cli.Context) error {
 			return shell.Usagef("channel resign: %w", err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	if err := kmsBuiltIn("channel resign", c.String("key")); err != nil {
+		return err
+	}
+	ctx, stop := shell.SignalContext(c.Context)
 	defer stop()
 	signer, err := publish.LoadSigner(ctx, c.String("key"))
 	if err != nil {

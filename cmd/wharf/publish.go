@@ -70,8 +70,8 @@ func publishAction(c *cli.Context) error {
 	if inputDir == "" || c.NArg() > 1 {
 		return shell.Usagef("publish: want one INPUT_DIR (see wharf publish --help)")
 	}
-	if key := c.String("key"); publish.IsKMS(key) && !kmsProviders {
-		return shell.Usagef("publish: --key %s: this wharf is built without the cloud KMS providers (%s); build it with them: make build TAGS=kms, or go build -tags kms ./cmd/wharf (the release workflow's wharf has them)", key, kmsSchemes)
+	if err := kmsBuiltIn("publish", c.String("key")); err != nil {
+		return err
 	}
 	ctx, stop := shell.SignalContext(c.Context)
 	defer stop()
@@ -184,6 +184,12 @@ func progressFor(c *cli.Context) publish.Progress {
 	return publish.LineProgress(w, time.Now)
 }
 
-// kmsSchemes are the KMS URI schemes --key takes in a wharf built with
-// -tags kms.
-const kmsSchemes = "awskms://, gcpkms://, azurekms://, hashivault://"
+// kmsBuiltIn refuses a KMS URI for --key in a wharf built without the
+// cloud KMS providers (nokms.go), before anything is read or written,
+// saying how to build one that takes it.
+func kmsBuiltIn(cmd, key string) error {
+	if !publish.IsKMS(key) || kmsProviders {
+		return nil
+	}
+	return shell.Usagef("%s: --key %s: this wharf is built without the cloud KMS providers (awskms://, gcpkms://, azurekms://, hashivault://); build it with them: make build TAGS=kms, or go build -tags kms ./cmd/wharf (the release workflow's wharf has them)", cmd, key)
+}
