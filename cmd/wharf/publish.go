@@ -154,12 +154,12 @@ func readNotes(file string) (string, error) {
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return "", usageError{fmt.Errorf("publish: --notes: %w", err)}
+		return "", shell.Usagef("publish: --notes: %w", err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, publish.MaxNotes+1))
 	if err != nil {
-		return "", usageError{fmt.Errorf("publish: --notes: %w", err)}
+		return "", shell.Usagef("publish: --notes: %w", err)
 	}
 	if _, err := publish.RenderNotes(b); err != nil {
 		return "", fmt.Errorf("publish: --notes %s: %w", file, err)
