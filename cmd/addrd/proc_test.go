@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wharfhq/wharf/internal/testenv"
 )
 
 // asMain, set in the environment, makes the test binary run addrd's main
@@ -24,8 +26,8 @@ type proc struct {
 	cmd    *exec.Cmd
 	base   string // http://host:port
 	holder string // its name in the leases: host:pid
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *testenv.Buffer
+	stderr *testenv.Buffer
 	done   chan struct{}
 }
 
@@ -34,7 +36,7 @@ type proc struct {
 // first, if stopped) and killed at cleanup.
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
-	p := &proc{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{stdout: &testenv.Buffer{}, stderr: &testenv.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	p.cmd.Env = append(os.Environ(), asMain+"=1")
 	p.cmd.Stderr = p.stderr

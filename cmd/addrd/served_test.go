@@ -1,14 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wharfhq/wharf/internal/testenv"
 )
 
 // served is an `addrd serve` a test runs in-process: what it printed up
@@ -16,7 +16,7 @@ import (
 type served struct {
 	base   string   // http://host:port
 	lines  []string // stdout up to and including the listening line
-	stderr *syncBuffer
+	stderr *testenv.Buffer
 	done   chan error
 	cancel context.CancelFunc
 }
@@ -26,7 +26,7 @@ type served struct {
 func startServe(tb testing.TB, args ...string) *served {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{stderr: &syncBuffer{}, done: make(chan error, 1), cancel: cancel}
+	s := &served{stderr: &testenv.Buffer{}, done: make(chan error, 1), cancel: cancel}
 	stdout := &lines{ch: make(chan string, 64)}
 	go func() {
 		s.done <- newApp(stdout, s.stderr).RunContext(ctx, append([]string{"addrd", "serve", "--listen", "127.0.0.1:0"}, args...))
@@ -92,22 +92,4 @@ func (s *served) stop() error {
 	s.cancel()
 	s.cancel = nil
 	return <-s.done
-}
-
-// syncBuffer is a bytes.Buffer that a server writes while a test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -100,3 +100,54 @@ func (c *Clock) NextAfter(tb testing.TB, most time.Duration) time.Duration {
 		}
 	}
 }
+
+// AutoAdvance ends every wait of at most most as soon as it is asked (a
+// goroutine advances the clock by it), until tb ends, and returns a
+// function that lists the waits it ended so far: a clock for a worker that
+// must not wait while a test counts its waits (NextAfter still returns
+// each). Longer waits (a schedule's) never end.
+func (c *Clock) AutoAdvance(tb testing.TB, most time.Duration) (waits func() []time.Duration) {
+	var (
+		mu    sync.Mutex
+		ended []time.Duration
+	)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	tb.Cleanup(func() { close(stop); <-done })
+	c.mu.Lock()
+	next := len(c.waits) // its own cursor: NextAfter still sees every wait
+	c.mu.Unlock()
+	go func() {
+		defer close(done)
+		for {
+			c.mu.Lock()
+			if c.changed == nil {
+				c.changed = make(chan struct{})
+			}
+			var due []time.Duration
+			for ; next < len(c.waits); next++ {
+				if d := c.waits[next]; d <= most {
+					due = append(due, d)
+				}
+			}
+			changed := c.changed
+			c.mu.Unlock()
+			mu.Lock()
+			ended = append(ended, due...) // before the waits end: a test reads it then
+			mu.Unlock()
+			for _, d := range due {
+				c.Advance(d)
+			}
+			select {
+			case <-changed:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return func() []time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]time.Duration(nil), ended...)
+	}
+}

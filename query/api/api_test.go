@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,22 +33,10 @@ type env struct {
 	url    string
 	alice  key
 	bob    key
-	logbuf *syncBuffer
+	logbuf *testenv.Buffer
 }
 
 type key struct{ id, secret string }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // dialects runs f against SQLite and PostgreSQL.
 func dialects(t *testing.T, f func(t *testing.T, e *env)) {
@@ -71,7 +58,7 @@ func newEnvWith(t *testing.T, dsn string, configure func(*api.Config), opts ...s
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	logbuf := &syncBuffer{}
+	logbuf := &testenv.Buffer{}
 	cfg := api.Config{
 		Store:   db,
 		Chains:  []string{"ETH", "TST"},

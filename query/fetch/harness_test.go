@@ -43,7 +43,7 @@ type env struct {
 	cfg     fetch.Config
 	f       *fetch.Fetcher
 	reg     *prometheus.Registry // the metrics of f
-	log     *syncBuffer          // the log of f
+	log     *testenv.Buffer      // the log of f
 }
 
 // newEnv is newEnvOn a default dev chain.
@@ -86,7 +86,7 @@ func (e *env) open() {
 // its metrics go to a new e.reg, its log to a new e.log.
 func (e *env) fetcher(st fetch.Store, src query.Source, cfg fetch.Config) *fetch.Fetcher {
 	e.t.Helper()
-	e.log = &syncBuffer{}
+	e.log = &testenv.Buffer{}
 	e.reg = prometheus.NewRegistry()
 	cfg.Chain, cfg.Store, cfg.Source = chain, st, src
 	cfg.Logger = slog.New(slog.NewTextHandler(e.log, nil))
@@ -106,7 +106,7 @@ func (e *env) newFetcher(st fetch.Store) {
 
 // useSource replaces the fetcher with one over src, with traces, and
 // returns its log.
-func (e *env) useSource(src query.Source, traces string) *syncBuffer {
+func (e *env) useSource(src query.Source, traces string) *testenv.Buffer {
 	e.t.Helper()
 	cfg := e.cfg
 	cfg.Traces = traces
@@ -180,21 +180,3 @@ func (s *faultSource) Balances(ctx context.Context, at uint64, qs []query.Balanc
 
 // noTraces is a Source of a node without any trace API: it is no query.Tracer.
 type noTraces struct{ query.Source }
-
-// syncBuffer is a log a fetcher writes from its goroutines and a test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}

@@ -3,51 +3,24 @@ package fetch_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
 
-// afterClock is a query.Clock whose After fires at once and records the
-// waits asked for, but for the long ones of the schedules (the refresh's
-// minutes), which never fire.
-type afterClock struct {
-	mu    sync.Mutex
-	waits []time.Duration
-	asked chan struct{} // receives once per After
-}
-
-func (c *afterClock) Now() time.Time { return time.Now() }
-
-func (c *afterClock) After(d time.Duration) <-chan time.Time {
-	if d > 2*time.Minute {
-		return nil
-	}
-	c.mu.Lock()
-	c.waits = append(c.waits, d)
-	c.mu.Unlock()
-	select {
-	case c.asked <- struct{}{}:
-	default:
-	}
-	ch := make(chan time.Time, 1)
-	ch <- time.Now()
-	return ch
-}
-
 // TestBackoffCapped (issue 21, N1): with the node away, the wait between
 // failed steps doubles up to a few seconds at most, so that fetching
 // resumes within them of the node's return (it had grown to 32 s).
 func TestBackoffCapped(t *testing.T) {
-	e := newEnv(t, filepath.Join(t.TempDir(), "addrd.db"), fetch.Config{})
-	clock := &afterClock{asked: make(chan struct{}, 1)}
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
+	clock := testenv.NewClock(time.Now())
 	e.cfg.Clock = clock
+	waits := clock.AutoAdvance(t, 2*time.Minute) // the refresh's minutes never end
 	e.newFetcher(e.db)
 	if err := e.dev.StopHTTP(); err != nil {
 		t.Fatal(err)
@@ -55,25 +28,17 @@ func TestBackoffCapped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); e.f.Run(ctx) }()
-	for {
-		<-clock.asked
-		clock.mu.Lock()
-		n := len(clock.waits)
-		clock.mu.Unlock()
-		if n >= 12 {
-			break
-		}
+	for len(waits()) < 12 {
+		clock.NextAfter(t, 2*time.Minute)
 	}
 	cancel()
 	<-done
-	clock.mu.Lock()
-	defer clock.mu.Unlock()
 	var longest time.Duration
-	for _, d := range clock.waits {
+	for _, d := range waits() {
 		longest = max(longest, d)
 	}
 	if longest > fetch.DefaultMaxBackoff || fetch.DefaultMaxBackoff > 5*time.Second {
-		t.Errorf("waits %v: the longest %s, want at most %s (and that at most 5 s)", clock.waits, longest, fetch.DefaultMaxBackoff)
+		t.Errorf("waits %v: the longest %s, want at most %s (and that at most 5 s)", waits(), longest, fetch.DefaultMaxBackoff)
 	}
 }
 
@@ -108,9 +73,11 @@ func (s *lostLease) AcquireLease(ctx context.Context, chain, holder string, ttl 
 // which then lost the lease is a follower, healthy: it does not report
 // the stale error (or the lost lease) for as long as another leads.
 func TestLostLeaseHealthy(t *testing.T) {
-	e := newEnv(t, filepath.Join(t.TempDir(), "addrd.db"), fetch.Config{})
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
 	st := &lostLease{DB: e.db, followed: make(chan struct{}, 1)}
-	e.cfg.Clock = &afterClock{asked: make(chan struct{}, 1)}
+	clock := testenv.NewClock(time.Now())
+	e.cfg.Clock = clock
+	clock.AutoAdvance(t, 2*time.Minute)
 	e.cfg.LeaseTTL = 300 * time.Millisecond
 	e.newFetcher(st)
 	if err := e.dev.StopHTTP(); err != nil {
