@@ -33,8 +33,9 @@ type PageConfig struct {
 	// over plain HTTP (a TLS proxy that does not send X-Forwarded-Proto).
 	Secure bool
 	// Recheck is how long a session's credential is trusted after the
-	// Authenticator last accepted it (default 1 minute): a revoked API key
-	// or user keeps a browser session for at most this long.
+	// Authenticator last accepted it (default 1 second): a revoked API key
+	// or user, or a logout on another replica sharing the Revocations,
+	// keeps a browser session for at most this long.
 	Recheck time.Duration
 	// TokenSession and APIKeySession cap how long a login lasts (defaults
 	// 24 hours and 8 hours); a session never outlives its credential.
@@ -79,7 +80,7 @@ func NewPage(cfg PageConfig) (*Page, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Recheck <= 0 {
-		cfg.Recheck = time.Minute
+		cfg.Recheck = time.Second
 	}
 	if cfg.TokenSession <= 0 || cfg.TokenSession > 24*time.Hour {
 		cfg.TokenSession = 24 * time.Hour
