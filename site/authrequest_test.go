@@ -262,7 +262,7 @@ func TestAuthRequestCredentialCache(t *testing.T) {
 	auth := "Basic " + basicAuth(secret)
 	engine := "/" + key(t, "26.1.2", "engine", "arm")
 	// A second server over the same database and tree.
-	other, _ := serve(t, site.Config{Store: e.store, Auth: e.cr.db, Clock: e.clock.Now})
+	other, _ := serve(t, site.Config{Store: e.store, Auth: e.cr.db, Now: e.clock.Now})
 	ask := func(url string) int {
 		resp, _ := get(t, http.MethodGet, url+site.AuthPath, "X-Original-URI", engine, "Authorization", auth)
 		return resp.StatusCode

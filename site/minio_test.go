@@ -25,7 +25,7 @@ func TestMinIO(t *testing.T) {
 	tr.big["treasury-node"] = 3<<20 + 5
 	c := testenv.NewClock(time.Now().UTC())
 	cr := newCreds(t, c)
-	url, _ := serve(t, site.Config{Store: st, Auth: cr.db, Clock: c.Now})
+	url, _ := serve(t, site.Config{Store: st, Auth: cr.db, Now: c.Now})
 	tr.baseURL = url
 	tr.publish("26.1.2")
 	node := key(t, "26.1.2", "treasury-node", "x86")
@@ -61,7 +61,7 @@ func TestMinIO(t *testing.T) {
 		}
 	})
 	t.Run("Presign", func(t *testing.T) {
-		purl, _ := serve(t, site.Config{Store: st, Auth: cr.db, Clock: c.Now, Presign: true})
+		purl, _ := serve(t, site.Config{Store: st, Auth: cr.db, Now: c.Now, Presign: true})
 		resp, _ := get(t, "GET", purl+"/"+node, "Authorization", "Bearer "+cr.alice)
 		loc := resp.Header.Get("Location")
 		if resp.StatusCode != 302 || !strings.HasPrefix(loc, m.URL()) || !strings.Contains(loc, "response-content-disposition") {

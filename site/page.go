@@ -25,7 +25,7 @@ type PageConfig struct {
 	// stable across restarts and replicas, or sessions end with them.
 	Secret []byte
 	Now    func() time.Time // the clock; nil for time.Now
-	Logger *slog.Logger     // nil for slog.Default()
+	Logger *slog.Logger     // nil discards
 	// BaseURL is the server's public URL for the commands the page shows;
 	// "" takes it from each request (Host, TLS, X-Forwarded-Proto).
 	BaseURL string
@@ -77,7 +77,7 @@ func NewPage(cfg PageConfig) (*Page, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Recheck <= 0 {
 		cfg.Recheck = time.Second

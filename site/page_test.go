@@ -66,7 +66,7 @@ func newPageEnv(t *testing.T) *pageEnv {
 		Auth:     e.auth,
 		Sessions: page,
 		Page:     page,
-		Clock:    e.clock.Now,
+		Now:      e.clock.Now,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -807,7 +807,7 @@ func TestPageRealAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := site.New(site.Config{Store: e.tree.Store, Auth: db, Sessions: page, Page: page, Clock: e.clock.Now})
+	srv, err := site.New(site.Config{Store: e.tree.Store, Auth: db, Sessions: page, Page: page, Now: e.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,8 +33,9 @@ type Config struct {
 	Page http.Handler
 	// Logger receives the access log and errors; nil discards them.
 	Logger *slog.Logger
-	// Clock is the time tokens, rate limits and the tree cache use; nil is time.Now.
-	Clock func() time.Time
+	// Now is the clock tokens, rate limits and the tree cache use; nil is
+	// time.Now.
+	Now func() time.Time
 	// Presign answers canonical downloads with a 302 to a short-lived
 	// presigned URL when the store implements publish.Presigner (S3).
 	Presign bool
@@ -111,7 +112,7 @@ func New(cfg Config) (*Server, error) {
 		sessions: cfg.Sessions,
 		page:     cfg.Page,
 		log:      cfg.Logger,
-		now:      cfg.Clock,
+		now:      cfg.Now,
 		expiry:   cfg.PresignExpiry,
 		minRate:  cfg.MinRate,
 		grace:    cfg.DownloadGrace,

@@ -52,7 +52,7 @@ func newEnv(t *testing.T, tune ...func(*site.Config)) *env {
 		Store:  e.store,
 		Auth:   e.cr.db,
 		Logger: slog.New(e.logs),
-		Clock:  e.clock.Now,
+		Now:    e.clock.Now,
 	}
 	for _, f := range tune {
 		f(&cfg)
@@ -693,7 +693,7 @@ func TestPresign(t *testing.T) {
 	tr, _ := newDirTree(t)
 	c := testenv.NewClock(time.Now().UTC())
 	cr := newCreds(t, c)
-	url, _ := serve(t, site.Config{Store: presignStore{tr.store}, Auth: cr.db, Clock: c.Now, Presign: true, PresignExpiry: time.Minute})
+	url, _ := serve(t, site.Config{Store: presignStore{tr.store}, Auth: cr.db, Now: c.Now, Presign: true, PresignExpiry: time.Minute})
 	tr.publish("26.1.2")
 	k := key(t, "26.1.2", "engine", "x86")
 	resp, _ := get(t, "GET", url+"/"+k, "Authorization", "Bearer "+cr.alice)

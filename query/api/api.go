@@ -46,8 +46,9 @@ type Config struct {
 	Chains []string
 	// Logger receives request and error logs; nil discards them.
 	Logger *slog.Logger
-	// Clock measures request durations; nil is time.Now.
-	Clock func() time.Time
+	// Now is the clock request durations are measured with; nil is
+	// time.Now.
+	Now func() time.Time
 	// Metrics registers the API's metrics; nil registers none. When it is
 	// also a prometheus.Gatherer, /metrics serves it.
 	Metrics prometheus.Registerer
@@ -113,7 +114,7 @@ func New(cfg Config) *Server {
 		store:  cfg.Store,
 		chains: slices.Clone(cfg.Chains),
 		log:    logger(cfg.Logger),
-		now:    cfg.Clock,
+		now:    cfg.Now,
 		mux:    http.NewServeMux(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "addrd_http_requests_total", Help: "HTTP requests by method, route and status code.",

@@ -100,7 +100,7 @@ func TestReadStoreCalls(t *testing.T) {
 		// A clock that stands still: the stored head, cached for a
 		// second, stays cached however slow the machine.
 		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-		cfg.Clock = func() time.Time { return now }
+		cfg.Now = func() time.Time { return now }
 	})
 	path := "/v1/chains/ETH/addresses/" + addrA
 	e.want(e.do("PUT", path, e.alice), 200, 0)

@@ -31,7 +31,8 @@ type Config struct {
 	Store  Store
 	Source query.Source
 	// Clock paces Run and stamps health; default SystemClock.
-	Clock  query.Clock
+	Clock query.Clock
+	// Logger receives the fetcher's log; nil discards it.
 	Logger *slog.Logger
 	// Metrics registers the fetcher's metrics, labelled with the chain;
 	// nil registers nothing.
@@ -155,7 +156,7 @@ func New(cfg Config) (*Fetcher, error) {
 		cfg.Clock = query.SystemClock{}
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.BackfillBlocks == 0 {
 		cfg.BackfillBlocks = 1000

@@ -56,8 +56,8 @@ var (
 // Option configures Open.
 type Option func(*DB)
 
-// WithClock sets the clock that stamps rows (default time.Now).
-func WithClock(now func() time.Time) Option { return func(db *DB) { db.now = now } }
+// WithNow sets the clock that stamps rows (default time.Now).
+func WithNow(now func() time.Time) Option { return func(db *DB) { db.now = now } }
 
 // WithMaxSubscriptions bounds the subscriptions of one account: Subscribe
 // refuses a new one beyond n with query.ErrTooManySubscriptions. Zero (the

@@ -43,7 +43,7 @@ func each(t *testing.T, f func(t *testing.T, db *store.DB, clk *testenv.Clock)) 
 	t.Helper()
 	dialects(t, func(t *testing.T, dsn string) {
 		clk := testenv.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-		f(t, open(t, dsn, store.WithClock(clk.Now)), clk)
+		f(t, open(t, dsn, store.WithNow(clk.Now)), clk)
 	})
 }
 

@@ -58,7 +58,7 @@ type Config struct {
 	Showcase bool
 	// Clock paces the producer; default query.SystemClock.
 	Clock query.Clock
-	// Logger receives the producer's errors; default slog.Default().
+	// Logger receives the producer's errors; nil discards them.
 	Logger *slog.Logger
 	// ChainID is the chain's ID; default 1337, as geth --dev.
 	ChainID uint64
@@ -151,7 +151,7 @@ func Start(ctx context.Context, cfg Config) (*Chain, error) {
 		cfg.Clock = query.SystemClock{}
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	tokenABI, tokenCode, err := demoToken()
 	if err != nil {
