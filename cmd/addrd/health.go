@@ -2,52 +2,24 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/api"
 	"github.com/wharfhq/wharf/query/store"
 )
 
-// chainState is a chain's leadership and lag as /healthz shows it, read
-// from the database so that every replica, fetching or not, says the same.
-type chainState struct {
-	// Leader is the replica holding the chain's lease (host:pid); empty
-	// when none does.
-	Leader string `json:"leader"`
-	// ThisReplica is true on the leader.
-	ThisReplica bool `json:"this_replica"`
-	// LeaseGeneration counts the leaders the chain has had.
-	LeaseGeneration int64 `json:"lease_generation"`
-	// LeaseSecondsLeft is how long the lease runs unless renewed;
-	// negative: it expired that long ago.
-	LeaseSecondsLeft float64 `json:"lease_seconds_left"`
-	// NodeHead is the node's latest block as the leader last saw it,
-	// StoredHead the last block stored, LagBlocks the difference.
-	NodeHead   uint64 `json:"node_head"`
-	StoredHead uint64 `json:"stored_head"`
-	LagBlocks  int64  `json:"lag_blocks"`
-	// Problem says why the chain is degraded; empty when it is not.
-	Problem string `json:"problem,omitempty"`
-	// Untraced says, on a replica that fetches the chain from a node
-	// without a trace API, that internal transfers are not covered.
-	Untraced string `json:"untraced,omitempty"`
-}
-
-// health answers GET /healthz: 200 "ok", or 200 "degraded" naming the
-// chains whose fetching fails (the node, or no leader for longer than the
-// lease TTL), with each chain's leader and lag; the API still serves what
-// is stored, so a failing fetch must not take replicas out of a load
-// balancer. The database being away is the API's 503. It also collects
-// the chain metrics (addrd_chain_*) from the same reading.
+// health reads each chain's leadership and lag for the API's /healthz
+// (api.ChainReporter): a chain is degraded when its fetching fails (the
+// node, or no leader for longer than the lease TTL). It also collects the
+// chain metrics (addrd_chain_*) from the same reading. The fetch fields
+// (fetchers, self, ttl) are set by startWorkers, before serving.
 type health struct {
-	next     http.Handler
 	db       *store.DB
 	chains   []string
 	fetchers []chainFetcher // this replica's; none with --fetch=false
@@ -59,11 +31,13 @@ type health struct {
 
 	mu   sync.Mutex
 	read time.Time // when last was read; it is reused for 250 ms
-	last map[string]chainState
+	last map[string]api.ChainHealth
 }
 
-func newHealth(next http.Handler, db *store.DB, chains []chain, fetchers []chainFetcher, self string, ttl time.Duration) *health {
-	h := &health{next: next, db: db, fetchers: fetchers, self: self, ttl: ttl, started: time.Now(),
+var _ api.ChainReporter = (*health)(nil)
+
+func newHealth(db *store.DB, chains []chain) *health {
+	h := &health{db: db, started: time.Now(),
 		leaderDesc: prometheus.NewDesc("addrd_chain_leader_info", "1, labelled with the replica that holds the chain's fetch lease (empty: none).",
 			[]string{"chain", "leader"}, nil),
 		leftDesc: prometheus.NewDesc("addrd_chain_lease_seconds_left", "How long the chain's fetch lease runs unless renewed; negative: expired that long ago.",
@@ -79,51 +53,19 @@ func newHealth(next http.Handler, db *store.DB, chains []chain, fetchers []chain
 	return h
 }
 
-func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet || r.URL.Path != "/healthz" {
-		h.next.ServeHTTP(w, r)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if h.db.Ping(ctx) != nil {
-		h.next.ServeHTTP(w, r) // the API's 503
-		return
-	}
-	states, err := h.states(ctx)
-	if err != nil {
-		h.next.ServeHTTP(w, r)
-		return
-	}
-	status, failing, untraced := "ok", make(map[string]string), make(map[string]string)
-	for name, s := range states {
-		if s.Problem != "" {
-			status, failing[name] = "degraded", s.Problem
-		}
-		if s.Untraced != "" {
-			untraced[name] = s.Untraced
-		}
-	}
-	body := map[string]any{"status": status, "chains": states}
-	if len(failing) > 0 {
-		body["fetch"] = failing
-	}
-	if len(untraced) > 0 {
-		body["traces"] = untraced
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(body)
+// ChainHealth implements api.ChainReporter.
+func (h *health) ChainHealth(ctx context.Context) (map[string]api.ChainHealth, error) {
+	return h.states(ctx)
 }
 
 // states reads every chain's state, at most four times a second.
-func (h *health) states(ctx context.Context) (map[string]chainState, error) {
+func (h *health) states(ctx context.Context) (map[string]api.ChainHealth, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.last != nil && time.Since(h.read) < 250*time.Millisecond {
 		return h.last, nil
 	}
-	out := make(map[string]chainState, len(h.chains))
+	out := make(map[string]api.ChainHealth, len(h.chains))
 	for _, name := range h.chains {
 		s, err := h.state(ctx, name)
 		if err != nil {
@@ -135,8 +77,8 @@ func (h *health) states(ctx context.Context) (map[string]chainState, error) {
 	return out, nil
 }
 
-func (h *health) state(ctx context.Context, chain string) (chainState, error) {
-	var s chainState
+func (h *health) state(ctx context.Context, chain string) (api.ChainHealth, error) {
+	var s api.ChainHealth
 	l, err := h.db.ChainLease(ctx, chain)
 	switch {
 	case errors.Is(err, query.ErrNotFound):

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query/api"
 )
 
 // asMain, set in the environment, makes the test binary run addrd's main
@@ -118,9 +119,9 @@ func (p *proc) do(t *testing.T, key, method, path string) (int, []byte) {
 
 // healthz is the body of GET /healthz.
 type healthz struct {
-	Status string                `json:"status"`
-	Chains map[string]chainState `json:"chains"`
-	Fetch  map[string]string     `json:"fetch"`
+	Status string                     `json:"status"`
+	Chains map[string]api.ChainHealth `json:"chains"`
+	Fetch  map[string]string          `json:"fetch"`
 }
 
 func (p *proc) health(t *testing.T) healthz {

@@ -139,6 +139,7 @@ type server struct {
 	http   *http.Server
 	reg    *prometheus.Registry
 	fetch  fetchOptions
+	health *health // the chains' state for /healthz and the chain metrics
 }
 
 // serverOptions are serve's flags for the API server.
@@ -180,13 +181,15 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 	for i, c := range chains {
 		names[i] = c.Name
 	}
+	health := newHealth(db, chains)
 	h := api.New(api.Config{Store: db, Chains: names, Logger: log, Metrics: reg, MaxInFlight: db.Readers(),
-		ClientIP: o.clientIP, KeyRate: o.keyRate})
+		ClientIP: o.clientIP, KeyRate: o.keyRate, Health: health})
 	return &server{
 		log:    log,
 		db:     db,
 		chains: chains,
 		reg:    reg,
+		health: health,
 		http: &http.Server{
 			Addr:              o.listen,
 			Handler:           h,
@@ -215,11 +218,11 @@ func (s *server) startWorkers(ctx context.Context, wg *sync.WaitGroup) error {
 			s.log.Info("chain", "name", c.Name, "rpc", redactURL(c.RPC), "fetcher", "off (--fetch=false)")
 		}
 	}
-	h := newHealth(s.http.Handler, s.db, s.chains, fetchers, s.fetch.holder, s.fetch.leaseTTL)
-	if err := s.reg.Register(h); err != nil {
+	// Set before the server starts: the API reads them while serving.
+	s.health.fetchers, s.health.self, s.health.ttl = fetchers, s.fetch.holder, s.fetch.leaseTTL
+	if err := s.reg.Register(s.health); err != nil {
 		return fmt.Errorf("chain metrics: %w", err)
 	}
-	s.http.Handler = h
 	return nil
 }
 

@@ -74,6 +74,9 @@ type Config struct {
 	AuthFailuresPerKey Limit
 	// KeyRate limits the requests of each API key; zero is no limit.
 	KeyRate Limit
+	// Health adds the chains' fetching to /healthz; nil: /healthz says
+	// only whether the database answers.
+	Health ChainReporter
 }
 
 // DefaultMaxInFlight is MaxInFlight when Config leaves it zero.
@@ -83,6 +86,7 @@ const DefaultMaxInFlight = 16
 type Server struct {
 	store  query.Store
 	chains []string
+	health ChainReporter // nil: /healthz is the database's ping
 	log    *slog.Logger
 	now    func() time.Time
 	mux    *http.ServeMux
@@ -112,6 +116,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{
 		store:  cfg.Store,
+		health: cfg.Health,
 		chains: slices.Clone(cfg.Chains),
 		log:    logger(cfg.Logger),
 		now:    cfg.Now,
