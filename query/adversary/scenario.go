@@ -299,6 +299,9 @@ const (
 	ActCreate                             // CREATE, by a contract or by a transaction, with value
 	ActSelfdestruct                       // a self-destruct to another address, maybe funded in the same block
 	ActSelfdestructToItself               // a self-destruct to itself, later than its creation: the balance stays
+	// Not among the random ones (tests send them):
+	ActRebaseTransfer // a logged transfer of the rebasing token
+	ActPoke           // a silent rebase of the target's balance (up)
 )
 
 var weighted = []Action{ActTransfer, ActTransfer, ActFailedCall, ActERC20, ActERC20, ActFeeToken, ActRebase, ActBareToken,
@@ -382,6 +385,10 @@ func (g *Generator) act(ctx context.Context, a Action, target common.Address) er
 			target = from
 		}
 		return send("rebase", &g.rebaseToken, nil, call2(selPoke, target, amt))
+	case ActRebaseTransfer:
+		return send("rebase transfer", &g.rebaseToken, nil, call2(selTransfer, target, g.amount()))
+	case ActPoke:
+		return send("rebase", &g.rebaseToken, nil, call2(selPoke, target, g.amount()))
 	case ActBareToken:
 		return send("bare token", &g.bareToken, nil, call2(selTransfer, target, g.amount()))
 	case ActERC721:

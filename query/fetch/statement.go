@@ -6,6 +6,7 @@ package fetch
 
 import (
 	"context"
+	"math"
 	"math/big"
 	"slices"
 
@@ -170,6 +171,28 @@ func (f *follower) loadHeads(ctx context.Context, keys map[query.Holding]bool) e
 			continue
 		}
 		f.heads[query.Holding{Address: h.Address, Contract: h.Contract}] = &running{block: h.Block, balance: bal}
+	}
+	// A holding with rows but no head (a backfill writes rows, not
+	// heads: a token it found) continues from its newest row; started
+	// afresh at a balance read, a difference since that row would be
+	// lost, /balances and the statement disagreeing (issue 21, R2).
+	var headless []query.Holding
+	for k := range keys {
+		if f.heads[k] == nil && slices.Contains(addrs, k.Address) {
+			headless = append(headless, k)
+		}
+	}
+	if len(headless) > 0 {
+		slices.SortFunc(headless, compareHoldings)
+		bounds, err := f.cfg.Store.StatementBounds(ctx, f.cfg.Chain, headless, math.MaxInt64, math.MaxInt64)
+		if err != nil {
+			return err
+		}
+		for _, b := range bounds {
+			if bal, ok := new(big.Int).SetString(b.Below, 10); ok {
+				f.heads[b.Holding] = &running{balance: bal}
+			}
+		}
 	}
 	for _, a := range addrs {
 		f.headsLoaded[a] = true
