@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/internal/testenv"
@@ -166,12 +168,33 @@ func TestServe(t *testing.T) {
 		}
 		addr := "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 		low := strings.ToLower(addr)
+		// No node answers at 8545: the subscription stays SYNCING and, once
+		// the fetcher's first step has failed, says why.
+		status, body := do("PUT", "/v1/chains/ETH/addresses/"+addr)
+		if want := `{"name":"chains/ETH/addresses/` + low + `","state":"SYNCING","history_start_block":null,"sync_problem":`; status != 200 || !strings.HasPrefix(body, want) {
+			t.Fatalf("PUT = %d %s\nwant 200 %s…", status, body, want)
+		}
+		for start := time.Now(); ; time.Sleep(50 * time.Millisecond) { // polling an outcome, not ordering goroutines
+			var sub struct {
+				State       string
+				SyncProblem *struct{ Reason, Since string } `json:"sync_problem"`
+			}
+			status, body := do("GET", "/v1/chains/ETH/addresses/"+low)
+			if err := json.Unmarshal([]byte(body), &sub); status != 200 || err != nil || sub.State != "SYNCING" {
+				t.Fatalf("GET the subscription = %d %s", status, body)
+			}
+			if p := sub.SyncProblem; p != nil && strings.Contains(p.Reason, "node unreachable") && p.Since != "" {
+				break
+			}
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("no sync_problem naming the unreachable node within 30 s: %s\n%s", body, srv.stderr)
+			}
+		}
 		for _, step := range []struct {
 			method, path string
 			status       int
 			body         string
 		}{
-			{"PUT", "/v1/chains/ETH/addresses/" + addr, 200, `{"name":"chains/ETH/addresses/` + low + `","state":"SYNCING","history_start_block":null}`},
 			{"GET", "/v1/addresses", 200, `{"addresses":["chains/ETH/addresses/` + low + `"],"next_page_token":"","total_size":1}`},
 			{"GET", "/v1/chains/ETH/addresses/" + low + "/balances", 200, `{"balances":[]}`},
 			{"GET", "/v1/chains/ETH/addresses/" + low + "/transactions", 200, `{"transactions":[],"next_page_token":""}`},

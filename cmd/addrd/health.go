@@ -84,6 +84,7 @@ func (h *health) state(ctx context.Context, chain string) (api.ChainHealth, erro
 	case errors.Is(err, query.ErrNotFound):
 		if up := time.Since(h.started); up > h.ttl {
 			s.Problem = fmt.Sprintf("no replica has fetched %s yet (this one has run %s)", chain, up.Round(time.Second))
+			s.SyncProblem, s.SyncProblemSince = s.Problem, h.started
 		}
 	case err != nil:
 		return s, err
@@ -93,6 +94,7 @@ func (h *health) state(ctx context.Context, chain string) (api.ChainHealth, erro
 			s.Leader, s.ThisReplica = l.Holder, l.Holder == h.self
 		} else if -l.Left > h.ttl {
 			s.Problem = fmt.Sprintf("no replica has held the lease of %s for %s", chain, (-l.Left).Round(time.Second))
+			s.SyncProblem, s.SyncProblemSince = s.Problem, time.Now().Add(l.Left)
 		}
 	}
 	cp, ok, err := h.db.Checkpoint(ctx, chain)
@@ -113,6 +115,9 @@ func (h *health) state(ctx context.Context, chain string) (api.ChainHealth, erro
 		}
 		if err := cf.f.Health(); err != nil && s.Problem == "" {
 			s.Problem = err.Error()
+		}
+		if reason, since, ok := cf.f.SyncProblem(); ok && s.SyncProblem == "" {
+			s.SyncProblem, s.SyncProblemSince = reason, since
 		}
 		if cf.f.Traces() == "none" {
 			s.Untraced = "no trace API: internal transfers are not covered"

@@ -163,7 +163,7 @@ func TestSubscriptionLifecycle(t *testing.T) {
 		for range 2 { // idempotent
 			r := e.do("PUT", path, e.alice)
 			e.want(r, 200, 0)
-			if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"SYNCING","history_start_block":null}`+"\n"; got != want {
+			if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"SYNCING","history_start_block":null,"sync_problem":null}`+"\n"; got != want {
 				t.Fatalf("PUT body %s, want %s", got, want)
 			}
 		}
@@ -804,7 +804,7 @@ func TestSubscriptionResource(t *testing.T) {
 		for _, m := range []string{"GET", "PUT"} {
 			r := e.do(m, path, e.alice)
 			e.want(r, 200, 0)
-			if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"SYNCING","history_start_block":null}`+"\n"; got != want {
+			if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"SYNCING","history_start_block":null,"sync_problem":null}`+"\n"; got != want {
 				t.Fatalf("%s while syncing: %s, want %s", m, got, want)
 			}
 		}
@@ -826,14 +826,14 @@ func TestSubscriptionResource(t *testing.T) {
 			t.Fatal(err)
 		}
 		r = e.do("GET", path, e.alice)
-		if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"SYNCING","history_start_block":6}`+"\n"; got != want {
+		if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"SYNCING","history_start_block":6,"sync_problem":null}`+"\n"; got != want {
 			t.Fatalf("synced, backfilling: %s, want %s", got, want)
 		}
 		if err := e.db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: []string{addrA}, Low: 2, Next: 5}, nil, nil, 1); err != nil {
 			t.Fatal(err)
 		}
 		r = e.do("GET", path, e.alice)
-		if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"ACTIVE","history_start_block":2}`+"\n"; got != want {
+		if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"ACTIVE","history_start_block":2,"sync_problem":null}`+"\n"; got != want {
 			t.Fatalf("backfilled: %s, want %s", got, want)
 		}
 		for _, read := range []string{"/transactions", "/balances", "/balance_changes"} {
@@ -925,4 +925,51 @@ func TestBalanceChanges(t *testing.T) {
 		e.want(e.do("GET", path+"?page_token="+p.NextPageToken, e.bob), 400, 3)
 		e.want(e.do("GET", path+"?page_size=-1", e.alice), 400, 3)
 	})
+}
+
+// chainReporter is a fixed api.ChainReporter: the chains' health as
+// cmd/addrd reads it (query/fetch's TestFetchResubscribeBehind holds where
+// a SyncProblem comes from).
+type chainReporter map[string]api.ChainHealth
+
+func (c chainReporter) ChainHealth(context.Context) (map[string]api.ChainHealth, error) {
+	return c, nil
+}
+
+// TestSubscriptionSyncProblem: a SYNCING subscription says why it is not
+// being synced, and since when; an ACTIVE one, or one of a chain with
+// nothing holding it up, says nothing.
+func TestSubscriptionSyncProblem(t *testing.T) {
+	since := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	reason := "fetching fails: fetching ETH: failing since 2026-11-26T12:00:00Z: connection refused"
+	e := newEnvWith(t, testenv.SQLite(t), func(c *api.Config) {
+		c.Health = chainReporter{"ETH": {SyncProblem: reason, SyncProblemSince: since}, "TST": {}}
+	})
+	for _, tt := range []struct {
+		name, chain, want string
+		sync              bool
+	}{
+		{"Held", "ETH", `{"name":"chains/ETH/addresses/` + addrA + `","state":"SYNCING","history_start_block":null,"sync_problem":{"reason":"` + reason + `","since":"2026-11-26T12:00:00Z"}}`, false},
+		{"NothingHolds", "TST", `{"name":"chains/TST/addresses/` + addrA + `","state":"SYNCING","history_start_block":null,"sync_problem":null}`, false},
+		{"Active", "ETH", `{"name":"chains/ETH/addresses/` + addrB + `","state":"ACTIVE","history_start_block":0,"sync_problem":null}`, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			address := addrA
+			if tt.sync {
+				address = addrB
+			}
+			path := "/v1/chains/" + tt.chain + "/addresses/" + address
+			e.want(e.do("PUT", path, e.alice), 200, 0)
+			if tt.sync {
+				e.cover(address)
+			}
+			for _, m := range []string{"GET", "PUT"} {
+				r := e.do(m, path, e.alice)
+				e.want(r, 200, 0)
+				if got := strings.TrimSuffix(string(r.body), "\n"); got != tt.want {
+					t.Errorf("%s: %s\nwant %s", m, got, tt.want)
+				}
+			}
+		})
+	}
 }

@@ -32,6 +32,12 @@ type ChainHealth struct {
 	// Untraced says, on a replica that fetches the chain from a node
 	// without a trace API, that internal transfers are not covered.
 	Untraced string `json:"untraced,omitempty"`
+	// SyncProblem says why SYNCING subscriptions of the chain are not
+	// being synced, since SyncProblemSince; "" when nothing holds them
+	// up (as far as this replica can tell). The subscription resource
+	// shows it; /healthz does not repeat it.
+	SyncProblem      string    `json:"-"`
+	SyncProblemSince time.Time `json:"-"`
 }
 
 // ChainReporter reads every chain's ChainHealth, for /healthz.

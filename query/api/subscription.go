@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/wharfhq/wharf/query"
 )
@@ -12,15 +14,35 @@ import (
 // subscriptionBody is the subscription resource: the answer of PUT and
 // GET /v1/chains/{chain}/addresses/{address}.
 type subscriptionBody struct {
-	Name              string  `json:"name"`
-	State             string  `json:"state"`
-	HistoryStartBlock *uint64 `json:"history_start_block"`
+	Name              string           `json:"name"`
+	State             string           `json:"state"`
+	HistoryStartBlock *uint64          `json:"history_start_block"`
+	SyncProblem       *syncProblemBody `json:"sync_problem"`
 }
 
-func toSubscription(sub query.Subscription) subscriptionBody {
+// syncProblemBody says why a SYNCING subscription is not being synced.
+type syncProblemBody struct {
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
+}
+
+// toSubscription is sub's resource; a SYNCING one says what holds it
+// up, when the chain's health knows.
+func (s *Server) toSubscription(ctx context.Context, sub query.Subscription) subscriptionBody {
 	b := subscriptionBody{Name: sub.Name(), State: sub.State}
 	if sub.Covered {
 		b.HistoryStartBlock = &sub.HistoryStart
+	}
+	if sub.State == query.StateSyncing && s.health != nil {
+		states, err := s.health.ChainHealth(ctx)
+		if err != nil {
+			// The subscription is still answered; only the reason is missing.
+			s.log.WarnContext(ctx, "subscription: the chain's health", "err", err)
+			return b
+		}
+		if c := states[sub.Chain]; c.SyncProblem != "" {
+			b.SyncProblem = &syncProblemBody{Reason: c.SyncProblem, Since: c.SyncProblemSince.UTC()}
+		}
 	}
 	return b
 }
@@ -71,7 +93,7 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, a query.Accou
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toSubscription(sub))
+	writeJSON(w, http.StatusOK, s.toSubscription(r.Context(), sub))
 	return nil
 }
 
@@ -92,7 +114,7 @@ func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request, a query
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toSubscription(sub))
+	writeJSON(w, http.StatusOK, s.toSubscription(r.Context(), sub))
 	return nil
 }
 

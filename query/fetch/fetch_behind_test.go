@@ -3,6 +3,7 @@ package fetch_test
 import (
 	"context"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/wharfhq/wharf/internal/testenv"
@@ -54,8 +55,16 @@ func TestFetchResubscribeBehind(t *testing.T) {
 			if waits := sub.State == query.StateSyncing; waits != c.pruned {
 				t.Fatalf("after one step far behind: %s, want SYNCING only on the pruned node", sub.State)
 			}
+			// What the subscription resource shows as its sync_problem.
+			reason, since, held := e.f.SyncProblem()
+			if held != c.pruned || (c.pruned && (!strings.Contains(reason, "no state") || since.IsZero())) {
+				t.Errorf("SyncProblem() = %q since %v, %v; want a reason naming the missing state only on the pruned node", reason, since, held)
+			}
 			e.catchUp()
 			e.fetch()
+			if reason, _, held := e.f.SyncProblem(); held {
+				t.Errorf("caught up, SyncProblem() still says %q", reason)
+			}
 			got := byHash(e.txs(a))
 			for _, h := range moves {
 				if _, ok := got[h]; !ok {

@@ -26,6 +26,10 @@ type health struct {
 	head         uint64    // the node's head at the last step
 	probed       bool      // the node was asked for its trace API
 	traceAPI     string    // the trace API in use, "" for none
+	// syncWait says why new subscriptions wait, SYNCING, since
+	// syncWaitSince; "" when they do not.
+	syncWait      string
+	syncWaitSince time.Time
 }
 
 // nodeErr counts an error of the node.
@@ -61,6 +65,22 @@ func (c *core) clearHealth() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.lastErr, h.failingSince, h.caughtUp = nil, time.Time{}, false
+}
+
+// setSyncWait records why new subscriptions cannot sync yet ("" when
+// they can), keeping the time it was first said.
+func (c *core) setSyncWait(reason string) {
+	h := c.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case reason == "":
+		h.syncWait, h.syncWaitSince = "", time.Time{}
+	case h.syncWait == "":
+		h.syncWait, h.syncWaitSince = reason, c.cfg.Clock.Now()
+	default:
+		h.syncWait = reason
+	}
 }
 
 func (c *core) setCaughtUp(caughtUp bool, newest query.Block) {
@@ -109,6 +129,23 @@ func (f *Fetcher) Health() error {
 		}
 	}
 	return nil
+}
+
+// SyncProblem says why subscriptions that are SYNCING do not get
+// synced, and since when: the last step failed (the node or the
+// database cannot be read), or the node keeps no state at the block new
+// subscriptions start from. ok is false when nothing holds them up.
+func (f *Fetcher) SyncProblem() (reason string, since time.Time, ok bool) {
+	h := f.core.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.lastErr != nil:
+		return "fetching fails: " + h.lastErr.Error(), h.failingSince, true
+	case h.syncWait != "":
+		return h.syncWait, h.syncWaitSince, true
+	}
+	return "", time.Time{}, false
 }
 
 // Traces says how internal movements are found: the trace API in use

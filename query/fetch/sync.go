@@ -6,6 +6,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/wharfhq/wharf/query"
 )
@@ -80,11 +81,15 @@ func (f *follower) sync(ctx context.Context, fresh []query.Tracked, cp query.Blo
 func (f *follower) syncBalances(ctx context.Context, addrs []string, cp uint64) (bals []query.Balance, ok bool, err error) {
 	if f.target <= cp+stateWindow {
 		bals, err = f.readBalances(ctx, addrs, cp)
+		if err == nil {
+			f.setSyncWait("")
+		}
 		return bals, err == nil, err
 	}
 	bals, err = f.balancesAt(ctx, addrs, cp)
 	switch {
 	case errors.Is(err, query.ErrNoState):
+		f.setSyncWait(fmt.Sprintf("the node keeps no state at block %d, where new subscriptions start: they wait until the fetcher (at block %d of %d) is within the node's state window", cp, cp, f.target))
 		if !f.syncWaitSaid {
 			f.syncWaitSaid = true
 			f.log.Info("fetcher: new subscriptions wait until the fetcher has caught up: the node keeps no state for the stored head",
@@ -95,6 +100,7 @@ func (f *follower) syncBalances(ctx context.Context, addrs []string, cp uint64) 
 		return nil, false, f.nodeErr(err)
 	}
 	f.syncWaitSaid = false
+	f.setSyncWait("")
 	return bals, true, nil
 }
 
