@@ -50,6 +50,19 @@ func TestHealthLeader(t *testing.T) {
 		c := h.Chains["ETH"]
 		return h.Status == "ok" && c.Leader == "elsewhere:7" && !c.ThisReplica && c.NodeHead == 12 && c.LeaseSecondsLeft > 0
 	})
+	// The leader stored block 20 since it last saw the node's head (12):
+	// the lag is 0, never negative.
+	stored := query.Block{Number: 20, Hash: "0x" + strings.Repeat("2", 64), ParentHash: "0x" + strings.Repeat("1", 64), Time: time.Unix(1_800_000_000, 0)}
+	if err := db.StoreBlock(ctx, "ETH", stored, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "stored head ahead of the leader's node head", func() bool {
+		c := health().Chains["ETH"]
+		if c.StoredHead == 20 && c.LagBlocks != 0 {
+			t.Fatalf("lag_blocks %d with node head %d and stored head 20, want 0", c.LagBlocks, c.NodeHead)
+		}
+		return c.StoredHead == 20 && c.NodeHead == 12
+	})
 	_, body := srv.do(t, "", "GET", "/metrics")
 	for _, want := range []string{`addrd_chain_leader_info{chain="ETH",leader="elsewhere:7"} 1`, `addrd_chain_leading{chain="ETH"} 0`} {
 		if !strings.Contains(string(body), want) {
