@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wharfhq/wharf/internal/testenv"
 )
 
 // TestMakeBuildRecords: a binary linked with make build's -ldflags prints
@@ -13,9 +15,7 @@ import (
 // before).
 func TestMakeBuildRecords(t *testing.T) {
 	for _, tool := range []string{"git", "make"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s: %v", tool, err)
-		}
+		testenv.Tool(t, tool)
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -23,9 +23,7 @@ func TestMakeBuildRecords(t *testing.T) {
 	}
 	git := func(args ...string) string {
 		out, err := exec.Command("git", append([]string{"-C", root}, args...)...).Output()
-		if err != nil {
-			t.Skipf("not a git checkout (git %v: %v)", args, err)
-		}
+		testenv.Need(t, "a git checkout", err)
 		return strings.TrimSpace(string(out))
 	}
 	commit, when := git("rev-parse", "HEAD"), git("show", "-s", "--format=%cI", "HEAD")
