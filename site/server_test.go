@@ -878,19 +878,11 @@ func TestDownloadMetricsAndAudit(t *testing.T) {
 	get(t, "GET", e.url+engine, "Authorization", "Basic "+basicAuth(e.cr.basicKey))
 	get(t, "GET", e.url+node, "Authorization", "Basic "+basicAuth(e.cr.basicKey)) // 403: basic
 	get(t, "GET", e.url+node, "Authorization", "Bearer "+e.cr.alice)
-	_, body := get(t, "GET", e.url+"/metrics")
-	for _, want := range []string{
+	wantDownloads(t, e.url,
 		`wharf_downloads_total{artifact="treasury-cli",build="x86",org="anonymous"} 1`,
 		`wharf_downloads_total{artifact="engine",build="arm",org="acme"} 2`,
 		`wharf_downloads_total{artifact="treasury-node",build="x86",org="globex"} 1`,
-	} {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("/metrics lacks %s", want)
-		}
-	}
-	if strings.Contains(string(body), `wharf_downloads_total{artifact="treasury-node",build="x86",org="acme"}`) {
-		t.Error("a refused download was counted")
-	}
+	)
 	audit := e.logs.messages(t, "download", 4)
 	if len(audit) != 4 {
 		t.Fatalf("%d audit lines, want 4 (the authenticated attempts): %v", len(audit), audit)
@@ -926,5 +918,21 @@ func TestMetricsElsewhere(t *testing.T) {
 	e := newEnv(t, func(c *site.Config) { c.MetricsElsewhere = true })
 	if resp, _ := get(t, "GET", e.url+"/metrics"); resp.StatusCode != 404 {
 		t.Errorf("/metrics on the public listener = %d, want 404", resp.StatusCode)
+	}
+}
+
+// wantDownloads checks that /metrics of the server at url counts each of
+// the downloads in want, and none of the one refused in every test (the
+// basic org acme asking for the full image treasury-node).
+func wantDownloads(t *testing.T, url string, want ...string) {
+	t.Helper()
+	_, body := get(t, "GET", url+"/metrics")
+	for _, w := range want {
+		if !strings.Contains(string(body), w) {
+			t.Errorf("/metrics lacks %s", w)
+		}
+	}
+	if strings.Contains(string(body), `wharf_downloads_total{artifact="treasury-node",build="x86",org="acme"}`) {
+		t.Error("a refused download was counted")
 	}
 }
