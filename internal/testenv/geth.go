@@ -36,6 +36,7 @@ type Geth struct {
 	bin      string
 	port     int
 	authPort int
+	archive  bool
 	mu       sync.Mutex
 	cmd      *exec.Cmd
 	done     chan struct{}
@@ -73,13 +74,27 @@ func GethBinary() (string, error) {
 // log is in the test's output.
 func NewGeth(tb testing.TB) *Geth {
 	tb.Helper()
+	return newGeth(tb, false)
+}
+
+// NewArchiveGeth is NewGeth of an archive node (--gcmode archive, hash
+// state scheme): it keeps the state of every block, where a plain dev
+// node keeps that of the last 128 only, so that blocks far behind its
+// head can be traced (debug_traceBlockByNumber needs the parent's state).
+func NewArchiveGeth(tb testing.TB) *Geth {
+	tb.Helper()
+	return newGeth(tb, true)
+}
+
+func newGeth(tb testing.TB, archive bool) *Geth {
+	tb.Helper()
 	bin, err := GethBinary()
 	Need(tb, "geth", err)
 	dir, err := os.MkdirTemp("", "wharf-geth-")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	g := &Geth{Dir: dir, bin: bin}
+	g := &Geth{Dir: dir, bin: bin, archive: archive}
 	// A port found free may be taken before geth binds it: try again with
 	// new ports when the node exits at start.
 	for attempt := 0; ; attempt++ {
@@ -112,12 +127,18 @@ func NewGeth(tb testing.TB) *Geth {
 func (g *Geth) Start() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	cmd := exec.Command(g.bin,
-		"--dev", "--dev.period", "0",
+	args := []string{"--dev", "--dev.period", "0",
 		"--http", "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(g.port),
 		"--http.api", "eth,net,web3,debug,dev",
 		"--ipcdisable", "--port", "0", "--authrpc.port", strconv.Itoa(g.authPort),
-		"--datadir", g.Dir, "--verbosity", "2")
+		"--datadir", g.Dir, "--verbosity", "2"}
+	if g.archive {
+		// The hash scheme, which keeps every block's state on disk in
+		// archive mode (a dev node's default path scheme keeps recent
+		// states: "historical state is not available").
+		args = append(args, "--gcmode", "archive", "--state.scheme", "hash")
+	}
+	cmd := exec.Command(g.bin, args...)
 	logf, err := os.OpenFile(filepath.Join(g.Dir, "geth.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/wharfhq/wharf/internal/testenv"
@@ -99,6 +101,30 @@ func TestGeth(t *testing.T) {
 	var balance string
 	if err := g.Call(ctx, &balance, "eth_getBalance", "0x00000000000000000000000000000000000000aa", "latest"); err != nil || balance != "0x1" {
 		t.Fatalf("balance after restart = %q, %v; want 0x1", balance, err)
+	}
+}
+
+// TestArchiveGeth: an archive node traces a block more than 128 blocks
+// behind its head, whose parent state a plain dev node no longer keeps
+// ("historical state is not available"; BenchmarkFetchGeth needs it).
+func TestArchiveGeth(t *testing.T) {
+	g := testenv.NewArchiveGeth(t)
+	ctx := t.Context()
+	for range 130 { // a block each (--dev.period 0)
+		if _, err := g.Send(ctx, map[string]any{"from": g.Account, "to": "0x00000000000000000000000000000000000000aa", "value": "0x1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var head string
+	if err := g.Call(ctx, &head, "eth_blockNumber"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := strconv.ParseUint(strings.TrimPrefix(head, "0x"), 16, 64); err != nil || n < 130 {
+		t.Fatalf("head %q, %v; want at least 130 blocks", head, err)
+	}
+	var trace []any
+	if err := g.Call(ctx, &trace, "debug_traceBlockByNumber", "0x1", map[string]any{"tracer": "callTracer"}); err != nil || len(trace) != 1 {
+		t.Fatalf("trace of block 1: %v, %v; want its one transaction", trace, err)
 	}
 }
 

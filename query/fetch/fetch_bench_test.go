@@ -163,7 +163,9 @@ func referenceLoop(b *testing.B, url string, start, end uint64) float64 {
 // seals them into one or a few blocks).
 func BenchmarkFetchGeth(b *testing.B) {
 	ctx := context.Background()
-	g := testenv.NewGeth(b)
+	// An archive: the reference and the fetcher trace blocks more than
+	// 128 behind the head, whose state a plain dev node no longer keeps.
+	g := testenv.NewArchiveGeth(b)
 	var dests []string
 	for i := range 10 {
 		dests = append(dests, fmt.Sprintf("0x%040x", 0xbe7c5000000+i))
