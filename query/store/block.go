@@ -88,7 +88,7 @@ func (db *DB) StoreBlocks(ctx context.Context, chain string, blocks []query.Bloc
 		return wrap("store blocks", err)
 	}
 	heads = lastHeads(heads)
-	return wrap("store blocks", db.tx(ctx, func(tx bun.Tx) error {
+	return wrap("store blocks", db.eventTx(ctx, func(tx bun.Tx) error {
 		if err := putBlocks(ctx, tx, chain, blocks); err != nil {
 			return err
 		}
@@ -166,10 +166,14 @@ func nullTime(t time.Time) any {
 // number (a reorg) and moves the checkpoint back to number, in one
 // transaction. Balances are kept: the fetcher reads them again.
 func (db *DB) Rewind(ctx context.Context, chain string, number uint64) error {
-	return wrap("rewind", db.tx(ctx, func(tx bun.Tx) error { return db.rewind(ctx, tx, chain, number) }))
+	return wrap("rewind", db.eventTx(ctx, func(tx bun.Tx) error { return db.rewind(ctx, tx, chain, number) }))
 }
 
 func (db *DB) rewind(ctx context.Context, tx bun.IDB, chain string, number uint64) error {
+	// Every statement row about to go is retracted in the feed (event.go).
+	if err := db.retractEvents(ctx, tx, chain, number); err != nil {
+		return err
+	}
 	stmts := []struct {
 		q    string
 		args []any

@@ -249,7 +249,7 @@ func (db *DB) PutStatement(ctx context.Context, chain string, changes []query.Ba
 	if err := validate(nil, balances); err != nil {
 		return wrap("put statement", err)
 	}
-	return wrap("put statement", db.tx(ctx, func(tx bun.Tx) error {
+	return wrap("put statement", db.eventTx(ctx, func(tx bun.Tx) error {
 		if err := db.putStatement(ctx, tx, chain, changes, heads); err != nil {
 			return err
 		}
@@ -259,11 +259,8 @@ func (db *DB) PutStatement(ctx context.Context, chain string, changes []query.Ba
 
 func (db *DB) putStatement(ctx context.Context, tx bun.IDB, chain string, changes []query.BalanceChange, heads []query.StatementHead) error {
 	if len(changes) > 0 {
-		rows := make([]changeRow, len(changes))
-		for i, c := range changes {
-			rows[i] = changeRow{Chain: chain, Address: c.Address, Block: c.Block, Contract: c.Contract, Doc: string(appendChangeDoc(nil, c))}
-		}
-		if err := insertIgnore(ctx, tx, rows); err != nil {
+		// The rows and, in the same transaction, their events (event.go).
+		if err := db.insertChanges(ctx, tx, chain, changes); err != nil {
 			return fmt.Errorf("balance_changes: %w", err)
 		}
 	}

@@ -34,8 +34,10 @@ func (db *DB) subscribe(ctx context.Context, tx bun.IDB, account int64, chain, a
 	if err := db.lockAccount(ctx, tx, account); err != nil {
 		return false, err
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO subscriptions (account_id, chain, address, created)
-		VALUES (?, ?, ?, ?) ON CONFLICT (account_id, chain, address) DO NOTHING`, account, chain, address, db.stamp())
+	// The subscription sees the events written after it (events_from).
+	res, err := tx.ExecContext(ctx, `INSERT INTO subscriptions (account_id, chain, address, created, events_from)
+		VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(id), 0) FROM events)) ON CONFLICT (account_id, chain, address) DO NOTHING`,
+		account, chain, address, db.stamp())
 	if err != nil {
 		return false, err
 	}
@@ -244,7 +246,7 @@ func (db *DB) MarkSynced(ctx context.Context, chain string, addresses []string, 
 		return nil
 	}
 	pending := low <= block
-	return wrap("mark synced", db.tx(ctx, func(tx bun.Tx) error {
+	return wrap("mark synced", db.eventTx(ctx, func(tx bun.Tx) error {
 		for part := range slices.Chunk(addresses, 500) {
 			_, err := tx.ExecContext(ctx, `UPDATE tracked SET needs_sync = FALSE, synced_to = ?,
 				history_start = COALESCE(history_start, ?),
@@ -256,7 +258,8 @@ func (db *DB) MarkSynced(ctx context.Context, chain string, addresses []string, 
 				return err
 			}
 		}
-		return nil
+		// The state each address is in now, in the feed (event.go).
+		return db.stateEvents(ctx, tx, chain, addresses, block)
 	}))
 }
 
@@ -303,25 +306,34 @@ func (db *DB) StoreBackfill(ctx context.Context, chain string, job query.Backfil
 		return wrap("store backfill", fmt.Errorf("next %d not below the job's %d", next, job.Next))
 	}
 	done := next < int64(job.Low)
-	return wrap("store backfill", db.tx(ctx, func(tx bun.Tx) error {
+	return wrap("store backfill", db.eventTx(ctx, func(tx bun.Tx) error {
 		if err := db.putTransactions(ctx, tx, chain, txs); err != nil {
 			return err
 		}
 		if err := db.putStatement(ctx, tx, chain, changes, nil); err != nil {
 			return err
 		}
+		var ended []string
 		for part := range slices.Chunk(job.Addresses, 500) {
-			_, err := tx.ExecContext(ctx, `UPDATE tracked SET
+			var moved []string
+			err := tx.NewRaw(`UPDATE tracked SET
 				backfill_next = CASE WHEN ? THEN NULL ELSE ? END,
 				backfill_low = CASE WHEN ? THEN NULL ELSE backfill_low END,
 				history_start = CASE WHEN history_start IS NULL OR history_start > ? THEN ? ELSE history_start END
-				WHERE chain = ? AND address IN (?) AND active AND NOT needs_sync AND backfill_low = ? AND backfill_next = ?`,
-				done, next, done, next+1, next+1, chain, bun.List(part), job.Low, job.Next)
+				WHERE chain = ? AND address IN (?) AND active AND NOT needs_sync AND backfill_low = ? AND backfill_next = ?
+				RETURNING address`,
+				done, next, done, next+1, next+1, chain, bun.List(part), job.Low, job.Next).Scan(ctx, &moved)
 			if err != nil {
 				return err
 			}
+			ended = append(ended, moved...)
 		}
-		return nil
+		if !done {
+			return nil
+		}
+		// The addresses whose backfill ended are ACTIVE: in the feed.
+		slices.Sort(ended)
+		return db.stateEvents(ctx, tx, chain, ended, job.Next)
 	}))
 }
 

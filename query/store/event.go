@@ -1,0 +1,385 @@
+package store
+
+// The event feed's outbox (migration 0050, docs/events.md): events are
+// inserted by the transactions that store what they tell of, so that the
+// feed never misses one nor tells of a change that was rolled back.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// eventLockID is the PostgreSQL advisory lock every transaction that
+// writes events takes first: ids are then taken, and their transactions
+// committed, one after another, so that a reader who sees position n has
+// seen every position under it (a sequence alone hands out ids in one
+// order and commits them in another).
+const eventLockID = 7368223
+
+// lockEvents takes the event lock until tx ends (PostgreSQL; a SQLite
+// write transaction holds the whole database already). It must be the
+// first statement after the fence, before any row lock, so that two
+// transactions never wait for each other.
+func (db *DB) lockEvents(ctx context.Context, tx bun.IDB) error {
+	if !db.postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", eventLockID)
+	return err
+}
+
+// eventTx is tx for a write that may write events: the event lock first.
+func (db *DB) eventTx(ctx context.Context, f func(tx bun.Tx) error) error {
+	return db.tx(ctx, func(tx bun.Tx) error {
+		if err := db.lockEvents(ctx, tx); err != nil {
+			return fmt.Errorf("event lock: %w", err)
+		}
+		return f(tx)
+	})
+}
+
+// changeData is the data of a balance_change, unreconciled or
+// balance_change_retracted event: the statement row as the API writes it
+// (api.balanceChange), with its chain and address.
+type changeData struct {
+	Chain        string      `json:"chain"`
+	Address      string      `json:"address"`
+	BlockNumber  uint64      `json:"block_number"`
+	Time         string      `json:"time"`
+	Contract     string      `json:"contract"`
+	Amount       string      `json:"amount"`
+	BalanceAfter string      `json:"balance_after"`
+	Causes       []causeData `json:"causes"`
+	Reconciled   *bool       `json:"reconciled"`
+	Difference   string      `json:"difference"`
+	Traced       bool        `json:"traced"`
+}
+
+type causeData struct {
+	Kind   string `json:"kind"`
+	TxHash string `json:"transaction_hash"`
+	Amount string `json:"amount"`
+}
+
+// stateData is the data of a subscription_state event.
+type stateData struct {
+	Chain        string  `json:"chain"`
+	Address      string  `json:"address"`
+	State        string  `json:"state"`
+	HistoryStart *uint64 `json:"history_start_block"`
+}
+
+func changeEventData(c query.BalanceChange) string {
+	d := changeData{Chain: c.Chain, Address: c.Address, BlockNumber: c.Block, Contract: c.Contract, Amount: c.Amount,
+		BalanceAfter: c.BalanceAfter, Causes: make([]causeData, len(c.Causes)), Difference: c.Difference, Traced: c.Traced}
+	if !c.Time.IsZero() {
+		d.Time = c.Time.UTC().Format(time.RFC3339)
+	}
+	if c.Checked {
+		d.Reconciled = &c.Reconciled
+	}
+	if d.Difference == "" {
+		d.Difference = "0"
+	}
+	for i, cs := range c.Causes {
+		d.Causes[i] = causeData{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}
+	}
+	b, _ := json.Marshal(d) // strings, numbers and bools only
+	return string(b)
+}
+
+// changeEvents are the events of statement rows stored: one
+// balance_change each, followed by an unreconciled for a row that does
+// not reconcile, in block order.
+func changeEvents(changes []query.BalanceChange, now time.Time) []query.Event {
+	slices.SortStableFunc(changes, func(a, b query.BalanceChange) int {
+		switch {
+		case a.Block != b.Block:
+			return cmpUint(a.Block, b.Block)
+		case a.Address != b.Address:
+			return strings.Compare(a.Address, b.Address)
+		}
+		return strings.Compare(a.Contract, b.Contract)
+	})
+	out := make([]query.Event, 0, len(changes))
+	for _, c := range changes {
+		data := changeEventData(c)
+		e := query.Event{Chain: c.Chain, Address: c.Address, Kind: query.EventBalanceChange, Block: c.Block, Created: now, Data: data}
+		out = append(out, e)
+		if c.Checked && !c.Reconciled {
+			e.Kind = query.EventUnreconciled
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// insertChanges inserts statement rows, leaving those already there as
+// they are, and writes the events of those it inserted.
+func (db *DB) insertChanges(ctx context.Context, tx bun.IDB, chain string, changes []query.BalanceChange) error {
+	verb, conflict := "INSERT INTO", " ON CONFLICT DO NOTHING"
+	if !db.postgres {
+		// As insertIgnore: no statement journal.
+		verb, conflict = "INSERT OR IGNORE INTO", ""
+	}
+	type key struct {
+		address  string
+		block    uint64
+		contract string
+	}
+	at := make(map[key]int, len(changes))
+	inserted := make([]bool, len(changes))
+	for off := 0; off < len(changes); off += batch {
+		part := changes[off:min(len(changes), off+batch)]
+		var q strings.Builder
+		q.WriteString(verb + " balance_changes (chain, address, block_number, contract, doc) VALUES ")
+		args := make([]any, 0, 5*len(part))
+		for i, c := range part {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?, ?)")
+			args = append(args, chain, c.Address, c.Block, c.Contract, string(appendChangeDoc(nil, c)))
+			at[key{c.Address, c.Block, c.Contract}] = off + i
+		}
+		q.WriteString(conflict + " RETURNING address, block_number, contract")
+		rows, err := tx.QueryContext(ctx, q.String(), args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var k key
+			if err := rows.Scan(&k.address, &k.block, &k.contract); err != nil {
+				rows.Close()
+				return err
+			}
+			inserted[at[k]] = true
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	var stored []query.BalanceChange
+	for i, c := range changes {
+		if inserted[i] {
+			c.Chain = chain
+			stored = append(stored, c)
+		}
+	}
+	return db.writeEvents(ctx, tx, changeEvents(stored, db.stamp()))
+}
+
+// writeEvents inserts events in order; their ids are their positions.
+func (db *DB) writeEvents(ctx context.Context, tx bun.IDB, events []query.Event) error {
+	for part := range slices.Chunk(events, batch) {
+		var q strings.Builder
+		q.WriteString("INSERT INTO events (chain, address, kind, block_number, created, data) VALUES ")
+		args := make([]any, 0, 6*len(part))
+		for i, e := range part {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?, ?, ?)")
+			args = append(args, e.Chain, e.Address, e.Kind, e.Block, e.Created.UTC(), e.Data)
+		}
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return fmt.Errorf("events: %w", err)
+		}
+	}
+	return nil
+}
+
+// retractEvents writes a balance_change_retracted event for every
+// statement row of chain above block number, which a rewind is about to
+// delete: newest first, as they are undone.
+func (db *DB) retractEvents(ctx context.Context, tx bun.IDB, chain string, number uint64) error {
+	rows, err := tx.QueryContext(ctx, `SELECT address, doc FROM balance_changes WHERE chain = ? AND block_number > ?
+		ORDER BY block_number DESC, address, contract`, chain, number)
+	if err != nil {
+		return err
+	}
+	var changes []query.BalanceChange
+	for rows.Next() {
+		var address, doc string
+		if err := rows.Scan(&address, &doc); err != nil {
+			rows.Close()
+			return err
+		}
+		c, err := parseChangeDoc(chain, address, doc)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		changes = append(changes, c)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	now := db.stamp()
+	events := make([]query.Event, len(changes))
+	for i, c := range changes {
+		events[i] = query.Event{Chain: chain, Address: c.Address, Kind: query.EventRetracted, Block: c.Block, Created: now,
+			Data: changeEventData(c)}
+	}
+	return db.writeEvents(ctx, tx, events)
+}
+
+// stateEvents writes a subscription_state event for each of addresses,
+// as tracked holds it now (within tx, after the change).
+func (db *DB) stateEvents(ctx context.Context, tx bun.IDB, chain string, addresses []string, block uint64) error {
+	var events []query.Event
+	now := db.stamp()
+	for part := range slices.Chunk(addresses, batch) {
+		var rows []struct {
+			Address      string
+			Syncing      bool
+			HistoryStart sql.NullInt64
+		}
+		err := tx.NewRaw(`SELECT address, needs_sync OR backfill_next IS NOT NULL AS syncing, history_start
+			FROM tracked WHERE chain = ? AND address IN (?) AND active ORDER BY address`, chain, bun.List(part)).Scan(ctx, &rows)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			d := stateData{Chain: chain, Address: r.Address, State: query.StateActive}
+			if r.HistoryStart.Valid {
+				h := uint64(r.HistoryStart.Int64)
+				d.HistoryStart = &h
+			}
+			if r.Syncing || !r.HistoryStart.Valid {
+				d.State = query.StateSyncing
+			}
+			b, _ := json.Marshal(d)
+			events = append(events, query.Event{Chain: chain, Address: r.Address, Kind: query.EventSubscriptionState,
+				Block: block, Created: now, Data: string(b)})
+		}
+	}
+	return db.writeEvents(ctx, tx, events)
+}
+
+// eventScan bounds the positions one feed read looks through, so that a
+// requester who sees few of many events pays a bounded read and moves on
+// (its page's Through).
+const eventScan = 5000
+
+// AccountEvents returns the events after position after (negative: from
+// the oldest retained) that the account sees and f matches, in order, at
+// most limit. Errors: query.ErrEventsPruned.
+func (db *DB) AccountEvents(ctx context.Context, account int64, after int64, f query.EventFilter, limit int) (query.EventPage, error) {
+	var last, pruned int64
+	err := db.r.QueryRowContext(ctx, `SELECT COALESCE((SELECT MAX(id) FROM events), 0),
+		COALESCE((SELECT through FROM events_pruned WHERE one = 1), 0)`).Scan(&last, &pruned)
+	if err != nil {
+		return query.EventPage{}, wrap("events", err)
+	}
+	if after < 0 {
+		after = pruned
+	}
+	if after < pruned {
+		return query.EventPage{}, wrap("events", query.ErrEventsPruned)
+	}
+	hi := min(last, after+eventScan)
+	page := query.EventPage{Through: max(after, hi)}
+	if hi <= after || limit <= 0 {
+		return page, nil
+	}
+	var q strings.Builder
+	q.WriteString(`SELECT e.id, e.chain, e.address, e.kind, e.block_number, e.created, e.data FROM events AS e
+		JOIN subscriptions AS s ON s.account_id = ? AND s.chain = e.chain AND s.address = e.address AND e.id > s.events_from
+		WHERE e.id > ? AND e.id <= ?`)
+	args := []any{account, after, hi}
+	if f.Chain != "" {
+		q.WriteString(" AND e.chain = ?")
+		args = append(args, f.Chain)
+	}
+	if f.Address != "" {
+		q.WriteString(" AND e.address = ?")
+		args = append(args, f.Address)
+	}
+	if len(f.Kinds) > 0 {
+		q.WriteString(" AND e.kind IN (?)")
+		args = append(args, bun.List(f.Kinds))
+	}
+	q.WriteString(" ORDER BY e.id LIMIT ?")
+	args = append(args, limit)
+	var rows []struct {
+		ID          int64
+		Chain       string
+		Address     string
+		Kind        string
+		BlockNumber uint64
+		Created     time.Time
+		Data        string
+	}
+	if err := db.r.NewRaw(q.String(), args...).Scan(ctx, &rows); err != nil {
+		return query.EventPage{}, wrap("events", err)
+	}
+	page.Events = make([]query.Event, len(rows))
+	for i, r := range rows {
+		page.Events[i] = query.Event{ID: r.ID, Chain: r.Chain, Address: r.Address, Kind: r.Kind, Block: r.BlockNumber,
+			Created: utc(r.Created), Data: r.Data}
+	}
+	if len(rows) == limit {
+		page.Through = rows[len(rows)-1].ID
+	}
+	return page, nil
+}
+
+// LastEventID returns the newest event's position, 0 when there is none.
+func (db *DB) LastEventID(ctx context.Context) (int64, error) {
+	var last int64
+	err := db.r.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM events").Scan(&last)
+	return last, wrap("last event", err)
+}
+
+// PruneEvents deletes the events written before t, and every older
+// position, and records the newest position deleted: a cursor at or
+// under it is refused from then on.
+func (db *DB) PruneEvents(ctx context.Context, before time.Time) (int, error) {
+	var n int64
+	err := db.tx(ctx, func(tx bun.Tx) error {
+		var through sql.NullInt64
+		if err := tx.QueryRowContext(ctx, "SELECT MAX(id) FROM events WHERE created < ?", before.UTC()).Scan(&through); err != nil {
+			return err
+		}
+		if !through.Valid {
+			return nil
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM events WHERE id <= ?", through.Int64)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO events_pruned (one, through) VALUES (1, ?)
+			ON CONFLICT (one) DO UPDATE SET through = excluded.through WHERE events_pruned.through < excluded.through`, through.Int64)
+		return err
+	})
+	return int(n), wrap("prune events", err)
+}
