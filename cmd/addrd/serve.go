@@ -23,6 +23,7 @@ import (
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
 	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/events"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -60,7 +61,7 @@ Example:
 				Usage: "requests per API key, `RATE` = N/s, N/m or N/h, in bursts of up to N (0: no limit)"},
 			&cli.IntFlag{Name: "max-subscriptions", Value: 10_000, EnvVars: []string{"ADDRD_MAX_SUBSCRIPTIONS"},
 				Usage: "the most subscriptions, `N`, a requester (an account) may hold (0: no limit)"},
-		}, append(shell.LogFlags("ADDRD"), fetchFlags()...)...),
+		}, append(shell.LogFlags("ADDRD"), append(fetchFlags(), eventFlags()...)...)...),
 		Action: serve,
 	}
 }
@@ -140,6 +141,8 @@ type server struct {
 	reg    *prometheus.Registry
 	fetch  fetchOptions
 	health *health // the chains' state for /healthz and the chain metrics
+	events eventOptions
+	watch  *events.Watcher // wakes the feed's long polls
 }
 
 // serverOptions are serve's flags for the API server.
@@ -182,14 +185,17 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 		names[i] = c.Name
 	}
 	health := newHealth(db, chains)
+	watch := events.NewWatcher(db.LastEventID, 100*time.Millisecond)
+	db.OnEvents(watch.Notify)
 	h := api.New(api.Config{Store: db, Chains: names, Logger: log, Metrics: reg, MaxInFlight: db.Readers(),
-		ClientIP: o.clientIP, KeyRate: o.keyRate, Health: health})
+		ClientIP: o.clientIP, KeyRate: o.keyRate, Health: health, Watcher: watch})
 	return &server{
 		log:    log,
 		db:     db,
 		chains: chains,
 		reg:    reg,
 		health: health,
+		watch:  watch,
 		http: &http.Server{
 			Addr:              o.listen,
 			Handler:           h,
@@ -218,6 +224,7 @@ func (s *server) startWorkers(ctx context.Context, wg *sync.WaitGroup) error {
 			s.log.Info("chain", "name", c.Name, "rpc", redactURL(c.RPC), "fetcher", "off (--fetch=false)")
 		}
 	}
+	startPruner(ctx, wg, s.log, s.db, s.events, time.Now)
 	// Set before the server starts: the API reads them while serving.
 	s.health.fetchers, s.health.self, s.health.ttl = fetchers, s.fetch.holder, s.fetch.leaseTTL
 	if err := s.reg.Register(s.health); err != nil {
@@ -264,6 +271,9 @@ func serve(c *cli.Context) error {
 	}
 	defer s.db.Close()
 	if s.fetch, err = fetchOptionsFrom(c); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if s.events, err = eventOptionsFrom(c); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	if dev != nil {

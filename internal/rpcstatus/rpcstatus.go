@@ -17,6 +17,7 @@ const (
 	NotFound          Code = 5
 	PermissionDenied  Code = 7
 	ResourceExhausted Code = 8
+	OutOfRange        Code = 11
 	Unimplemented     Code = 12
 	Internal          Code = 13
 	Unavailable       Code = 14
@@ -58,7 +59,7 @@ func (c Code) String() string {
 // HTTPStatus is grpc-gateway's HTTP status for the code; 500 for others.
 func (c Code) HTTPStatus() int {
 	switch c {
-	case InvalidArgument:
+	case InvalidArgument, OutOfRange:
 		return http.StatusBadRequest
 	case NotFound:
 		return http.StatusNotFound

@@ -18,6 +18,7 @@ func TestMapping(t *testing.T) {
 		{rpcstatus.NotFound, "NotFound", 404},
 		{rpcstatus.PermissionDenied, "PermissionDenied", 403},
 		{rpcstatus.ResourceExhausted, "ResourceExhausted", 429},
+		{rpcstatus.OutOfRange, "OutOfRange", 400},
 		{rpcstatus.Unimplemented, "Unimplemented", 501},
 		{rpcstatus.Internal, "Internal", 500},
 		{rpcstatus.Unavailable, "Unavailable", 503},

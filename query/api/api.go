@@ -19,6 +19,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/clientip"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/events"
 )
 
 //go:embed openapi.yaml
@@ -77,6 +78,12 @@ type Config struct {
 	// Health adds the chains' fetching to /healthz; nil: /healthz says
 	// only whether the database answers.
 	Health ChainReporter
+	// Events is the event feed (GET /v1/events); nil: Store's, when it
+	// keeps one.
+	Events query.EventStore
+	// Watcher wakes the feed's long polls; nil: one that reads the
+	// newest position every 100 ms while any request waits.
+	Watcher *events.Watcher
 }
 
 // DefaultMaxInFlight is MaxInFlight when Config leaves it zero.
@@ -106,6 +113,9 @@ type Server struct {
 	bufs bufPool // response buffers of transaction pages
 
 	heads headCache // the stored head of each chain, for confirmations
+
+	feed  query.EventStore // nil: no feed
+	watch *events.Watcher
 
 	// turns holds a token for each request using the store; a channel's
 	// blocked senders go in arrival order.
@@ -138,6 +148,13 @@ func New(cfg Config) *Server {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.feed, s.watch = cfg.Events, cfg.Watcher
+	if es, ok := cfg.Store.(query.EventStore); ok && s.feed == nil {
+		s.feed = es
+	}
+	if s.watch == nil && s.feed != nil {
+		s.watch = events.NewWatcher(s.feed.LastEventID, 100*time.Millisecond)
 	}
 	n := cfg.MaxInFlight
 	if n <= 0 {

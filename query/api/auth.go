@@ -46,7 +46,12 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, h func(*Se
 	}
 	select {
 	case s.turns <- struct{}{}:
-		defer func() { <-s.turns }()
+		ri.turn = true
+		defer func() {
+			if ri.turn { // a long poll gives it back while it waits (outsideTurn)
+				<-s.turns
+			}
+		}()
 	case <-r.Context().Done():
 		return r.Context().Err() // the client has gone
 	}

@@ -21,6 +21,7 @@ const (
 	codeNotFound          = rpcstatus.NotFound
 	codePermissionDenied  = rpcstatus.PermissionDenied
 	codeResourceExhausted = rpcstatus.ResourceExhausted
+	codeOutOfRange        = rpcstatus.OutOfRange
 	codeUnimplemented     = rpcstatus.Unimplemented
 	codeInternal          = rpcstatus.Internal
 	codeUnavailable       = rpcstatus.Unavailable

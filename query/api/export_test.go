@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/events"
 )
 
 // Patterns lists the ServeMux patterns of the /v1 routes, for the
@@ -20,17 +21,21 @@ func Patterns() []string {
 
 // BodyTypes maps the openapi schema names to the Go types written as JSON.
 var BodyTypes = map[string]reflect.Type{
-	"Error":             reflect.TypeFor[errorBody](),
-	"Subscription":      reflect.TypeFor[subscriptionBody](),
-	"AddressPage":       reflect.TypeFor[addressPage](),
-	"Balances":          reflect.TypeFor[balancesBody](),
-	"Balance":           reflect.TypeFor[balance](),
-	"TransactionPage":   reflect.TypeFor[transactionPage](),
-	"Transaction":       reflect.TypeFor[transaction](),
-	"Transfer":          reflect.TypeFor[transfer](),
-	"BalanceChangePage": reflect.TypeFor[balanceChangePage](),
-	"BalanceChange":     reflect.TypeFor[balanceChange](),
-	"Cause":             reflect.TypeFor[cause](),
+	"Error":                  reflect.TypeFor[errorBody](),
+	"Subscription":           reflect.TypeFor[subscriptionBody](),
+	"AddressPage":            reflect.TypeFor[addressPage](),
+	"Balances":               reflect.TypeFor[balancesBody](),
+	"Balance":                reflect.TypeFor[balance](),
+	"TransactionPage":        reflect.TypeFor[transactionPage](),
+	"Transaction":            reflect.TypeFor[transaction](),
+	"Transfer":               reflect.TypeFor[transfer](),
+	"BalanceChangePage":      reflect.TypeFor[balanceChangePage](),
+	"BalanceChange":          reflect.TypeFor[balanceChange](),
+	"Cause":                  reflect.TypeFor[cause](),
+	"EventPage":              reflect.TypeFor[eventPage](),
+	"Event":                  reflect.TypeFor[eventBody](),
+	"EventBalanceChange":     reflect.TypeFor[events.ChangeData](),
+	"EventSubscriptionState": reflect.TypeFor[events.StateData](),
 }
 
 // EncodeBalanceChangePage encodes a page of statement rows whose strings

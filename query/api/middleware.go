@@ -22,6 +22,7 @@ type reqInfo struct {
 	id     string     // the request id
 	client netip.Addr // the client's address
 	apiID  string     // the API id of the credentials, once read
+	turn   bool       // the request holds a store turn (Server.turns)
 }
 
 func info(r *http.Request) *reqInfo {

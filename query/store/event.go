@@ -7,7 +7,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/events"
 )
 
 // eventLockID is the PostgreSQL advisory lock every transaction that
@@ -37,65 +37,27 @@ func (db *DB) lockEvents(ctx context.Context, tx bun.IDB) error {
 	return err
 }
 
-// eventTx is tx for a write that may write events: the event lock first.
+// eventTx is tx for a write that may write events: the event lock
+// first, and the OnEvents hook after the commit.
 func (db *DB) eventTx(ctx context.Context, f func(tx bun.Tx) error) error {
-	return db.tx(ctx, func(tx bun.Tx) error {
+	err := db.tx(ctx, func(tx bun.Tx) error {
 		if err := db.lockEvents(ctx, tx); err != nil {
 			return fmt.Errorf("event lock: %w", err)
 		}
 		return f(tx)
 	})
+	if err == nil {
+		if hook := db.onEvents.Load(); hook != nil {
+			(*hook)()
+		}
+	}
+	return err
 }
 
-// changeData is the data of a balance_change, unreconciled or
-// balance_change_retracted event: the statement row as the API writes it
-// (api.balanceChange), with its chain and address.
-type changeData struct {
-	Chain        string      `json:"chain"`
-	Address      string      `json:"address"`
-	BlockNumber  uint64      `json:"block_number"`
-	Time         string      `json:"time"`
-	Contract     string      `json:"contract"`
-	Amount       string      `json:"amount"`
-	BalanceAfter string      `json:"balance_after"`
-	Causes       []causeData `json:"causes"`
-	Reconciled   *bool       `json:"reconciled"`
-	Difference   string      `json:"difference"`
-	Traced       bool        `json:"traced"`
-}
-
-type causeData struct {
-	Kind   string `json:"kind"`
-	TxHash string `json:"transaction_hash"`
-	Amount string `json:"amount"`
-}
-
-// stateData is the data of a subscription_state event.
-type stateData struct {
-	Chain        string  `json:"chain"`
-	Address      string  `json:"address"`
-	State        string  `json:"state"`
-	HistoryStart *uint64 `json:"history_start_block"`
-}
-
-func changeEventData(c query.BalanceChange) string {
-	d := changeData{Chain: c.Chain, Address: c.Address, BlockNumber: c.Block, Contract: c.Contract, Amount: c.Amount,
-		BalanceAfter: c.BalanceAfter, Causes: make([]causeData, len(c.Causes)), Difference: c.Difference, Traced: c.Traced}
-	if !c.Time.IsZero() {
-		d.Time = c.Time.UTC().Format(time.RFC3339)
-	}
-	if c.Checked {
-		d.Reconciled = &c.Reconciled
-	}
-	if d.Difference == "" {
-		d.Difference = "0"
-	}
-	for i, cs := range c.Causes {
-		d.Causes[i] = causeData{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}
-	}
-	b, _ := json.Marshal(d) // strings, numbers and bools only
-	return string(b)
-}
+// OnEvents sets a function called after every commit that may have
+// written events (an events.Watcher's Notify: readers on this replica
+// learn of them at once, others at their next poll). It must not block.
+func (db *DB) OnEvents(f func()) { db.onEvents.Store(&f) }
 
 // changeEvents are the events of statement rows stored: one
 // balance_change each, followed by an unreconciled for a row that does
@@ -112,7 +74,7 @@ func changeEvents(changes []query.BalanceChange, now time.Time) []query.Event {
 	})
 	out := make([]query.Event, 0, len(changes))
 	for _, c := range changes {
-		data := changeEventData(c)
+		data := events.ChangeJSON(c)
 		e := query.Event{Chain: c.Chain, Address: c.Address, Kind: query.EventBalanceChange, Block: c.Block, Created: now, Data: data}
 		out = append(out, e)
 		if c.Checked && !c.Reconciled {
@@ -241,18 +203,18 @@ func (db *DB) retractEvents(ctx context.Context, tx bun.IDB, chain string, numbe
 		return err
 	}
 	now := db.stamp()
-	events := make([]query.Event, len(changes))
+	out := make([]query.Event, len(changes))
 	for i, c := range changes {
-		events[i] = query.Event{Chain: chain, Address: c.Address, Kind: query.EventRetracted, Block: c.Block, Created: now,
-			Data: changeEventData(c)}
+		out[i] = query.Event{Chain: chain, Address: c.Address, Kind: query.EventRetracted, Block: c.Block, Created: now,
+			Data: events.ChangeJSON(c)}
 	}
-	return db.writeEvents(ctx, tx, events)
+	return db.writeEvents(ctx, tx, out)
 }
 
 // stateEvents writes a subscription_state event for each of addresses,
 // as tracked holds it now (within tx, after the change).
 func (db *DB) stateEvents(ctx context.Context, tx bun.IDB, chain string, addresses []string, block uint64) error {
-	var events []query.Event
+	var out []query.Event
 	now := db.stamp()
 	for part := range slices.Chunk(addresses, batch) {
 		var rows []struct {
@@ -266,20 +228,20 @@ func (db *DB) stateEvents(ctx context.Context, tx bun.IDB, chain string, address
 			return err
 		}
 		for _, r := range rows {
-			d := stateData{Chain: chain, Address: r.Address, State: query.StateActive}
+			var start *uint64
 			if r.HistoryStart.Valid {
 				h := uint64(r.HistoryStart.Int64)
-				d.HistoryStart = &h
+				start = &h
 			}
-			if r.Syncing || !r.HistoryStart.Valid {
-				d.State = query.StateSyncing
+			state := query.StateActive
+			if r.Syncing || start == nil {
+				state = query.StateSyncing
 			}
-			b, _ := json.Marshal(d)
-			events = append(events, query.Event{Chain: chain, Address: r.Address, Kind: query.EventSubscriptionState,
-				Block: block, Created: now, Data: string(b)})
+			out = append(out, query.Event{Chain: chain, Address: r.Address, Kind: query.EventSubscriptionState,
+				Block: block, Created: now, Data: events.StateJSON(chain, r.Address, state, start)})
 		}
 	}
-	return db.writeEvents(ctx, tx, events)
+	return db.writeEvents(ctx, tx, out)
 }
 
 // eventScan bounds the positions one feed read looks through, so that a

@@ -15,6 +15,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -46,6 +47,8 @@ type DB struct {
 	rand     io.Reader
 	// maxSubscriptions bounds the subscriptions of an account; 0: none.
 	maxSubscriptions int
+	// onEvents is called after a commit that may have written events.
+	onEvents atomic.Pointer[func()]
 }
 
 var (

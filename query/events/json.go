@@ -1,0 +1,29 @@
+package events
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// ID is an event's stable id, the webhook-id of its deliveries: the
+// same for every requester and every delivery of it.
+func ID(e query.Event) string { return "evt_" + strconv.FormatInt(e.ID, 10) }
+
+// AppendJSON appends the JSON object of e as account's feed lists it:
+// {"id","type","timestamp","cursor","data"}, the envelope Standard
+// Webhooks recommends, with the cursor after e and e's stored data.
+func AppendJSON(b []byte, account int64, e query.Event) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, ID(e)...)
+	b = append(b, `","type":"`...)
+	b = append(b, e.Kind...) // one of query.EventKinds: no escaping
+	b = append(b, `","timestamp":"`...)
+	b = e.Created.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","cursor":"`...)
+	b = append(b, Cursor(account, e.ID)...)
+	b = append(b, `","data":`...)
+	b = append(b, e.Data...)
+	return append(b, '}')
+}
