@@ -41,6 +41,10 @@ func (w *Watcher) Notify() {
 // ctx ends (its error).
 func (w *Watcher) Wait(ctx context.Context, after int64) error {
 	w.mu.Lock()
+	if w.cur > after {
+		w.mu.Unlock()
+		return nil
+	}
 	w.waiters++
 	if !w.polling {
 		w.polling = true
