@@ -25,6 +25,9 @@ func openDB(ctx context.Context, c *cli.Context, create bool) (*auth.DB, error) 
 	if isPostgres(dsn) || dsn == ":memory:" {
 		return auth.Open(ctx, dsn)
 	}
+	if scheme, _, ok := strings.Cut(dsn, "://"); ok {
+		return nil, fmt.Errorf("--db %s: no database of kind %q: give a SQLite file (PATH or file:PATH) or postgres://USER@HOST/DB", dsn, scheme)
+	}
 	path := strings.TrimPrefix(dsn, "file:")
 	path, _, _ = strings.Cut(path, "?")
 	_, err := os.Stat(path)

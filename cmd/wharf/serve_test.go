@@ -217,6 +217,15 @@ func TestAdminNeverCreatesDatabase(t *testing.T) {
 			}
 		})
 	}
+	t.Run("UnknownScheme", func(t *testing.T) {
+		_, _, err := pubRun(t, "org", "list", "--db", "mysql://root@127.0.0.1/wharf")
+		if err == nil || !strings.Contains(err.Error(), `no database of kind "mysql"`) || !strings.Contains(err.Error(), "postgres://") {
+			t.Errorf("err = %v, want one naming the kinds --db takes", err)
+		}
+		if _, err := os.Stat("mysql:"); err == nil {
+			t.Error("created a file for the URL")
+		}
+	})
 	t.Run("ExplicitNewFile", func(t *testing.T) {
 		db := filepath.Join(dir, "new.db")
 		_, stderr, err := pubRun(t, "org", "create", "acme", "--level", "basic", "--db", db)
