@@ -126,6 +126,32 @@ func (m *Manifest) Newest(kind string) (Version, bool) {
 	return best, found
 }
 
+// Resolve returns the release a tag (latest or preview) names, given the
+// version its pointer holds ("" when the pointer is missing): the
+// pointer's release when the manifest has it, else the newest of the
+// tag's kind (a pointer missing, or ahead of the manifest). ok is false
+// when the manifest has no release of the kind or tag is no tag.
+func (m *Manifest) Resolve(tag, pointer string) (*Release, bool) {
+	kind := KindRelease
+	switch tag {
+	case KeyLatest:
+	case KeyPreview:
+		kind = KindPreview
+	default:
+		return nil, false
+	}
+	if pointer != "" {
+		if r, ok := m.Find(pointer); ok {
+			return r, true
+		}
+	}
+	v, ok := m.Newest(kind)
+	if !ok {
+		return nil, false
+	}
+	return m.Find(v.String())
+}
+
 // PreviousRelease returns the newest non-preview release below v.
 func (m *Manifest) PreviousRelease(v Version) (Version, bool) {
 	var best Version

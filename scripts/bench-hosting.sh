@@ -14,6 +14,8 @@
 #   public          public 50 MiB downloads, hosting ÷ plain nginx   (want ~1.0)
 #   short-latest    /x86/engine redirects (latest, wharf's answer kept
 #                   a second) ÷ nginx's own `return 302`             (want >= 0.9)
+#   short-pinned    the same with --pin-latest (latest written into the
+#                   configuration; a second nginx)                     (want >= 0.9)
 #   short-version   /26.1.1/x86/engine redirects (resolved by nginx)
 #                   ÷ nginx's own `return 302`                        (want >= 0.9)
 #   noise           nginx's `return 302` against itself: how much the
@@ -145,21 +147,37 @@ CONF
 nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' 2>"$work/nginx.err" &
 nginx_pid=$!
 pids+=("$nginx_pid")
-hurl=http://127.0.0.1:$hport nurl=http://127.0.0.1:$nport
+# A second nginx with latest written into its configuration (--pin-latest).
+pport=$(port)
+"$wharf" hosting nginx --root "$work/public" --upstream "http://127.0.0.1:$wport" \
+  --listen "127.0.0.1:$pport" --cache-dir "$work/cache2" --auth-cache "$work/auth-cache2" \
+  --access-log off --pin-latest >"$work/pinned.conf" 2>/dev/null
+mkdir -p "$work/n2"
+sed -e "s|^pid .*|pid $work/nginx2.pid;|" -e "s|error_log .*|error_log $work/nginx2-error.log;|" \
+  -e "s|_temp_path $work/|_temp_path $work/n2/|" -e "s|include $work/hosting.conf;|include $work/pinned.conf;|" \
+  -e '/# The reference/,/^  }$/d' "$work/nginx.conf" >"$work/nginx2.conf"
+nginx -p "$work" -c "$work/nginx2.conf" -g 'daemon off;' 2>"$work/nginx2.err" &
+nginx2_pid=$!
+pids+=("$nginx2_pid")
+hurl=http://127.0.0.1:$hport nurl=http://127.0.0.1:$nport purl=http://127.0.0.1:$pport
 wait_http "http://127.0.0.1:$wport/latest"
 wait_http "$hurl/latest"
 wait_http "$nurl/latest"
+wait_http "$purl/latest"
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "$auth" "$hurl/$engine")
 [ "$code" = 200 ] || { echo "bench-hosting: authenticated download through nginx = $code" >&2; exit 1; }
 code=$(curl -s -o /dev/null -w '%{http_code}' "$hurl/$engine")
 [ "$code" = 401 ] || { echo "bench-hosting: anonymous download through nginx = $code, want 401" >&2; exit 1; }
+
+loc=$(curl -s -o /dev/null -w '%{http_code} %header{location}' "$purl/x86/engine")
+[ "$loc" = "302 /$engine" ] || { echo "bench-hosting: /x86/engine through the pinned nginx = $loc, want 302 /$engine" >&2; exit 1; }
 
 run_wrk() { wrk -d "${DURATION}s" "$@" 2>&1; }
 # server_cpu: CPU time of nginx's workers and of wharf so far, in clock
 # ticks (wharf works only for the hosting side: its auth answers).
 server_cpu() {
   local t=0 w
-  for w in $(ps --ppid "$nginx_pid" -o pid=) "$wharf_pid"; do
+  for w in $(ps --ppid "$nginx_pid" -o pid=) $(ps --ppid "$nginx2_pid" -o pid=) "$wharf_pid"; do
     t=$((t + $(awk '{ print $14 + $15 }' "/proc/$w/stat")))
   done
   echo "$t"
@@ -243,6 +261,9 @@ for form in ${FORMS:-throughput cpu}; do
   mes_run() { $f -t2 -c64 "$hurl/x86/engine"; }
   read -r m r med rounds < <(abba)
   echo "short-latest /x86/engine ($form): hosting nginx $m$unit, nginx return 302 $r$unit, ratio $med (rounds: $rounds) (want >= 0.9)"
+  mes_run() { $f -t2 -c64 "$purl/x86/engine"; }
+  read -r m r med rounds < <(abba)
+  echo "short-pinned /x86/engine with --pin-latest ($form): hosting nginx $m$unit, nginx return 302 $r$unit, ratio $med (rounds: $rounds) (want >= 0.9)"
   mes_run() { $f -t2 -c64 "$hurl/26.1.1/x86/engine"; }
   read -r m r med rounds < <(abba)
   echo "short-version /26.1.1/x86/engine ($form): hosting nginx $m$unit, nginx return 302 $r$unit, ratio $med (rounds: $rounds) (want >= 0.9)"

@@ -196,20 +196,12 @@ func objectVersion(info publish.ObjectInfo) string {
 func (s *snapshot) release(tag string) (*publish.Release, error) {
 	switch tag {
 	case publish.KeyLatest, publish.KeyPreview:
+		if r, ok := s.manifest.Resolve(tag, s.pointers[tag]); ok {
+			return r, nil
+		}
 		kind := publish.KindRelease
 		if tag == publish.KeyPreview {
 			kind = publish.KindPreview
-		}
-		if v := s.pointers[tag]; v != "" {
-			if r, ok := s.manifest.Find(v); ok {
-				return r, nil
-			}
-		}
-		// No pointer (or one ahead of the manifest): the newest of the kind.
-		if v, ok := s.manifest.Newest(kind); ok {
-			if r, ok := s.manifest.Find(v.String()); ok {
-				return r, nil
-			}
 		}
 		return nil, notFound(fmt.Sprintf("no %s has been published", kind))
 	}

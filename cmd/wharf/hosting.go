@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -31,6 +32,7 @@ func hostingCommand() *cli.Command {
 			&cli.StringFlag{Name: "listen", Usage: listenUsage, EnvVars: []string{"WHARF_HOSTING_LISTEN"}},
 			&cli.StringFlag{Name: "server-name", Usage: "host `NAME` the site answers for", EnvVars: []string{"WHARF_HOSTING_SERVER_NAME"}},
 			configFlag,
+			&cli.BoolFlag{Name: "pin-latest", Usage: "write the versions latest and preview name now into the configuration: their short URLs at a return's cost, but a new release is followed only once this is run again and the proxy reloaded (after every publish)", EnvVars: []string{"WHARF_HOSTING_PIN_LATEST"}},
 		}, historyFlags...)
 	}
 	return &cli.Command{
@@ -132,6 +134,17 @@ func hostingProxy(c *cli.Context, render func(w io.Writer, o hosting.Options) er
 		ServerName: c.String("server-name"),
 		Artifacts:  hosting.Artifacts(cfg, m),
 	}
+	if c.Bool("pin-latest") {
+		if m == nil {
+			return fmt.Errorf("%s: --pin-latest needs the tree's releases.json (not --config-only)", name)
+		}
+		o.Latest, o.Preview, err = pinnedReleases(c, root, local, m)
+		if err != nil {
+			return fmt.Errorf("%s: --pin-latest: %w", name, err)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "wharf %s: latest %s and preview %s written in: run this again and reload the proxy after every publish\n",
+			name, pinnedVersion(o.Latest), pinnedVersion(o.Preview))
+	}
 	if c.Command.Name == "nginx" {
 		o.CacheDir = c.String("cache-dir")
 		o.AccessLog = c.String("access-log")
@@ -141,6 +154,60 @@ func hostingProxy(c *cli.Context, render func(w io.Writer, o hosting.Options) er
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// pinnedReleases resolves latest and preview as wharf serve would now:
+// each pointer's release in m, or the newest of its kind. The pointers
+// are read from --store, or from root when it is on this machine.
+func pinnedReleases(c *cli.Context, root string, local bool, m *publish.Manifest) (latest, preview *publish.Release, err error) {
+	read := func(key string) (string, error) {
+		b, err := os.ReadFile(filepath.Join(root, key))
+		if errors.Is(err, os.ErrNotExist) {
+			return "", nil
+		}
+		return strings.TrimSpace(string(b)), err
+	}
+	switch {
+	case c.String("store") != "":
+		st, closeStore, err := openStore(c.Context, c.String("store"), storeOptions{S3Endpoint: c.String("s3-endpoint"), DryRun: true})
+		if err != nil {
+			return nil, nil, err
+		}
+		defer closeStore()
+		read = func(key string) (string, error) {
+			obj, err := st.Open(c.Context, key)
+			if errors.Is(err, publish.ErrNotFound) {
+				return "", nil
+			}
+			if err != nil {
+				return "", fmt.Errorf("store %s: %w", c.String("store"), err)
+			}
+			defer obj.Close()
+			b, err := io.ReadAll(io.LimitReader(obj, 1<<10))
+			return strings.TrimSpace(string(b)), err
+		}
+	case !local:
+		return nil, nil, errors.New("the pointers latest and preview are read from --store, or from --root on this machine")
+	}
+	for _, p := range []struct {
+		key string
+		r   **publish.Release
+	}{{publish.KeyLatest, &latest}, {publish.KeyPreview, &preview}} {
+		v, err := read(p.key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", p.key, err)
+		}
+		*p.r, _ = m.Resolve(p.key, v)
+	}
+	return latest, preview, nil
+}
+
+// pinnedVersion names a pinned release in a message.
+func pinnedVersion(r *publish.Release) string {
+	if r == nil {
+		return "(none published)"
+	}
+	return r.Version
 }
 
 // errNoHistory: no manifest to read the access classes of every release from.

@@ -765,20 +765,22 @@ func TestHostingDifferential(t *testing.T) {
 	d := newDiffTree(t)
 	n, seed := diffVariants(t), diffSeed(t)
 	t.Logf("seed %d, %d variants per proxy (WHARF_HOSTING_SEED, WHARF_HOSTING_VARIANTS)", seed, n)
-	proxy := func(kind string) *testenv.Proxy {
+	proxy := func(kind string, extra ...string) *testenv.Proxy {
 		addr := testenv.FreeAddr(t)
 		args := []string{"hosting", kind, "--root", d.store, "--upstream", "http://" + d.wharf, "--listen", addr, "--config", d.newConf}
 		if kind == "nginx" {
 			args = append(args, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--auth-cache", filepath.Join(t.TempDir(), "auth"), "--access-log", "off")
-			return testenv.NewNginx(t, addr, mustRun(t, args...))
+			return testenv.NewNginx(t, addr, mustRun(t, append(args, extra...)...))
 		}
-		return testenv.NewCaddy(t, addr, mustRun(t, args...))
+		return testenv.NewCaddy(t, addr, mustRun(t, append(args, extra...)...))
 	}
-	caddy := proxy("caddy")
-	nginx := proxy("nginx")
+	// Each proxy twice: asking wharf for latest and preview short URLs,
+	// and with them written in (--pin-latest).
+	caddy, caddyPinned := proxy("caddy"), proxy("caddy", "--pin-latest")
+	nginx, nginxPinned := proxy("nginx"), proxy("nginx", "--pin-latest")
 	d.loadFiles(t)
 	t.Run("caddy", func(t *testing.T) {
-		d.runDiff(t, seed, n, map[string]*testenv.Proxy{"caddy": caddy})
+		d.runDiff(t, seed, n, map[string]*testenv.Proxy{"caddy": caddy, "caddy-pinned": caddyPinned})
 	})
 	d.addSymlinks(t)
 	d.loadFiles(t)
@@ -786,6 +788,6 @@ func TestHostingDifferential(t *testing.T) {
 		t.Errorf("wharf hosting caddy over a tree with links: err = %v, want a refusal", err)
 	}
 	t.Run("nginx", func(t *testing.T) {
-		d.runDiff(t, seed+1, n, map[string]*testenv.Proxy{"nginx": nginx})
+		d.runDiff(t, seed+1, n, map[string]*testenv.Proxy{"nginx": nginx, "nginx-pinned": nginxPinned})
 	})
 }

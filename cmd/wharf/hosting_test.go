@@ -53,7 +53,14 @@ func newHostingEnv(t *testing.T) *hostingEnv {
 // authAsks is how many times wharf's auth endpoint has been asked.
 func (e *hostingEnv) authAsks(t *testing.T) int {
 	t.Helper()
-	resp, err := http.Get(e.wharf + "/metrics")
+	return metricSum(t, e.wharf, `route="auth"`)
+}
+
+// metricSum adds up wharf_http_requests_total at base over the series
+// whose labels hold sel.
+func metricSum(t *testing.T, base, sel string) int {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +69,7 @@ func (e *hostingEnv) authAsks(t *testing.T) int {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "wharf_http_requests_total{") && strings.Contains(line, `route="auth"`) {
+		if strings.HasPrefix(line, "wharf_http_requests_total{") && strings.Contains(line, sel) {
 			f := strings.Fields(line)
 			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
 			n += int(v)

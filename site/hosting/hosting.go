@@ -65,6 +65,12 @@ type Options struct {
 	// Artifacts are every artifact the tree may hold, with its access
 	// class; see Artifacts.
 	Artifacts []publish.ArtifactSpec
+	// Latest and Preview, when set, are the releases the tree's pointers
+	// named when the configuration was generated (wharf hosting
+	// --pin-latest): the proxy answers their short URLs itself, at the
+	// cost of a return, and follows a new release only once the
+	// configuration is generated and loaded again. Nil: wharf answers.
+	Latest, Preview *publish.Release
 }
 
 // Artifacts is what a recipe must know about the tree: every artifact
@@ -139,6 +145,10 @@ type templateData struct {
 	Builds                            []build
 	BuildNames                        string
 	ShortPrefixes                     []string // latest, preview and every build name
+	// Pins are the short URLs of PinnedLatest and PinnedPreview, answered
+	// by the proxy itself.
+	Pins                        []pin
+	PinnedLatest, PinnedPreview string
 }
 
 func (o Options) data() (*templateData, error) {
@@ -241,6 +251,20 @@ func (o Options) data() (*templateData, error) {
 	d.ShortPrefixes = []string{publish.KeyLatest, publish.KeyPreview}
 	for _, n := range names {
 		d.ShortPrefixes = append(d.ShortPrefixes, strings.Split(n, "|")...)
+	}
+	if o.Latest != nil {
+		p, err := pins(o.Latest, "", "/"+publish.KeyLatest)
+		if err != nil {
+			return nil, err
+		}
+		d.Pins, d.PinnedLatest = append(d.Pins, p...), o.Latest.Version
+	}
+	if o.Preview != nil {
+		p, err := pins(o.Preview, "/"+publish.KeyPreview)
+		if err != nil {
+			return nil, err
+		}
+		d.Pins, d.PinnedPreview = append(d.Pins, p...), o.Preview.Version
 	}
 	return d, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,5 +156,81 @@ func TestOptionErrors(t *testing.T) {
 				t.Error("caddy: no error")
 			}
 		})
+	}
+}
+
+// pinnedRelease is a release with a binary for two builds and an image,
+// for the --pin-latest configurations.
+func pinnedRelease(v, kind string) *publish.Release {
+	art := func(name, k, b, osName, plat, key string) publish.Artifact {
+		return publish.Artifact{Name: name, Kind: k, Build: b, OS: osName, Platform: plat, Key: key}
+	}
+	return &publish.Release{Version: v, Kind: kind, Artifacts: []publish.Artifact{
+		art("engine", publish.KindBinary, "x86", "linux", "amd64", "bin/"+v+"/engine-"+v+"-linux-amd64.tar.gz"),
+		art("engine", publish.KindBinary, "mac", "macos", "arm64", "bin/"+v+"/engine-"+v+"-macos-arm64.tar.gz"),
+		art("engine", publish.KindImage, "x86", "linux", "amd64", "img/"+v+"/engine-"+v+"-amd64.tar"),
+		art("treasury-node", publish.KindImage, "arm", "linux", "arm64", "img/"+v+"/treasury-node-"+v+"-arm64.tar"),
+	}}
+}
+
+// TestPinned keeps the configurations with latest and preview written in
+// (wharf hosting --pin-latest): the first artifact of a name and build
+// wins, as in wharf serve, and mac is also macos.
+func TestPinned(t *testing.T) {
+	o := defaultOptions()
+	o.Latest = pinnedRelease("26.1.1", publish.KindRelease)
+	o.Preview = pinnedRelease("26.2.0-pre.1", publish.KindPreview)
+	for _, tt := range []struct {
+		name   string
+		render func(io.Writer, hosting.Options) error
+		want   []string
+	}{
+		{"nginx", hosting.Nginx, []string{
+			`location = /x86/engine { add_header Cache-Control "no-cache" always; return 302 /bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz; }`,
+			`location = /latest/macos/engine/sig { add_header Cache-Control "no-cache" always; return 302 /bin/26.1.1/engine-26.1.1-macos-arm64.tar.gz/sig; }`,
+			`location = /preview/arm/treasury-node { add_header Cache-Control "no-cache" always; return 302 /img/26.2.0-pre.1/treasury-node-26.2.0-pre.1-arm64.tar; }`,
+		}},
+		{"caddy", hosting.Caddy, []string{
+			"\t\t/x86/engine /bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz\n",
+			"\t\t/preview/mac/engine/sig /bin/26.2.0-pre.1/engine-26.2.0-pre.1-macos-arm64.tar.gz/sig\n",
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := o
+			if tt.name == "caddy" {
+				o.Listen = ""
+			}
+			var buf bytes.Buffer
+			if err := tt.render(&buf, o); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, buf.Bytes())
+			for _, w := range tt.want {
+				if !strings.Contains(buf.String(), w) {
+					t.Errorf("no %q", w)
+				}
+			}
+			if strings.Contains(buf.String(), "/x86/engine /img/") || strings.Contains(buf.String(), "location = /x86/engine { add_header Cache-Control \"no-cache\" always; return 302 /img/") {
+				t.Error("the image engine shadows the binary engine listed first")
+			}
+		})
+	}
+}
+
+// TestPinnedNames: a pinned name that a configuration could not hold
+// safely is refused, never written.
+func TestPinnedNames(t *testing.T) {
+	for _, name := range []string{"a;b", "a b", "a$b", "a}b", "../x", ".hidden", "a/b"} {
+		o := defaultOptions()
+		r := pinnedRelease("26.1.1", publish.KindRelease)
+		r.Artifacts[0].Name = name
+		o.Latest = r
+		o.Listen = ""
+		if err := hosting.Nginx(&bytes.Buffer{}, o); err == nil {
+			t.Errorf("nginx: name %q written", name)
+		}
+		if err := hosting.Caddy(&bytes.Buffer{}, o); err == nil {
+			t.Errorf("caddy: name %q written", name)
+		}
 	}
 }
