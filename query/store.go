@@ -61,6 +61,14 @@ type Store interface {
 	SubscriptionBalances(ctx context.Context, account int64, chain, address string) (Subscription, []Balance, error)
 	SubscriptionTransactions(ctx context.Context, account int64, chain, address string, after *TxCursor, limit int) (Subscription, []Transaction, error)
 	SubscriptionBalanceChanges(ctx context.Context, account int64, chain, address string, after *ChangeCursor, limit int) (Subscription, []BalanceChange, error)
+	// SubscriptionTransactionsFunc and SubscriptionBalanceChangesFunc are
+	// SubscriptionTransactions and SubscriptionBalanceChanges handing the
+	// page to fn one row at a time, in order, instead of returning it (the
+	// API writes each as it comes: a page allocates no row). The row fn
+	// gets, with its Transfers or Causes, is reused for the next one; its
+	// strings are not. An error of fn ends the read and is returned.
+	SubscriptionTransactionsFunc(ctx context.Context, account int64, chain, address string, after *TxCursor, limit int, fn func(*Transaction) error) (Subscription, error)
+	SubscriptionBalanceChangesFunc(ctx context.Context, account int64, chain, address string, after *ChangeCursor, limit int, fn func(*BalanceChange) error) (Subscription, error)
 	// Head returns the newest stored block of chain; ok is false when none is.
 	Head(ctx context.Context, chain string) (b Block, ok bool, err error)
 

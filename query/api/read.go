@@ -141,7 +141,32 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Ac
 	if err != nil {
 		return err
 	}
-	sub, txs, err := s.store.SubscriptionTransactions(r.Context(), a.ID, p.chain, p.address, after, p.size+1)
+	head, err := s.head(r.Context(), p.chain)
+	if err != nil {
+		return err
+	}
+	// The page is written into a pooled buffer as the store hands it
+	// over, a transaction at a time; the one after the page, asked for to
+	// know that there is a next page, only says so.
+	buf := s.bufs.get()
+	defer s.bufs.put(buf)
+	var (
+		b    = append((*buf)[:0], transactionPageOpen...)
+		n    int
+		last query.TxCursor
+		more bool
+	)
+	sub, err := s.store.SubscriptionTransactionsFunc(r.Context(), a.ID, p.chain, p.address, after, p.size+1, func(t *query.Transaction) error {
+		if n == p.size {
+			more = true
+			return nil
+		}
+		b = appendTransactionItem(b, n, t, p.address, head)
+		n++
+		last = query.TxCursor{BlockNumber: t.BlockNumber, Index: t.Index}
+		return nil
+	})
+	*buf = b
 	if errors.Is(err, query.ErrNotSubscribed) {
 		return notSubscribed(p.address)
 	}
@@ -149,17 +174,12 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Ac
 		return err
 	}
 	var next string
-	if len(txs) > p.size {
-		txs = txs[:p.size]
-		last := txs[len(txs)-1]
+	if more {
 		next = p.next(appendUvarint(appendUvarint(nil, last.BlockNumber), uint64(last.Index)))
 	}
-	head, err := s.head(r.Context(), p.chain)
-	if err != nil {
-		return err
-	}
+	*buf = append(appendPageEnd(b, next), '\n')
 	setState(w, sub)
-	s.writeTransactionPage(w, txs, p.address, next, head)
+	writePage(w, *buf)
 	return nil
 }
 

@@ -63,7 +63,26 @@ func (s *Server) balanceChanges(w http.ResponseWriter, r *http.Request, a query.
 	if err != nil {
 		return err
 	}
-	sub, rows, err := s.store.SubscriptionBalanceChanges(r.Context(), a.ID, p.chain, p.address, after, p.size+1)
+	// Written as the transactions page is (read.go), a row at a time.
+	buf := s.bufs.get()
+	defer s.bufs.put(buf)
+	var (
+		b    = append((*buf)[:0], balanceChangePageOpen...)
+		n    int
+		last query.ChangeCursor
+		more bool
+	)
+	sub, err := s.store.SubscriptionBalanceChangesFunc(r.Context(), a.ID, p.chain, p.address, after, p.size+1, func(c *query.BalanceChange) error {
+		if n == p.size {
+			more = true
+			return nil
+		}
+		b = appendBalanceChangeItem(b, n, c)
+		n++
+		last = query.ChangeCursor{Block: c.Block, Contract: c.Contract}
+		return nil
+	})
+	*buf = b
 	if errors.Is(err, query.ErrNotSubscribed) {
 		return notSubscribed(p.address)
 	}
@@ -71,22 +90,12 @@ func (s *Server) balanceChanges(w http.ResponseWriter, r *http.Request, a query.
 		return err
 	}
 	var next string
-	if len(rows) > p.size {
-		rows = rows[:p.size]
-		last := rows[len(rows)-1]
+	if more {
 		next = p.next(appendString(appendUvarint(nil, last.Block), last.Contract))
 	}
+	*buf = append(appendPageEnd(b, next), '\n')
 	setState(w, sub)
-	buf := s.bufs.get()
-	defer s.bufs.put(buf)
-	*buf = append(appendBalanceChangePage((*buf)[:0], rows, next), '\n')
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", strconv.Itoa(len(*buf)))
-	w.WriteHeader(http.StatusOK)
-	w.Write(*buf)
+	writePage(w, *buf)
 	return nil
 }
 
@@ -94,55 +103,60 @@ func (s *Server) balanceChanges(w http.ResponseWriter, r *http.Request, a query.
 // the balanceChangePage of rows (see toBalanceChange): a page is written
 // as the transactions page is (txjson.go), without reflection.
 func appendBalanceChangePage(b []byte, rows []query.BalanceChange, next string) []byte {
-	b = append(b, `{"balance_changes":[`...)
+	b = append(b, balanceChangePageOpen...)
 	for i := range rows {
-		if i > 0 {
+		b = appendBalanceChangeItem(b, i, &rows[i])
+	}
+	return appendPageEnd(b, next)
+}
+
+// balanceChangePageOpen opens a balanceChangePage.
+const balanceChangePageOpen = `{"balance_changes":[`
+
+// appendBalanceChangeItem appends c, the i-th row of a page (from 0).
+func appendBalanceChangeItem(b []byte, i int, c *query.BalanceChange) []byte {
+	if i > 0 {
+		b = append(b, ',')
+	}
+	b = append(b, `{"block_number":`...)
+	b = strconv.AppendUint(b, c.Block, 10)
+	b = append(b, `,"time":"`...)
+	if !c.Time.IsZero() {
+		b = c.Time.UTC().AppendFormat(b, time.RFC3339)
+	}
+	b = append(b, `","contract":`...)
+	b = appendJSONString(b, c.Contract)
+	b = append(b, `,"amount":`...)
+	b = appendJSONString(b, c.Amount)
+	b = append(b, `,"balance_after":`...)
+	b = appendJSONString(b, c.BalanceAfter)
+	b = append(b, `,"causes":[`...)
+	for j := range c.Causes {
+		if j > 0 {
 			b = append(b, ',')
 		}
-		c := &rows[i]
-		b = append(b, `{"block_number":`...)
-		b = strconv.AppendUint(b, c.Block, 10)
-		b = append(b, `,"time":"`...)
-		if !c.Time.IsZero() {
-			b = c.Time.UTC().AppendFormat(b, time.RFC3339)
-		}
-		b = append(b, `","contract":`...)
-		b = appendJSONString(b, c.Contract)
+		b = append(b, `{"kind":`...)
+		b = appendJSONString(b, c.Causes[j].Kind)
+		b = append(b, `,"transaction_hash":`...)
+		b = appendJSONString(b, c.Causes[j].TxHash)
 		b = append(b, `,"amount":`...)
-		b = appendJSONString(b, c.Amount)
-		b = append(b, `,"balance_after":`...)
-		b = appendJSONString(b, c.BalanceAfter)
-		b = append(b, `,"causes":[`...)
-		for j := range c.Causes {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"kind":`...)
-			b = appendJSONString(b, c.Causes[j].Kind)
-			b = append(b, `,"transaction_hash":`...)
-			b = appendJSONString(b, c.Causes[j].TxHash)
-			b = append(b, `,"amount":`...)
-			b = appendJSONString(b, c.Causes[j].Amount)
-			b = append(b, '}')
-		}
-		b = append(b, `],"reconciled":`...)
-		if c.Checked {
-			b = strconv.AppendBool(b, c.Reconciled)
-		} else {
-			b = append(b, "null"...)
-		}
-		b = append(b, `,"difference":`...)
-		d := c.Difference
-		if d == "" {
-			d = "0"
-		}
-		b = appendJSONString(b, d)
-		b = append(b, `,"traced":`...)
-		b = strconv.AppendBool(b, c.Traced)
+		b = appendJSONString(b, c.Causes[j].Amount)
 		b = append(b, '}')
 	}
-	b = append(b, `],"next_page_token":`...)
-	b = appendJSONString(b, next)
+	b = append(b, `],"reconciled":`...)
+	if c.Checked {
+		b = strconv.AppendBool(b, c.Reconciled)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"difference":`...)
+	d := c.Difference
+	if d == "" {
+		d = "0"
+	}
+	b = appendJSONString(b, d)
+	b = append(b, `,"traced":`...)
+	b = strconv.AppendBool(b, c.Traced)
 	return append(b, '}')
 }
 

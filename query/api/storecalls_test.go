@@ -78,6 +78,16 @@ func (s *recordingStore) SubscriptionBalanceChanges(ctx context.Context, account
 	return s.Store.SubscriptionBalanceChanges(ctx, account, chain, address, after, limit)
 }
 
+func (s *recordingStore) SubscriptionTransactionsFunc(ctx context.Context, account int64, chain, address string, after *query.TxCursor, limit int, fn func(*query.Transaction) error) (query.Subscription, error) {
+	s.record("SubscriptionTransactionsFunc")
+	return s.Store.SubscriptionTransactionsFunc(ctx, account, chain, address, after, limit, fn)
+}
+
+func (s *recordingStore) SubscriptionBalanceChangesFunc(ctx context.Context, account int64, chain, address string, after *query.ChangeCursor, limit int, fn func(*query.BalanceChange) error) (query.Subscription, error) {
+	s.record("SubscriptionBalanceChangesFunc")
+	return s.Store.SubscriptionBalanceChangesFunc(ctx, account, chain, address, after, limit, fn)
+}
+
 func (s *recordingStore) Head(ctx context.Context, chain string) (query.Block, bool, error) {
 	s.record("Head")
 	return s.Store.Head(ctx, chain)
@@ -107,8 +117,8 @@ func TestReadStoreCalls(t *testing.T) {
 	e.cover(addrA)
 	for _, c := range []struct{ read, store string }{
 		{"/balances", "SubscriptionBalances"},
-		{"/transactions", "SubscriptionTransactions"},
-		{"/balance_changes", "SubscriptionBalanceChanges"},
+		{"/transactions", "SubscriptionTransactionsFunc"},
+		{"/balance_changes", "SubscriptionBalanceChangesFunc"},
 	} {
 		e.want(e.do("GET", path+c.read, e.alice), 200, 0) // fills the caches
 		rec.take()

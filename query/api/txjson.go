@@ -37,32 +37,45 @@ func (p *bufPool) put(b *[]byte) {
 	}
 }
 
-// writeTransactionPage writes, as writeJSON would a transactionPage, the
-// page of txs, each with only the transfers touching only (all when
-// only is ""), and the token of the next page.
-func (s *Server) writeTransactionPage(w http.ResponseWriter, txs []query.Transaction, only, next string, head uint64) {
-	buf := s.bufs.get()
-	defer s.bufs.put(buf)
-	*buf = append(appendTransactionPage((*buf)[:0], txs, only, next, head), '\n')
+// writePage writes body, a page as JSON, with the headers writeJSON
+// sets and its length.
+func writePage(w http.ResponseWriter, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", strconv.Itoa(len(*buf)))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	w.Write(*buf)
+	w.Write(body)
 }
 
 // appendTransactionPage appends json.Marshal of the transactionPage of
-// txs (see toTransaction).
+// txs (see toTransaction), as the transactions handler writes it a
+// transaction at a time: the opening, appendTransactionItem of each, and
+// appendPageEnd.
 func appendTransactionPage(b []byte, txs []query.Transaction, only, next string, head uint64) []byte {
-	b = append(b, `{"transactions":[`...)
+	b = append(b, transactionPageOpen...)
 	for i := range txs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendTransaction(b, &txs[i], only, head)
+		b = appendTransactionItem(b, i, &txs[i], only, head)
 	}
+	return appendPageEnd(b, next)
+}
+
+// transactionPageOpen opens a transactionPage.
+const transactionPageOpen = `{"transactions":[`
+
+// appendTransactionItem appends t, the i-th transaction of a page (from
+// 0), with only the transfers touching only (all when only is "").
+func appendTransactionItem(b []byte, i int, t *query.Transaction, only string, head uint64) []byte {
+	if i > 0 {
+		b = append(b, ',')
+	}
+	return appendTransaction(b, t, only, head)
+}
+
+// appendPageEnd closes a page's list (of transactions or of statement
+// rows) and appends its next_page_token.
+func appendPageEnd(b []byte, next string) []byte {
 	b = append(b, `],"next_page_token":`...)
 	b = appendJSONString(b, next)
 	return append(b, '}')

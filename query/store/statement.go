@@ -58,11 +58,21 @@ func flag(v bool) string {
 
 // parseChangeDoc decodes a document written by appendChangeDoc.
 func parseChangeDoc(chain, address string, doc string) (query.BalanceChange, error) {
+	var c query.BalanceChange
+	if err := parseChangeDocInto(&c, chain, address, doc); err != nil {
+		return query.BalanceChange{}, err
+	}
+	return c, nil
+}
+
+// parseChangeDocInto is parseChangeDoc into c, whose Causes' array it
+// reuses, as parseTxDocInto.
+func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc string) error {
 	r := txDocReader{s: doc}
 	if v := r.string(); r.err == nil && v != changeDocVersion {
-		return query.BalanceChange{}, fmt.Errorf("statement row version %q: %w", v, errTxDoc)
+		return fmt.Errorf("statement row version %q: %w", v, errTxDoc)
 	}
-	c := query.BalanceChange{Chain: chain, Address: address, Block: r.uint()}
+	*c = query.BalanceChange{Chain: chain, Address: address, Block: r.uint(), Causes: c.Causes[:0]}
 	if t := r.string(); t != "" {
 		sec, err := strconv.ParseInt(t, 10, 64)
 		if err != nil {
@@ -78,9 +88,9 @@ func parseChangeDoc(chain, address string, doc string) (query.BalanceChange, err
 		c.Causes = append(c.Causes, query.Cause{Kind: r.string(), TxHash: r.string(), Amount: r.string()})
 	}
 	if r.err != nil {
-		return query.BalanceChange{}, fmt.Errorf("statement row of %s at %d: %w", address, c.Block, r.err)
+		return fmt.Errorf("statement row of %s at %d: %w", address, c.Block, r.err)
 	}
-	return c, nil
+	return nil
 }
 
 type changeRow struct {
@@ -136,24 +146,52 @@ func (db *DB) AccountBalanceChanges(ctx context.Context, account int64, chain, a
 // the page of
 // AccountBalanceChanges, in one read. Errors: query.ErrNotSubscribed.
 func (db *DB) SubscriptionBalanceChanges(ctx context.Context, account int64, chain, address string, after *query.ChangeCursor, limit int) (query.Subscription, []query.BalanceChange, error) {
+	out := make([]query.BalanceChange, 0, min(max(limit, 0), 64))
+	sub, err := db.SubscriptionBalanceChangesFunc(ctx, account, chain, address, after, limit, func(c *query.BalanceChange) error {
+		r := *c
+		r.Causes = nil
+		if len(c.Causes) > 0 {
+			r.Causes = slices.Clone(c.Causes)
+		}
+		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return query.Subscription{}, nil, err
+	}
+	return sub, out, nil
+}
+
+// SubscriptionBalanceChangesFunc is SubscriptionBalanceChanges handing
+// the page to fn one row at a time, as SubscriptionTransactionsFunc: the
+// row fn gets, and its Causes, are reused for the next one.
+func (db *DB) SubscriptionBalanceChangesFunc(ctx context.Context, account int64, chain, address string, after *query.ChangeCursor, limit int, fn func(*query.BalanceChange) error) (query.Subscription, error) {
 	if limit <= 0 {
 		sub, err := db.Subscription(ctx, account, chain, address)
-		return sub, nil, wrap("balance changes", err)
+		return sub, wrap("balance changes", err)
 	}
 	q, args := changePageFirst, []any{chain, address, limit, account}
 	if after != nil {
 		q, args = changePageAfter, []any{chain, address, after.Block, limit, after.Contract, account}
 	}
-	out := make([]query.BalanceChange, 0, min(limit, 64))
+	docs := make([]string, 0, min(limit, 64))
 	sub, err := db.readPage(ctx, chain, address, q, args, func(doc string, _ bool) error {
-		c, err := parseChangeDoc(chain, address, doc)
-		out = append(out, c)
-		return err
+		docs = append(docs, doc)
+		return nil
 	})
 	if err != nil {
-		return query.Subscription{}, nil, wrap("balance changes", err)
+		return query.Subscription{}, wrap("balance changes", err)
 	}
-	return sub, out, nil
+	var c query.BalanceChange
+	for _, doc := range docs {
+		if err := parseChangeDocInto(&c, chain, address, doc); err != nil {
+			return query.Subscription{}, wrap("balance changes", err)
+		}
+		if err := fn(&c); err != nil {
+			return query.Subscription{}, err
+		}
+	}
+	return sub, nil
 }
 
 // StatementHeads returns where the statements of addresses stand.

@@ -146,8 +146,10 @@ func TestSubscriptionReads(t *testing.T) {
 				}
 			}
 
-			// The transactions: those of the covered range, newest first.
-			var wantTxs []uint64
+			// The transactions: those of the covered range, newest first,
+			// whole (a page is parsed into one reused transaction: each
+			// must still have its own transfers).
+			var wantTxs []query.Transaction
 			if want.Covered {
 				all, err := db.Transactions(ctx, "ETH", a, nil, 1000)
 				if err != nil {
@@ -155,29 +157,27 @@ func TestSubscriptionReads(t *testing.T) {
 				}
 				for _, t := range all {
 					if t.BlockNumber >= want.HistoryStart {
-						wantTxs = append(wantTxs, t.BlockNumber<<8|uint64(t.Index))
+						wantTxs = append(wantTxs, t)
 					}
 				}
 			}
 			size := 1 + rng.IntN(7)
-			var gotTxs []uint64
+			var gotTxs []query.Transaction
 			var after *query.TxCursor
 			for {
 				sub, page, err := db.SubscriptionTransactions(ctx, alice.AccountID, "ETH", a, after, size)
 				if !sameSub("SubscriptionTransactions", sub, err) {
 					break
 				}
-				for _, t := range page {
-					gotTxs = append(gotTxs, t.BlockNumber<<8|uint64(t.Index))
-				}
+				gotTxs = append(gotTxs, page...)
 				if len(page) < size {
 					break
 				}
 				last := page[len(page)-1]
 				after = &query.TxCursor{BlockNumber: last.BlockNumber, Index: last.Index}
 			}
-			if !slices.Equal(gotTxs, wantTxs) {
-				t.Fatalf("SubscriptionTransactions of %s (%+v), pages of %d: %x, want %x", a, want, size, gotTxs, wantTxs)
+			if !reflect.DeepEqual(gotTxs, wantTxs) {
+				t.Fatalf("SubscriptionTransactions of %s (%+v), pages of %d:\n%+v\nwant %+v", a, want, size, gotTxs, wantTxs)
 			}
 
 			// The statement: every row, newest first.
@@ -185,7 +185,7 @@ func TestSubscriptionReads(t *testing.T) {
 			if werr == nil {
 				for _, c := range changes {
 					if c.Address == a {
-						wantRows = append(wantRows, fmt.Sprintf("%d/%s/%s", c.Block, c.Contract, c.BalanceAfter))
+						wantRows = append(wantRows, fmt.Sprintf("%d/%s/%s/%v", c.Block, c.Contract, c.BalanceAfter, c.Causes))
 					}
 				}
 				slices.Reverse(wantRows) // one row a block, put in block order
@@ -197,7 +197,7 @@ func TestSubscriptionReads(t *testing.T) {
 					break
 				}
 				for _, c := range page {
-					gotRows = append(gotRows, fmt.Sprintf("%d/%s/%s", c.Block, c.Contract, c.BalanceAfter))
+					gotRows = append(gotRows, fmt.Sprintf("%d/%s/%s/%v", c.Block, c.Contract, c.BalanceAfter, c.Causes))
 				}
 				if len(page) < size {
 					break

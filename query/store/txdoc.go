@@ -121,12 +121,23 @@ func (r *txDocReader) uint() uint64 {
 // parseTxDoc decodes a document written by appendTxDoc into a transaction
 // of chain.
 func parseTxDoc(chain string, doc string) (query.Transaction, error) {
+	var t query.Transaction
+	if err := parseTxDocInto(&t, chain, doc); err != nil {
+		return query.Transaction{}, err
+	}
+	return t, nil
+}
+
+// parseTxDocInto is parseTxDoc into t, whose Transfers' array it reuses
+// (a page parses each of its documents into one transaction): the fields
+// are substrings of doc, nothing else is allocated.
+func parseTxDocInto(t *query.Transaction, chain string, doc string) error {
 	r := txDocReader{s: doc}
 	v := r.string()
 	if r.err == nil && v != txDocVersion && v != "1" {
-		return query.Transaction{}, fmt.Errorf("transaction document version %q: %w", v, errTxDoc)
+		return fmt.Errorf("transaction document version %q: %w", v, errTxDoc)
 	}
-	t := query.Transaction{Chain: chain, Hash: r.string(), BlockNumber: r.uint(), BlockHash: r.string()}
+	*t = query.Transaction{Chain: chain, Hash: r.string(), BlockNumber: r.uint(), BlockHash: r.string(), Transfers: t.Transfers[:0]}
 	if bt := r.string(); bt != "" {
 		ns, err := strconv.ParseInt(bt, 10, 64)
 		if err != nil {
@@ -150,7 +161,7 @@ func parseTxDoc(chain string, doc string) (query.Transaction, error) {
 		t.Transfers = append(t.Transfers, f)
 	}
 	if r.err != nil {
-		return query.Transaction{}, fmt.Errorf("transaction %s: %w", t.Hash, r.err)
+		return fmt.Errorf("transaction %s: %w", t.Hash, r.err)
 	}
-	return t, nil
+	return nil
 }

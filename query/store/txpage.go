@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 
 	"github.com/wharfhq/wharf/query"
 )
@@ -60,35 +61,73 @@ func (db *DB) AccountTransactions(ctx context.Context, account int64, chain, add
 // the page of
 // AccountTransactions, in one read. Errors: query.ErrNotSubscribed.
 func (db *DB) SubscriptionTransactions(ctx context.Context, account int64, chain, address string, after *query.TxCursor, limit int) (query.Subscription, []query.Transaction, error) {
+	txs := make([]query.Transaction, 0, min(max(limit, 0), 64))
+	sub, err := db.SubscriptionTransactionsFunc(ctx, account, chain, address, after, limit, func(t *query.Transaction) error {
+		c := *t
+		c.Transfers = nil
+		if len(t.Transfers) > 0 {
+			c.Transfers = slices.Clone(t.Transfers)
+		}
+		txs = append(txs, c)
+		return nil
+	})
+	if err != nil {
+		return query.Subscription{}, nil, err
+	}
+	return sub, txs, nil
+}
+
+// SubscriptionTransactionsFunc is SubscriptionTransactions handing the
+// page to fn, one transaction at a time, in order, instead of returning
+// it: the API writes each as it comes, and a page allocates no
+// transaction. The transaction fn gets, and its Transfers, are reused for
+// the next one (its strings are not); an error of fn ends the read and is
+// returned as it is. The documents are all read before the first call, so
+// the connection goes back to the pool before fn runs.
+func (db *DB) SubscriptionTransactionsFunc(ctx context.Context, account int64, chain, address string, after *query.TxCursor, limit int, fn func(*query.Transaction) error) (query.Subscription, error) {
 	if limit <= 0 {
 		sub, err := db.Subscription(ctx, account, chain, address)
-		return sub, nil, wrap("transactions", err)
+		return sub, wrap("transactions", err)
 	}
 	q, args := subscriptionTxPageFirst, []any{chain, address, limit, account}
 	if after != nil {
 		q, args = subscriptionTxPageAfter, []any{chain, address, after.BlockNumber, after.Index, limit, account}
 	}
 	var (
-		txs   = make([]query.Transaction, 0, min(limit, 64))
+		docs  = make([]string, 0, min(limit, 64))
 		noDoc bool
 	)
 	sub, err := db.readPage(ctx, chain, address, q, args, func(doc string, ok bool) error {
-		if !ok {
-			noDoc = true
-			return nil
-		}
-		t, err := parseTxDoc(chain, doc)
-		txs = append(txs, t)
-		return err
+		noDoc = noDoc || !ok
+		docs = append(docs, doc)
+		return nil
 	})
-	if err == nil && noDoc {
-		// A row written before migration 0002: the page by joins.
-		txs, err = db.transactions(ctx, db.r, chain, address, after, limit)
-	}
 	if err != nil {
-		return query.Subscription{}, nil, wrap("transactions", err)
+		return query.Subscription{}, wrap("transactions", err)
 	}
-	return sub, txs, nil
+	if noDoc {
+		// A row written before migration 0002: the page by joins.
+		txs, err := db.transactions(ctx, db.r, chain, address, after, limit)
+		if err != nil {
+			return query.Subscription{}, wrap("transactions", err)
+		}
+		for i := range txs {
+			if err := fn(&txs[i]); err != nil {
+				return query.Subscription{}, err
+			}
+		}
+		return sub, nil
+	}
+	var t query.Transaction
+	for _, doc := range docs {
+		if err := parseTxDocInto(&t, chain, doc); err != nil {
+			return query.Subscription{}, wrap("transactions", err)
+		}
+		if err := fn(&t); err != nil {
+			return query.Subscription{}, err
+		}
+	}
+	return sub, nil
 }
 
 // readPage runs q, a read of a page of documents with the requester's
