@@ -28,7 +28,9 @@
 # Each figure is printed twice: as throughput, and as work per second of
 # server CPU (nginx's workers plus wharf serve), which other load on the
 # machine moves far less. ONLY="auth-download short" measures some figures;
-# FORMS=cpu (or throughput) one form of the short-URL ones.
+# FORMS=cpu (or throughput) one form of the short-URL ones. SPLIT=1 prints,
+# for each download run, the CPU ticks of both servers and of wharf alone
+# (on stderr).
 #
 # Needs wrk, nginx, curl and go. Prints one line per figure.
 set -euo pipefail
@@ -195,10 +197,11 @@ per_cpu() {
 }
 # per_cpu_bytes WRK_ARGS...: bytes served per second of server CPU.
 per_cpu_bytes() {
-  local c0 c1 out
-  c0=$(server_cpu)
+  local c0 c1 out w0 w1
+  c0=$(server_cpu) w0=$(awk '{ print $14 + $15 }' "/proc/$wharf_pid/stat")
   out=$(run_wrk "$@")
-  c1=$(server_cpu)
+  c1=$(server_cpu) w1=$(awk '{ print $14 + $15 }' "/proc/$wharf_pid/stat")
+  [ -z "${SPLIT:-}" ] || echo "  cpu ticks: $((c1 - c0)) in all, wharf $((w1 - w0)), requests: $(awk '/requests in/ { print $1 }' <<<"$out")" >&2
   awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" '/requests in/ { v=$(NF-1); u=v; sub(/[0-9.]+/, "", u); sub(/[A-Za-z]+$/, "", v);
     m=1; if (u=="KB") m=1024; if (u=="MB") m=1048576; if (u=="GB") m=1073741824;
     if (t == 0) print 0; else printf "%.0f\n", v * m * hz / t }' <<<"$out"
