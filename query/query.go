@@ -8,6 +8,7 @@ package query
 
 import (
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -31,9 +32,38 @@ var (
 
 // Assets of a balance or transfer.
 const (
-	AssetNative = "native" // the chain's own currency (ETH)
-	AssetERC20  = "erc20"  // an ERC-20 token, named by its contract
+	AssetNative  = "native"  // the chain's own currency (ETH)
+	AssetERC20   = "erc20"   // an ERC-20 token, named by its contract
+	AssetERC721  = "erc721"  // an ERC-721 collection: its amounts count tokens
+	AssetERC1155 = "erc1155" // one token id of an ERC-1155 contract
 )
+
+// IsToken reports whether asset is held through a token contract.
+func IsToken(asset string) bool {
+	return asset == AssetERC20 || asset == AssetERC721 || asset == AssetERC1155
+}
+
+// A holding of a token is named by its contract, except that each id of
+// an ERC-1155 contract is an asset of its own (its balanceOf takes the
+// id): its key is "contract/id", the id in decimal. Statement rows,
+// heads, balances and balance queries carry that key in their Contract;
+// the API writes it as contract and token_id.
+
+// HoldingKey is the key of the holding of a token: the contract, or
+// contract/id for an ERC-1155 id.
+func HoldingKey(asset, contract, tokenID string) string {
+	if asset == AssetERC1155 {
+		return contract + "/" + tokenID
+	}
+	return contract
+}
+
+// SplitHoldingKey splits a holding key into the contract and the
+// ERC-1155 token id ("" when it names a whole contract).
+func SplitHoldingKey(key string) (contract, tokenID string) {
+	contract, tokenID, _ = strings.Cut(key, "/")
+	return contract, tokenID
+}
 
 // Transaction statuses.
 const (
@@ -94,11 +124,12 @@ type SubscriptionCursor struct {
 type Balance struct {
 	Chain    string
 	Address  string
-	Asset    string // AssetNative or AssetERC20
-	Contract string // token contract; "" for native
+	Asset    string // AssetNative, AssetERC20, AssetERC721 or AssetERC1155
+	Contract string // token contract (a holding key: contract/id for ERC-1155); "" for native
 	Symbol   string
+	Name     string // the token's name(); "" for native or when it does not say
 	Decimals int
-	Amount   string    // exact decimal integer in the asset's smallest unit
+	Amount   string    // exact decimal integer in the asset's smallest unit (a count for ERC-721)
 	Block    uint64    // block the amount was read at
 	Updated  time.Time // when it was read
 }
@@ -133,6 +164,17 @@ type Transaction struct {
 	// Created is the contract the transaction created, top-level or
 	// inside; "" when none.
 	Created string
+	// Input is the transaction's input (calldata), 0x-hex.
+	Input string
+	// CumulativeGasUsed is the gas used in the block up to and with this
+	// transaction (the receipt's).
+	CumulativeGasUsed uint64
+	// RevertReason says why a failed transaction reverted, when the node
+	// traced it: the message of an Error(string), "Panic(0x..)" and its
+	// meaning for a Panic(uint256), the revert data in 0x-hex when it is
+	// neither, or the EVM's error (such as "out of gas") when there is
+	// no data; "" for a transaction that succeeded or was not traced.
+	RevertReason string
 }
 
 // Addresses returns every address the transaction touches, without
@@ -150,6 +192,9 @@ func (t Transaction) Addresses() []string {
 	add(t.To)
 	add(t.Created)
 	for _, tr := range t.Transfers {
+		if tr.Error != "" {
+			continue // a reverted call moved nothing
+		}
 		add(tr.From)
 		add(tr.To)
 	}
@@ -161,18 +206,42 @@ type Transfer struct {
 	// LogIndex is the log's index in the block for a token transfer; -1
 	// for the transaction's own value; -2, -3... for its internal
 	// movements in call order.
+	// The entries of one ERC-1155 TransferBatch log share its index.
 	LogIndex int
-	Asset    string // AssetNative or AssetERC20
+	Asset    string // AssetNative, AssetERC20, AssetERC721 or AssetERC1155
 	Contract string // "" for native
 	From     string
 	To       string
-	Amount   string // exact decimal integer, smallest unit
+	Amount   string // exact decimal integer, smallest unit; "1" for an ERC-721 token
 	// Kind is how it moved: KindTransaction, KindInternal, KindToken,
 	// KindCreation or KindSelfdestruct.
 	Kind string
-	// Symbol and Decimals are the token's, for a token transfer.
+	// Symbol, Name and Decimals are the token's, for a token transfer.
 	Symbol   string
+	Name     string
 	Decimals int
+	// TokenID is the id of an ERC-721 or ERC-1155 token, decimal; "".
+	TokenID string
+	// CallType and CallPath, for an internal movement, are the frame's
+	// type (CALL, CALLCODE, CREATE, CREATE2, SELFDESTRUCT) and its place
+	// in the call tree: the indexes of the frames from the top-level
+	// call down, dot-separated ("0.2.1": the second call of the third
+	// call of the first call the transaction made).
+	CallType string
+	CallPath string
+	// Error is the EVM's error of a call that reverted (its own, or that
+	// of a frame above it, the transaction's included): such a transfer
+	// moved nothing and is listed for the record only.
+	Error string
+}
+
+// Holding is the key of the holding the transfer moves: "" for the
+// native coin, else HoldingKey.
+func (t Transfer) Holding() string {
+	if t.Asset == AssetNative {
+		return ""
+	}
+	return HoldingKey(t.Asset, t.Contract, t.TokenID)
 }
 
 // Kinds of movement: of a Transfer, and of a Cause in a statement.
@@ -225,6 +294,16 @@ type Cause struct {
 	Kind   string // a Kind constant
 	TxHash string // "" for a withdrawal and fee income
 	Amount string // signed exact decimal
+	// Withdrawal is the withdrawal's EIP-4895 index and validator index,
+	// for a KindWithdrawal cause; nil otherwise.
+	Withdrawal *WithdrawalRef
+}
+
+// WithdrawalRef names an EIP-4895 withdrawal: its index, counted over
+// the chain, and the beacon-chain validator it pays.
+type WithdrawalRef struct {
+	Index     uint64
+	Validator uint64
 }
 
 // ChangeCursor is the keyset position after a statement row in the order

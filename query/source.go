@@ -20,8 +20,9 @@ type Source interface {
 	// transactions, in order. It returns fewer when the node does not have
 	// them yet, never a gap.
 	Blocks(ctx context.Context, from, to uint64) ([]SourceBlock, error)
-	// Transfers returns the ERC-20 Transfer logs of blocks from to to
-	// (inclusive), in chain order. With addresses nil it returns every
+	// Transfers returns the token transfer logs of blocks from to to
+	// (inclusive), in chain order: ERC-20 and ERC-721 Transfer, ERC-1155
+	// TransferSingle and TransferBatch (one TokenTransfer an id). With addresses nil it returns every
 	// Transfer log, so that one call serves any number of subscriptions;
 	// otherwise only those from or to one of addresses (for a backfill).
 	Transfers(ctx context.Context, from, to uint64, addresses []string) ([]TokenTransfer, error)
@@ -53,9 +54,10 @@ type SourceBlock struct {
 
 // Withdrawal is an EIP-4895 withdrawal, its amount converted to wei.
 type Withdrawal struct {
-	Index   uint64
-	Address string
-	Amount  string // wei, exact decimal (the node says gwei)
+	Index     uint64
+	Validator uint64 // the beacon-chain validator's index
+	Address   string
+	Amount    string // wei, exact decimal (the node says gwei)
 }
 
 // SourceTx is a transaction of a SourceBlock, before its receipt is read.
@@ -73,9 +75,14 @@ type SourceTx struct {
 	// Created is the address of the contract a creating transaction (To
 	// "") makes, from sender and nonce.
 	Created string
+	// Input is the transaction's input (calldata), as the node sent it;
+	// it is written out in hex only for the transactions kept.
+	Input []byte
 }
 
-// TokenTransfer is an ERC-20 Transfer log.
+// TokenTransfer is a token transfer log: an ERC-20 or ERC-721 Transfer,
+// an ERC-1155 TransferSingle, or one id of an ERC-1155 TransferBatch
+// (the ids of one batch share its log index).
 type TokenTransfer struct {
 	BlockNumber uint64
 	BlockHash   string
@@ -85,8 +92,15 @@ type TokenTransfer struct {
 	Contract    string
 	From        string
 	To          string
-	Amount      string // exact decimal, the token's smallest unit
+	Amount      string // exact decimal, the token's smallest unit; "1" for ERC-721
+	// Asset is AssetERC20, AssetERC721 or AssetERC1155; TokenID the id
+	// of an ERC-721 or ERC-1155 token, decimal ("" for ERC-20).
+	Asset   string
+	TokenID string
 }
+
+// Holding is the key of the holding the transfer moves (HoldingKey).
+func (t TokenTransfer) Holding() string { return HoldingKey(t.Asset, t.Contract, t.TokenID) }
 
 // Receipt is what the fetcher keeps of a transaction receipt.
 type Receipt struct {
@@ -96,6 +110,8 @@ type Receipt struct {
 	// GasUsed and EffectiveGasPrice (wei, exact decimal) as the node says.
 	GasUsed           uint64
 	EffectiveGasPrice string
+	// CumulativeGasUsed is the block's gas used up to and with it.
+	CumulativeGasUsed uint64
 }
 
 // Tracer is a Source that can also list the internal movements of value
@@ -108,10 +124,12 @@ type Tracer interface {
 	ProbeTraces(ctx context.Context) (string, error)
 	// Traces returns the movements of value inside each transaction of
 	// block b, below the top-level call (which the transaction itself
-	// carries), in call order; calls that reverted are left out, with
-	// everything under them. Errors: ErrNotFound when the block traced is
-	// no longer b (a reorg), ErrUnavailable when the node fails or times
-	// out.
+	// carries), in call order. Calls that reverted, and those under
+	// them, are listed with an Error, moving nothing; a failed
+	// transaction's top-level call is listed too (CallPath "", its
+	// revert reason as Error). Errors: ErrNotFound when the block traced
+	// is no longer b (a reorg), ErrUnavailable when the node fails or
+	// times out.
 	Traces(ctx context.Context, b SourceBlock, api string) ([]InternalMove, error)
 }
 
@@ -122,25 +140,44 @@ const (
 )
 
 // InternalMove is a movement of value inside a transaction: a CALL,
-// CALLCODE, CREATE, CREATE2 with value, or a SELFDESTRUCT.
+// CALLCODE, CREATE, CREATE2 with value, or a SELFDESTRUCT; or the
+// top-level call of a failed transaction (CallPath "", Error its revert
+// reason).
 type InternalMove struct {
 	TxHash string
-	Kind   string // KindInternal, KindCreation or KindSelfdestruct
+	Kind   string // KindInternal, KindCreation, KindSelfdestruct or KindBurn
 	From   string
 	To     string // the created contract for KindCreation
 	Amount string // wei, exact decimal; may be "0" for a creation
+	// CallType is the frame's type (CALL, CALLCODE, CREATE, CREATE2,
+	// SELFDESTRUCT), CallPath its place in the call tree (Transfer).
+	CallType string
+	CallPath string
+	// Error is the EVM's error when the call reverted, or one above it
+	// did: it moved nothing. For a failed transaction's top-level call,
+	// the decoded revert reason (Transaction.RevertReason).
+	Error string
 }
 
-// TokenInfo is a Source that tells a token's symbol and decimals.
+// TokenInfo is a Source that tells a token's symbol, name and decimals.
 type TokenInfo interface {
-	// Token returns the symbol and decimals of the ERC-20 at contract,
-	// read once and cached; "" and 0 when the contract does not say. For
-	// contract "" it returns the chain's coin's.
-	Token(ctx context.Context, contract string) (symbol string, decimals int, err error)
+	// Token returns the symbol, name and decimals of the token at
+	// contract, read once and cached; "" and 0 when the contract does
+	// not say. For contract "" it returns the chain's coin's.
+	Token(ctx context.Context, contract string) (TokenMeta, error)
 }
 
-// BalanceQuery asks for the balance of one asset of an address:
-// the native one when Contract is "", else the ERC-20 at Contract.
+// TokenMeta is what a token contract says of itself.
+type TokenMeta struct {
+	Symbol   string
+	Name     string
+	Decimals int
+}
+
+// BalanceQuery asks for the balance of one asset of an address: the
+// native one when Contract is "", else the token of the holding key
+// Contract (an ERC-20 or ERC-721 contract: balanceOf(address); an
+// ERC-1155 contract/id: balanceOf(address, id)).
 type BalanceQuery struct {
 	Address  string
 	Contract string

@@ -518,6 +518,12 @@ func TestTransactionByHash(t *testing.T) {
 		ctx := context.Background()
 		want := tx(7, 2, addrA, addrB)
 		want.Status = query.StatusFailed
+		want.Input, want.CumulativeGasUsed, want.RevertReason = "0xa9059cbb00", 63000, "Panic(0x11): arithmetic underflow or overflow"
+		want.Transfers = append(want.Transfers,
+			query.Transfer{LogIndex: -2, Asset: query.AssetNative, From: addrB, To: addrC, Amount: "7", Kind: query.KindInternal,
+				Symbol: "ETH", Decimals: 18, CallType: "CALL", CallPath: "0.1", Error: "execution reverted"},
+			query.Transfer{LogIndex: 3, Asset: query.AssetERC1155, Contract: addrC, From: addrB, To: addrA, Amount: "4", Kind: query.KindToken,
+				Symbol: "ITM", Name: "Items \"<1155>\"", TokenID: "115792089237316195423570985008687907853269984665640564039457584007913129639935"})
 		if err := e.db.StoreBlock(ctx, "ETH", block(7), []query.Transaction{want}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -534,9 +540,12 @@ func TestTransactionByHash(t *testing.T) {
 		wantBody := `{"hash":"` + want.Hash + `","block_number":7,"block_hash":"` + want.BlockHash +
 			`","block_time":"2023-11-14T22:14:44Z","index":2,"status":"failed","from":"` + addrA + `","to":"` + addrB +
 			`","value":"1000000000000000000","fee":"21000000000000","nonce":7,"type":2,"gas_limit":60000,"gas_used":21000,` +
-			`"effective_gas_price":"1000000000","method":"0xa9059cbb","contract_address":"","confirmations":1,"transfers":[` +
-			`{"log_index":-1,"kind":"transaction","asset":"native","contract":"","symbol":"ETH","decimals":18,"from":"` + addrA + `","to":"` + addrB + `","amount":"1000000000000000000"},` +
-			`{"log_index":2,"kind":"token","asset":"erc20","contract":"` + addrC + `","symbol":"TKN","decimals":6,"from":"` + addrB + `","to":"` + addrC + `","amount":"5"}]}` + "\n"
+			`"effective_gas_price":"1000000000","method":"0xa9059cbb","contract_address":"","confirmations":1,` +
+			`"input":"0xa9059cbb00","cumulative_gas_used":63000,"revert_reason":"Panic(0x11): arithmetic underflow or overflow","transfers":[` +
+			`{"log_index":-1,"kind":"transaction","asset":"native","contract":"","token_id":"","symbol":"ETH","name":"","decimals":18,"from":"` + addrA + `","to":"` + addrB + `","amount":"1000000000000000000","call_type":"","call_path":"","error":""},` +
+			`{"log_index":2,"kind":"token","asset":"erc20","contract":"` + addrC + `","token_id":"","symbol":"TKN","name":"","decimals":6,"from":"` + addrB + `","to":"` + addrC + `","amount":"5","call_type":"","call_path":"","error":""},` +
+			`{"log_index":-2,"kind":"internal","asset":"native","contract":"","token_id":"","symbol":"ETH","name":"","decimals":18,"from":"` + addrB + `","to":"` + addrC + `","amount":"7","call_type":"CALL","call_path":"0.1","error":"execution reverted"},` +
+			`{"log_index":3,"kind":"token","asset":"erc1155","contract":"` + addrC + `","token_id":"115792089237316195423570985008687907853269984665640564039457584007913129639935","symbol":"ITM","name":"Items \"\u003c1155\u003e\"","decimals":0,"from":"` + addrB + `","to":"` + addrA + `","amount":"4","call_type":"","call_path":"","error":""}]}` + "\n"
 		if string(r.body) != wantBody {
 			t.Fatalf("GET %s =\n%s\nwant\n%s", path, r.body, wantBody)
 		}
@@ -552,6 +561,8 @@ func TestBalances(t *testing.T) {
 		err := e.db.PutBalances(ctx, []query.Balance{
 			{Chain: "ETH", Address: addrA, Asset: query.AssetERC20, Contract: addrC, Symbol: "DEMO", Decimals: 6, Amount: "123456789012345678901234567890", Block: 9, Updated: at},
 			{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: "1000000000000000001", Block: 10, Updated: at},
+			{Chain: "ETH", Address: addrA, Asset: query.AssetERC1155, Contract: query.HoldingKey(query.AssetERC1155, addrC, "77"), Symbol: "ITM",
+				Name: "Items", Amount: "3", Block: 9, Updated: at},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -560,8 +571,9 @@ func TestBalances(t *testing.T) {
 		r := e.do("GET", "/v1/chains/ETH/addresses/"+addrA+"/balances", e.alice)
 		e.want(r, 200, 0)
 		want := `{"balances":[` +
-			`{"asset":"native","contract":"","symbol":"ETH","decimals":18,"amount":"1000000000000000001","block_number":10,"update_time":"2026-03-01T12:00:00Z"},` +
-			`{"asset":"erc20","contract":"` + addrC + `","symbol":"DEMO","decimals":6,"amount":"123456789012345678901234567890","block_number":9,"update_time":"2026-03-01T12:00:00Z"}]}` + "\n"
+			`{"asset":"native","contract":"","token_id":"","symbol":"ETH","name":"","decimals":18,"amount":"1000000000000000001","block_number":10,"update_time":"2026-03-01T12:00:00Z"},` +
+			`{"asset":"erc20","contract":"` + addrC + `","token_id":"","symbol":"DEMO","name":"","decimals":6,"amount":"123456789012345678901234567890","block_number":9,"update_time":"2026-03-01T12:00:00Z"},` +
+			`{"asset":"erc1155","contract":"` + addrC + `","token_id":"77","symbol":"ITM","name":"Items","decimals":0,"amount":"3","block_number":9,"update_time":"2026-03-01T12:00:00Z"}]}` + "\n"
 		if string(r.body) != want {
 			t.Fatalf("balances =\n%s\nwant\n%s", r.body, want)
 		}
@@ -924,6 +936,40 @@ func TestBalanceChanges(t *testing.T) {
 		e.want(e.do("PUT", "/v1/chains/ETH/addresses/"+addrA, e.bob), 200, 0)
 		e.want(e.do("GET", path+"?page_token="+p.NextPageToken, e.bob), 400, 3)
 		e.want(e.do("GET", path+"?page_size=-1", e.alice), 400, 3)
+	})
+}
+
+// TestBalanceChangeFields: a row of an ERC-1155 id says its contract and
+// token_id apart (stored under the holding key contract/id), and a
+// withdrawal's cause its withdrawal and validator indexes, null on the
+// other causes: written by hand as json.Marshal writes the types.
+func TestBalanceChangeFields(t *testing.T) {
+	dialects(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		at := time.Unix(1_700_000_000, 0).UTC()
+		rows := []query.BalanceChange{
+			{Chain: "ETH", Address: addrA, Block: 9, Time: at, Amount: "1000000000", BalanceAfter: "1000000000", Traced: true,
+				Causes: []query.Cause{{Kind: query.KindWithdrawal, Amount: "1000000000", Withdrawal: &query.WithdrawalRef{Index: 41, Validator: 7}}}},
+			{Chain: "ETH", Address: addrA, Contract: query.HoldingKey(query.AssetERC1155, addrC, "5"), Block: 9, Time: at, Amount: "-2",
+				BalanceAfter: "3", Checked: true, Reconciled: true, Traced: true,
+				Causes: []query.Cause{{Kind: query.KindToken, TxHash: fmt.Sprintf("0x%064x", 9), Amount: "-2"}}},
+		}
+		if err := e.db.PutStatement(ctx, "ETH", rows, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.want(e.do("PUT", "/v1/chains/ETH/addresses/"+addrA, e.alice), 200, 0)
+		r := e.do("GET", "/v1/chains/ETH/addresses/"+addrA+"/balance_changes", e.alice)
+		e.want(r, 200, 0)
+		want := `{"balance_changes":[` +
+			`{"block_number":9,"time":"2023-11-14T22:13:20Z","contract":"` + addrC + `","token_id":"5","amount":"-2","balance_after":"3",` +
+			`"causes":[{"kind":"token","transaction_hash":"` + fmt.Sprintf("0x%064x", 9) + `","amount":"-2","withdrawal_index":null,"validator_index":null}],` +
+			`"reconciled":true,"difference":"0","traced":true},` +
+			`{"block_number":9,"time":"2023-11-14T22:13:20Z","contract":"","token_id":"","amount":"1000000000","balance_after":"1000000000",` +
+			`"causes":[{"kind":"withdrawal","transaction_hash":"","amount":"1000000000","withdrawal_index":41,"validator_index":7}],` +
+			`"reconciled":null,"difference":"0","traced":true}],"next_page_token":""}` + "\n"
+		if string(r.body) != want {
+			t.Fatalf("balance_changes =\n%s\nwant\n%s", r.body, want)
+		}
 	})
 }
 

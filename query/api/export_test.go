@@ -51,8 +51,15 @@ func EncodeBalanceChangePage(s string, n int) (got, want string) {
 		if i > 0 {
 			c.Time = time.Unix(int64(i)*1_700_000_000, 0)
 		}
-		for range i {
-			c.Causes = append(c.Causes, query.Cause{Kind: s, TxHash: s, Amount: s})
+		if i%2 == 1 {
+			c.Contract = s + "/" + s // an ERC-1155 id's holding key
+		}
+		for j := range i {
+			cs := query.Cause{Kind: s, TxHash: s, Amount: s}
+			if j%2 == 1 {
+				cs.Withdrawal = &query.WithdrawalRef{Index: uint64(j) << 40, Validator: ^uint64(0) - uint64(j)}
+			}
+			c.Causes = append(c.Causes, cs)
 		}
 		rows = append(rows, c)
 	}
@@ -75,7 +82,8 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 	for i := range n + 1 {
 		t := query.Transaction{Hash: s, BlockNumber: uint64(i) << 40, BlockHash: s, Index: uint(i), Status: s,
 			From: s, To: s, Value: s, Fee: s, Nonce: ^uint64(0) - uint64(i), Type: uint8(i), GasLimit: uint64(i) * 21000,
-			GasUsed: ^uint64(0) - uint64(i), EffectiveGasPrice: s, Method: s, Created: s}
+			GasUsed: ^uint64(0) - uint64(i), EffectiveGasPrice: s, Method: s, Created: s, Input: s,
+			CumulativeGasUsed: ^uint64(0) - 2*uint64(i), RevertReason: s}
 		if i > 0 {
 			t.BlockTime = time.Unix(int64(i)*1_700_000_000, 0)
 		}
@@ -85,7 +93,7 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 				from = "0xother"
 			}
 			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: j - 1, Asset: s, Contract: s, From: from, To: "0xto", Amount: s,
-				Kind: s, Symbol: s, Decimals: j})
+				Kind: s, Symbol: s, Decimals: j, Name: s, TokenID: s, CallType: s, CallPath: s, Error: s})
 		}
 		txs = append(txs, t)
 	}

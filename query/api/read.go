@@ -13,7 +13,9 @@ import (
 type balance struct {
 	Asset       string `json:"asset"`
 	Contract    string `json:"contract"`
+	TokenID     string `json:"token_id"`
 	Symbol      string `json:"symbol"`
+	Name        string `json:"name"`
 	Decimals    int    `json:"decimals"`
 	Amount      string `json:"amount"`
 	BlockNumber uint64 `json:"block_number"`
@@ -44,21 +46,30 @@ type transaction struct {
 	Method      string     `json:"method"`
 	Created     string     `json:"contract_address"`
 	Confirms    uint64     `json:"confirmations"`
+	Input       string     `json:"input"`
+	Cumulative  uint64     `json:"cumulative_gas_used"`
+	Revert      string     `json:"revert_reason"`
 	Transfers   []transfer `json:"transfers"`
 }
 
 // transfer is a movement of value inside a transaction: its own value,
-// an internal movement, or an ERC-20 transfer.
+// an internal movement (or a reverted call, with its error), or a token
+// transfer.
 type transfer struct {
 	LogIndex int    `json:"log_index"`
 	Kind     string `json:"kind"`
 	Asset    string `json:"asset"`
 	Contract string `json:"contract"`
+	TokenID  string `json:"token_id"`
 	Symbol   string `json:"symbol"`
+	Name     string `json:"name"`
 	Decimals int    `json:"decimals"`
 	From     string `json:"from"`
 	To       string `json:"to"`
 	Amount   string `json:"amount"`
+	CallType string `json:"call_type"`
+	CallPath string `json:"call_path"`
+	Error    string `json:"error"`
 }
 
 // transactionPage is a page of an address's transactions. appendTransactionPage
@@ -90,13 +101,15 @@ func toTransaction(t query.Transaction, only string, head uint64) transaction {
 	out := transaction{Hash: t.Hash, BlockNumber: t.BlockNumber, BlockHash: t.BlockHash, BlockTime: timestamp(t.BlockTime),
 		Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value, Fee: t.Fee, Nonce: t.Nonce,
 		Type: t.Type, GasLimit: t.GasLimit, GasUsed: t.GasUsed, GasPrice: t.EffectiveGasPrice, Method: t.Method,
-		Created: t.Created, Confirms: confirmations(&t, head), Transfers: make([]transfer, 0, len(t.Transfers))}
+		Created: t.Created, Confirms: confirmations(&t, head), Input: t.Input, Cumulative: t.CumulativeGasUsed,
+		Revert: t.RevertReason, Transfers: make([]transfer, 0, len(t.Transfers))}
 	for _, f := range t.Transfers {
 		if only != "" && f.From != only && f.To != only {
 			continue
 		}
 		out.Transfers = append(out.Transfers, transfer{LogIndex: f.LogIndex, Kind: f.Kind, Asset: f.Asset, Contract: f.Contract,
-			Symbol: f.Symbol, Decimals: f.Decimals, From: f.From, To: f.To, Amount: f.Amount})
+			TokenID: f.TokenID, Symbol: f.Symbol, Name: f.Name, Decimals: f.Decimals, From: f.From, To: f.To, Amount: f.Amount,
+			CallType: f.CallType, CallPath: f.CallPath, Error: f.Error})
 	}
 	return out
 }
@@ -125,7 +138,8 @@ func (s *Server) balances(w http.ResponseWriter, r *http.Request, a query.Accoun
 	setState(w, sub)
 	body := balancesBody{Balances: make([]balance, len(bs))}
 	for i, b := range bs {
-		body.Balances[i] = balance{Asset: b.Asset, Contract: b.Contract, Symbol: b.Symbol, Decimals: b.Decimals,
+		contract, id := query.SplitHoldingKey(b.Contract)
+		body.Balances[i] = balance{Asset: b.Asset, Contract: contract, TokenID: id, Symbol: b.Symbol, Name: b.Name, Decimals: b.Decimals,
 			Amount: b.Amount, BlockNumber: b.Block, UpdateTime: timestamp(b.Updated)}
 	}
 	writeJSON(w, http.StatusOK, body)

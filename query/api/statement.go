@@ -16,6 +16,7 @@ type balanceChange struct {
 	BlockNumber  uint64  `json:"block_number"`
 	Time         string  `json:"time"`
 	Contract     string  `json:"contract"`
+	TokenID      string  `json:"token_id"`
 	Amount       string  `json:"amount"`
 	BalanceAfter string  `json:"balance_after"`
 	Causes       []cause `json:"causes"`
@@ -26,9 +27,11 @@ type balanceChange struct {
 
 // cause is one movement behind a balance change.
 type cause struct {
-	Kind   string `json:"kind"`
-	TxHash string `json:"transaction_hash"`
-	Amount string `json:"amount"`
+	Kind       string  `json:"kind"`
+	TxHash     string  `json:"transaction_hash"`
+	Amount     string  `json:"amount"`
+	Withdrawal *uint64 `json:"withdrawal_index"` // nil unless a withdrawal
+	Validator  *uint64 `json:"validator_index"`
 }
 
 // balanceChangePage is a page of an address's statement.
@@ -38,7 +41,8 @@ type balanceChangePage struct {
 }
 
 func toBalanceChange(c query.BalanceChange) balanceChange {
-	out := balanceChange{BlockNumber: c.Block, Time: timestamp(c.Time), Contract: c.Contract, Amount: c.Amount,
+	contract, id := query.SplitHoldingKey(c.Contract)
+	out := balanceChange{BlockNumber: c.Block, Time: timestamp(c.Time), Contract: contract, TokenID: id, Amount: c.Amount,
 		BalanceAfter: c.BalanceAfter, Causes: make([]cause, len(c.Causes)),
 		Difference: c.Difference, Traced: c.Traced}
 	if c.Checked {
@@ -49,6 +53,9 @@ func toBalanceChange(c query.BalanceChange) balanceChange {
 	}
 	for i, cs := range c.Causes {
 		out.Causes[i] = cause{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}
+		if w := cs.Withdrawal; w != nil {
+			out.Causes[i].Withdrawal, out.Causes[i].Validator = &w.Index, &w.Validator
+		}
 	}
 	return out
 }
@@ -124,8 +131,11 @@ func appendBalanceChangeItem(b []byte, i int, c *query.BalanceChange) []byte {
 	if !c.Time.IsZero() {
 		b = c.Time.UTC().AppendFormat(b, time.RFC3339)
 	}
+	contract, id := query.SplitHoldingKey(c.Contract)
 	b = append(b, `","contract":`...)
-	b = appendJSONString(b, c.Contract)
+	b = appendJSONString(b, contract)
+	b = append(b, `,"token_id":`...)
+	b = appendJSONString(b, id)
 	b = append(b, `,"amount":`...)
 	b = appendJSONString(b, c.Amount)
 	b = append(b, `,"balance_after":`...)
@@ -141,6 +151,14 @@ func appendBalanceChangeItem(b []byte, i int, c *query.BalanceChange) []byte {
 		b = appendJSONString(b, c.Causes[j].TxHash)
 		b = append(b, `,"amount":`...)
 		b = appendJSONString(b, c.Causes[j].Amount)
+		if w := c.Causes[j].Withdrawal; w != nil {
+			b = append(b, `,"withdrawal_index":`...)
+			b = strconv.AppendUint(b, w.Index, 10)
+			b = append(b, `,"validator_index":`...)
+			b = strconv.AppendUint(b, w.Validator, 10)
+		} else {
+			b = append(b, `,"withdrawal_index":null,"validator_index":null`...)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, `],"reconciled":`...)

@@ -27,14 +27,25 @@ import (
 
 var _ query.Source = (*Source)(nil)
 
-// transferTopic is topic 0 of an ERC-20 (and ERC-721) Transfer event.
-var transferTopic = crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
-
-// Function selectors of the ERC-20 reads.
+// Topic 0 of the token transfer events: an ERC-20 (and ERC-721)
+// Transfer, ERC-1155 TransferSingle and TransferBatch.
 var (
-	selBalanceOf = hexutil.MustDecode("0x70a08231")
-	selSymbol    = hexutil.MustDecode("0x95d89b41")
-	selDecimals  = hexutil.MustDecode("0x313ce567")
+	transferTopic       = crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
+	transferSingleTopic = crypto.Keccak256Hash([]byte("TransferSingle(address,address,address,uint256,uint256)"))
+	transferBatchTopic  = crypto.Keccak256Hash([]byte("TransferBatch(address,address,address,uint256[],uint256[])"))
+)
+
+// Function selectors of the token reads.
+var (
+	selBalanceOf         = hexutil.MustDecode("0x70a08231") // balanceOf(address): ERC-20 amount, ERC-721 count
+	selBalanceOfID       = hexutil.MustDecode("0x00fdd58e") // balanceOf(address,uint256): ERC-1155
+	selSymbol            = hexutil.MustDecode("0x95d89b41")
+	selName              = hexutil.MustDecode("0x06fdde03")
+	selDecimals          = hexutil.MustDecode("0x313ce567")
+	selSupportsInterface = hexutil.MustDecode("0x01ffc9a7") // ERC-165
+	// erc721Interface is ERC-721's ERC-165 interface id, as the argument
+	// of supportsInterface (bytes4, left-aligned in its word).
+	erc721Interface = common.RightPadBytes(hexutil.MustDecode("0x80ac58cd"), 32)
 )
 
 // SourceConfig tunes a Source; the zero value is usable.
@@ -67,7 +78,8 @@ type Source struct {
 	cfg SourceConfig
 
 	mu     sync.Mutex
-	tokens map[common.Address]tokenMeta // symbol and decimals, read once
+	tokens map[common.Address]tokenMeta // symbol, name, decimals, read once
+	nfts   map[common.Address]bool      // contracts seen logging ERC-721 Transfers
 
 	spanMu sync.Mutex
 	span   logSpan // width of filtered eth_getLogs ranges
@@ -78,8 +90,8 @@ type Source struct {
 }
 
 type tokenMeta struct {
-	symbol   string
-	decimals int
+	query.TokenMeta
+	erc721 bool // supportsInterface says ERC-721
 }
 
 // Dial returns a Source on the JSON-RPC endpoint url (http, https, ws or
@@ -126,6 +138,7 @@ func NewSource(c *rpc.Client, cfg SourceConfig) *Source {
 		cfg.BlockReceiptsFrom = 16
 	}
 	return &Source{rpc: c, eth: ethclient.NewClient(c), cfg: cfg, tokens: make(map[common.Address]tokenMeta),
+		nfts: make(map[common.Address]bool),
 		span: logSpan{width: cfg.LogRange, max: cfg.MaxLogRange}}
 }
 
@@ -177,9 +190,10 @@ type rpcTx struct {
 }
 
 type rpcWithdrawal struct {
-	Index   hexutil.Uint64 `json:"index"`
-	Address common.Address `json:"address"`
-	Amount  hexutil.Uint64 `json:"amount"` // gwei
+	Index     hexutil.Uint64 `json:"index"`
+	Validator hexutil.Uint64 `json:"validatorIndex"`
+	Address   common.Address `json:"address"`
+	Amount    hexutil.Uint64 `json:"amount"` // gwei
 }
 
 // Blocks returns blocks from to to with their transactions, batched
@@ -235,7 +249,8 @@ func convertBlock(b *rpcBlock) query.SourceBlock {
 	}
 	for _, w := range b.Withdrawals {
 		wei := new(big.Int).Mul(new(big.Int).SetUint64(uint64(w.Amount)), big.NewInt(params.GWei))
-		sb.Withdrawals = append(sb.Withdrawals, query.Withdrawal{Index: uint64(w.Index), Address: addrLower(w.Address), Amount: wei.String()})
+		sb.Withdrawals = append(sb.Withdrawals, query.Withdrawal{Index: uint64(w.Index), Validator: uint64(w.Validator),
+			Address: addrLower(w.Address), Amount: wei.String()})
 	}
 	for i, t := range b.Transactions {
 		tx := query.SourceTx{
@@ -246,6 +261,7 @@ func convertBlock(b *rpcBlock) query.SourceBlock {
 			Nonce:    uint64(t.Nonce),
 			Type:     uint8(t.Type),
 			GasLimit: uint64(t.Gas),
+			Input:    t.Input,
 		}
 		if len(t.Input) >= 4 {
 			tx.Method = hexutil.Encode(t.Input[:4])
@@ -263,10 +279,12 @@ func convertBlock(b *rpcBlock) query.SourceBlock {
 	return sb
 }
 
-// Transfers returns the ERC-20 Transfer logs of blocks from to to. With
-// addresses nil it is one eth_getLogs on the Transfer topic alone (the
-// cost of a block, whatever the number of subscriptions); otherwise two
-// per range, with the addresses as the from and the to topic, in ranges
+// Transfers returns the token transfer logs of blocks from to to. With
+// addresses nil it is one eth_getLogs on the three transfer topics alone
+// (the cost of a block, whatever the number of subscriptions); otherwise
+// three per range, with the addresses as the from and the to topic
+// (topics 1 and 2 of a Transfer, 2 and 3 of an ERC-1155 event: the
+// Transfer's to and the ERC-1155 from share one query), in ranges
 // that start at LogRange blocks and adapt to the node's limits: halved
 // when it refuses a range as too large or a result as too big, grown back
 // after ranges it answers, up to MaxLogRange.
@@ -278,7 +296,7 @@ func (s *Source) Transfers(ctx context.Context, from, to uint64, addresses []str
 		return s.filterTransfers(ctx, ethereum.FilterQuery{
 			FromBlock: new(big.Int).SetUint64(from),
 			ToBlock:   new(big.Int).SetUint64(to),
-			Topics:    [][]common.Hash{{transferTopic}},
+			Topics:    [][]common.Hash{{transferTopic, transferSingleTopic, transferBatchTopic}},
 		})
 	}
 	if len(addresses) == 0 {
@@ -289,19 +307,27 @@ func (s *Source) Transfers(ctx context.Context, from, to uint64, addresses []str
 		all[i] = common.BytesToHash(common.HexToAddress(a).Bytes())
 	}
 	var out []query.TokenTransfer
-	seen := make(map[[2]uint64]bool)
+	seen := make(map[[2]uint64]bool) // logs kept by earlier queries
 	keep := func(got []query.TokenTransfer) {
+		// A batch log gives several transfers with its index: keep or
+		// drop them together.
+		now := make(map[[2]uint64]bool)
 		for _, tt := range got {
 			k := [2]uint64{tt.BlockNumber, uint64(tt.LogIndex)}
 			if !seen[k] {
-				seen[k] = true
+				now[k] = true
 				out = append(out, tt)
 			}
 		}
+		for k := range now {
+			seen[k] = true
+		}
 	}
+	erc1155 := []common.Hash{transferSingleTopic, transferBatchTopic}
+	both := []common.Hash{transferTopic, transferSingleTopic, transferBatchTopic}
 	// geth refuses more than 1000 alternatives for one topic.
 	for topics := range slices.Chunk(all, 500) {
-		for _, t := range [][][]common.Hash{{{transferTopic}, topics}, {{transferTopic}, nil, topics}} {
+		for _, t := range [][][]common.Hash{{{transferTopic}, topics}, {both, nil, topics}, {erc1155, nil, nil, topics}} {
 			s.spanMu.Lock()
 			span := s.span
 			s.spanMu.Unlock()
@@ -330,32 +356,111 @@ func (s *Source) filterTransfers(ctx context.Context, q ethereum.FilterQuery) ([
 	}
 	out := make([]query.TokenTransfer, 0, len(logs))
 	for i := range logs {
-		if t, ok := transferOf(&logs[i]); ok {
-			out = append(out, t)
-		}
+		out = appendTransfers(out, &logs[i])
 	}
+	s.noteNFTs(out)
 	return out, nil
 }
 
-// transferOf reads an ERC-20 Transfer log.
-func transferOf(l *types.Log) (query.TokenTransfer, bool) {
-	// ERC-721 Transfer has the same topic 0 but a third indexed topic.
-	// From Amsterdam on, moves of ether are logged the same way by the
-	// system address (EIP-7708): those are native, not ERC-20.
-	if l.Removed || len(l.Topics) != 3 || l.Topics[0] != transferTopic || len(l.Data) != 32 || l.Address == params.SystemAddress {
-		return query.TokenTransfer{}, false
+// noteNFTs remembers the contracts of ERC-721 transfers: their balances
+// are counts of tokens (Balances), whether or not they answer ERC-165.
+func (s *Source) noteNFTs(ts []query.TokenTransfer) {
+	var first int
+	for first = 0; first < len(ts) && ts[first].Asset != query.AssetERC721; first++ {
 	}
-	return query.TokenTransfer{
+	if first == len(ts) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range ts[first:] {
+		if t.Asset == query.AssetERC721 {
+			s.nfts[common.HexToAddress(t.Contract)] = true
+		}
+	}
+}
+
+// appendTransfers appends the token transfers of log l: an ERC-20
+// Transfer (three topics, the amount in the data), an ERC-721 Transfer
+// (four topics, the id the fourth), an ERC-1155 TransferSingle (id and
+// value in the data) or TransferBatch (one transfer an id, in order, all
+// with the log's index). Other logs, and malformed ones, add nothing.
+func appendTransfers(out []query.TokenTransfer, l *types.Log) []query.TokenTransfer {
+	// From Amsterdam on, moves of ether are logged as Transfers by the
+	// system address (EIP-7708): those are native, not tokens.
+	if l.Removed || len(l.Topics) < 3 || l.Address == params.SystemAddress {
+		return out
+	}
+	t := query.TokenTransfer{
 		BlockNumber: l.BlockNumber,
 		BlockHash:   hexLower(l.BlockHash),
 		TxHash:      hexLower(l.TxHash),
 		TxIndex:     l.TxIndex,
 		LogIndex:    int(l.Index),
 		Contract:    addrLower(l.Address),
-		From:        addrLower(common.BytesToAddress(l.Topics[1].Bytes())),
-		To:          addrLower(common.BytesToAddress(l.Topics[2].Bytes())),
-		Amount:      new(big.Int).SetBytes(l.Data).String(),
-	}, true
+	}
+	word := func(b []byte, i int) *big.Int { return new(big.Int).SetBytes(b[32*i : 32*i+32]) }
+	switch l.Topics[0] {
+	case transferTopic:
+		t.From = addrLower(common.BytesToAddress(l.Topics[1].Bytes()))
+		t.To = addrLower(common.BytesToAddress(l.Topics[2].Bytes()))
+		switch {
+		case len(l.Topics) == 3 && len(l.Data) == 32:
+			t.Asset, t.Amount = query.AssetERC20, word(l.Data, 0).String()
+		case len(l.Topics) == 4 && len(l.Data) == 0:
+			t.Asset, t.Amount, t.TokenID = query.AssetERC721, "1", l.Topics[3].Big().String()
+		default:
+			return out
+		}
+		return append(out, t)
+	case transferSingleTopic, transferBatchTopic:
+		if len(l.Topics) != 4 {
+			return out
+		}
+		t.Asset = query.AssetERC1155
+		t.From = addrLower(common.BytesToAddress(l.Topics[2].Bytes()))
+		t.To = addrLower(common.BytesToAddress(l.Topics[3].Bytes()))
+		if l.Topics[0] == transferSingleTopic {
+			if len(l.Data) != 64 {
+				return out
+			}
+			t.TokenID, t.Amount = word(l.Data, 0).String(), word(l.Data, 1).String()
+			return append(out, t)
+		}
+		ids, ok1 := abiWords(l.Data, 0)
+		values, ok2 := abiWords(l.Data, 1)
+		if !ok1 || !ok2 || len(ids) != len(values) {
+			return out
+		}
+		for i := range ids {
+			t.TokenID, t.Amount = ids[i].String(), values[i].String()
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// abiWords decodes the uint256[] that is argument i of ABI-encoded data;
+// false when data does not hold one.
+func abiWords(data []byte, i int) ([]*big.Int, bool) {
+	if len(data) < 32*(i+1) {
+		return nil, false
+	}
+	off := new(big.Int).SetBytes(data[32*i : 32*i+32])
+	if !off.IsUint64() || off.Uint64()%32 != 0 || off.Uint64()+32 > uint64(len(data)) {
+		return nil, false
+	}
+	o := off.Uint64()
+	n := new(big.Int).SetBytes(data[o : o+32])
+	if !n.IsUint64() || n.Uint64() > (uint64(len(data))-o-32)/32 {
+		return nil, false
+	}
+	out := make([]*big.Int, n.Uint64())
+	for j := range out {
+		at := o + 32 + 32*uint64(j)
+		out[j] = new(big.Int).SetBytes(data[at : at+32])
+	}
+	return out, true
 }
 
 type rpcReceipt struct {
@@ -363,6 +468,7 @@ type rpcReceipt struct {
 	BlockHash         common.Hash    `json:"blockHash"`
 	Status            hexutil.Uint64 `json:"status"`
 	GasUsed           hexutil.Uint64 `json:"gasUsed"`
+	CumulativeGasUsed hexutil.Uint64 `json:"cumulativeGasUsed"`
 	EffectiveGasPrice *hexutil.Big   `json:"effectiveGasPrice"`
 	BlobGasUsed       hexutil.Uint64 `json:"blobGasUsed"`
 	BlobGasPrice      *hexutil.Big   `json:"blobGasPrice"`
@@ -386,10 +492,10 @@ func (r *rpcReceipt) receipt() query.Receipt {
 		status = query.StatusSuccess
 	}
 	return query.Receipt{TxHash: hexLower(r.TransactionHash), Status: status, Fee: fee.String(),
-		GasUsed: uint64(r.GasUsed), EffectiveGasPrice: price.String()}
+		GasUsed: uint64(r.GasUsed), EffectiveGasPrice: price.String(), CumulativeGasUsed: uint64(r.CumulativeGasUsed)}
 }
 
-// BlockReceipts returns every receipt of block b and the ERC-20 Transfer
+// BlockReceipts returns every receipt of block b and the token transfer
 // logs in them, from one eth_getBlockReceipts.
 func (s *Source) BlockReceipts(ctx context.Context, b query.Block) ([]query.Receipt, []query.TokenTransfer, error) {
 	var all []*rpcReceipt
@@ -404,11 +510,10 @@ func (s *Source) BlockReceipts(ctx context.Context, b query.Block) ([]query.Rece
 		}
 		out = append(out, r.receipt())
 		for _, l := range r.Logs {
-			if t, ok := transferOf(l); ok {
-				transfers = append(transfers, t)
-			}
+			transfers = appendTransfers(transfers, l)
 		}
 	}
+	s.noteNFTs(transfers)
 	return out, transfers, nil
 }
 
@@ -465,11 +570,15 @@ type callArgs struct {
 	Data hexutil.Bytes  `json:"input"`
 }
 
-// Balances reads native balances (eth_getBalance) and ERC-20 balances
-// (balanceOf through eth_call) at block, batched; a token's symbol and
-// decimals are read on first sight and cached. A token whose calls revert
-// is left out of the result rather than failing the others. Errors:
-// query.ErrNoState when the node keeps no state for block (pruned).
+// Balances reads native balances (eth_getBalance) and token balances
+// (balanceOf through eth_call: balanceOf(address) of an ERC-20 or
+// ERC-721 contract, balanceOf(address, id) of an ERC-1155 contract/id)
+// at block, batched; a token's symbol, name and decimals are read on
+// first sight and cached. A contract is an ERC-721 (its balance a count
+// of tokens) when it logged an ERC-721 Transfer here or says so through
+// ERC-165. A token whose calls revert is left out of the result rather
+// than failing the others. Errors: query.ErrNoState when the node keeps
+// no state for block (pruned).
 func (s *Source) Balances(ctx context.Context, block uint64, queries []query.BalanceQuery) ([]query.Balance, error) {
 	if err := s.readTokenMeta(ctx, queries); err != nil {
 		return nil, err
@@ -487,8 +596,19 @@ func (s *Source) Balances(ctx context.Context, block uint64, queries []query.Bal
 			batch[i] = rpc.BatchElem{Method: "eth_getBalance", Args: []any{addr, at}, Result: &res[i].native}
 			continue
 		}
-		data := append(slices.Clone(selBalanceOf), common.LeftPadBytes(addr.Bytes(), 32)...)
-		batch[i] = rpc.BatchElem{Method: "eth_call", Args: []any{callArgs{To: common.HexToAddress(q.Contract), Data: data}, at}, Result: &res[i].call}
+		contract, id := query.SplitHoldingKey(q.Contract)
+		var data []byte
+		if id == "" {
+			data = append(slices.Clone(selBalanceOf), common.LeftPadBytes(addr.Bytes(), 32)...)
+		} else {
+			n, ok := new(big.Int).SetString(id, 10)
+			if !ok || n.Sign() < 0 || n.BitLen() > 256 {
+				return nil, fmt.Errorf("balance of %s: token id %q is not a uint256", q.Contract, id)
+			}
+			data = append(slices.Clone(selBalanceOfID), common.LeftPadBytes(addr.Bytes(), 32)...)
+			data = append(data, common.LeftPadBytes(n.Bytes(), 32)...)
+		}
+		batch[i] = rpc.BatchElem{Method: "eth_call", Args: []any{callArgs{To: common.HexToAddress(contract), Data: data}, at}, Result: &res[i].call}
 	}
 	if err := s.batch(ctx, batch); err != nil {
 		return nil, err
@@ -513,8 +633,17 @@ func (s *Source) Balances(ctx context.Context, block uint64, queries []query.Bal
 			if len(res[i].call) < 32 {
 				continue // not an ERC-20 balanceOf answer
 			}
-			meta := s.tokens[common.HexToAddress(q.Contract)]
-			b.Asset, b.Contract, b.Symbol, b.Decimals = query.AssetERC20, strings.ToLower(q.Contract), meta.symbol, meta.decimals
+			contract, id := query.SplitHoldingKey(q.Contract)
+			c := common.HexToAddress(contract)
+			meta := s.tokens[c]
+			b.Asset = query.AssetERC20
+			switch {
+			case id != "":
+				b.Asset = query.AssetERC1155
+			case meta.erc721 || s.nfts[c]:
+				b.Asset = query.AssetERC721
+			}
+			b.Contract, b.Symbol, b.Name, b.Decimals = strings.ToLower(q.Contract), meta.Symbol, meta.Name, meta.Decimals
 			b.Amount = new(big.Int).SetBytes(res[i].call[:32]).String()
 		}
 		out = append(out, b)
@@ -522,8 +651,8 @@ func (s *Source) Balances(ctx context.Context, block uint64, queries []query.Bal
 	return out, nil
 }
 
-// readTokenMeta reads symbol and decimals of the tokens of queries not
-// seen before, in one batch.
+// readTokenMeta reads symbol, name, decimals and ERC-165 support of
+// ERC-721 of the tokens of queries not seen before, in one batch.
 func (s *Source) readTokenMeta(ctx context.Context, queries []query.BalanceQuery) error {
 	s.mu.Lock()
 	var todo []common.Address
@@ -531,7 +660,8 @@ func (s *Source) readTokenMeta(ctx context.Context, queries []query.BalanceQuery
 		if q.Contract == "" {
 			continue
 		}
-		c := common.HexToAddress(q.Contract)
+		contract, _ := query.SplitHoldingKey(q.Contract)
+		c := common.HexToAddress(contract)
 		if _, ok := s.tokens[c]; !ok && !slices.Contains(todo, c) {
 			todo = append(todo, c)
 		}
@@ -540,11 +670,14 @@ func (s *Source) readTokenMeta(ctx context.Context, queries []query.BalanceQuery
 	if len(todo) == 0 {
 		return nil
 	}
-	res := make([]hexutil.Bytes, 2*len(todo))
-	batch := make([]rpc.BatchElem, 2*len(todo))
+	calls := [][]byte{selSymbol, selName, selDecimals, append(slices.Clone(selSupportsInterface), erc721Interface...)}
+	k := len(calls)
+	res := make([]hexutil.Bytes, k*len(todo))
+	batch := make([]rpc.BatchElem, k*len(todo))
 	for i, c := range todo {
-		batch[2*i] = rpc.BatchElem{Method: "eth_call", Args: []any{callArgs{To: c, Data: selSymbol}, "latest"}, Result: &res[2*i]}
-		batch[2*i+1] = rpc.BatchElem{Method: "eth_call", Args: []any{callArgs{To: c, Data: selDecimals}, "latest"}, Result: &res[2*i+1]}
+		for j, data := range calls {
+			batch[k*i+j] = rpc.BatchElem{Method: "eth_call", Args: []any{callArgs{To: c, Data: data}, "latest"}, Result: &res[k*i+j]}
+		}
 	}
 	if err := s.batch(ctx, batch); err != nil {
 		return err
@@ -553,40 +686,49 @@ func (s *Source) readTokenMeta(ctx context.Context, queries []query.BalanceQuery
 	defer s.mu.Unlock()
 	for i, c := range todo {
 		var m tokenMeta
-		for j := 2 * i; j <= 2*i+1; j++ {
-			if err := batch[j].Error; err != nil && !reverted(err) {
+		answer := func(j int) []byte {
+			if batch[k*i+j].Error != nil {
+				return nil
+			}
+			return res[k*i+j]
+		}
+		for j := range calls {
+			if err := batch[k*i+j].Error; err != nil && !reverted(err) {
 				return s.unavailable(ctx, "eth_call", err)
 			}
 		}
-		if batch[2*i].Error == nil {
-			m.symbol = decodeSymbol(res[2*i])
-		}
-		if batch[2*i+1].Error == nil && len(res[2*i+1]) >= 32 {
-			if d := new(big.Int).SetBytes(res[2*i+1][:32]); d.IsUint64() && d.Uint64() <= 255 {
-				m.decimals = int(d.Uint64())
+		m.Symbol, m.Name = decodeSymbol(answer(0)), decodeSymbol(answer(1))
+		if d := answer(2); len(d) >= 32 {
+			if n := new(big.Int).SetBytes(d[:32]); n.IsUint64() && n.Uint64() <= 255 {
+				m.Decimals = int(n.Uint64())
 			}
+		}
+		// A contract without ERC-165 may answer anything, or nothing: only
+		// an exact true (one word, 1) counts.
+		if d := answer(3); len(d) == 32 && new(big.Int).SetBytes(d).Cmp(big.NewInt(1)) == 0 {
+			m.erc721 = true
 		}
 		s.tokens[c] = m
 	}
 	return nil
 }
 
-// Token returns the symbol and decimals of the ERC-20 at contract, read
-// once and cached.
-func (s *Source) Token(ctx context.Context, contract string) (string, int, error) {
+// Token returns the symbol, name and decimals of the token at contract,
+// read once and cached.
+func (s *Source) Token(ctx context.Context, contract string) (query.TokenMeta, error) {
 	if contract == "" {
-		return "ETH", 18, nil // as Balances says of the native coin
+		return query.TokenMeta{Symbol: "ETH", Decimals: 18}, nil // as Balances says of the native coin
 	}
 	if err := s.readTokenMeta(ctx, []query.BalanceQuery{{Contract: contract}}); err != nil {
-		return "", 0, err
+		return query.TokenMeta{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.tokens[common.HexToAddress(contract)]
-	return m.symbol, m.decimals, nil
+	return s.tokens[common.HexToAddress(contract)].TokenMeta, nil
 }
 
-// decodeSymbol decodes an ABI string, or the bytes32 some old tokens return.
+// decodeSymbol decodes an ABI string, or the bytes32 some old tokens
+// return (a symbol or a name).
 func decodeSymbol(b []byte) string {
 	if len(b) == 32 {
 		return string(bytes.TrimRight(b, "\x00"))

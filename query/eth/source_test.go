@@ -52,7 +52,7 @@ func TestDevStarts(t *testing.T) {
 	}
 	if got, want := bals[1], (query.Balance{
 		Address: lower(dev.Accounts[1]), Asset: query.AssetERC20, Contract: lower(dev.Token),
-		Symbol: "WDT", Decimals: 18, Amount: "1000000000000000000000000", Block: head,
+		Symbol: "WDT", Name: "Wharf Demo Token", Decimals: 18, Amount: "1000000000000000000000000", Block: head,
 	}); got != want {
 		t.Errorf("token balance = %+v, want %+v", got, want)
 	}

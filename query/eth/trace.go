@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,12 +88,13 @@ func (s *Source) Traces(ctx context.Context, b query.SourceBlock, api string) ([
 
 // callFrame is a frame of geth's callTracer.
 type callFrame struct {
-	Type  string          `json:"type"`
-	From  common.Address  `json:"from"`
-	To    *common.Address `json:"to"`
-	Value *hexutil.Big    `json:"value"`
-	Error string          `json:"error"`
-	Calls []callFrame     `json:"calls"`
+	Type   string          `json:"type"`
+	From   common.Address  `json:"from"`
+	To     *common.Address `json:"to"`
+	Value  *hexutil.Big    `json:"value"`
+	Error  string          `json:"error"`
+	Output hexutil.Bytes   `json:"output"`
+	Calls  []callFrame     `json:"calls"`
 }
 
 type txTrace struct {
@@ -120,28 +122,47 @@ func (s *Source) callTraces(ctx context.Context, b query.SourceBlock) ([]query.I
 		if t.Error != "" || t.Result == nil {
 			return nil, fmt.Errorf("trace of %s in block %d: %s: %w", hash, b.Number, s.secrets.scrub(t.Error), query.ErrUnavailable)
 		}
+		failed := ""
 		if t.Result.Error != "" {
-			continue // the transaction failed: nothing inside it moved
+			// The transaction failed: nothing inside it moved. Its
+			// top-level call carries the reason.
+			failed = RevertReason(t.Result.Error, t.Result.Output)
+			top := query.InternalMove{TxHash: hash, Kind: query.KindTransaction, From: addrLower(t.Result.From),
+				Amount: "0", CallType: strings.ToUpper(t.Result.Type), Error: failed}
+			if t.Result.To != nil {
+				top.To = addrLower(*t.Result.To)
+			}
+			if t.Result.Value != nil {
+				top.Amount = t.Result.Value.ToInt().String()
+			}
+			out = append(out, top)
 		}
 		created := make(map[string]bool)
 		if t.Result.To != nil && strings.HasPrefix(strings.ToUpper(t.Result.Type), "CREATE") {
 			created[addrLower(*t.Result.To)] = true // a creating transaction
 		}
-		out = walkFrames(out, hash, t.Result.Calls, created)
+		out = walkFrames(out, hash, "", failed, t.Result.Calls, created)
 	}
 	return out, nil
 }
 
 // walkFrames appends the movements of frames and their children in call
-// order, leaving out frames that failed, with everything under them.
-// created holds the contracts created so far in the transaction: one of
-// them that self-destructs to itself burns its balance (EIP-6780: it is
-// deleted, and the ether with it); any other contract doing so keeps it
-// (since Cancun), which moves nothing.
-func walkFrames(out []query.InternalMove, hash string, frames []callFrame, created map[string]bool) []query.InternalMove {
-	for _, f := range frames {
-		if f.Error != "" {
-			continue
+// order, with their type and path in the call tree (under the path
+// parent). A frame that failed, and every frame under it, is listed with
+// the error (failed, the error above it, when it has none of its own):
+// it moved nothing. created holds the contracts created so far in the
+// transaction: one of them that self-destructs to itself burns its
+// balance (EIP-6780: it is deleted, and the ether with it); any other
+// contract doing so keeps it (since Cancun), which moves nothing.
+func walkFrames(out []query.InternalMove, hash, parent, failed string, frames []callFrame, created map[string]bool) []query.InternalMove {
+	for i, f := range frames {
+		path := strconv.Itoa(i)
+		if parent != "" {
+			path = parent + "." + path
+		}
+		errText := failed
+		if errText == "" && f.Error != "" {
+			errText = RevertReason(f.Error, f.Output)
 		}
 		value := "0"
 		if f.Value != nil {
@@ -152,30 +173,37 @@ func walkFrames(out []query.InternalMove, hash string, frames []callFrame, creat
 			to = addrLower(*f.To)
 		}
 		from := addrLower(f.From)
-		switch strings.ToUpper(f.Type) {
+		typ := strings.ToUpper(f.Type)
+		mv := query.InternalMove{TxHash: hash, From: from, To: to, Amount: value, CallType: typ, CallPath: path, Error: errText}
+		switch typ {
 		case "CALL":
 			if value != "0" {
-				out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindInternal, From: from, To: to, Amount: value})
+				mv.Kind = query.KindInternal
 			}
 		case "CALLCODE":
 			// The code runs in the caller's account: the value stays there.
 			if value != "0" {
-				out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindInternal, From: from, To: from, Amount: value})
+				mv.Kind, mv.To = query.KindInternal, from
 			}
 		case "CREATE", "CREATE2":
-			created[to] = true
-			out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindCreation, From: from, To: to, Amount: value})
+			if errText == "" {
+				created[to] = true
+			}
+			mv.Kind = query.KindCreation
 		case "SELFDESTRUCT":
 			switch {
 			case value == "0":
 			case to == from && created[from]:
-				out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindBurn, From: from, Amount: value})
+				mv.Kind, mv.To = query.KindBurn, ""
 			case to == from:
 			default:
-				out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindSelfdestruct, From: from, To: to, Amount: value})
+				mv.Kind = query.KindSelfdestruct
 			}
 		}
-		out = walkFrames(out, hash, f.Calls, created)
+		if mv.Kind != "" {
+			out = append(out, mv)
+		}
+		out = walkFrames(out, hash, path, errText, f.Calls, created)
 	}
 	return out
 }
@@ -194,6 +222,7 @@ type parityTrace struct {
 	} `json:"action"`
 	Result *struct {
 		Address *common.Address `json:"address"` // create
+		Output  hexutil.Bytes   `json:"output"`  // call
 	} `json:"result"`
 	Error           string       `json:"error"`
 	TraceAddress    []int        `json:"traceAddress"`
@@ -206,19 +235,25 @@ func (s *Source) parityTraces(ctx context.Context, b query.SourceBlock) ([]query
 	if err := s.rpc.CallContext(ctx, &res, "trace_block", hexutil.EncodeUint64(b.Number)); err != nil {
 		return nil, s.unavailable(ctx, "trace_block", err)
 	}
+	type failure struct {
+		addr []int
+		err  string
+	}
 	var (
 		out     []query.InternalMove
-		failed  [][]int         // trace addresses of failed frames in the current transaction
+		failed  []failure       // failed frames in the current transaction
 		created map[string]bool // contracts it created (see walkFrames)
 		cur     string
 	)
-	under := func(addr []int) bool {
+	// under returns the error of the outermost failed frame above addr
+	// (or at it), "" when none.
+	under := func(addr []int) string {
 		for _, f := range failed {
-			if len(addr) >= len(f) && slices.Equal(addr[:len(f)], f) {
-				return true
+			if len(addr) >= len(f.addr) && slices.Equal(addr[:len(f.addr)], f.addr) {
+				return f.err
 			}
 		}
-		return false
+		return ""
 	}
 	for _, t := range res {
 		if t.TransactionHash == nil {
@@ -231,60 +266,101 @@ func (s *Source) parityTraces(ctx context.Context, b query.SourceBlock) ([]query
 		if hash != cur {
 			cur, failed, created = hash, nil, make(map[string]bool)
 		}
-		if t.Error != "" || under(t.TraceAddress) {
-			failed = append(failed, t.TraceAddress)
-			continue
-		}
-		if len(t.TraceAddress) == 0 {
-			if t.Type == "create" && t.Result != nil && t.Result.Address != nil {
-				created[addrLower(*t.Result.Address)] = true
+		errText := under(t.TraceAddress)
+		if errText == "" && t.Error != "" {
+			var output []byte
+			if t.Result != nil {
+				output = t.Result.Output
 			}
-			continue // the transaction itself
+			errText = RevertReason(t.Error, output)
+			failed = append(failed, failure{t.TraceAddress, errText})
 		}
 		value := "0"
 		if t.Action.Value != nil {
 			value = t.Action.Value.ToInt().String()
 		}
 		from := addrLower(t.Action.From)
+		to := ""
+		if t.Action.To != nil {
+			to = addrLower(*t.Action.To)
+		}
+		if len(t.TraceAddress) == 0 {
+			switch {
+			case errText != "":
+				// A failed transaction: its top-level call carries the reason.
+				out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindTransaction, From: from, To: to,
+					Amount: value, CallType: parityCallType(t.Type, t.Action.CallType), Error: errText})
+			case t.Type == "create" && t.Result != nil && t.Result.Address != nil:
+				created[addrLower(*t.Result.Address)] = true
+			}
+			continue // the transaction itself
+		}
+		mv := query.InternalMove{TxHash: hash, From: from, To: to, Amount: value,
+			CallType: parityCallType(t.Type, t.Action.CallType), CallPath: tracePath(t.TraceAddress), Error: errText}
 		switch t.Type {
 		case "call":
-			to := ""
-			if t.Action.To != nil {
-				to = addrLower(*t.Action.To)
-			}
 			switch t.Action.CallType {
 			case "call":
 				if value != "0" {
-					out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindInternal, From: from, To: to, Amount: value})
+					mv.Kind = query.KindInternal
 				}
 			case "callcode":
 				if value != "0" {
-					out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindInternal, From: from, To: from, Amount: value})
+					mv.Kind, mv.To = query.KindInternal, from
 				}
 			}
 		case "create":
-			to := ""
+			mv.To = ""
 			if t.Result != nil && t.Result.Address != nil {
-				to = addrLower(*t.Result.Address)
+				mv.To = addrLower(*t.Result.Address)
 			}
-			created[to] = true
-			out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindCreation, From: from, To: to, Amount: value})
+			if errText == "" {
+				created[mv.To] = true
+			}
+			mv.Kind = query.KindCreation
 		case "suicide":
 			amount := "0"
 			if t.Action.Balance != nil {
 				amount = t.Action.Balance.ToInt().String()
 			}
 			from, to := addrLower(t.Action.Address), addrLower(t.Action.RefundAddress)
+			mv.From, mv.To, mv.Amount = from, to, amount
 			switch {
 			case amount == "0":
 			case to == from && created[from]:
-				out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindBurn, From: from, Amount: amount})
+				mv.Kind, mv.To = query.KindBurn, ""
 			case to == from:
 			default:
-				out = append(out, query.InternalMove{TxHash: hash, Kind: query.KindSelfdestruct,
-					From: from, To: to, Amount: amount})
+				mv.Kind = query.KindSelfdestruct
 			}
+		}
+		if mv.Kind != "" {
+			out = append(out, mv)
 		}
 	}
 	return out, nil
+}
+
+// parityCallType is the call type of a trace_block entry, spelled as
+// geth's callTracer spells it (CALL, DELEGATECALL, CREATE, SELFDESTRUCT...).
+func parityCallType(typ, callType string) string {
+	switch typ {
+	case "call":
+		return strings.ToUpper(callType)
+	case "suicide":
+		return "SELFDESTRUCT"
+	}
+	return strings.ToUpper(typ) // create (trace_block does not tell CREATE2), reward
+}
+
+// tracePath writes a trace address as a call path: "0.2.1".
+func tracePath(addr []int) string {
+	b := make([]byte, 0, 2*len(addr))
+	for i, n := range addr {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return string(b)
 }

@@ -16,6 +16,7 @@ type ChangeData struct {
 	BlockNumber  uint64      `json:"block_number"`
 	Time         string      `json:"time"`
 	Contract     string      `json:"contract"`
+	TokenID      string      `json:"token_id"`
 	Amount       string      `json:"amount"`
 	BalanceAfter string      `json:"balance_after"`
 	Causes       []CauseData `json:"causes"`
@@ -26,9 +27,11 @@ type ChangeData struct {
 
 // CauseData is one movement behind a statement row.
 type CauseData struct {
-	Kind   string `json:"kind"`
-	TxHash string `json:"transaction_hash"`
-	Amount string `json:"amount"`
+	Kind       string  `json:"kind"`
+	TxHash     string  `json:"transaction_hash"`
+	Amount     string  `json:"amount"`
+	Withdrawal *uint64 `json:"withdrawal_index"` // nil unless a withdrawal
+	Validator  *uint64 `json:"validator_index"`
 }
 
 // StateData is the data of a subscription_state event.
@@ -41,7 +44,8 @@ type StateData struct {
 
 // ChangeJSON is the data of an event about statement row c.
 func ChangeJSON(c query.BalanceChange) string {
-	d := ChangeData{Chain: c.Chain, Address: c.Address, BlockNumber: c.Block, Contract: c.Contract, Amount: c.Amount,
+	contract, id := query.SplitHoldingKey(c.Contract)
+	d := ChangeData{Chain: c.Chain, Address: c.Address, BlockNumber: c.Block, Contract: contract, TokenID: id, Amount: c.Amount,
 		BalanceAfter: c.BalanceAfter, Causes: make([]CauseData, len(c.Causes)), Difference: c.Difference, Traced: c.Traced}
 	if !c.Time.IsZero() {
 		d.Time = c.Time.UTC().Format(time.RFC3339)
@@ -54,6 +58,9 @@ func ChangeJSON(c query.BalanceChange) string {
 	}
 	for i, cs := range c.Causes {
 		d.Causes[i] = CauseData{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}
+		if w := cs.Withdrawal; w != nil {
+			d.Causes[i].Withdrawal, d.Causes[i].Validator = &w.Index, &w.Validator
+		}
 	}
 	b, _ := json.Marshal(d) // strings, numbers and bools only
 	return string(b)

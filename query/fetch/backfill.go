@@ -260,12 +260,13 @@ func (bf *backfiller) learnTokens(addresses []string, txs []query.Transaction) {
 	found := make(map[string][]string)
 	for _, tx := range txs {
 		for _, tr := range tx.Transfers {
-			if tr.Asset != query.AssetERC20 {
+			if !query.IsToken(tr.Asset) {
 				continue
 			}
+			key := tr.Holding()
 			for _, a := range []string{tr.From, tr.To} {
-				if set[a] && !slices.Contains(found[a], tr.Contract) {
-					found[a] = append(found[a], tr.Contract)
+				if set[a] && !slices.Contains(found[a], key) {
+					found[a] = append(found[a], key)
 				}
 			}
 		}

@@ -72,7 +72,7 @@ func (f *follower) tokensOf(ctx context.Context, address string) ([]string, erro
 	}
 	tokens := []string{}
 	for _, b := range stored {
-		if b.Asset == query.AssetERC20 && !slices.Contains(tokens, b.Contract) {
+		if query.IsToken(b.Asset) && !slices.Contains(tokens, b.Contract) {
 			tokens = append(tokens, b.Contract)
 		}
 	}

@@ -185,7 +185,7 @@ func TestFetchTransfers(t *testing.T) {
 					Symbol: "ETH", Decimals: 18}}},
 			{"Token", token, query.StatusSuccess, []query.Transfer{
 				{LogIndex: e.logIndex(token), Asset: query.AssetERC20, Contract: addr(d.Token), From: addr(b), To: addr(a), Amount: "777",
-					Kind: query.KindToken, Symbol: "WDT", Decimals: 18}}},
+					Kind: query.KindToken, Symbol: "WDT", Name: "Wharf Demo Token", Decimals: 18}}},
 			{"Failed", failed, query.StatusFailed, nil},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

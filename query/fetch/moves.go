@@ -6,6 +6,7 @@ package fetch
 // recipient's income.
 
 import (
+	"encoding/hex"
 	"math/big"
 
 	"github.com/wharfhq/wharf/query"
@@ -24,17 +25,21 @@ type move struct {
 // receipt of the block (all), whose priority fees it earns.
 func blockMoves(b query.SourceBlock, txs []query.Transaction, all []query.Receipt, tracked func(string) bool) []move {
 	var out []move
-	add := func(address, contract, kind, hash string, amount *big.Int) {
+	add := func(address, contract, kind, hash string, amount *big.Int, w *query.WithdrawalRef) {
 		if amount.Sign() == 0 || !tracked(address) {
 			return
 		}
-		out = append(out, move{address: address, contract: contract, cause: query.Cause{Kind: kind, TxHash: hash, Amount: amount.String()}})
+		out = append(out, move{address: address, contract: contract,
+			cause: query.Cause{Kind: kind, TxHash: hash, Amount: amount.String(), Withdrawal: w}})
 	}
 	for _, t := range txs {
 		if fee, ok := new(big.Int).SetString(t.Fee, 10); ok {
-			add(t.From, "", query.KindFee, t.Hash, fee.Neg(fee))
+			add(t.From, "", query.KindFee, t.Hash, fee.Neg(fee), nil)
 		}
 		for _, tr := range t.Transfers {
+			if tr.Error != "" {
+				continue // a reverted call: listed, moving nothing
+			}
 			amount, ok := new(big.Int).SetString(tr.Amount, 10)
 			if !ok {
 				continue
@@ -42,21 +47,22 @@ func blockMoves(b query.SourceBlock, txs []query.Transaction, all []query.Receip
 			kind := tr.Kind
 			if kind == "" {
 				kind = query.KindTransaction
-				if tr.Asset == query.AssetERC20 {
+				if query.IsToken(tr.Asset) {
 					kind = query.KindToken
 				}
 			}
-			add(tr.From, tr.Contract, kind, t.Hash, new(big.Int).Neg(amount))
-			add(tr.To, tr.Contract, kind, t.Hash, amount)
+			key := tr.Holding()
+			add(tr.From, key, kind, t.Hash, new(big.Int).Neg(amount), nil)
+			add(tr.To, key, kind, t.Hash, amount, nil)
 		}
 	}
 	for _, w := range b.Withdrawals {
 		if amount, ok := new(big.Int).SetString(w.Amount, 10); ok {
-			add(w.Address, "", query.KindWithdrawal, "", amount)
+			add(w.Address, "", query.KindWithdrawal, "", amount, &query.WithdrawalRef{Index: w.Index, Validator: w.Validator})
 		}
 	}
 	if all != nil && tracked(b.Miner) {
-		add(b.Miner, "", query.KindFeeIncome, "", feeIncome(b, all))
+		add(b.Miner, "", query.KindFeeIncome, "", feeIncome(b, all), nil)
 	}
 	return out
 }
@@ -133,6 +139,9 @@ func matchBlock(b query.SourceBlock, logs []query.TokenTransfer, moves []query.I
 	}
 	for _, mv := range moves {
 		m.moves[mv.TxHash] = append(m.moves[mv.TxHash], mv)
+		if mv.Error != "" {
+			continue // moved nothing: listed if the transaction is
+		}
 		f, t := touch(mv.From), touch(mv.To)
 		if f || t {
 			hit[mv.TxHash] = true
@@ -153,8 +162,9 @@ func matchBlock(b query.SourceBlock, logs []query.TokenTransfer, moves []query.I
 
 // transactions builds the matched transactions of b from their receipts
 // (in the order of m.hashes): the native value as a transfer with log
-// index -1 when it moved, its internal movements (-2, -3...) and the
-// ERC-20 transfers of the transaction.
+// index -1 when it moved, its internal movements (-2, -3..., the
+// reverted ones included, with their error) and the token transfers of
+// the transaction.
 func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []query.Transaction {
 	byHash := make(map[string]query.SourceTx, len(m.hashes))
 	for _, tx := range b.Txs {
@@ -180,6 +190,8 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 			GasUsed:           receipts[i].GasUsed,
 			EffectiveGasPrice: receipts[i].EffectiveGasPrice,
 			Method:            tx.Method,
+			Input:             "0x" + hex.EncodeToString(tx.Input),
+			CumulativeGasUsed: receipts[i].CumulativeGasUsed,
 		}
 		if t.EffectiveGasPrice == "" {
 			t.EffectiveGasPrice = "0"
@@ -194,19 +206,30 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 			}
 			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: -1, Asset: query.AssetNative, From: tx.From, To: to, Amount: tx.Value, Kind: kind})
 		}
-		if t.Status == query.StatusSuccess {
-			for j, mv := range m.moves[h] {
-				if mv.Kind == query.KindCreation && t.Created == "" {
-					t.Created = mv.To
+		internal := 0
+		for _, mv := range m.moves[h] {
+			if mv.CallPath == "" {
+				if t.Status == query.StatusFailed {
+					t.RevertReason = mv.Error // the top-level call
 				}
-				if mv.Amount == "0" {
-					continue
-				}
-				t.Transfers = append(t.Transfers, query.Transfer{LogIndex: -2 - j, Asset: query.AssetNative, From: mv.From, To: mv.To, Amount: mv.Amount, Kind: mv.Kind})
+				continue
 			}
+			if t.Status != query.StatusSuccess && mv.Error == "" {
+				continue // not traced as failed: trust the receipt
+			}
+			if mv.Error == "" && mv.Kind == query.KindCreation && t.Created == "" {
+				t.Created = mv.To
+			}
+			if mv.Amount == "0" {
+				continue
+			}
+			internal++
+			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: -1 - internal, Asset: query.AssetNative, From: mv.From, To: mv.To,
+				Amount: mv.Amount, Kind: mv.Kind, CallType: mv.CallType, CallPath: mv.CallPath, Error: mv.Error})
 		}
 		for _, l := range m.logs[h] {
-			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: l.LogIndex, Asset: query.AssetERC20, Contract: l.Contract, From: l.From, To: l.To, Amount: l.Amount, Kind: query.KindToken})
+			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: l.LogIndex, Asset: l.Asset, Contract: l.Contract, From: l.From, To: l.To,
+				Amount: l.Amount, Kind: query.KindToken, TokenID: l.TokenID})
 		}
 		out = append(out, t)
 	}

@@ -106,7 +106,7 @@ func (r *refresher) slice(ctx context.Context, addrs []string) error {
 		}
 		qs = append(qs, query.BalanceQuery{Address: a})
 		for _, b := range stored {
-			if b.Asset == query.AssetERC20 {
+			if query.IsToken(b.Asset) {
 				qs = append(qs, query.BalanceQuery{Address: a, Contract: b.Contract})
 			}
 		}

@@ -155,7 +155,7 @@ func (f *follower) scanBlock(ctx context.Context, b query.SourceBlock, logs []qu
 	return nil
 }
 
-// tokenInfo fills in the symbol and decimals of the transfers: the
+// tokenInfo fills in the symbol, name and decimals of the transfers: the
 // chain's coin (Config.Native, from the chain table) for native
 // ones, the token's when the Source tells them (TokenInfo; read once a
 // token).
@@ -172,18 +172,19 @@ func (c *core) tokenInfo(ctx context.Context, native query.NativeCoin, txs [][]q
 					tr.Symbol, tr.Decimals = native.Symbol, native.Decimals
 					continue
 				}
-				sym, dec, err := ti.Token(ctx, tr.Contract)
+				meta, err := ti.Token(ctx, tr.Contract)
 				if err != nil {
 					return c.nodeErr(err)
 				}
-				tr.Symbol, tr.Decimals = sym, dec
+				tr.Symbol, tr.Name, tr.Decimals = meta.Symbol, meta.Name, meta.Decimals
 			}
 		}
 	}
 	return nil
 }
 
-// learnToken remembers the token of a transfer for its tracked parties.
+// learnToken remembers the token of a transfer for its tracked parties:
+// its holding key (an ERC-1155 id is a holding of its own).
 func (f *follower) learnToken(ctx context.Context, set map[string]bool, t query.TokenTransfer) error {
 	for _, a := range []string{t.From, t.To} {
 		if !set[a] {
@@ -193,8 +194,8 @@ func (f *follower) learnToken(ctx context.Context, set map[string]bool, t query.
 		if err != nil {
 			return err
 		}
-		if !slices.Contains(tokens, t.Contract) {
-			f.tokens[a] = append(tokens, t.Contract)
+		if key := t.Holding(); !slices.Contains(tokens, key) {
+			f.tokens[a] = append(tokens, key)
 		}
 	}
 	return nil

@@ -19,6 +19,7 @@ type balanceRow struct {
 	Contract string    `bun:"contract"`
 	Asset    string    `bun:"asset"`
 	Symbol   string    `bun:"symbol"`
+	Name     string    `bun:"name"`
 	Decimals int       `bun:"decimals"`
 	Amount   string    `bun:"amount"`
 	Block    uint64    `bun:"block_number"`
@@ -42,7 +43,7 @@ func (db *DB) Balances(ctx context.Context, chain, address string) ([]query.Bala
 // with NULL balance columns when there is none; no row when the
 // requester is not subscribed.
 const subscriptionBalances = `SELECT ` + subscriptionState + `,
-	b.contract, b.asset, b.symbol, b.decimals, b.amount, b.block_number, b.updated
+	b.contract, b.asset, b.symbol, b.name, b.decimals, b.amount, b.block_number, b.updated
 	FROM ` + subscriptionTables + `
 	LEFT JOIN balances AS b ON b.chain = s.chain AND b.address = s.address
 	WHERE s.account_id = $1 AND s.chain = $2 AND s.address = $3
@@ -69,15 +70,15 @@ func (db *DB) SubscriptionBalances(ctx context.Context, account int64, chain, ad
 		sub   = query.Subscription{Chain: chain, Address: address}
 		state string
 		b     struct {
-			contract, asset, symbol, amount sql.NullString
-			decimals, block                 sql.NullInt64
-			updated                         sql.NullTime
+			contract, asset, symbol, name, amount sql.NullString
+			decimals, block                       sql.NullInt64
+			updated                               sql.NullTime
 		}
 		out   = []query.Balance{}
 		found bool
 	)
 	for rows.Next() {
-		if err := rows.Scan(&state, &b.contract, &b.asset, &b.symbol, &b.decimals, &b.amount, &b.block, &b.updated); err != nil {
+		if err := rows.Scan(&state, &b.contract, &b.asset, &b.symbol, &b.name, &b.decimals, &b.amount, &b.block, &b.updated); err != nil {
 			return query.Subscription{}, nil, wrap("balances", err)
 		}
 		if !found {
@@ -90,7 +91,7 @@ func (db *DB) SubscriptionBalances(ctx context.Context, account int64, chain, ad
 			continue // no balances
 		}
 		out = append(out, query.Balance{Chain: chain, Address: address, Asset: b.asset.String, Contract: b.contract.String,
-			Symbol: b.symbol.String, Decimals: int(b.decimals.Int64), Amount: b.amount.String, Block: uint64(b.block.Int64),
+			Symbol: b.symbol.String, Name: b.name.String, Decimals: int(b.decimals.Int64), Amount: b.amount.String, Block: uint64(b.block.Int64),
 			Updated: utc(b.updated.Time)})
 	}
 	if err := rows.Err(); err != nil {
@@ -106,7 +107,7 @@ func balances(rows []balanceRow) []query.Balance {
 	out := make([]query.Balance, len(rows))
 	for i, r := range rows {
 		out[i] = query.Balance{Chain: r.Chain, Address: r.Address, Asset: r.Asset, Contract: r.Contract,
-			Symbol: r.Symbol, Decimals: r.Decimals, Amount: r.Amount, Block: r.Block, Updated: utc(r.Updated)}
+			Symbol: r.Symbol, Name: r.Name, Decimals: r.Decimals, Amount: r.Amount, Block: r.Block, Updated: utc(r.Updated)}
 	}
 	return out
 }
@@ -131,7 +132,7 @@ func (db *DB) putBalances(ctx context.Context, tx bun.IDB, balances []query.Bala
 			updated = db.stamp()
 		}
 		rows = append(rows, balanceRow{Chain: b.Chain, Address: b.Address, Contract: b.Contract, Asset: b.Asset,
-			Symbol: b.Symbol, Decimals: b.Decimals, Amount: b.Amount, Block: b.Block, Updated: updated.UTC()})
+			Symbol: b.Symbol, Name: b.Name, Decimals: b.Decimals, Amount: b.Amount, Block: b.Block, Updated: updated.UTC()})
 	}
 	// Two reads of one key in a batch: keep the later block, since one
 	// statement may not update a row twice.
@@ -148,7 +149,7 @@ func (db *DB) putBalances(ctx context.Context, tx bun.IDB, balances []query.Bala
 	for part := range slices.Chunk(rows, batch) {
 		_, err := tx.NewInsert().Model(&part).
 			On("CONFLICT (chain, address, contract) DO UPDATE").
-			Set("asset = EXCLUDED.asset, symbol = EXCLUDED.symbol, decimals = EXCLUDED.decimals").
+			Set("asset = EXCLUDED.asset, symbol = EXCLUDED.symbol, name = EXCLUDED.name, decimals = EXCLUDED.decimals").
 			Set("amount = EXCLUDED.amount, block_number = EXCLUDED.block_number, updated = EXCLUDED.updated").
 			Where("balances.block_number <= EXCLUDED.block_number").
 			Exec(ctx)

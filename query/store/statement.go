@@ -20,11 +20,15 @@ import (
 // document is a run of length-prefixed fields, as a transaction's
 // (txdoc.go), read without a decoder's reflection:
 //
-//	version "1", block, time (Unix seconds; empty for none), contract,
-//	amount, balance after, reconciled ("1" or "0", checked; "-" not
-//	checked: rows stored before it was kept say "1"), difference, traced
-//	("1" or "0"), then three fields per cause: kind, hash, amount
-const changeDocVersion = "1"
+//	version "2", block, time (Unix seconds; empty for none), contract
+//	(the holding key: contract/id for an ERC-1155 id), amount, balance
+//	after, reconciled ("1" or "0", checked; "-" not checked: rows stored
+//	before it was kept say "1"), difference, traced ("1" or "0"), then
+//	five fields per cause: kind, hash, amount, and for a withdrawal its
+//	index and validator index (empty otherwise)
+//
+// Version "1" rows have three fields per cause, without the withdrawal's.
+const changeDocVersion = "2"
 
 func appendChangeDoc(b []byte, c query.BalanceChange) []byte {
 	t := ""
@@ -37,6 +41,11 @@ func appendChangeDoc(b []byte, c query.BalanceChange) []byte {
 	}
 	for _, cs := range c.Causes {
 		b = appendField(appendField(appendField(b, cs.Kind), cs.TxHash), cs.Amount)
+		if w := cs.Withdrawal; w != nil {
+			b = appendField(appendField(b, strconv.FormatUint(w.Index, 10)), strconv.FormatUint(w.Validator, 10))
+		} else {
+			b = append(b, "0:0:"...)
+		}
 	}
 	return b
 }
@@ -69,7 +78,8 @@ func parseChangeDoc(chain, address string, doc string) (query.BalanceChange, err
 // reuses, as parseTxDocInto.
 func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc string) error {
 	r := txDocReader{s: doc}
-	if v := r.string(); r.err == nil && v != changeDocVersion {
+	v := r.string()
+	if r.err == nil && v != changeDocVersion && v != "1" {
 		return fmt.Errorf("statement row version %q: %w", v, errTxDoc)
 	}
 	*c = query.BalanceChange{Chain: chain, Address: address, Block: r.uint(), Causes: c.Causes[:0]}
@@ -85,7 +95,19 @@ func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc strin
 	c.Checked, c.Reconciled = rec != "-", rec == "1"
 	c.Difference, c.Traced = r.string(), r.string() == "1"
 	for r.err == nil && r.s != "" {
-		c.Causes = append(c.Causes, query.Cause{Kind: r.string(), TxHash: r.string(), Amount: r.string()})
+		cs := query.Cause{Kind: r.string(), TxHash: r.string(), Amount: r.string()}
+		if v != "1" {
+			if index := r.string(); index != "" {
+				cs.Withdrawal = &query.WithdrawalRef{Validator: r.uint()}
+				var err error
+				if cs.Withdrawal.Index, err = strconv.ParseUint(index, 10, 64); err != nil {
+					r.err = errTxDoc
+				}
+			} else if r.string() != "" {
+				r.err = errTxDoc
+			}
+		}
+		c.Causes = append(c.Causes, cs)
 	}
 	if r.err != nil {
 		return fmt.Errorf("statement row of %s at %d: %w", address, c.Block, r.err)

@@ -15,17 +15,22 @@ import (
 //
 // It is a run of fields, each "<length in bytes, decimal>:<bytes>":
 //
-//	version "2", hash, block number, block hash, block time (Unix
+//	version "3", hash, block number, block hash, block time (Unix
 //	nanoseconds; empty for the zero time), index, status, from, to,
 //	value, fee, nonce, type, gas limit, gas used, effective gas price,
-//	method, created contract, then nine fields per transfer: log index,
-//	asset, contract, from, to, amount, kind, symbol, decimals
+//	method, created contract, input, cumulative gas used, revert
+//	reason, then fourteen fields per transfer: log index, asset,
+//	contract, from, to, amount, kind, symbol, decimals, name, token id,
+//	call type, call path, error
 //
-// Version "1" documents (before migration 0003) stop after the nonce and
-// have six fields per transfer, without kind, symbol and decimals.
+// Version "2" documents stop after the created contract and have nine
+// fields per transfer (without name, token id, call type, call path and
+// error); version "1" documents (before migration 0003) stop after the
+// nonce and have six fields per transfer, without kind, symbol and
+// decimals.
 // Lengths rather than separators, so that no value needs escaping; text,
 // so that SQL can write it too (benchdata does).
-const txDocVersion = "2"
+const txDocVersion = "3"
 
 // appendTxDoc appends the document of t. On PostgreSQL the block time
 // keeps microseconds, as its column does, so both paths read alike.
@@ -41,11 +46,12 @@ func appendTxDoc(b []byte, t query.Transaction, postgres bool) []byte {
 	for _, s := range []string{txDocVersion, t.Hash, strconv.FormatUint(t.BlockNumber, 10), t.BlockHash, bt,
 		strconv.FormatUint(uint64(t.Index), 10), t.Status, t.From, t.To, t.Value, t.Fee, strconv.FormatUint(t.Nonce, 10),
 		strconv.FormatUint(uint64(t.Type), 10), strconv.FormatUint(t.GasLimit, 10), strconv.FormatUint(t.GasUsed, 10),
-		t.EffectiveGasPrice, t.Method, t.Created} {
+		t.EffectiveGasPrice, t.Method, t.Created, t.Input, strconv.FormatUint(t.CumulativeGasUsed, 10), t.RevertReason} {
 		b = appendField(b, s)
 	}
 	for _, f := range t.Transfers {
-		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount, f.Kind, f.Symbol, strconv.Itoa(f.Decimals)} {
+		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount, f.Kind, f.Symbol, strconv.Itoa(f.Decimals),
+			f.Name, f.TokenID, f.CallType, f.CallPath, f.Error} {
 			b = appendField(b, s)
 		}
 	}
@@ -134,7 +140,7 @@ func parseTxDoc(chain string, doc string) (query.Transaction, error) {
 func parseTxDocInto(t *query.Transaction, chain string, doc string) error {
 	r := txDocReader{s: doc}
 	v := r.string()
-	if r.err == nil && v != txDocVersion && v != "1" {
+	if r.err == nil && v != txDocVersion && v != "2" && v != "1" {
 		return fmt.Errorf("transaction document version %q: %w", v, errTxDoc)
 	}
 	*t = query.Transaction{Chain: chain, Hash: r.string(), BlockNumber: r.uint(), BlockHash: r.string(), Transfers: t.Transfers[:0]}
@@ -152,11 +158,17 @@ func parseTxDocInto(t *query.Transaction, chain string, doc string) error {
 		t.Type, t.GasLimit, t.GasUsed = uint8(r.uint()), r.uint(), r.uint()
 		t.EffectiveGasPrice, t.Method, t.Created = r.string(), r.string(), r.string()
 	}
+	if v == txDocVersion {
+		t.Input, t.CumulativeGasUsed, t.RevertReason = r.string(), r.uint(), r.string()
+	}
 	for r.err == nil && r.s != "" {
 		f := query.Transfer{LogIndex: int(r.int())}
 		f.Asset, f.Contract, f.From, f.To, f.Amount = r.string(), r.string(), r.string(), r.string(), r.string()
 		if v != "1" {
 			f.Kind, f.Symbol, f.Decimals = r.string(), r.string(), int(r.int())
+		}
+		if v == txDocVersion {
+			f.Name, f.TokenID, f.CallType, f.CallPath, f.Error = r.string(), r.string(), r.string(), r.string(), r.string()
 		}
 		t.Transfers = append(t.Transfers, f)
 	}

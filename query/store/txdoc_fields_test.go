@@ -1,0 +1,59 @@
+package store
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// TestDocFields: every field of a transaction (issue 24's: input,
+// cumulative gas, revert reason; a transfer's name, token id, call type
+// and path, error) and of a statement row (a withdrawal's indexes, an
+// ERC-1155 holding key) survives its document; documents of the
+// versions before read as they did, the new fields empty.
+func TestDocFields(t *testing.T) {
+	tx := query.Transaction{Chain: "ETH", Hash: "0xabc", BlockNumber: 7, BlockHash: "0xb7",
+		BlockTime: time.Unix(1_700_000_000, 0).UTC(), Index: 3, Status: query.StatusFailed,
+		From: "0x01", To: "0x02", Value: "10", Fee: "21000", Nonce: 9, Type: 2, GasLimit: 90000, GasUsed: 50000,
+		EffectiveGasPrice: "7", Method: "0xa9059cbb", Input: "0xa9059cbb0001", CumulativeGasUsed: 1 << 40,
+		RevertReason: "transfer: 5:4 \"over\"",
+		Transfers: []query.Transfer{
+			{LogIndex: -2, Asset: query.AssetNative, From: "0x02", To: "0x03", Amount: "1", Kind: query.KindInternal,
+				Symbol: "ETH", Decimals: 18, CallType: "CALL", CallPath: "0.2.1", Error: "execution reverted"},
+			{LogIndex: 4, Asset: query.AssetERC1155, Contract: "0x0c", From: "0x02", To: "0x01", Amount: "3", Kind: query.KindToken,
+				Symbol: "ITM", Name: "Items", TokenID: "115792089237316195423570985008687907853269984665640564039457584007913129639935"},
+			{LogIndex: 5, Asset: query.AssetERC721, Contract: "0x0d", From: "0x02", To: "0x01", Amount: "1", Kind: query.KindToken, TokenID: "0"},
+		}}
+	got, err := parseTxDoc("ETH", string(appendTxDoc(nil, tx, false)))
+	if err != nil || !reflect.DeepEqual(got, tx) {
+		t.Fatalf("round trip: %v\n got %+v\nwant %+v", err, got, tx)
+	}
+	v2 := "1:2" + "5:0xabc1:74:0xb70:1:36:failed4:0x014:0x022:105:210001:9" + "1:25:900005:500001:710:0xa9059cbb0:" +
+		"2:-26:native0:4:0x024:0x031:18:internal3:ETH2:18"
+	old, err := parseTxDoc("ETH", v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Input != "" || old.CumulativeGasUsed != 0 || old.Method != "0xa9059cbb" || len(old.Transfers) != 1 ||
+		old.Transfers[0].Kind != query.KindInternal || old.Transfers[0].CallPath != "" {
+		t.Fatalf("version 2 document read as %+v", old)
+	}
+
+	row := query.BalanceChange{Chain: "ETH", Address: "0x01", Contract: query.HoldingKey(query.AssetERC1155, "0x0c", "5"), Block: 9,
+		Time: time.Unix(1_700_000_000, 0).UTC(), Amount: "3", BalanceAfter: "3", Checked: true, Reconciled: true, Traced: true,
+		Causes: []query.Cause{
+			{Kind: query.KindToken, TxHash: "0xabc", Amount: "3"},
+			{Kind: query.KindWithdrawal, Amount: "0", Withdrawal: &query.WithdrawalRef{Index: 1 << 50, Validator: 0}},
+		}}
+	gotRow, err := parseChangeDoc("ETH", "0x01", string(appendChangeDoc(nil, row)))
+	if err != nil || !reflect.DeepEqual(gotRow, row) {
+		t.Fatalf("statement row round trip: %v\n got %+v\nwant %+v", err, gotRow, row)
+	}
+	v1 := "1:11:910:17000000000:1:31:31:11:01:1" + "5:token5:0xabc1:3"
+	oldRow, err := parseChangeDoc("ETH", "0x01", v1)
+	if err != nil || len(oldRow.Causes) != 1 || oldRow.Causes[0].Withdrawal != nil || oldRow.Causes[0].Amount != "3" {
+		t.Fatalf("version 1 row read as %+v, %v", oldRow, err)
+	}
+}
