@@ -346,7 +346,8 @@ func (s *stack) catchUp() uint64 {
 // check runs the checker over the subscribed addresses.
 func (s *stack) check(head uint64) *adversary.Report {
 	s.t.Helper()
-	c := adversary.Checker{Node: s.chain.URL(), API: s.api, Key: s.key, Chain: chainName, Traced: s.r.traces, Tokens: s.gen.Tokens()}
+	c := adversary.Checker{Node: s.chain.URL(), API: s.api, Key: s.key, Chain: chainName, Traced: s.r.traces, Tokens: s.gen.Tokens(),
+		Honest: s.gen.Honest()}
 	rep, err := c.Check(context.Background(), s.order, head)
 	if err != nil {
 		s.t.Fatalf("%s: check: %v", s.r, err)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/http"
 	"net/url"
@@ -33,13 +34,17 @@ type Checker struct {
 	Traced bool
 	// Tokens are contracts to check besides those addrd lists.
 	Tokens []common.Address
+	// Honest are token contracts whose logs say every change of their
+	// balances (no fee on transfer, no rebase): their rows are never
+	// owed a difference.
+	Honest []common.Address
 	// HTTP is the client of the API; default http.DefaultClient.
 	HTTP *http.Client
 }
 
 // Violation is one invariant broken.
 type Violation struct {
-	Rule     string // chain, start, reconciled, change, balances, negative, coverage, causes, unreadable, transactions, state
+	Rule     string // chain, start, reconciled, change, balances, negative, coverage, causes, unreadable, transactions, state, honest
 	Address  string
 	Contract string // "" for the native coin
 	Block    uint64
@@ -77,6 +82,7 @@ type Report struct {
 type Row struct {
 	BlockNumber  uint64 `json:"block_number"`
 	Contract     string `json:"contract"`
+	TokenID      string `json:"token_id"`
 	Amount       string `json:"amount"`
 	BalanceAfter string `json:"balance_after"`
 	Causes       []struct {
@@ -87,6 +93,15 @@ type Row struct {
 	Reconciled *bool  `json:"reconciled"`
 	Checked    *bool  `json:"checked"`
 	Difference string `json:"difference"`
+}
+
+// holding is the asset key of a contract and an ERC-1155 token id: the
+// contract, or contract/id (as addrd keeps them).
+func holding(contract, tokenID string) string {
+	if tokenID == "" {
+		return contract
+	}
+	return contract + "/" + tokenID
 }
 
 // asserted reports whether the row says its balance_after was compared
@@ -188,6 +203,7 @@ func (c *Checker) checkAddress(ctx context.Context, n *nodeView, a string, head 
 	var bals struct {
 		Balances []struct {
 			Contract string `json:"contract"`
+			TokenID  string `json:"token_id"`
 			Amount   string `json:"amount"`
 			Block    uint64 `json:"block_number"`
 		} `json:"balances"`
@@ -216,30 +232,44 @@ func (c *Checker) checkAddress(ctx context.Context, n *nodeView, a string, head 
 		return err
 	}
 
-	// The assets: the native coin, the tokens asked for, and whatever
-	// addrd lists.
+	// The assets: the native coin, the tokens asked for, every token
+	// (an ERC-1155 contract's each id) whose logs name the address in
+	// the history, and whatever addrd lists.
 	assets := []string{""}
 	for _, t := range c.Tokens {
 		assets = append(assets, strings.ToLower(t.Hex()))
 	}
+	for b := start; b <= head; b++ {
+		bv, err := n.block(ctx, b)
+		if err != nil {
+			return err
+		}
+		for _, key := range slices.Sorted(maps.Keys(bv.tokens)) {
+			if bv.tokens[key][a] && !slices.Contains(assets, key) {
+				assets = append(assets, key)
+			}
+		}
+	}
 	byAsset := make(map[string][]Row)
 	for _, x := range rowsAny {
 		r := x.(Row)
-		byAsset[r.Contract] = append(byAsset[r.Contract], r)
-		if !slices.Contains(assets, r.Contract) {
-			assets = append(assets, r.Contract)
+		key := holding(r.Contract, r.TokenID)
+		byAsset[key] = append(byAsset[key], r)
+		if !slices.Contains(assets, key) {
+			assets = append(assets, key)
 		}
 	}
 	listed := make(map[string]string)
 	for _, b := range bals.Balances {
-		listed[b.Contract] = b.Amount
-		if !slices.Contains(assets, b.Contract) {
-			assets = append(assets, b.Contract)
+		key := holding(b.Contract, b.TokenID)
+		listed[key] = b.Amount
+		if !slices.Contains(assets, key) {
+			assets = append(assets, key)
 		}
-		if node, ok, err := n.balance(ctx, a, b.Contract, b.Block); err != nil {
+		if node, ok, err := n.balance(ctx, a, key, b.Block); err != nil {
 			return err
 		} else if ok && node.String() != b.Amount {
-			bad("balances", b.Contract, b.Block, "/balances says %s, the node %s", b.Amount, node)
+			bad("balances", key, b.Block, "/balances says %s, the node %s", b.Amount, node)
 		}
 	}
 	from := start
@@ -288,6 +318,11 @@ func (c *Checker) checkAddress(ctx context.Context, n *nodeView, a string, head 
 			}
 			if sum.Cmp(amount) != 0 {
 				bad("causes", asset, r.BlockNumber, "causes and difference add up to %s, amount %s", sum, amount)
+			}
+			if orZero(r.Difference) != "0" && slices.ContainsFunc(c.Honest, func(h common.Address) bool {
+				return strings.EqualFold(r.Contract, h.Hex())
+			}) {
+				bad("honest", asset, r.BlockNumber, "a difference of %s for a token whose logs say every change; rows %s", r.Difference, near(rows, r.BlockNumber))
 			}
 			before := new(big.Int).Sub(after, amount)
 			if i+1 < len(rows) {
@@ -433,7 +468,7 @@ type balKey struct {
 type blockView struct {
 	txs    []txView
 	native map[string]bool            // addresses whose native balance something visible moved
-	tokens map[string]map[string]bool // contract → parties of its ERC-20 Transfer logs
+	tokens map[string]map[string]bool // holding key → parties of its token logs
 }
 
 type txView struct {
@@ -467,8 +502,17 @@ func (n *nodeView) balance(ctx context.Context, a, asset string, block uint64) (
 		return v.ToInt(), true, nil
 	}
 	var out hexutil.Bytes
+	contract, id, _ := strings.Cut(asset, "/")
 	data := append(slices.Clone(selBalanceOf), common.LeftPadBytes(common.HexToAddress(a).Bytes(), 32)...)
-	err := n.rpc.CallContext(ctx, &out, "eth_call", map[string]any{"to": asset, "data": hexutil.Bytes(data)}, at)
+	if id != "" {
+		n, ok := new(big.Int).SetString(id, 10)
+		if !ok {
+			return nil, false, fmt.Errorf("token id %q", id)
+		}
+		data = append(slices.Clone(selBalanceOfID), data[4:]...)
+		data = append(data, common.LeftPadBytes(n.Bytes(), 32)...)
+	}
+	err := n.rpc.CallContext(ctx, &out, "eth_call", map[string]any{"to": contract, "data": hexutil.Bytes(data)}, at)
 	if err != nil {
 		if strings.Contains(err.Error(), "revert") {
 			n.unread[k] = true
@@ -487,8 +531,8 @@ func (n *nodeView) balance(ctx context.Context, a, asset string, block uint64) (
 
 // touches reports whether something addrd can see moved a's asset in
 // block b: a transaction from or to it, a creation of it, a traced
-// movement (with traces), a withdrawal, the block's fee income, an
-// ERC-20 Transfer log.
+// movement (with traces), a withdrawal, the block's fee income, a token
+// log (ERC-20, ERC-721 Transfer; ERC-1155 TransferSingle, TransferBatch).
 func (n *nodeView) touches(ctx context.Context, b uint64, a, asset string) (bool, error) {
 	bv, err := n.block(ctx, b)
 	if err != nil {
@@ -558,16 +602,15 @@ func (n *nodeView) block(ctx context.Context, b uint64) (*blockView, error) {
 			tv.parties[low(*r.ContractAddress)] = true
 		}
 		for _, l := range r.Logs {
-			if len(l.Topics) != 3 || l.Topics[0] != common.BytesToHash(transferTopic) || len(l.Data) != 32 {
-				continue
-			}
-			c := low(l.Address)
-			if bv.tokens[c] == nil {
-				bv.tokens[c] = make(map[string]bool)
-			}
-			for _, p := range []string{low(common.BytesToAddress(l.Topics[1].Bytes())), low(common.BytesToAddress(l.Topics[2].Bytes()))} {
-				bv.tokens[c][p] = true
-				tv.parties[p] = true
+			keys, parties := tokenLog(l.Topics, l.Data, low(l.Address))
+			for _, key := range keys {
+				if bv.tokens[key] == nil {
+					bv.tokens[key] = make(map[string]bool)
+				}
+				for _, p := range parties {
+					bv.tokens[key][p] = true
+					tv.parties[p] = true
+				}
 			}
 		}
 		if n.traced && r.Status == 1 && i < len(traces) {
@@ -580,6 +623,36 @@ func (n *nodeView) block(ctx context.Context, b uint64) (*blockView, error) {
 	}
 	n.blocks[b] = bv
 	return bv, nil
+}
+
+// tokenLog reads a token log of contract c, as the standards define
+// them (not as addrd reads them): the holdings it moves and its parties.
+// An ERC-20 Transfer has three topics and a word of data, an ERC-721
+// Transfer four topics and none; an ERC-1155 TransferSingle (operator,
+// from, to; id and value in the data) moves its id, a TransferBatch
+// (ids and values as two arrays) its ids.
+func tokenLog(topics []common.Hash, data []byte, c string) (keys, parties []string) {
+	if len(topics) < 3 {
+		return nil, nil
+	}
+	addr := func(h common.Hash) string { return strings.ToLower(common.BytesToAddress(h.Bytes()).Hex()) }
+	switch topics[0] {
+	case common.BytesToHash(transferTopic):
+		if (len(topics) == 3 && len(data) == 32) || (len(topics) == 4 && len(data) == 0) {
+			return []string{c}, []string{addr(topics[1]), addr(topics[2])}
+		}
+	case common.BytesToHash(transferSingleTopic):
+		if len(topics) == 4 && len(data) == 64 {
+			return []string{holding(c, new(big.Int).SetBytes(data[:32]).String())}, []string{addr(topics[2]), addr(topics[3])}
+		}
+	case common.BytesToHash(transferBatchTopic):
+		// As multiCode writes it: ids at 64, two of them.
+		if len(topics) == 4 && len(data) == 256 {
+			return []string{holding(c, new(big.Int).SetBytes(data[96:128]).String()), holding(c, new(big.Int).SetBytes(data[128:160]).String())},
+				[]string{addr(topics[2]), addr(topics[3])}
+		}
+	}
+	return nil, nil
 }
 
 // frame is a frame of geth's callTracer.

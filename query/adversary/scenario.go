@@ -7,6 +7,7 @@ import (
 	"crypto/ecdsa"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math/big"
 	"math/rand/v2"
 	"slices"
@@ -41,7 +42,7 @@ type Generator struct {
 	fresh []common.Address // addresses nobody holds a key of: recipients only
 
 	forwarder, destructor, factory, bouncer, creator, reverter common.Address
-	token, feeToken, rebaseToken, bareToken, nft               common.Address
+	token, feeToken, rebaseToken, bareToken, nft, multi        common.Address
 
 	pending     []counterfactual // CREATE2 addresses not created yet
 	destructors []common.Address // contracts that self-destruct on input
@@ -49,6 +50,8 @@ type Generator struct {
 	withdrawals uint64
 	salt        uint64
 	nftID       uint64
+	nftOwner    map[uint64]common.Address   // ERC-721 ids given, and to whom
+	multiHeld   map[common.Address][]uint64 // ERC-1155 ids given to each holder (maybe spent since)
 
 	candidates []common.Address // every address worth subscribing, in order of appearance
 	kinds      map[common.Address]string
@@ -78,7 +81,8 @@ func New(ctx context.Context, chain Chain, cfg Config) (*Generator, error) {
 		c.Close()
 		return nil, err
 	}
-	g := &Generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)), chain: chain, rpc: c, s: s, Actions: make(map[string]int), kinds: make(map[common.Address]string)}
+	g := &Generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)), chain: chain, rpc: c, s: s, Actions: make(map[string]int), kinds: make(map[common.Address]string),
+		nftOwner: make(map[uint64]common.Address), multiHeld: make(map[common.Address][]uint64)}
 	for i := range 4 {
 		k, err := crypto.ToECDSA(crypto.Keccak256(binary.BigEndian.AppendUint64([]byte("adversary key"), cfg.Seed), []byte{byte(i)}))
 		if err != nil {
@@ -100,10 +104,15 @@ func (g *Generator) Close() { g.rpc.Close() }
 // recipients, contracts, and addresses contracts will be created at.
 func (g *Generator) Candidates() []common.Address { return slices.Clone(g.candidates) }
 
-// Tokens returns the token contracts: the assets a checker reads.
+// Tokens returns the token contracts: the assets a checker reads (the
+// ERC-1155 ids it finds in the node's logs).
 func (g *Generator) Tokens() []common.Address {
-	return []common.Address{g.token, g.feeToken, g.rebaseToken, g.bareToken}
+	return []common.Address{g.token, g.feeToken, g.rebaseToken, g.bareToken, g.nft}
 }
+
+// Honest returns the token contracts whose logs say every change of
+// their balances: the plain ERC-20, the ERC-721 and the ERC-1155.
+func (g *Generator) Honest() []common.Address { return []common.Address{g.token, g.nft, g.multi} }
 
 // Names names the addresses the generator knows, lowercase 0x-hex, for
 // reading a Violation.
@@ -118,7 +127,7 @@ func (g *Generator) Names() map[string]string {
 	}
 	for a, n := range map[common.Address]string{g.forwarder: "forwarder", g.destructor: "destructor", g.factory: "factory",
 		g.bouncer: "bouncer", g.creator: "creator", g.reverter: "reverter", g.token: "token", g.feeToken: "feeToken",
-		g.rebaseToken: "rebaseToken", g.bareToken: "bareToken", g.nft: "nft"} {
+		g.rebaseToken: "rebaseToken", g.bareToken: "bareToken", g.nft: "nft", g.multi: "multi"} {
 		name(a, n)
 	}
 	for _, a := range g.candidates {
@@ -149,7 +158,11 @@ func (g *Generator) Setup(ctx context.Context) error {
 	deploy := func(code []byte) (common.Address, error) {
 		from := g.eoas[0]
 		addr := crypto.CreateAddress(from, g.s.nonces[from])
-		_, err := g.s.send(ctx, g.keys[0], nil, nil, devchain.InitCode(code), 3_000_000, 1)
+		init := deployCode(code)
+		if len(code) <= 255 {
+			init = devchain.InitCode(code)
+		}
+		_, err := g.s.send(ctx, g.keys[0], nil, nil, init, 3_000_000, 1)
 		return addr, err
 	}
 	var err error
@@ -160,11 +173,8 @@ func (g *Generator) Setup(ctx context.Context) error {
 		{&g.forwarder, devchain.ForwarderCode()}, {&g.destructor, devchain.DestructorCode()}, {&g.factory, devchain.FactoryCode()},
 		{&g.bouncer, bouncerCode()}, {&g.creator, creatorCode()}, {&g.reverter, revertCode()},
 		{&g.token, tokenCode(0, true)}, {&g.feeToken, tokenCode(10, true)}, {&g.rebaseToken, tokenCode(0, true)},
-		{&g.bareToken, tokenCode(0, false)}, {&g.nft, nftCode()},
+		{&g.bareToken, tokenCode(0, false)}, {&g.nft, nftCode()}, {&g.multi, multiCode()},
 	} {
-		if len(c.code) > 255 {
-			return fmt.Errorf("contract of %d bytes: InitCode takes 255 at most", len(c.code))
-		}
 		if *c.at, err = deploy(c.code); err != nil {
 			return err
 		}
@@ -291,7 +301,9 @@ const (
 	ActFeeToken                           // a fee-on-transfer token's transfer
 	ActRebase                             // a rebase: a balance changes with no log
 	ActBareToken                          // a transfer of a token without balanceOf
-	ActERC721                             // an ERC-721 Transfer (four topics)
+	ActERC721                             // an ERC-721 Transfer (four topics): a mint, or a token given before moving on
+	ActERC1155                            // an ERC-1155 TransferSingle: a mint, or ids given before moving on (more than held: failed)
+	ActERC1155Batch                       // an ERC-1155 TransferBatch of two ids (the same twice, now and then)
 	ActInternal                           // nested internal calls, some through a branch that reverts
 	ActMulti                              // ether and a token of one address in one transaction
 	ActCreate2                            // CREATE2 of a counterfactual address, with value
@@ -302,10 +314,11 @@ const (
 	// Not among the random ones (tests send them):
 	ActRebaseTransfer // a logged transfer of the rebasing token
 	ActPoke           // a silent rebase of the target's balance (up)
+	ActBounce         // a payout to the target through the bouncer, which reverts: the forwarder keeps the value
 )
 
 var weighted = []Action{ActTransfer, ActTransfer, ActFailedCall, ActERC20, ActERC20, ActFeeToken, ActRebase, ActBareToken,
-	ActERC721, ActInternal, ActInternal, ActMulti, ActCreate2, ActCounterfactual, ActCreate, ActSelfdestruct, ActSelfdestructToItself}
+	ActERC721, ActERC1155, ActERC1155Batch, ActInternal, ActInternal, ActMulti, ActCreate2, ActCounterfactual, ActCreate, ActSelfdestruct, ActSelfdestructToItself}
 
 // action sends one random action.
 func (g *Generator) action(ctx context.Context) error {
@@ -338,6 +351,12 @@ func (g *Generator) Counterfactuals(kind string) []common.Address {
 // without balanceOf ("bare").
 func (g *Generator) Token(name string) common.Address {
 	return map[string]common.Address{"token": g.token, "fee": g.feeToken, "rebase": g.rebaseToken, "bare": g.bareToken}[name]
+}
+
+// Contract returns the generator's contracts by name: "forwarder",
+// "bouncer", "reverter", "nft" (ERC-721), "multi" (ERC-1155).
+func (g *Generator) Contract(name string) common.Address {
+	return map[string]common.Address{"forwarder": g.forwarder, "bouncer": g.bouncer, "reverter": g.reverter, "nft": g.nft, "multi": g.multi}[name]
 }
 
 // Seal mines what was sent since the last Seal.
@@ -392,11 +411,47 @@ func (g *Generator) act(ctx context.Context, a Action, target common.Address) er
 	case ActBareToken:
 		return send("bare token", &g.bareToken, nil, call2(selTransfer, target, g.amount()))
 	case ActERC721:
-		g.nftID++
-		data := append(slices.Clone(selTransferFrom), common.LeftPadBytes(g.pick(g.candidates).Bytes(), 32)...)
+		ids := slices.Sorted(maps.Keys(g.nftOwner))
+		id, owner, name := g.nftID+1, common.Address{}, "erc721 mint"
+		if len(ids) > 0 && g.rng.IntN(3) > 0 {
+			id, name = ids[g.rng.IntN(len(ids))], "erc721"
+			owner = g.nftOwner[id]
+		} else {
+			g.nftID++
+		}
+		g.nftOwner[id] = target
+		data := append(slices.Clone(selTransferFrom), common.LeftPadBytes(owner.Bytes(), 32)...)
 		data = append(data, common.LeftPadBytes(target.Bytes(), 32)...)
-		data = append(data, common.LeftPadBytes(big.NewInt(int64(g.nftID)*1_000_000_007).Bytes(), 32)...)
-		return send("erc721", &g.nft, nil, data)
+		data = append(data, common.LeftPadBytes(new(big.Int).Mul(new(big.Int).SetUint64(id), big.NewInt(1_000_000_007)).Bytes(), 32)...)
+		return send(name, &g.nft, nil, data)
+	case ActERC1155, ActERC1155Batch:
+		holder, id1, name := common.Address{}, g.multiID(), "erc1155 mint"
+		holders := slices.SortedFunc(maps.Keys(g.multiHeld), func(a, b common.Address) int { return a.Cmp(b) })
+		if len(holders) > 0 && g.rng.IntN(3) > 0 {
+			holder, name = holders[g.rng.IntN(len(holders))], "erc1155"
+			id1 = g.pick2(g.multiHeld[holder])
+		}
+		amount := func() *big.Int { return big.NewInt(int64(1 + g.rng.IntN(5))) }
+		g.multiHeld[target] = append(g.multiHeld[target], id1)
+		data := append(slices.Clone(selSafeTransfer), common.LeftPadBytes(holder.Bytes(), 32)...)
+		data = append(data, common.LeftPadBytes(target.Bytes(), 32)...)
+		data = append(data, common.LeftPadBytes(new(big.Int).SetUint64(id1).Bytes(), 32)...)
+		data = append(data, common.LeftPadBytes(amount().Bytes(), 32)...)
+		if a == ActERC1155 {
+			return send(name, &g.multi, nil, append(data, common.LeftPadBytes(big.NewInt(160).Bytes(), 32)...)) // empty bytes
+		}
+		id2 := id1
+		if g.rng.IntN(4) > 0 {
+			id2 = g.multiID()
+			if holder != (common.Address{}) {
+				id2 = g.pick2(g.multiHeld[holder])
+			}
+		}
+		g.multiHeld[target] = append(g.multiHeld[target], id2)
+		data = append(slices.Clone(selBatch2), data[4:]...)
+		data = append(data, common.LeftPadBytes(new(big.Int).SetUint64(id2).Bytes(), 32)...)
+		data = append(data, common.LeftPadBytes(amount().Bytes(), 32)...)
+		return send(name+" batch", &g.multi, nil, data)
 	case ActInternal:
 		var hops []common.Address
 		for range g.rng.IntN(3) {
@@ -408,6 +463,9 @@ func (g *Generator) act(ctx context.Context, a Action, target common.Address) er
 			data = append(data, common.LeftPadBytes(h.Bytes(), 32)...)
 		}
 		return send("internal", &g.forwarder, g.amount(), data)
+	case ActBounce:
+		data := append(common.LeftPadBytes(g.bouncer.Bytes(), 32), common.LeftPadBytes(target.Bytes(), 32)...)
+		return send("bounce", &g.forwarder, g.amount(), data)
 	case ActMulti:
 		return send("multi", &g.token, g.amount(), call2(selTransfer, target, g.amount()))
 	case ActCreate2:
@@ -458,6 +516,17 @@ func (g *Generator) act(ctx context.Context, a Action, target common.Address) er
 	}
 	return nil
 }
+
+// multiID is an ERC-1155 id to mint: one of a few, or a huge one.
+func (g *Generator) multiID() uint64 {
+	if g.rng.IntN(5) == 0 {
+		return ^uint64(0) - uint64(g.rng.IntN(2))
+	}
+	return uint64(1 + g.rng.IntN(4))
+}
+
+// pick2 picks one of ids.
+func (g *Generator) pick2(ids []uint64) uint64 { return ids[g.rng.IntN(len(ids))] }
 
 // initCode returns random init code for a creation: a destructor, a
 // contract that burns itself, or one that leaves its value to a
