@@ -207,7 +207,7 @@ func TestEventData(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		row := `{"chain":"ETH","address":"` + addrA + `","block_number":2,"time":"2023-11-14T22:13:44Z","contract":"","amount":"-7","balance_after":"3","causes":[{"kind":"fee","transaction_hash":"0xab","amount":"-7"}],"reconciled":true,"difference":"0","traced":true}`
+		row := `{"chain":"ETH","address":"` + addrA + `","block_number":2,"time":"2023-11-14T22:13:44Z","contract":"","token_id":"","amount":"-7","balance_after":"3","causes":[{"kind":"fee","transaction_hash":"0xab","amount":"-7","withdrawal_index":null,"validator_index":null}],"reconciled":true,"difference":"0","traced":true}`
 		want := []struct{ kind, data string }{
 			{query.EventSubscriptionState, `{"chain":"ETH","address":"` + addrA + `","state":"ACTIVE","history_start_block":2}`},
 			{query.EventBalanceChange, row},
