@@ -21,7 +21,9 @@ func TestParityTraces(t *testing.T) {
 		txA   = "0x00000000000000000000000000000000000000000000000000000000000000aa"
 		txB   = "0x00000000000000000000000000000000000000000000000000000000000000bb"
 	)
-	addr := func(c byte) string { return "0x00000000000000000000000000000000000000" + string([]byte{'0' + c/16, "0123456789abcdef"[c%16]}) }
+	addr := func(c byte) string {
+		return "0x00000000000000000000000000000000000000" + string([]byte{'0' + c/16, "0123456789abcdef"[c%16]})
+	}
 	entry := func(tx, typ, callType string, from, to byte, value string, path []int, errText string) map[string]any {
 		e := map[string]any{"type": typ, "action": map[string]any{"callType": callType, "from": addr(from), "to": addr(to), "value": value},
 			"traceAddress": path, "transactionHash": tx, "blockHash": block}
