@@ -61,11 +61,22 @@ var (
 
 // Seed loads the data set into db, which must be empty of it.
 func Seed(ctx context.Context, db *store.DB, c Config) error {
+	now := time.Now().UTC().Format("2006-01-02 15:04:05")
+	for _, s := range statements(db.Postgres(), c, now) {
+		if _, err := db.Bun().ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("benchdata: %.40s: %w", strings.Join(strings.Fields(s), " "), err)
+		}
+	}
+	return nil
+}
+
+// statements are the statements that seed c, at time now, on PostgreSQL
+// or SQLite.
+func statements(pg bool, c Config, now string) []string {
 	d := sqlite
-	if db.Postgres() {
+	if pg {
 		d = postgres
 	}
-	now := time.Now().UTC().Format("2006-01-02 15:04:05")
 	n, m := c.Addresses, c.Transactions
 	from := fmt.Sprintf("CASE WHEN g.i %% %d = 0 THEN %s ELSE %s END", c.HotEvery, d.addr("1"), d.addr(fmt.Sprintf("1 + g.i %% %d", n)))
 	to := d.addr(fmt.Sprintf("1 + (g.i * 7 + 3) %% %d", n))
@@ -127,7 +138,7 @@ func Seed(ctx context.Context, db *store.DB, c Config) error {
 			fmt.Sprintf(`INSERT INTO balance_changes (chain, address, block_number, contract, doc)
 			SELECT '%s', %s, 1, '', %s FROM %s`, c.Chain, d.addr("g.i"), changeDoc("1", "''"), d.series("2", fmt.Sprint(n))))
 	}
-	if db.Postgres() {
+	if pg {
 		// As autovacuum would; sets the visibility map too, so that pages
 		// are index-only scans. SQLite is left without statistics, as
 		// addrd leaves it: with ANALYZE's sqlite_stat4, SQLite compiles a
@@ -135,10 +146,5 @@ func Seed(ctx context.Context, db *store.DB, c Config) error {
 		// (every read), which doubled the cost of parsing and planning.
 		stmts = append(stmts, "VACUUM ANALYZE")
 	}
-	for _, s := range stmts {
-		if _, err := db.Bun().ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("benchdata: %.40s: %w", strings.Join(strings.Fields(s), " "), err)
-		}
-	}
-	return nil
+	return stmts
 }
