@@ -71,6 +71,8 @@ type Store interface {
 	SubscriptionBalanceChangesFunc(ctx context.Context, account int64, chain, address string, after *ChangeCursor, limit int, fn func(*BalanceChange) error) (Subscription, error)
 	// Head returns the newest stored block of chain; ok is false when none is.
 	Head(ctx context.Context, chain string) (b Block, ok bool, err error)
+	// Books reads ranges, filters and balances as of a block.
+	Books
 
 	// Secret returns the named server secret, creating 32 random bytes on
 	// first use (page-token HMAC keys).

@@ -63,12 +63,13 @@ func EncodeBalanceChangePage(s string, n int) (got, want string) {
 		}
 		rows = append(rows, c)
 	}
+	labels := map[string]query.Label{s: {Asset: s, Symbol: s, Decimals: len(s)}}
 	p := balanceChangePage{BalanceChanges: []balanceChange{}, NextPageToken: s}
 	for _, c := range rows {
-		p.BalanceChanges = append(p.BalanceChanges, toBalanceChange(c))
+		p.BalanceChanges = append(p.BalanceChanges, toBalanceChange(c, query.LabelOf(labels, c.Contract)))
 	}
 	b, _ := json.Marshal(p)
-	return string(appendBalanceChangePage(nil, rows, s)), string(b)
+	return string(appendBalanceChangePage(nil, rows, labels, s)), string(b)
 }
 
 // OpenAPIPattern is the route of the description itself.

@@ -14,11 +14,12 @@ type pagedRead struct {
 	kind           byte
 	codec          tokenCodec
 	scope          []byte
+	digest         []byte // of a books list's range and filters (books.go)
 }
 
 // next is the token of the page after the one that ends at cursor.
 func (p pagedRead) next(cursor []byte) string {
-	return p.codec.encode(p.kind, p.scope, cursor)
+	return p.codec.encode(p.kind, p.scope, append(cursor, p.digest...))
 }
 
 // readPage reads a paged request of kind for a: the chain, address,

@@ -125,8 +125,8 @@ func (s *Server) balances(w http.ResponseWriter, r *http.Request, a query.Accoun
 	if err != nil {
 		return err
 	}
-	if err := noParams(r); err != nil {
-		return err
+	if r.URL.RawQuery != "" {
+		return s.balancesAt(w, r, a, chain, address)
 	}
 	sub, bs, err := s.store.SubscriptionBalances(r.Context(), a.ID, chain, address)
 	if errors.Is(err, query.ErrNotSubscribed) {
@@ -148,6 +148,9 @@ func (s *Server) balances(w http.ResponseWriter, r *http.Request, a query.Accoun
 
 // transactions is GET /v1/chains/{chain}/addresses/{address}/transactions.
 func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	if hasRangeParams(r.URL.RawQuery) {
+		return s.transactionRange(w, r, a)
+	}
 	var after *query.TxCursor
 	p, err := s.readPage(r, a, kindTransactions, func(rd *reader) {
 		after = &query.TxCursor{BlockNumber: rd.uvarint(), Index: uint(rd.uvarint())}

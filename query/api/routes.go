@@ -26,6 +26,7 @@ var routes = []route{
 	{"GET /v1/chains/{chain}/transactions/{hash}", (*Server).transaction},
 	{"GET /v1/chains/{chain}/addresses/{address}/balance_changes", (*Server).balanceChanges},
 	{"GET /v1/events", (*Server).events},
+	{"GET /v1/chains/{chain}/addresses/{address}/balance_changes:export", (*Server).exportChanges},
 }
 
 // Handle mounts h on the API's mux, for an endpoint beside /v1 that

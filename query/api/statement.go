@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -17,6 +16,9 @@ type balanceChange struct {
 	Time         string  `json:"time"`
 	Contract     string  `json:"contract"`
 	TokenID      string  `json:"token_id"`
+	Asset        string  `json:"asset"`
+	Symbol       string  `json:"symbol"`
+	Decimals     int     `json:"decimals"`
 	Amount       string  `json:"amount"`
 	BalanceAfter string  `json:"balance_after"`
 	Causes       []cause `json:"causes"`
@@ -40,9 +42,10 @@ type balanceChangePage struct {
 	NextPageToken  string          `json:"next_page_token"`
 }
 
-func toBalanceChange(c query.BalanceChange) balanceChange {
+func toBalanceChange(c query.BalanceChange, l query.Label) balanceChange {
 	contract, id := query.SplitHoldingKey(c.Contract)
-	out := balanceChange{BlockNumber: c.Block, Time: timestamp(c.Time), Contract: contract, TokenID: id, Amount: c.Amount,
+	out := balanceChange{BlockNumber: c.Block, Time: timestamp(c.Time), Contract: contract, TokenID: id,
+		Asset: l.Asset, Symbol: l.Symbol, Decimals: l.Decimals, Amount: c.Amount,
 		BalanceAfter: c.BalanceAfter, Causes: make([]cause, len(c.Causes)),
 		Difference: c.Difference, Traced: c.Traced}
 	if c.Checked {
@@ -61,58 +64,19 @@ func toBalanceChange(c query.BalanceChange) balanceChange {
 }
 
 // balanceChanges is GET /v1/chains/{chain}/addresses/{address}/balance_changes:
-// the statement, newest first, paged like transactions.
+// the statement, newest first, paged like transactions, in a range and
+// filtered when asked (books.go).
 func (s *Server) balanceChanges(w http.ResponseWriter, r *http.Request, a query.Account) error {
-	var after *query.ChangeCursor
-	p, err := s.readPage(r, a, kindChanges, func(rd *reader) {
-		after = &query.ChangeCursor{Block: rd.uvarint(), Contract: rd.string()}
-	})
-	if err != nil {
-		return err
-	}
-	// Written as the transactions page is (read.go), a row at a time.
-	buf := s.bufs.get()
-	defer s.bufs.put(buf)
-	var (
-		b    = append((*buf)[:0], balanceChangePageOpen...)
-		n    int
-		last query.ChangeCursor
-		more bool
-	)
-	sub, err := s.store.SubscriptionBalanceChangesFunc(r.Context(), a.ID, p.chain, p.address, after, p.size+1, func(c *query.BalanceChange) error {
-		if n == p.size {
-			more = true
-			return nil
-		}
-		b = appendBalanceChangeItem(b, n, c)
-		n++
-		last = query.ChangeCursor{Block: c.Block, Contract: c.Contract}
-		return nil
-	})
-	*buf = b
-	if errors.Is(err, query.ErrNotSubscribed) {
-		return notSubscribed(p.address)
-	}
-	if err != nil {
-		return err
-	}
-	var next string
-	if more {
-		next = p.next(appendString(appendUvarint(nil, last.Block), last.Contract))
-	}
-	*buf = append(appendPageEnd(b, next), '\n')
-	setState(w, sub)
-	writePage(w, *buf)
-	return nil
+	return s.changeRange(w, r, a)
 }
 
 // appendBalanceChangePage appends, by hand, what json.Marshal writes of
 // the balanceChangePage of rows (see toBalanceChange): a page is written
 // as the transactions page is (txjson.go), without reflection.
-func appendBalanceChangePage(b []byte, rows []query.BalanceChange, next string) []byte {
+func appendBalanceChangePage(b []byte, rows []query.BalanceChange, labels map[string]query.Label, next string) []byte {
 	b = append(b, balanceChangePageOpen...)
 	for i := range rows {
-		b = appendBalanceChangeItem(b, i, &rows[i])
+		b = appendBalanceChangeItem(b, i, &rows[i], query.LabelOf(labels, rows[i].Contract))
 	}
 	return appendPageEnd(b, next)
 }
@@ -121,7 +85,7 @@ func appendBalanceChangePage(b []byte, rows []query.BalanceChange, next string) 
 const balanceChangePageOpen = `{"balance_changes":[`
 
 // appendBalanceChangeItem appends c, the i-th row of a page (from 0).
-func appendBalanceChangeItem(b []byte, i int, c *query.BalanceChange) []byte {
+func appendBalanceChangeItem(b []byte, i int, c *query.BalanceChange, l query.Label) []byte {
 	if i > 0 {
 		b = append(b, ',')
 	}
@@ -136,6 +100,12 @@ func appendBalanceChangeItem(b []byte, i int, c *query.BalanceChange) []byte {
 	b = appendJSONString(b, contract)
 	b = append(b, `,"token_id":`...)
 	b = appendJSONString(b, id)
+	b = append(b, `,"asset":`...)
+	b = appendJSONString(b, l.Asset)
+	b = append(b, `,"symbol":`...)
+	b = appendJSONString(b, l.Symbol)
+	b = append(b, `,"decimals":`...)
+	b = strconv.AppendInt(b, int64(l.Decimals), 10)
 	b = append(b, `,"amount":`...)
 	b = appendJSONString(b, c.Amount)
 	b = append(b, `,"balance_after":`...)

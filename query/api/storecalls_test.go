@@ -88,6 +88,26 @@ func (s *recordingStore) SubscriptionBalanceChangesFunc(ctx context.Context, acc
 	return s.Store.SubscriptionBalanceChangesFunc(ctx, account, chain, address, after, limit, fn)
 }
 
+func (s *recordingStore) SubscriptionChangeRange(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int) (query.Subscription, query.ChangeRange, error) {
+	s.record("SubscriptionChangeRange")
+	return s.Store.SubscriptionChangeRange(ctx, account, chain, address, r, after, limit, budget)
+}
+
+func (s *recordingStore) SubscriptionChangeRangeFunc(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int, fn func(*query.BalanceChange, query.Label) error) (query.Subscription, *query.ChangeCursor, error) {
+	s.record("SubscriptionChangeRangeFunc")
+	return s.Store.SubscriptionChangeRangeFunc(ctx, account, chain, address, r, after, limit, budget, fn)
+}
+
+func (s *recordingStore) SubscriptionTxRange(ctx context.Context, account int64, chain, address string, r query.Range, after *query.TxCursor, limit, budget int) (query.Subscription, query.TxRange, error) {
+	s.record("SubscriptionTxRange")
+	return s.Store.SubscriptionTxRange(ctx, account, chain, address, r, after, limit, budget)
+}
+
+func (s *recordingStore) SubscriptionBalancesAt(ctx context.Context, account int64, chain, address string, block uint64, at time.Time) (query.Subscription, []query.AsOf, query.Block, error) {
+	s.record("SubscriptionBalancesAt")
+	return s.Store.SubscriptionBalancesAt(ctx, account, chain, address, block, at)
+}
+
 func (s *recordingStore) Head(ctx context.Context, chain string) (query.Block, bool, error) {
 	s.record("Head")
 	return s.Store.Head(ctx, chain)
@@ -118,7 +138,10 @@ func TestReadStoreCalls(t *testing.T) {
 	for _, c := range []struct{ read, store string }{
 		{"/balances", "SubscriptionBalances"},
 		{"/transactions", "SubscriptionTransactionsFunc"},
-		{"/balance_changes", "SubscriptionBalanceChangesFunc"},
+		{"/balance_changes", "SubscriptionChangeRangeFunc"},
+		{"/balance_changes?start_block=0&end_block=10&order_by=block_number&kind=fee&contract=" + addrB, "SubscriptionChangeRangeFunc"},
+		{"/transactions?start_time=2026-01-01T00:00:00Z&kind=token", "SubscriptionTxRange"},
+		{"/balances?block_number=0", "SubscriptionBalancesAt"},
 	} {
 		e.want(e.do("GET", path+c.read, e.alice), 200, 0) // fills the caches
 		rec.take()

@@ -113,14 +113,14 @@ func (db *DB) insertChanges(ctx context.Context, tx bun.IDB, chain string, chang
 	for off := 0; off < len(changes); off += batch {
 		part := changes[off:min(len(changes), off+batch)]
 		var q strings.Builder
-		q.WriteString(verb + " balance_changes (chain, address, block_number, contract, doc) VALUES ")
-		args := make([]any, 0, 5*len(part))
+		q.WriteString(verb + " balance_changes (chain, address, block_number, contract, doc, block_time) VALUES ")
+		args := make([]any, 0, 6*len(part))
 		for i, c := range part {
 			if i > 0 {
 				q.WriteString(", ")
 			}
-			q.WriteString("(?, ?, ?, ?, ?)")
-			args = append(args, chain, c.Address, c.Block, c.Contract, string(appendChangeDoc(nil, c)))
+			q.WriteString("(?, ?, ?, ?, ?, ?)")
+			args = append(args, chain, c.Address, c.Block, c.Contract, string(appendChangeDoc(nil, c)), unixTime(c.Time))
 			at[key{c.Address, c.Block, c.Contract}] = off + i
 		}
 		q.WriteString(conflict + " RETURNING address, block_number, contract")

@@ -32,3 +32,19 @@ func (db *DB) HoldTx(ctx context.Context, opened chan<- struct{}, release <-chan
 		return err
 	})
 }
+
+// ForgetBlockTimes sets every block_time to NULL, as in rows stored
+// before migration 0035.
+func (db *DB) ForgetBlockTimes(ctx context.Context) error {
+	for _, q := range []string{"UPDATE balance_changes SET block_time = NULL", "UPDATE tx_addresses SET block_time = NULL"} {
+		if _, err := db.w.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FillBlockTimes runs migration 0035's fill again.
+func (db *DB) FillBlockTimes(ctx context.Context) error {
+	return db.tx(ctx, func(tx bun.Tx) error { return fillBlockTimes(ctx, tx) })
+}

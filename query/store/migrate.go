@@ -147,6 +147,11 @@ func (db *DB) migrate(ctx context.Context, tx bun.IDB, all []Migration) ([]Migra
 				return nil, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 			}
 		}
+		if fill := migrationFills[m.Version]; fill != nil {
+			if err := fill(ctx, tx); err != nil {
+				return nil, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, "INSERT INTO addrd_migrations (version, name, applied) VALUES (?, ?, ?)",
 			m.Version, m.Name, db.stamp()); err != nil {
 			return nil, err

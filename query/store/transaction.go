@@ -59,7 +59,8 @@ type txAddressRow struct {
 	BlockNumber uint64 `bun:"block_number"`
 	Index       uint   `bun:"tx_index"`
 	Hash        string `bun:"hash"`
-	Doc         string `bun:"doc"` // the transaction's document, txdoc.go
+	Doc         string `bun:"doc"`        // the transaction's document, txdoc.go
+	BlockTime   *int64 `bun:"block_time"` // Unix seconds, migration 0035
 }
 
 // txColumns are the transactions columns a read selects, prefixed t.
@@ -218,7 +219,8 @@ func (db *DB) putTransactions(ctx context.Context, tx bun.IDB, chain string, txs
 				Contract: f.Contract, From: f.From, To: f.To, Amount: f.Amount})
 		}
 		for _, a := range t.Addresses() {
-			addrs = append(addrs, txAddressRow{Chain: chain, Address: a, BlockNumber: t.BlockNumber, Index: t.Index, Hash: t.Hash, Doc: doc})
+			addrs = append(addrs, txAddressRow{Chain: chain, Address: a, BlockNumber: t.BlockNumber, Index: t.Index, Hash: t.Hash, Doc: doc,
+				BlockTime: unixTime(t.BlockTime)})
 		}
 	}
 	if err := insertIgnore(ctx, tx, trs); err != nil {

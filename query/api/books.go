@@ -1,0 +1,449 @@
+package api
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// The books (issue 24): an address's transactions and statement in a
+// block and time range, oldest or newest first, filtered by kind, asset
+// and counterparty; its balances as of a block or a time; the statement
+// as CSV (export.go). The parameters are plain query parameters, as
+// page_size and page_token are (AIP-158's paging with AIP-132's order_by
+// spelling); a page token is bound to the range and filters it was
+// minted under.
+
+// budgetRows is how many rows a filtered page reads at most before it
+// answers what it found with a next_page_token: a sparse filter over a
+// year of a busy address costs a bounded read a request.
+const budgetRows = 10_000
+
+// kinds are the movement kinds a kind filter takes.
+var kinds = []string{query.KindTransaction, query.KindInternal, query.KindToken, query.KindFee, query.KindWithdrawal,
+	query.KindFeeIncome, query.KindCreation, query.KindSelfdestruct, query.KindBurn, query.KindGenesis}
+
+// rangeParams are the parameters of the books lists, beside page_size and
+// page_token.
+var rangeParams = []string{"start_block", "end_block", "start_time", "end_time", "order_by", "kind", "asset", "contract", "counterparty"}
+
+// bookRequest is a books list request: its range and filters, whether
+// any was given, and its page size and token.
+type bookRequest struct {
+	r         query.Range
+	set       bool
+	fromBlock bool // start_block given
+	size      int
+	token     string
+}
+
+// hasRangeParams reports, without allocating, whether a raw query holds
+// any parameter but page_size and page_token: the plain lists keep their
+// own (hot) path.
+func hasRangeParams(raw string) bool {
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		k, _, _ := strings.Cut(kv, "=")
+		if k != "" && k != "page_size" && k != "page_token" {
+			return true
+		}
+	}
+	return false
+}
+
+// parseBooks reads a books request's parameters; paged is false for an
+// export, which takes no page_size or page_token.
+func parseBooks(r *http.Request, paged bool) (bookRequest, error) {
+	q, err := parseQuery(r.URL.RawQuery)
+	if err != nil {
+		return bookRequest{}, err
+	}
+	b := bookRequest{size: defaultTxSize}
+	var (
+		startTime, endTime string
+		asset              string
+	)
+	for k, v := range q {
+		if len(v) > 1 && k != "kind" {
+			return bookRequest{}, errorf(codeInvalidArgument, "query parameter %s given %d times", quote(k), len(v))
+		}
+		val := v[0]
+		switch k {
+		case "page_size", "page_token":
+			if !paged {
+				return bookRequest{}, errorf(codeInvalidArgument, "an export is not paged: it takes no %s", k)
+			}
+			if k == "page_token" {
+				b.token = val
+				continue
+			}
+			n, err := strconv.ParseUint(val, 10, 64)
+			switch {
+			case errors.Is(err, strconv.ErrRange):
+				b.size = maxTxSize
+			case err != nil:
+				return bookRequest{}, errorf(codeInvalidArgument, "page_size must be a non-negative integer, not %s", quote(val))
+			case n == 0:
+				b.size = defaultTxSize
+			default:
+				b.size = int(min(n, maxTxSize))
+			}
+			continue
+		case "start_block", "end_block":
+			n, err := strconv.ParseUint(val, 10, 63)
+			if err != nil {
+				return bookRequest{}, errorf(codeInvalidArgument, "%s must be a block number (a non-negative decimal integer), not %s", k, quote(val))
+			}
+			if k == "start_block" {
+				b.r.FromBlock, b.fromBlock = n, true
+			} else {
+				b.r.ToBlock, b.r.HasToBlock = n, true
+			}
+		case "start_time", "end_time":
+			t, err := parseTime(k, val)
+			if err != nil {
+				return bookRequest{}, err
+			}
+			if k == "start_time" {
+				b.r.FromTime, startTime = t, val
+			} else {
+				b.r.ToTime, endTime = t, val
+			}
+		case "order_by":
+			switch strings.Join(strings.Fields(val), " ") {
+			case "block_number desc":
+			case "block_number", "block_number asc":
+				b.r.Ascending = true
+			default:
+				return bookRequest{}, errorf(codeInvalidArgument, "order_by must be %s (oldest first) or %s (newest first, the default), not %s",
+					quote("block_number"), quote("block_number desc"), quote(val))
+			}
+		case "kind":
+			for _, s := range v {
+				for k := range strings.SplitSeq(s, ",") {
+					if !slices.Contains(kinds, k) {
+						return bookRequest{}, errorf(codeInvalidArgument, "unknown kind %s; kinds are %s", quote(k), strings.Join(kinds, ", "))
+					}
+					if !slices.Contains(b.r.Kinds, k) {
+						b.r.Kinds = append(b.r.Kinds, k)
+					}
+				}
+			}
+			slices.Sort(b.r.Kinds)
+		case "asset":
+			asset = val
+		case "contract":
+			c, err := parseAddress(val)
+			if err != nil {
+				return bookRequest{}, errorf(codeInvalidArgument, "contract: %s", err.(*Error).Message)
+			}
+			b.r.Contract, b.r.HasContract = c, true
+		case "counterparty":
+			c, err := parseAddress(val)
+			if err != nil {
+				return bookRequest{}, errorf(codeInvalidArgument, "counterparty: %s", err.(*Error).Message)
+			}
+			b.r.Counterparty = c
+		default:
+			list := "page_size, page_token, "
+			if !paged {
+				list = ""
+			}
+			return bookRequest{}, errorf(codeInvalidArgument, "unknown query parameter %s (this list takes %s%s)", quote(k), list, strings.Join(rangeParams, ", "))
+		}
+		b.set = true
+	}
+	switch asset {
+	case "":
+	case query.AssetNative:
+		if b.r.HasContract {
+			return bookRequest{}, errorf(codeInvalidArgument, "asset=native and contract name two assets; give one")
+		}
+		b.r.Contract, b.r.HasContract = "", true
+	case query.AssetERC20:
+		if !b.r.HasContract {
+			b.r.TokensOnly = true
+		}
+	default:
+		return bookRequest{}, errorf(codeInvalidArgument, "asset must be native or erc20, not %s (a token is named by contract=0x…)", quote(asset))
+	}
+	if b.r.HasToBlock && b.r.FromBlock > b.r.ToBlock {
+		return bookRequest{}, errorf(codeInvalidArgument, "start_block %d is after end_block %d: the range is reversed", b.r.FromBlock, b.r.ToBlock)
+	}
+	if !b.r.FromTime.IsZero() && !b.r.ToTime.IsZero() && !b.r.FromTime.Before(b.r.ToTime) {
+		return bookRequest{}, errorf(codeInvalidArgument, "start_time %s is not before end_time %s: the range is reversed or empty (end_time is excluded)", startTime, endTime)
+	}
+	return b, nil
+}
+
+// parseTime reads a time parameter: RFC 3339 with a time zone (Z or an
+// offset). A time without one is refused, not guessed: the books of a
+// month end at midnight somewhere.
+func parseTime(name, v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02"} {
+		if _, e := time.Parse(layout, v); e == nil {
+			return time.Time{}, errorf(codeInvalidArgument, "%s %s has no time zone: write RFC 3339 with Z or an offset, such as 2026-10-01T00:00:00Z", name, quote(v))
+		}
+	}
+	return time.Time{}, errorf(codeInvalidArgument, "%s must be an RFC 3339 time with a time zone, such as 2026-10-01T00:00:00Z, not %s", name, quote(v))
+}
+
+// digestSize is the length of the digest of a range and its filters that
+// a page token carries after its cursor.
+const digestSize = 8
+
+// digest is what binds a page token to the range and filters it was
+// minted under: nothing for the plain list (so that its tokens are what
+// they were before ranges), else 8 bytes of SHA-256 of their canonical
+// text. It is inside the token's MAC, so it cannot be altered.
+func digest(r query.Range) []byte {
+	text := func(r query.Range) string {
+		t := func(t time.Time) int64 {
+			if t.IsZero() {
+				return 0
+			}
+			return t.UnixNano()
+		}
+		return fmt.Sprintf("%d %d %t %d %d %t %q %t %t %q %q", r.FromBlock, r.ToBlock, r.HasToBlock, t(r.FromTime), t(r.ToTime),
+			r.Ascending, r.Contract, r.HasContract, r.TokensOnly, strings.Join(r.Kinds, ","), r.Counterparty)
+	}
+	c := text(r)
+	if c == text(query.Range{}) {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(c))
+	return sum[:digestSize]
+}
+
+// readBooksPage is readPage for a books list: the token's cursor is
+// followed by the digest of the range and filters, and a token minted
+// under others is refused by name.
+func (s *Server) readBooksPage(r *http.Request, a query.Account, kind byte, req bookRequest, decode func(*reader)) (pagedRead, error) {
+	chain, address, err := s.chainAddress(r)
+	if err != nil {
+		return pagedRead{}, err
+	}
+	codec, err := s.tokens(r.Context())
+	if err != nil {
+		return pagedRead{}, err
+	}
+	p := pagedRead{chain: chain, address: address, size: req.size, kind: kind, codec: codec,
+		scope: scope(a.ID, chain, address), digest: digest(req.r)}
+	if req.token == "" {
+		return p, nil
+	}
+	cur, err := codec.decode(kind, p.scope, req.token)
+	if err == nil {
+		rd := reader{b: cur}
+		decode(&rd)
+		switch rest := rd.b; {
+		case rd.err != nil:
+			err = rd.err
+		case bytes.Equal(rest, p.digest):
+			return p, nil
+		case len(rest) == 0 || len(rest) == digestSize:
+			return pagedRead{}, errorf(codeInvalidArgument, "page_token was minted for other query parameters: "+
+				"pass it with the start_block, end_block, start_time, end_time, order_by, kind, asset, contract and counterparty "+
+				"of the request that returned it, or leave page_token out to start over")
+		default:
+			err = errBadToken
+		}
+	}
+	ok, serr := s.store.Subscribed(r.Context(), a.ID, chain, address)
+	switch {
+	case serr != nil:
+		return pagedRead{}, serr
+	case !ok:
+		return pagedRead{}, notSubscribed(address)
+	}
+	return pagedRead{}, badToken()
+}
+
+// checkCovered refuses a range that reaches before the address's covered
+// history: the books would miss what happened there.
+func checkCovered(sub query.Subscription, req bookRequest) error {
+	bounded := req.fromBlock || req.r.HasToBlock || !req.r.FromTime.IsZero() || !req.r.ToTime.IsZero()
+	switch {
+	case !bounded:
+		return nil
+	case !sub.Covered:
+		return errorf(codeInvalidArgument, "the history of %s is not covered yet (state %s, no history_start_block): a range can be read once it is", sub.Address, sub.State)
+	case req.fromBlock && req.r.FromBlock < sub.HistoryStart:
+		return errorf(codeInvalidArgument, "start_block %d is before the covered history of %s, which starts at history_start_block %d",
+			req.r.FromBlock, sub.Address, sub.HistoryStart)
+	case req.r.HasToBlock && req.r.ToBlock < sub.HistoryStart:
+		return errorf(codeInvalidArgument, "end_block %d is before the covered history of %s, which starts at history_start_block %d",
+			req.r.ToBlock, sub.Address, sub.HistoryStart)
+	}
+	return nil
+}
+
+// changeRange is GET …/balance_changes, plain or with a range and
+// filters: the statement, labelled.
+func (s *Server) changeRange(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	req, err := parseBooks(r, true)
+	if err != nil {
+		return err
+	}
+	var after *query.ChangeCursor
+	p, err := s.readBooksPage(r, a, kindChanges, req, func(rd *reader) {
+		after = &query.ChangeCursor{Block: rd.uvarint(), Contract: rd.string()}
+	})
+	if err != nil {
+		return err
+	}
+	// Written as the transactions page is (read.go), a row at a time.
+	buf := s.bufs.get()
+	defer s.bufs.put(buf)
+	var (
+		b = append((*buf)[:0], balanceChangePageOpen...)
+		n int
+	)
+	sub, nextAt, err := s.store.SubscriptionChangeRangeFunc(r.Context(), a.ID, p.chain, p.address, req.r, after, p.size, budgetRows,
+		func(c *query.BalanceChange, l query.Label) error {
+			b = appendBalanceChangeItem(b, n, c, l)
+			n++
+			return nil
+		})
+	*buf = b
+	if errors.Is(err, query.ErrNotSubscribed) {
+		return notSubscribed(p.address)
+	}
+	if err != nil {
+		return err
+	}
+	if err := checkCovered(sub, req); err != nil {
+		return err
+	}
+	var next string
+	if nextAt != nil {
+		next = p.next(appendString(appendUvarint(nil, nextAt.Block), nextAt.Contract))
+	}
+	*buf = append(appendPageEnd(b, next), '\n')
+	setState(w, sub)
+	writePage(w, *buf)
+	return nil
+}
+
+// transactionRange is GET …/transactions with a range or filters.
+func (s *Server) transactionRange(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	req, err := parseBooks(r, true)
+	if err != nil {
+		return err
+	}
+	var after *query.TxCursor
+	p, err := s.readBooksPage(r, a, kindTransactions, req, func(rd *reader) {
+		after = &query.TxCursor{BlockNumber: rd.uvarint(), Index: uint(rd.uvarint())}
+	})
+	if err != nil {
+		return err
+	}
+	sub, page, err := s.store.SubscriptionTxRange(r.Context(), a.ID, p.chain, p.address, req.r, after, p.size, budgetRows)
+	if errors.Is(err, query.ErrNotSubscribed) {
+		return notSubscribed(p.address)
+	}
+	if err != nil {
+		return err
+	}
+	if err := checkCovered(sub, req); err != nil {
+		return err
+	}
+	var next string
+	if page.Next != nil {
+		next = p.next(appendUvarint(appendUvarint(nil, page.Next.BlockNumber), uint64(page.Next.Index)))
+	}
+	head, err := s.head(r.Context(), p.chain)
+	if err != nil {
+		return err
+	}
+	buf := s.bufs.get()
+	defer s.bufs.put(buf)
+	*buf = append(appendTransactionPage((*buf)[:0], page.Txs, p.address, next, head), '\n')
+	setState(w, sub)
+	writePage(w, *buf)
+	return nil
+}
+
+// balancesAt is GET …/balances?block_number=N or ?time=T: every balance
+// of the address as the statement tells it after block N (after the last
+// block of the statement at or before T), without a call to the node.
+func (s *Server) balancesAt(w http.ResponseWriter, r *http.Request, a query.Account, chain, address string) error {
+	q, err := parseQuery(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	var (
+		block    uint64
+		at       time.Time
+		asked    string
+		hasBlock bool
+	)
+	for k, v := range q {
+		if len(v) > 1 {
+			return errorf(codeInvalidArgument, "query parameter %s given %d times", quote(k), len(v))
+		}
+		switch k {
+		case "block_number":
+			n, err := strconv.ParseUint(v[0], 10, 63)
+			if err != nil {
+				return errorf(codeInvalidArgument, "block_number must be a block number (a non-negative decimal integer), not %s", quote(v[0]))
+			}
+			block, hasBlock, asked = n, true, "block "+v[0]
+		case "time":
+			if at, err = parseTime("time", v[0]); err != nil {
+				return err
+			}
+			asked = "time " + v[0]
+		default:
+			return errorf(codeInvalidArgument, "unknown query parameter %s (balances take block_number or time)", quote(k))
+		}
+	}
+	if hasBlock && !at.IsZero() {
+		return errorf(codeInvalidArgument, "give block_number or time, not both")
+	}
+	sub, bs, head, err := s.store.SubscriptionBalancesAt(r.Context(), a.ID, chain, address, block, at)
+	switch {
+	case errors.Is(err, query.ErrNotSubscribed):
+		return notSubscribed(address)
+	case errors.Is(err, query.ErrBeforeStatement):
+		if !sub.Covered {
+			return errorf(codeInvalidArgument, "the history of %s is not covered yet (state %s, no history_start_block)", address, sub.State)
+		}
+		return errorf(codeInvalidArgument, "%s is before the statement of %s, which starts at history_start_block %d", asked, address, sub.HistoryStart)
+	case err != nil:
+		return err
+	}
+	switch {
+	case !sub.Covered:
+		return errorf(codeInvalidArgument, "the history of %s is not covered yet (state %s, no history_start_block)", address, sub.State)
+	case hasBlock && block < sub.HistoryStart:
+		return errorf(codeInvalidArgument, "block_number %d is before the covered history of %s, which starts at history_start_block %d",
+			block, address, sub.HistoryStart)
+	case hasBlock && block > head.Number:
+		return errorf(codeInvalidArgument, "block_number %d is after the newest stored block, %d: its balances are not known yet", block, head.Number)
+	case !at.IsZero() && at.After(head.Time):
+		return errorf(codeInvalidArgument, "time %s is after the newest stored block, %d at %s: its balances are not known yet",
+			at.Format(time.RFC3339), head.Number, timestamp(head.Time))
+	}
+	setState(w, sub)
+	body := balancesBody{Balances: make([]balance, len(bs))}
+	for i, b := range bs {
+		body.Balances[i] = balance{Asset: b.Asset, Contract: b.Contract, Symbol: b.Symbol, Decimals: b.Decimals,
+			Amount: b.Amount, BlockNumber: b.Block, UpdateTime: timestamp(b.Time)}
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}

@@ -1,0 +1,588 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// The books reads (issue 24): an address's statement or transactions in a
+// block and time range, oldest or newest first, filtered. Like the pages
+// (txpage.go) each is one statement that also reads the requester's
+// subscription state, in one column: the state row (a letter S or A),
+// for the statement the labels of the address's assets (L), then the
+// documents (a digit). The block range, the order and an asset filter
+// are SQL, on the keys of migrations 0003 and 0035; a time bound is
+// mapped to the first or last block of the address at or after it by one
+// probe of the block_time index, in the same statement. The filters that
+// read a document (kind, counterparty, tokens only) are applied here, row
+// by row, over batches of the range, reading at most a budget of rows a
+// page: a sparse filter over a year of a busy address answers a short
+// page and a token to go on rather than reading the year at once.
+
+// sqlArgs numbers the parameters of a query as they are added.
+type sqlArgs []any
+
+func (a *sqlArgs) add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// maxBlock is the upper block bound of a range without one.
+const maxBlock = math.MaxInt64
+
+// rangeWhere appends the conditions of r's block and time range on the
+// rows of table for address ($1 chain, $2 address) and returns the
+// column order.
+func rangeWhere(q *strings.Builder, args *sqlArgs, table string, r query.Range) {
+	hi := uint64(maxBlock)
+	if r.HasToBlock {
+		hi = min(r.ToBlock, maxBlock)
+	}
+	fmt.Fprintf(q, " AND block_number BETWEEN %s AND %s", args.add(min(r.FromBlock, maxBlock)), args.add(hi))
+	if !r.FromTime.IsZero() {
+		fmt.Fprintf(q, ` AND block_number >= COALESCE((SELECT block_number FROM %s
+			WHERE chain = $1 AND address = $2 AND block_time >= %s
+			ORDER BY block_time, block_number LIMIT 1), %d)`, table, args.add(ceilUnix(r.FromTime)), int64(maxBlock))
+	}
+	if !r.ToTime.IsZero() {
+		fmt.Fprintf(q, ` AND block_number <= COALESCE((SELECT block_number FROM %s
+			WHERE chain = $1 AND address = $2 AND block_time < %s
+			ORDER BY block_time DESC, block_number DESC LIMIT 1), -1)`, table, args.add(ceilUnix(r.ToTime)))
+	}
+}
+
+// ceilUnix is the first whole second at or after t: block times are
+// whole seconds, so a block at or after (or before) 10.5 s is one at or
+// after (before) 11 s.
+func ceilUnix(t time.Time) int64 {
+	if t.Nanosecond() != 0 {
+		return t.Unix() + 1
+	}
+	return t.Unix()
+}
+
+// changeRangeQuery is the statement of a page of a statement in r after
+// the cursor, at most limit rows.
+func changeRangeQuery(account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit int) (string, []any) {
+	args := sqlArgs{chain, address, account}
+	var q strings.Builder
+	q.WriteString(`SELECT ` + subscriptionState + ` FROM ` + subscriptionTables + `
+		WHERE s.account_id = $3 AND s.chain = $1 AND s.address = $2
+		UNION ALL
+		SELECT 'L' || b.asset || ' ' || b.contract || ' ' || CAST(b.decimals AS TEXT) || ' ' || b.symbol FROM balances AS b
+		WHERE b.chain = $1 AND b.address = $2
+		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $3 AND chain = $1 AND address = $2)
+		UNION ALL
+		SELECT p.doc FROM (SELECT doc FROM balance_changes WHERE chain = $1 AND address = $2`)
+	rangeWhere(&q, &args, "balance_changes", r)
+	if r.HasContract {
+		fmt.Fprintf(&q, " AND contract = %s", args.add(r.Contract))
+	}
+	dir, cmp := "DESC", "<"
+	if r.Ascending {
+		dir, cmp = "", ">"
+	}
+	if after != nil {
+		fmt.Fprintf(&q, " AND (block_number, contract) %s (%s, %s)", cmp, args.add(after.Block), args.add(after.Contract))
+	}
+	fmt.Fprintf(&q, `
+		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $3 AND chain = $1 AND address = $2)
+		ORDER BY block_number %s, contract %s LIMIT %s) AS p`, dir, dir, args.add(limit))
+	return q.String(), args
+}
+
+// txRangeQuery is the statement of a page of an address's transactions
+// in r (its block and time range and order; the filters are read from
+// the documents) and its covered range, after the cursor.
+func txRangeQuery(account int64, chain, address string, r query.Range, after *query.TxCursor, limit int) (string, []any) {
+	args := sqlArgs{chain, address, account}
+	var q strings.Builder
+	q.WriteString(`SELECT ` + subscriptionState + ` FROM ` + subscriptionTables + `
+		WHERE s.account_id = $3 AND s.chain = $1 AND s.address = $2
+		UNION ALL
+		SELECT p.doc FROM (SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2
+		AND block_number >= ` + coveredFrom)
+	rangeWhere(&q, &args, "tx_addresses", r)
+	dir, cmp := "DESC", "<"
+	if r.Ascending {
+		dir, cmp = "", ">"
+	}
+	if after != nil {
+		fmt.Fprintf(&q, " AND (block_number, tx_index) %s (%s, %s)", cmp, args.add(after.BlockNumber), args.add(after.Index))
+	}
+	fmt.Fprintf(&q, `
+		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $3 AND chain = $1 AND address = $2)
+		ORDER BY block_number %s, tx_index %s LIMIT %s) AS p`, dir, dir, args.add(limit))
+	return q.String(), args
+}
+
+// rangeBatch is how many rows a filtered read asks for at a time.
+const rangeBatch = 500
+
+// SubscriptionChangeRange implements query.Books.
+func (db *DB) SubscriptionChangeRange(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int) (query.Subscription, query.ChangeRange, error) {
+	out := query.ChangeRange{Labels: map[string]query.Label{}}
+	if limit <= 0 {
+		sub, err := db.Subscription(ctx, account, chain, address)
+		return sub, out, wrap("statement range", err)
+	}
+	cursor := func(c query.BalanceChange) *query.ChangeCursor {
+		return &query.ChangeCursor{Block: c.Block, Contract: c.Contract}
+	}
+	var (
+		sub  query.Subscription
+		err  error
+		read int
+	)
+	filtered := r.Filtered()
+	for {
+		n := limit + 1 - len(out.Rows)
+		if filtered {
+			n = max(n, rangeBatch)
+		}
+		q, args := changeRangeQuery(account, chain, address, r, after, n)
+		var rows []query.BalanceChange
+		sub, err = db.readRangePage(ctx, chain, address, q, args, out.Labels, func(doc string) error {
+			c, err := parseChangeDoc(chain, address, doc)
+			rows = append(rows, c)
+			return err
+		})
+		if err != nil {
+			return query.Subscription{}, query.ChangeRange{}, wrap("statement range", err)
+		}
+		full := len(rows) == n
+		var last *query.ChangeCursor
+		if len(rows) > 0 {
+			last = cursor(rows[len(rows)-1])
+		}
+		read += len(rows)
+		keep := rows
+		if filtered {
+			if keep, err = db.filterChanges(ctx, chain, address, r, rows); err != nil {
+				return query.Subscription{}, query.ChangeRange{}, wrap("statement range", err)
+			}
+		}
+		for _, c := range keep {
+			if len(out.Rows) == limit {
+				out.Next = cursor(out.Rows[limit-1])
+				return sub, out, nil
+			}
+			out.Rows = append(out.Rows, c)
+		}
+		switch {
+		case !full:
+			return sub, out, nil
+		case len(out.Rows) == limit || read >= budget:
+			out.Next = last
+			return sub, out, nil
+		}
+		after = last
+	}
+}
+
+// SubscriptionChangeRangeFunc implements query.Books: without a filter
+// read from the documents, the page's documents are read in one
+// statement (labels included) and each parsed into one reused row, as
+// SubscriptionBalanceChangesFunc does; filtered, the rows of
+// SubscriptionChangeRange are passed on.
+func (db *DB) SubscriptionChangeRangeFunc(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int,
+	fn func(*query.BalanceChange, query.Label) error) (query.Subscription, *query.ChangeCursor, error) {
+	if r.Filtered() || limit <= 0 {
+		sub, page, err := db.SubscriptionChangeRange(ctx, account, chain, address, r, after, limit, budget)
+		if err != nil {
+			return query.Subscription{}, nil, err
+		}
+		for i := range page.Rows {
+			if err := fn(&page.Rows[i], query.LabelOf(page.Labels, page.Rows[i].Contract)); err != nil {
+				return query.Subscription{}, nil, err
+			}
+		}
+		return sub, page.Next, nil
+	}
+	labels := map[string]query.Label{}
+	docs := make([]string, 0, min(limit+1, 64))
+	q, args := changeRangeQuery(account, chain, address, r, after, limit+1)
+	sub, err := db.readRangePage(ctx, chain, address, q, args, labels, func(doc string) error {
+		docs = append(docs, doc)
+		return nil
+	})
+	if err != nil {
+		return query.Subscription{}, nil, wrap("statement range", err)
+	}
+	var (
+		c    query.BalanceChange
+		next *query.ChangeCursor
+	)
+	for i, doc := range docs {
+		if i == limit {
+			next = &query.ChangeCursor{Block: c.Block, Contract: c.Contract}
+			break
+		}
+		if err := parseChangeDocInto(&c, chain, address, doc); err != nil {
+			return query.Subscription{}, nil, wrap("statement range", err)
+		}
+		if err := fn(&c, query.LabelOf(labels, c.Contract)); err != nil {
+			return query.Subscription{}, nil, err
+		}
+	}
+	return sub, next, nil
+}
+
+// SubscriptionTxRange implements query.Books.
+func (db *DB) SubscriptionTxRange(ctx context.Context, account int64, chain, address string, r query.Range, after *query.TxCursor, limit, budget int) (query.Subscription, query.TxRange, error) {
+	var out query.TxRange
+	if limit <= 0 {
+		sub, err := db.Subscription(ctx, account, chain, address)
+		return sub, out, wrap("transaction range", err)
+	}
+	cursor := func(t query.Transaction) *query.TxCursor {
+		return &query.TxCursor{BlockNumber: t.BlockNumber, Index: t.Index}
+	}
+	var (
+		sub  query.Subscription
+		err  error
+		read int
+	)
+	filtered := r.Filtered() || r.HasContract
+	for {
+		n := limit + 1 - len(out.Txs)
+		if filtered {
+			n = max(n, rangeBatch)
+		}
+		q, args := txRangeQuery(account, chain, address, r, after, n)
+		var rows []query.Transaction
+		sub, err = db.readRangePage(ctx, chain, address, q, args, nil, func(doc string) error {
+			if doc == "" {
+				return errNoDoc
+			}
+			t, err := parseTxDoc(chain, doc)
+			rows = append(rows, t)
+			return err
+		})
+		if err != nil {
+			return query.Subscription{}, query.TxRange{}, wrap("transaction range", err)
+		}
+		full := len(rows) == n
+		var last *query.TxCursor
+		if len(rows) > 0 {
+			last = cursor(rows[len(rows)-1])
+		}
+		read += len(rows)
+		for _, t := range rows {
+			if filtered && !TxMatches(t, address, r) {
+				continue
+			}
+			if len(out.Txs) == limit {
+				out.Next = cursor(out.Txs[limit-1])
+				return sub, out, nil
+			}
+			out.Txs = append(out.Txs, t)
+		}
+		switch {
+		case !full:
+			return sub, out, nil
+		case len(out.Txs) == limit || read >= budget:
+			out.Next = last
+			return sub, out, nil
+		}
+		after = last
+	}
+}
+
+// TxMatches reports whether t, listed for address, passes r's filters:
+// a transfer touching address of one of r's kinds (or the fee, when
+// address sent t), of r's asset, and a party of t that is r's
+// counterparty.
+func TxMatches(t query.Transaction, address string, r query.Range) bool {
+	if r.Counterparty != "" && !txParty(t, r.Counterparty) {
+		return false
+	}
+	if len(r.Kinds) > 0 && !(t.From == address && slices.Contains(r.Kinds, query.KindFee)) {
+		found := false
+		for _, f := range t.Transfers {
+			if (f.From == address || f.To == address) && slices.Contains(r.Kinds, f.Kind) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	if r.HasContract || r.TokensOnly {
+		found := false
+		for _, f := range t.Transfers {
+			if (f.From == address || f.To == address) && (r.TokensOnly && f.Contract != "" || r.HasContract && f.Contract == r.Contract) {
+				found = true
+				break
+			}
+		}
+		// The fee is a movement of the native coin.
+		if !found && !(r.HasContract && r.Contract == "" && t.From == address) {
+			return false
+		}
+	}
+	return true
+}
+
+// txParty reports whether a is a party of t: its sender, recipient or
+// one side of a transfer.
+func txParty(t query.Transaction, a string) bool {
+	if t.From == a || t.To == a {
+		return true
+	}
+	for _, f := range t.Transfers {
+		if f.From == a || f.To == a {
+			return true
+		}
+	}
+	return false
+}
+
+// filterChanges keeps the statement rows that pass r's filters read from
+// documents: a cause of one of r's kinds, a token, and a cause whose
+// transaction has r's counterparty as a party (read from the stored
+// transactions, one statement a batch).
+func (db *DB) filterChanges(ctx context.Context, chain, address string, r query.Range, rows []query.BalanceChange) ([]query.BalanceChange, error) {
+	out := rows[:0:0]
+	for _, c := range rows {
+		if r.TokensOnly && c.Contract == "" {
+			continue
+		}
+		if len(r.Kinds) > 0 && !slices.ContainsFunc(c.Causes, func(cs query.Cause) bool { return slices.Contains(r.Kinds, cs.Kind) }) {
+			continue
+		}
+		out = append(out, c)
+	}
+	if r.Counterparty == "" || len(out) == 0 {
+		return out, nil
+	}
+	hashes := map[string]bool{}
+	for _, c := range out {
+		for _, cs := range c.Causes {
+			if cs.TxHash != "" {
+				hashes[cs.TxHash] = false
+			}
+		}
+	}
+	list := make([]string, 0, len(hashes))
+	for h := range hashes {
+		list = append(list, h)
+	}
+	for part := range slices.Chunk(list, batch) {
+		args := sqlArgs{chain}
+		marks := make([]string, len(part))
+		for i, h := range part {
+			marks[i] = args.add(h)
+		}
+		rows, err := db.r.DB.QueryContext(ctx, "SELECT doc FROM transactions WHERE chain = $1 AND hash IN ("+strings.Join(marks, ", ")+")", args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var doc sql.NullString
+			if err := rows.Scan(&doc); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if !doc.Valid {
+				continue
+			}
+			t, err := parseTxDoc(chain, doc.String)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			hashes[t.Hash] = txParty(t, r.Counterparty)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	kept := out[:0]
+	for _, c := range out {
+		if slices.ContainsFunc(c.Causes, func(cs query.Cause) bool {
+			return hashes[cs.TxHash] && (len(r.Kinds) == 0 || slices.Contains(r.Kinds, cs.Kind))
+		}) {
+			kept = append(kept, c)
+		}
+	}
+	return kept, nil
+}
+
+// readRangePage runs q, a books read in one column (see the top of this
+// file): it reads the state row into the subscription, the label rows
+// into labels (when not nil) and passes each document to row, in order.
+// Errors: query.ErrNotSubscribed.
+func (db *DB) readRangePage(ctx context.Context, chain, address, q string, args []any, labels map[string]query.Label, row func(doc string) error) (query.Subscription, error) {
+	rows, err := db.queryHot(ctx, q, args...)
+	if err != nil {
+		return query.Subscription{}, err
+	}
+	defer rows.Close()
+	var (
+		sub   = query.Subscription{Chain: chain, Address: address}
+		v     sql.NullString
+		found bool
+	)
+	for rows.Next() {
+		if err := rows.Scan(&v); err != nil {
+			return query.Subscription{}, err
+		}
+		s := v.String
+		switch {
+		case s != "" && (s[0] == 'S' || s[0] == 'A'):
+			if err := parseState(&sub, s); err != nil {
+				return query.Subscription{}, err
+			}
+			found = true
+			continue
+		case s != "" && s[0] == 'L':
+			if labels != nil {
+				contract, l, err := parseLabel(s[1:])
+				if err != nil {
+					return query.Subscription{}, err
+				}
+				labels[contract] = l
+			}
+			continue
+		}
+		if err := row(s); err != nil {
+			return query.Subscription{}, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return query.Subscription{}, err
+	}
+	if !found {
+		return query.Subscription{}, query.ErrNotSubscribed
+	}
+	return sub, nil
+}
+
+// parseLabel reads a label row: asset, contract, decimals and symbol,
+// separated by spaces (the symbol last: it may hold spaces).
+func parseLabel(s string) (string, query.Label, error) {
+	asset, rest, ok1 := strings.Cut(s, " ")
+	contract, rest, ok2 := strings.Cut(rest, " ")
+	dec, symbol, ok3 := strings.Cut(rest, " ")
+	d, err := strconv.Atoi(dec)
+	if !ok1 || !ok2 || !ok3 || err != nil {
+		return "", query.Label{}, fmt.Errorf("asset label %q", s)
+	}
+	return contract, query.Label{Asset: asset, Symbol: symbol, Decimals: d}, nil
+}
+
+// Balances as of a block: for each asset of the address (its balances
+// rows, with their labels), the last statement row at or before the
+// block, else the first after it (whose opening balance it was), in one
+// statement with the subscription state and the stored head. With a
+// time, the block is the last of the address's statement rows at or
+// before it.
+const (
+	balancesAtBlock = `WITH at AS (SELECT CAST($4 AS BIGINT) AS n)`
+	balancesAtTime  = `WITH at AS (SELECT (SELECT block_number FROM balance_changes
+		WHERE chain = $2 AND address = $3 AND block_time <= $4
+		ORDER BY block_time DESC, block_number DESC LIMIT 1) AS n)`
+	balancesAtRest = `
+	SELECT ` + subscriptionState + `, at.n, k.number, k.time, b.contract, b.asset, b.symbol, b.decimals, b.amount,
+		(SELECT c.doc FROM balance_changes AS c WHERE c.chain = $2 AND c.address = $3 AND c.contract = b.contract
+			AND c.block_number <= at.n ORDER BY c.block_number DESC LIMIT 1),
+		(SELECT c.doc FROM balance_changes AS c WHERE c.chain = $2 AND c.address = $3 AND c.contract = b.contract
+			AND c.block_number > at.n ORDER BY c.block_number LIMIT 1)
+	FROM at CROSS JOIN ` + subscriptionTables + `
+	LEFT JOIN checkpoints AS k ON k.chain = s.chain
+	LEFT JOIN balances AS b ON b.chain = s.chain AND b.address = s.address
+	WHERE s.account_id = $1 AND s.chain = $2 AND s.address = $3
+	ORDER BY CASE WHEN b.asset = 'native' THEN 0 ELSE 1 END, b.contract`
+)
+
+// SubscriptionBalancesAt implements query.Books. The head's hashes are
+// not read. Errors: query.ErrNotSubscribed, query.ErrBeforeStatement (a
+// time before the statement's first row).
+func (db *DB) SubscriptionBalancesAt(ctx context.Context, account int64, chain, address string, block uint64, at time.Time) (query.Subscription, []query.AsOf, query.Block, error) {
+	q, args := balancesAtBlock+balancesAtRest, []any{account, chain, address, int64(min(block, maxBlock))}
+	if !at.IsZero() {
+		q, args[3] = balancesAtTime+balancesAtRest, at.Unix()
+	}
+	rows, err := db.queryHot(ctx, q, args...)
+	if err != nil {
+		return query.Subscription{}, nil, query.Block{}, wrap("balances at", err)
+	}
+	defer rows.Close()
+	var (
+		sub   = query.Subscription{Chain: chain, Address: address}
+		head  query.Block
+		out   = []query.AsOf{}
+		found bool
+		state string
+		n     sql.NullInt64
+		k     sql.NullInt64
+		kt    sql.NullTime
+		b     struct {
+			contract, asset, symbol, amount, below, above sql.NullString
+			decimals                                      sql.NullInt64
+		}
+	)
+	for rows.Next() {
+		if err := rows.Scan(&state, &n, &k, &kt, &b.contract, &b.asset, &b.symbol, &b.decimals, &b.amount, &b.below, &b.above); err != nil {
+			return query.Subscription{}, nil, query.Block{}, wrap("balances at", err)
+		}
+		if !found {
+			if err := parseState(&sub, state); err != nil {
+				return query.Subscription{}, nil, query.Block{}, wrap("balances at", err)
+			}
+			head.Number, head.Time, found = uint64(k.Int64), utc(kt.Time), true
+		}
+		if !n.Valid {
+			continue // a time before the statement
+		}
+		if !b.contract.Valid {
+			continue // no balances
+		}
+		a := query.AsOf{Contract: b.contract.String, Label: query.Label{Asset: b.asset.String, Symbol: b.symbol.String,
+			Decimals: int(b.decimals.Int64)}, Block: uint64(n.Int64), Amount: b.amount.String}
+		switch {
+		case b.below.Valid:
+			c, err := parseChangeDoc(chain, address, b.below.String)
+			if err != nil {
+				return query.Subscription{}, nil, query.Block{}, wrap("balances at", err)
+			}
+			a.Amount, a.Row, a.RowFound, a.Time = c.BalanceAfter, c.Block, true, c.Time
+		case b.above.Valid:
+			c, err := parseChangeDoc(chain, address, b.above.String)
+			if err != nil {
+				return query.Subscription{}, nil, query.Block{}, wrap("balances at", err)
+			}
+			after, ok1 := new(big.Int).SetString(c.BalanceAfter, 10)
+			amount, ok2 := new(big.Int).SetString(c.Amount, 10)
+			if !ok1 || !ok2 {
+				return query.Subscription{}, nil, query.Block{}, wrap("balances at", fmt.Errorf("statement row of %s at %d: amounts %q, %q", address, c.Block, c.BalanceAfter, c.Amount))
+			}
+			a.Amount = after.Sub(after, amount).String()
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return query.Subscription{}, nil, query.Block{}, wrap("balances at", err)
+	}
+	if !found {
+		return query.Subscription{}, nil, query.Block{}, wrap("balances at", query.ErrNotSubscribed)
+	}
+	if !n.Valid {
+		return sub, nil, head, query.ErrBeforeStatement
+	}
+	return sub, out, head, nil
+}

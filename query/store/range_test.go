@@ -1,0 +1,416 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+// booksData is a generated history of one address: its statement rows,
+// its transactions and its balances, with times that do not decrease with
+// the block (two blocks may share a second).
+type booksData struct {
+	addr     string
+	parties  []string
+	tokens   []string
+	changes  []query.BalanceChange
+	txs      []query.Transaction
+	balances []query.Balance
+}
+
+var allKinds = []string{query.KindTransaction, query.KindInternal, query.KindToken, query.KindFee, query.KindWithdrawal,
+	query.KindFeeIncome, query.KindCreation, query.KindSelfdestruct, query.KindBurn, query.KindGenesis}
+
+const booksBase = 1_700_000_000
+
+func blockTime(b uint64) time.Time { return time.Unix(booksBase+int64(b/2)*12, 0).UTC() }
+
+func genBooks(rng *rand.Rand) booksData {
+	d := booksData{addr: "0x" + fmt.Sprintf("%040x", 0xa11ce)}
+	for i := range 4 {
+		d.parties = append(d.parties, fmt.Sprintf("0x%040x", 0xbb0+i))
+	}
+	d.tokens = []string{fmt.Sprintf("0x%040x", 0xc01), fmt.Sprintf("0x%040x", 0xc02)}
+	running := map[string]*big.Int{"": big.NewInt(1e6), d.tokens[0]: big.NewInt(1e6), d.tokens[1]: big.NewInt(1e6)}
+	for b := range uint64(60 + rng.IntN(60)) {
+		if rng.IntN(3) == 0 {
+			continue
+		}
+		party := d.parties[rng.IntN(len(d.parties))]
+		t := query.Transaction{Chain: "ETH", Hash: fmt.Sprintf("0x%064x", 0x1000+b), BlockNumber: b, BlockHash: fmt.Sprintf("0xb%d", b),
+			BlockTime: blockTime(b), Status: query.StatusSuccess, From: d.addr, To: party, Value: "0", Fee: "0", EffectiveGasPrice: "0"}
+		if rng.IntN(2) == 0 {
+			t.From, t.To = party, d.addr
+		}
+		for _, contract := range []string{"", d.tokens[0], d.tokens[1]} {
+			if rng.IntN(2) == 0 {
+				continue
+			}
+			c := query.BalanceChange{Chain: "ETH", Address: d.addr, Contract: contract, Block: b, Time: blockTime(b),
+				Checked: rng.IntN(2) == 0, Reconciled: true, Traced: true}
+			sum := new(big.Int)
+			for range 1 + rng.IntN(2) {
+				kind := allKinds[rng.IntN(len(allKinds))]
+				amount := big.NewInt(int64(rng.IntN(2000) - 1000))
+				cs := query.Cause{Kind: kind, Amount: amount.String()}
+				if kind != query.KindWithdrawal && kind != query.KindFeeIncome && rng.IntN(4) != 0 {
+					cs.TxHash = t.Hash
+					asset, kindT := query.AssetNative, kind
+					if contract != "" {
+						asset = query.AssetERC20
+					}
+					t.Transfers = append(t.Transfers, query.Transfer{LogIndex: len(t.Transfers), Kind: kindT, Asset: asset,
+						Contract: contract, From: t.From, To: t.To, Amount: "1"})
+				}
+				sum.Add(sum, amount)
+				c.Causes = append(c.Causes, cs)
+			}
+			running[contract].Add(running[contract], sum)
+			c.Amount, c.BalanceAfter = sum.String(), running[contract].String()
+			d.changes = append(d.changes, c)
+		}
+		d.txs = append(d.txs, t)
+	}
+	d.balances = []query.Balance{
+		{Chain: "ETH", Address: d.addr, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: running[""].String(), Block: 200},
+		{Chain: "ETH", Address: d.addr, Asset: query.AssetERC20, Contract: d.tokens[0], Symbol: "ONE", Decimals: 6, Amount: running[d.tokens[0]].String(), Block: 200},
+		{Chain: "ETH", Address: d.addr, Asset: query.AssetERC20, Contract: d.tokens[1], Symbol: "TWO words", Decimals: 0, Amount: running[d.tokens[1]].String(), Block: 200},
+	}
+	return d
+}
+
+// genRange draws a range over d: bounds, order and filters, each present
+// or not.
+func genRange(rng *rand.Rand, d booksData) query.Range {
+	var r query.Range
+	if rng.IntN(2) == 0 {
+		r.FromBlock = uint64(rng.IntN(80))
+	}
+	if rng.IntN(2) == 0 {
+		r.ToBlock, r.HasToBlock = r.FromBlock+uint64(rng.IntN(80)), true
+	}
+	if rng.IntN(3) == 0 {
+		r.FromTime = blockTime(uint64(rng.IntN(120))).Add(time.Duration(rng.IntN(3)-1) * 500 * time.Millisecond)
+	}
+	if rng.IntN(3) == 0 {
+		r.ToTime = blockTime(uint64(rng.IntN(120))).Add(time.Duration(rng.IntN(3)-1) * 500 * time.Millisecond)
+	}
+	r.Ascending = rng.IntN(2) == 0
+	switch rng.IntN(4) {
+	case 0:
+		r.Contract, r.HasContract = "", true
+	case 1:
+		r.Contract, r.HasContract = d.tokens[rng.IntN(2)], true
+	case 2:
+		r.TokensOnly = rng.IntN(2) == 0
+	}
+	for range rng.IntN(3) {
+		if k := allKinds[rng.IntN(len(allKinds))]; !slices.Contains(r.Kinds, k) {
+			r.Kinds = append(r.Kinds, k)
+		}
+	}
+	if rng.IntN(3) == 0 {
+		r.Counterparty = d.parties[rng.IntN(len(d.parties))]
+	}
+	return r
+}
+
+// inRange is the model of a range's block and time bounds.
+func inRange(r query.Range, block uint64, t time.Time) bool {
+	return block >= r.FromBlock && (!r.HasToBlock || block <= r.ToBlock) &&
+		(r.FromTime.IsZero() || !t.Before(r.FromTime)) && (r.ToTime.IsZero() || t.Before(r.ToTime))
+}
+
+// wantChanges is the model of a statement range.
+func wantChanges(d booksData, r query.Range) []string {
+	parties := map[string][]string{}
+	for _, t := range d.txs {
+		ps := []string{t.From, t.To}
+		for _, f := range t.Transfers {
+			ps = append(ps, f.From, f.To)
+		}
+		parties[t.Hash] = ps
+	}
+	var out []string
+	for _, c := range d.changes {
+		if !inRange(r, c.Block, c.Time) || r.HasContract && c.Contract != r.Contract || r.TokensOnly && c.Contract == "" {
+			continue
+		}
+		ok := false
+		for _, cs := range c.Causes {
+			if (len(r.Kinds) == 0 || slices.Contains(r.Kinds, cs.Kind)) &&
+				(r.Counterparty == "" || cs.TxHash != "" && slices.Contains(parties[cs.TxHash], r.Counterparty)) {
+				ok = true
+			}
+		}
+		if ok {
+			out = append(out, fmt.Sprintf("%d/%s", c.Block, c.Contract))
+		}
+	}
+	// d.changes is in (block, contract) order: "" < "0x…".
+	if !r.Ascending {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// wantTxs is the model of a transactions range.
+func wantTxs(d booksData, r query.Range) []string {
+	var out []string
+	for _, t := range d.txs {
+		if !inRange(r, t.BlockNumber, t.BlockTime) {
+			continue
+		}
+		if r.Counterparty != "" && t.From != r.Counterparty && t.To != r.Counterparty {
+			continue // every transfer here is between From and To
+		}
+		kindOK := len(r.Kinds) == 0 || t.From == d.addr && slices.Contains(r.Kinds, query.KindFee)
+		assetOK := !r.HasContract && !r.TokensOnly || r.HasContract && r.Contract == "" && t.From == d.addr
+		for _, f := range t.Transfers {
+			kindOK = kindOK || slices.Contains(r.Kinds, f.Kind)
+			assetOK = assetOK || r.TokensOnly && f.Contract != "" || r.HasContract && f.Contract == r.Contract
+		}
+		if kindOK && assetOK {
+			out = append(out, t.Hash)
+		}
+	}
+	if !r.Ascending {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// TestRanges: a statement and a transactions list read in pages with a
+// random range, order and filters, and a random budget, are the model's
+// rows, in the model's order, whatever the page size; every label is the
+// balances'. Balances as of a random block or time are what the
+// statement's rows say. The seed is printed on failure.
+func TestRanges(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("seed %d", seed)
+		}
+	})
+	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(seed, 24))
+		d := genBooks(rng)
+		key, _, err := db.CreateAPIKey(ctx, "books")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Subscribe(ctx, key.AccountID, "ETH", d.addr); err != nil {
+			t.Fatal(err)
+		}
+		cover(t, db, d.addr)
+		if err := db.PutTransactions(ctx, "ETH", d.txs); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.PutStatement(ctx, "ETH", d.changes, nil, d.balances); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 60 {
+			r := genRange(rng, d)
+			size, budget := 1+rng.IntN(9), 1+rng.IntN(40)
+			var got []string
+			var after *query.ChangeCursor
+			for pages := 0; ; pages++ {
+				if pages > 1000 {
+					t.Fatalf("range %d %+v: more than 1000 pages", i, r)
+				}
+				_, page, err := db.SubscriptionChangeRange(ctx, key.AccountID, "ETH", d.addr, r, after, size, budget)
+				if err != nil {
+					t.Fatalf("range %d %+v: %v", i, r, err)
+				}
+				if len(page.Rows) > size {
+					t.Fatalf("range %d: %d rows in a page of %d", i, len(page.Rows), size)
+				}
+				for _, c := range page.Rows {
+					got = append(got, fmt.Sprintf("%d/%s", c.Block, c.Contract))
+					l := query.LabelOf(page.Labels, c.Contract)
+					if want := labelOf(d, c.Contract); l != want {
+						t.Fatalf("row %d/%s: label %+v, want %+v", c.Block, c.Contract, l, want)
+					}
+				}
+				if page.Next == nil {
+					break
+				}
+				after = page.Next
+			}
+			if want := wantChanges(d, r); !slices.Equal(got, want) {
+				t.Fatalf("statement range %d %+v, pages of %d, budget %d:\n got %v\nwant %v", i, r, size, budget, got, want)
+			}
+
+			var gotTx []string
+			var tafter *query.TxCursor
+			for pages := 0; ; pages++ {
+				if pages > 1000 {
+					t.Fatalf("range %d %+v: more than 1000 pages", i, r)
+				}
+				_, page, err := db.SubscriptionTxRange(ctx, key.AccountID, "ETH", d.addr, r, tafter, size, budget)
+				if err != nil {
+					t.Fatalf("range %d %+v: %v", i, r, err)
+				}
+				for _, t := range page.Txs {
+					gotTx = append(gotTx, t.Hash)
+				}
+				if page.Next == nil {
+					break
+				}
+				tafter = page.Next
+			}
+			if want := wantTxs(d, r); !slices.Equal(gotTx, want) {
+				t.Fatalf("transactions range %d %+v, pages of %d, budget %d:\n got %v\nwant %v", i, r, size, budget, gotTx, want)
+			}
+		}
+
+		// Balances as of a block, and as of a time.
+		for range 40 {
+			n := uint64(rng.IntN(130))
+			_, got, _, err := db.SubscriptionBalancesAt(ctx, key.AccountID, "ETH", d.addr, n, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAsOf(t, d, n, got)
+			at := blockTime(uint64(rng.IntN(130))).Add(time.Duration(rng.IntN(12)) * time.Second)
+			_, got, _, err = db.SubscriptionBalancesAt(ctx, key.AccountID, "ETH", d.addr, 0, at)
+			if at.Before(d.changes[0].Time) {
+				if err != query.ErrBeforeStatement {
+					t.Fatalf("balances at %s, before the first row: %v", at, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var last uint64
+			for _, c := range d.changes {
+				if !c.Time.After(at) {
+					last = c.Block
+				}
+			}
+			checkAsOf(t, d, last, got)
+		}
+	})
+}
+
+func labelOf(d booksData, contract string) query.Label {
+	for _, b := range d.balances {
+		if b.Contract == contract {
+			return query.Label{Asset: b.Asset, Symbol: b.Symbol, Decimals: b.Decimals}
+		}
+	}
+	return query.Label{}
+}
+
+// checkAsOf holds balances as of block n to the model: the balance after
+// each asset's last row at or before n, else its first row's opening
+// balance, else its balance.
+func checkAsOf(t *testing.T, d booksData, n uint64, got []query.AsOf) {
+	t.Helper()
+	if len(got) != len(d.balances) {
+		t.Fatalf("as of %d: %d balances, want %d", n, len(got), len(d.balances))
+	}
+	for i, b := range d.balances {
+		want := b.Amount
+		var first *query.BalanceChange
+		for j := range d.changes {
+			c := &d.changes[j]
+			if c.Contract != b.Contract {
+				continue
+			}
+			if c.Block <= n {
+				want = c.BalanceAfter
+			} else if first == nil {
+				first = c
+			}
+		}
+		if first != nil && (want == b.Amount && !hasRowAtOrBefore(d, b.Contract, n)) {
+			after, _ := new(big.Int).SetString(first.BalanceAfter, 10)
+			amount, _ := new(big.Int).SetString(first.Amount, 10)
+			want = after.Sub(after, amount).String()
+		}
+		if g := got[i]; g.Contract != b.Contract || g.Amount != want || g.Block != n || g.Symbol != b.Symbol || g.Decimals != b.Decimals {
+			t.Fatalf("as of %d, %q: %+v, want amount %s", n, b.Contract, g, want)
+		}
+	}
+}
+
+func hasRowAtOrBefore(d booksData, contract string, n uint64) bool {
+	for _, c := range d.changes {
+		if c.Contract == contract && c.Block <= n {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFillBlockTimes: rows stored before migration 0035 (block_time NULL)
+// get their block's time from their documents and transactions, and a
+// time range then finds them.
+func TestFillBlockTimes(t *testing.T) {
+	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(1, 24))
+		d := genBooks(rng)
+		key, _, _ := db.CreateAPIKey(ctx, "books")
+		db.Subscribe(ctx, key.AccountID, "ETH", d.addr)
+		cover(t, db, d.addr)
+		if err := db.PutTransactions(ctx, "ETH", d.txs); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.PutStatement(ctx, "ETH", d.changes, nil, d.balances); err != nil {
+			t.Fatal(err)
+		}
+		r := query.Range{FromTime: blockTime(30), ToTime: blockTime(70), Ascending: true}
+		read := func() ([]query.BalanceChange, []query.Transaction) {
+			_, cs, err := db.SubscriptionChangeRange(ctx, key.AccountID, "ETH", d.addr, r, nil, 1000, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ts, err := db.SubscriptionTxRange(ctx, key.AccountID, "ETH", d.addr, r, nil, 1000, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return cs.Rows, ts.Txs
+		}
+		wantC, wantT := read()
+		if len(wantC) == 0 || len(wantT) == 0 {
+			t.Fatalf("the range holds %d rows and %d transactions", len(wantC), len(wantT))
+		}
+		if err := db.ForgetBlockTimes(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if c, tx := read(); len(c) != 0 || len(tx) != 0 {
+			t.Fatalf("without block times, a time range holds %d rows and %d transactions", len(c), len(tx))
+		}
+		if err := db.FillBlockTimes(ctx); err != nil {
+			t.Fatal(err)
+		}
+		gotC, gotT := read()
+		if len(gotC) != len(wantC) || len(gotT) != len(wantT) {
+			t.Fatalf("after the fill: %d rows and %d transactions, want %d and %d", len(gotC), len(gotT), len(wantC), len(wantT))
+		}
+	})
+}
+
+// cover makes address covered from block 0, as a finished backfill does.
+func cover(t *testing.T, db *store.DB, address string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := db.MarkSynced(ctx, "ETH", []string{address}, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: []string{address}, Low: 0, Next: 0}, nil, nil, -1); err != nil {
+		t.Fatal(err)
+	}
+}
