@@ -45,8 +45,9 @@ func (r Range) Filtered() bool {
 
 // Label names the asset of a statement row as balances name it.
 type Label struct {
-	Asset    string // AssetNative or AssetERC20
+	Asset    string // AssetNative, AssetERC20, AssetERC721 or AssetERC1155
 	Symbol   string // "" when the token's metadata could not be read
+	Name     string // the token's name(); "" for native (in balances) and unread
 	Decimals int
 }
 
@@ -56,8 +57,11 @@ func LabelOf(labels map[string]Label, contract string) Label {
 	if l, ok := labels[contract]; ok {
 		return l
 	}
-	if contract == "" {
+	switch _, id := SplitHoldingKey(contract); {
+	case contract == "":
 		return Label{Asset: AssetNative}
+	case id != "":
+		return Label{Asset: AssetERC1155}
 	}
 	return Label{Asset: AssetERC20}
 }

@@ -961,10 +961,10 @@ func TestBalanceChangeFields(t *testing.T) {
 		r := e.do("GET", "/v1/chains/ETH/addresses/"+addrA+"/balance_changes", e.alice)
 		e.want(r, 200, 0)
 		want := `{"balance_changes":[` +
-			`{"block_number":9,"time":"2023-11-14T22:13:20Z","contract":"` + addrC + `","token_id":"5","amount":"-2","balance_after":"3",` +
+			`{"block_number":9,"time":"2023-11-14T22:13:20Z","contract":"` + addrC + `","token_id":"5","asset":"erc1155","symbol":"","decimals":0,"amount":"-2","balance_after":"3",` +
 			`"causes":[{"kind":"token","transaction_hash":"` + fmt.Sprintf("0x%064x", 9) + `","amount":"-2","withdrawal_index":null,"validator_index":null}],` +
 			`"reconciled":true,"difference":"0","traced":true},` +
-			`{"block_number":9,"time":"2023-11-14T22:13:20Z","contract":"","token_id":"","amount":"1000000000","balance_after":"1000000000",` +
+			`{"block_number":9,"time":"2023-11-14T22:13:20Z","contract":"","token_id":"","asset":"native","symbol":"","decimals":0,"amount":"1000000000","balance_after":"1000000000",` +
 			`"causes":[{"kind":"withdrawal","transaction_hash":"","amount":"1000000000","withdrawal_index":41,"validator_index":7}],` +
 			`"reconciled":null,"difference":"0","traced":true}],"next_page_token":""}` + "\n"
 		if string(r.body) != want {

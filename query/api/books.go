@@ -169,12 +169,12 @@ func parseBooks(r *http.Request, paged bool) (bookRequest, error) {
 			return bookRequest{}, errorf(codeInvalidArgument, "asset=native and contract name two assets; give one")
 		}
 		b.r.Contract, b.r.HasContract = "", true
-	case query.AssetERC20:
+	case "token":
 		if !b.r.HasContract {
 			b.r.TokensOnly = true
 		}
 	default:
-		return bookRequest{}, errorf(codeInvalidArgument, "asset must be native or erc20, not %s (a token is named by contract=0x…)", quote(asset))
+		return bookRequest{}, errorf(codeInvalidArgument, "asset must be native or token (any token), not %s (one token is named by contract=0x…)", quote(asset))
 	}
 	if b.r.HasToBlock && b.r.FromBlock > b.r.ToBlock {
 		return bookRequest{}, errorf(codeInvalidArgument, "start_block %d is after end_block %d: the range is reversed", b.r.FromBlock, b.r.ToBlock)
@@ -228,6 +228,12 @@ func digest(r query.Range) []byte {
 	return sum[:digestSize]
 }
 
+// errOtherParams refuses a page token minted under another range or
+// other filters than the request's.
+var errOtherParams = errorf(codeInvalidArgument, "page_token was minted for other query parameters: "+
+	"pass it with the start_block, end_block, start_time, end_time, order_by, kind, asset, contract and counterparty "+
+	"of the request that returned it, or leave page_token out to start over")
+
 // readBooksPage is readPage for a books list: the token's cursor is
 // followed by the digest of the range and filters, and a token minted
 // under others is refused by name.
@@ -255,9 +261,7 @@ func (s *Server) readBooksPage(r *http.Request, a query.Account, kind byte, req 
 		case bytes.Equal(rest, p.digest):
 			return p, nil
 		case len(rest) == 0 || len(rest) == digestSize:
-			return pagedRead{}, errorf(codeInvalidArgument, "page_token was minted for other query parameters: "+
-				"pass it with the start_block, end_block, start_time, end_time, order_by, kind, asset, contract and counterparty "+
-				"of the request that returned it, or leave page_token out to start over")
+			return pagedRead{}, errOtherParams
 		default:
 			err = errBadToken
 		}
@@ -441,8 +445,13 @@ func (s *Server) balancesAt(w http.ResponseWriter, r *http.Request, a query.Acco
 	setState(w, sub)
 	body := balancesBody{Balances: make([]balance, len(bs))}
 	for i, b := range bs {
-		body.Balances[i] = balance{Asset: b.Asset, Contract: b.Contract, Symbol: b.Symbol, Decimals: b.Decimals,
-			Amount: b.Amount, BlockNumber: b.Block, UpdateTime: timestamp(b.Time)}
+		contract, id := query.SplitHoldingKey(b.Contract)
+		body.Balances[i] = balance{Asset: b.Asset, Contract: contract, TokenID: id, Symbol: b.Symbol, Name: b.Name, Decimals: b.Decimals,
+			Amount: b.Amount, BlockNumber: b.Block}
+		if b.RowFound {
+			t := timestamp(b.Time)
+			body.Balances[i].UpdateTime = &t
+		}
 	}
 	writeJSON(w, http.StatusOK, body)
 	return nil

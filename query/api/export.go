@@ -24,7 +24,7 @@ import (
 
 // exportColumns are the CSV columns, in order (docs/addrd.md, "For the
 // books", says what each holds).
-var exportColumns = []string{"chain", "address", "block_number", "time", "asset", "contract", "symbol", "decimals",
+var exportColumns = []string{"chain", "address", "block_number", "time", "asset", "contract", "token_id", "symbol", "decimals",
 	"amount", "amount_decimal", "balance_after", "balance_after_decimal", "kinds", "transaction_hashes", "reconciled", "difference"}
 
 // exportBatch is how many statement rows an export reads at a time: its
@@ -81,21 +81,27 @@ func (s *Server) exportChanges(w http.ResponseWriter, r *http.Request, a query.A
 	bw := bufio.NewWriterSize(w, 64<<10)
 	cw := csv.NewWriter(bw)
 	rec := make([]string, len(exportColumns))
-	if err := cw.Write(exportColumns); err != nil {
-		return nil // the client is gone
-	}
 	var rows int
+	// gone ends an export whose client left: nothing is written on this
+	// side, so nothing is left half-written.
+	gone := func() error {
+		s.log.InfoContext(ctx, "export cut by the client", "request_id", requestID(r), "rows", rows)
+		return nil
+	}
+	if err := cw.Write(exportColumns); err != nil {
+		return gone()
+	}
 	for {
 		for i := range page.Rows {
 			exportRecord(rec, chain, address, &page.Rows[i], query.LabelOf(page.Labels, page.Rows[i].Contract))
 			if err := cw.Write(rec); err != nil {
-				return nil
+				return gone()
 			}
 		}
 		rows += len(page.Rows)
 		cw.Flush()
 		if cw.Error() != nil {
-			return nil
+			return gone()
 		}
 		if page.Next == nil {
 			break
@@ -103,7 +109,7 @@ func (s *Server) exportChanges(w http.ResponseWriter, r *http.Request, a query.A
 		_, page, err = s.store.SubscriptionChangeRange(ctx, a.ID, chain, address, req.r, page.Next, exportBatch, 10*exportBatch)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil // the client left; nothing is written on this side
+				return gone()
 			}
 			// Half a file must not pass for a whole one: the response is
 			// cut, so the client sees a broken transfer, not an end.
@@ -112,7 +118,7 @@ func (s *Server) exportChanges(w http.ResponseWriter, r *http.Request, a query.A
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return nil
+		return gone()
 	}
 	h.Set("Addrd-Export-Rows", strconv.Itoa(rows))
 	return nil
@@ -123,10 +129,11 @@ func exportRecord(rec []string, chain, address string, c *query.BalanceChange, l
 	rec[0], rec[1] = chain, address
 	rec[2] = strconv.FormatUint(c.Block, 10)
 	rec[3] = timestamp(c.Time)
-	rec[4], rec[5], rec[6] = l.Asset, c.Contract, safeCell(l.Symbol)
-	rec[7] = strconv.Itoa(l.Decimals)
-	rec[8], rec[9] = c.Amount, decimal(c.Amount, l.Decimals)
-	rec[10], rec[11] = c.BalanceAfter, decimal(c.BalanceAfter, l.Decimals)
+	contract, id := query.SplitHoldingKey(c.Contract)
+	rec[4], rec[5], rec[6], rec[7] = l.Asset, contract, id, safeCell(l.Symbol)
+	rec[8] = strconv.Itoa(l.Decimals)
+	rec[9], rec[10] = c.Amount, decimal(c.Amount, l.Decimals)
+	rec[11], rec[12] = c.BalanceAfter, decimal(c.BalanceAfter, l.Decimals)
 	var kinds, hashes []string
 	for _, cs := range c.Causes {
 		if !slices.Contains(kinds, cs.Kind) {
@@ -136,14 +143,14 @@ func exportRecord(rec []string, chain, address string, c *query.BalanceChange, l
 			hashes = append(hashes, cs.TxHash)
 		}
 	}
-	rec[12], rec[13] = strings.Join(kinds, " "), strings.Join(hashes, " ")
-	rec[14] = ""
+	rec[13], rec[14] = strings.Join(kinds, " "), strings.Join(hashes, " ")
+	rec[15] = ""
 	if c.Checked {
-		rec[14] = strconv.FormatBool(c.Reconciled)
+		rec[15] = strconv.FormatBool(c.Reconciled)
 	}
-	rec[15] = c.Difference
-	if rec[15] == "" {
-		rec[15] = "0"
+	rec[16] = c.Difference
+	if rec[16] == "" {
+		rec[16] = "0"
 	}
 }
 

@@ -11,15 +11,15 @@ import (
 
 // balance is a balance as the API writes it.
 type balance struct {
-	Asset       string `json:"asset"`
-	Contract    string `json:"contract"`
-	TokenID     string `json:"token_id"`
-	Symbol      string `json:"symbol"`
-	Name        string `json:"name"`
-	Decimals    int    `json:"decimals"`
-	Amount      string `json:"amount"`
-	BlockNumber uint64 `json:"block_number"`
-	UpdateTime  string `json:"update_time"`
+	Asset       string  `json:"asset"`
+	Contract    string  `json:"contract"`
+	TokenID     string  `json:"token_id"`
+	Symbol      string  `json:"symbol"`
+	Name        string  `json:"name"`
+	Decimals    int     `json:"decimals"`
+	Amount      string  `json:"amount"`
+	BlockNumber uint64  `json:"block_number"`
+	UpdateTime  *string `json:"update_time"` // null: as of a block before the asset's first statement row
 }
 
 type balancesBody struct {
@@ -78,6 +78,8 @@ type transactionPage struct {
 	Transactions  []transaction `json:"transactions"`
 	NextPageToken string        `json:"next_page_token"`
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func timestamp(t time.Time) string {
 	if t.IsZero() {
@@ -140,7 +142,7 @@ func (s *Server) balances(w http.ResponseWriter, r *http.Request, a query.Accoun
 	for i, b := range bs {
 		contract, id := query.SplitHoldingKey(b.Contract)
 		body.Balances[i] = balance{Asset: b.Asset, Contract: contract, TokenID: id, Symbol: b.Symbol, Name: b.Name, Decimals: b.Decimals,
-			Amount: b.Amount, BlockNumber: b.Block, UpdateTime: timestamp(b.Updated)}
+			Amount: b.Amount, BlockNumber: b.Block, UpdateTime: ptr(timestamp(b.Updated))}
 	}
 	writeJSON(w, http.StatusOK, body)
 	return nil

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -47,4 +50,65 @@ func (db *DB) ForgetBlockTimes(ctx context.Context) error {
 // FillBlockTimes runs migration 0035's fill again.
 func (db *DB) FillBlockTimes(ctx context.Context) error {
 	return db.tx(ctx, func(tx bun.Tx) error { return fillBlockTimes(ctx, tx) })
+}
+
+// ExplainBooks returns the query plans of the books reads of address:
+// the statement's first page, a range of one asset oldest first after a
+// cursor, a time range, the transactions in a time range, the balances
+// as of a block and as of a time.
+func (db *DB) ExplainBooks(ctx context.Context, account int64, chain, address, contract string) (map[string]string, error) {
+	from := time.Unix(1_700_000_000+12*100, 0)
+	reads := map[string]func() (string, []any){
+		"statement first page": func() (string, []any) {
+			return changeRangeQuery(account, chain, address, query.Range{}, nil, 51)
+		},
+		"statement range, one asset, oldest first, after a cursor": func() (string, []any) {
+			return changeRangeQuery(account, chain, address, query.Range{FromBlock: 100, ToBlock: 900_000, HasToBlock: true,
+				Contract: contract, HasContract: true, Ascending: true}, &query.ChangeCursor{Block: 500_000, Contract: contract}, 51)
+		},
+		"statement time range": func() (string, []any) {
+			return changeRangeQuery(account, chain, address, query.Range{FromTime: from, ToTime: from.Add(30 * 24 * time.Hour)}, nil, 51)
+		},
+		"transactions time range": func() (string, []any) {
+			return txRangeQuery(account, chain, address, query.Range{FromTime: from, ToTime: from.Add(30 * 24 * time.Hour)}, nil, 51)
+		},
+		"balances as of a block": func() (string, []any) {
+			return balancesAtBlock + db.balancesRest(), []any{account, chain, address, 500_000}
+		},
+		"balances as of a time": func() (string, []any) {
+			return balancesAtTime + db.balancesRest(), []any{account, chain, address, from.Unix()}
+		},
+	}
+	out := map[string]string{}
+	for name, read := range reads {
+		q, args := read()
+		explain := "EXPLAIN QUERY PLAN "
+		if db.postgres {
+			explain = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "
+		}
+		rows, err := db.r.DB.QueryContext(ctx, explain+q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		var b strings.Builder
+		for rows.Next() {
+			if db.postgres {
+				var line string
+				if err := rows.Scan(&line); err != nil {
+					return nil, err
+				}
+				fmt.Fprintln(&b, line)
+				continue
+			}
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(&b, "%d %d %s\n", id, parent, detail)
+		}
+		rows.Close()
+		out[name] = b.String()
+	}
+	return out, nil
 }

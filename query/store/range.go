@@ -39,15 +39,40 @@ func (a *sqlArgs) add(v any) string {
 // maxBlock is the upper block bound of a range without one.
 const maxBlock = math.MaxInt64
 
-// rangeWhere appends the conditions of r's block and time range on the
-// rows of table for address ($1 chain, $2 address) and returns the
-// column order.
-func rangeWhere(q *strings.Builder, args *sqlArgs, table string, r query.Range) {
-	hi := uint64(maxBlock)
+// maxBlockText is maxBlock in SQL.
+const maxBlockText = "9223372036854775807"
+
+// blockBounds is r's block range narrowed to the cursor's block (the
+// index is entered at the cursor, whatever the database makes of the
+// row-value comparison that follows it); strict excludes the cursor's
+// block itself (one asset: a block holds one row of it). Bounds that
+// cross leave nothing.
+func blockBounds(r query.Range, cursor *uint64, strict bool) (lo, hi uint64) {
+	lo, hi = min(r.FromBlock, maxBlock), uint64(maxBlock)
 	if r.HasToBlock {
 		hi = min(r.ToBlock, maxBlock)
 	}
-	fmt.Fprintf(q, " AND block_number BETWEEN %s AND %s", args.add(min(r.FromBlock, maxBlock)), args.add(hi))
+	switch {
+	case cursor == nil:
+	case r.Ascending && strict:
+		lo = max(lo, *cursor+1)
+	case r.Ascending:
+		lo = max(lo, *cursor)
+	case strict && *cursor == 0:
+		return 1, 0
+	case strict:
+		hi = min(hi, *cursor-1)
+	default:
+		hi = min(hi, *cursor)
+	}
+	return lo, hi
+}
+
+// timeWhere appends the conditions of r's time range on the rows of
+// table for address ($1 chain, $2 address): each bound is mapped to the
+// first or last block of the address's rows at or after it by one probe
+// of the block_time index.
+func timeWhere(q *strings.Builder, args *sqlArgs, table string, r query.Range) {
 	if !r.FromTime.IsZero() {
 		fmt.Fprintf(q, ` AND block_number >= COALESCE((SELECT block_number FROM %s
 			WHERE chain = $1 AND address = $2 AND block_time >= %s
@@ -82,21 +107,39 @@ func changeRangeQuery(account int64, chain, address string, r query.Range, after
 		WHERE b.chain = $1 AND b.address = $2
 		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $3 AND chain = $1 AND address = $2)
 		UNION ALL
-		SELECT p.doc FROM (SELECT doc FROM balance_changes WHERE chain = $1 AND address = $2`)
-	rangeWhere(&q, &args, "balance_changes", r)
-	if r.HasContract {
-		fmt.Fprintf(&q, " AND contract = %s", args.add(r.Contract))
+		SELECT p.doc FROM (SELECT doc FROM balance_changes WHERE `)
+	var cursor *uint64
+	if after != nil {
+		cursor = &after.Block
 	}
 	dir, cmp := "DESC", "<"
 	if r.Ascending {
 		dir, cmp = "", ">"
 	}
-	if after != nil {
-		fmt.Fprintf(&q, " AND (block_number, contract) %s (%s, %s)", cmp, args.add(after.Block), args.add(after.Contract))
+	var order string
+	if r.HasContract {
+		// One asset: a range of balance_changes_contract, written as
+		// row values over its columns rather than as equalities that
+		// the planners would drop from the order (and then walk the
+		// primary key, or on PostgreSQL the chain's block index, and
+		// filter: a whole history for an asset that seldom moves).
+		lo, hi := blockBounds(r, cursor, true)
+		k := args.add(r.Contract)
+		fmt.Fprintf(&q, "(chain, address, contract, block_number) >= ($1, $2, %s, %s) AND (chain, address, contract, block_number) <= ($1, $2, %s, %s)",
+			k, args.add(lo), k, args.add(hi))
+		order = fmt.Sprintf("chain %s, address %s, contract %s, block_number %s", dir, dir, dir, dir)
+	} else {
+		lo, hi := blockBounds(r, cursor, false)
+		fmt.Fprintf(&q, "chain = $1 AND address = $2 AND block_number BETWEEN %s AND %s", args.add(lo), args.add(hi))
+		if after != nil {
+			fmt.Fprintf(&q, " AND (block_number, contract) %s (%s, %s)", cmp, args.add(after.Block), args.add(after.Contract))
+		}
+		order = fmt.Sprintf("block_number %s, contract %s", dir, dir)
 	}
+	timeWhere(&q, &args, "balance_changes", r)
 	fmt.Fprintf(&q, `
 		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $3 AND chain = $1 AND address = $2)
-		ORDER BY block_number %s, contract %s LIMIT %s) AS p`, dir, dir, args.add(limit))
+		ORDER BY %s LIMIT %s) AS p`, order, args.add(limit))
 	return q.String(), args
 }
 
@@ -111,7 +154,13 @@ func txRangeQuery(account int64, chain, address string, r query.Range, after *qu
 		UNION ALL
 		SELECT p.doc FROM (SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2
 		AND block_number >= ` + coveredFrom)
-	rangeWhere(&q, &args, "tx_addresses", r)
+	var cursor *uint64
+	if after != nil {
+		cursor = &after.BlockNumber
+	}
+	lo, hi := blockBounds(r, cursor, false)
+	fmt.Fprintf(&q, " AND block_number BETWEEN %s AND %s", args.add(lo), args.add(hi))
+	timeWhere(&q, &args, "tx_addresses", r)
 	dir, cmp := "DESC", "<"
 	if r.Ascending {
 		dir, cmp = "", ">"
@@ -125,7 +174,7 @@ func txRangeQuery(account int64, chain, address string, r query.Range, after *qu
 	return q.String(), args
 }
 
-// rangeBatch is how many rows a filtered read asks for at a time.
+// rangeBatch is the most rows a filtered read asks for at a time.
 const rangeBatch = 500
 
 // SubscriptionChangeRange implements query.Books.
@@ -144,11 +193,10 @@ func (db *DB) SubscriptionChangeRange(ctx context.Context, account int64, chain,
 		read int
 	)
 	filtered := r.Filtered()
-	for {
-		n := limit + 1 - len(out.Rows)
-		if filtered {
-			n = max(n, rangeBatch)
-		}
+	for n := 0; ; {
+		// A filter that keeps most rows fills the page from one read of
+		// its size; a sparser one reads twice as many rows each time.
+		n = max(limit+1-len(out.Rows), min(2*n, rangeBatch))
 		q, args := changeRangeQuery(account, chain, address, r, after, n)
 		var rows []query.BalanceChange
 		sub, err = db.readRangePage(ctx, chain, address, q, args, out.Labels, func(doc string) error {
@@ -253,11 +301,10 @@ func (db *DB) SubscriptionTxRange(ctx context.Context, account int64, chain, add
 		read int
 	)
 	filtered := r.Filtered() || r.HasContract
-	for {
-		n := limit + 1 - len(out.Txs)
-		if filtered {
-			n = max(n, rangeBatch)
-		}
+	for n := 0; ; {
+		// A filter that keeps most rows fills the page from one read of
+		// its size; a sparser one reads twice as many rows each time.
+		n = max(limit+1-len(out.Txs), min(2*n, rangeBatch))
 		q, args := txRangeQuery(account, chain, address, r, after, n)
 		var rows []query.Transaction
 		sub, err = db.readRangePage(ctx, chain, address, q, args, nil, func(doc string) error {
@@ -488,7 +535,9 @@ func parseLabel(s string) (string, query.Label, error) {
 // Balances as of a block: for each asset of the address (its balances
 // rows, with their labels), the last statement row at or before the
 // block, else the first after it (whose opening balance it was), in one
-// statement with the subscription state and the stored head. With a
+// statement with the subscription state and the stored head. Each is one
+// probe of balance_changes_contract, written as row values over its
+// columns (see changeRangeQuery). With a
 // time, the block is the last of the address's statement rows at or
 // before it.
 const (
@@ -497,25 +546,41 @@ const (
 		WHERE chain = $2 AND address = $3 AND block_time <= $4
 		ORDER BY block_time DESC, block_number DESC LIMIT 1) AS n)`
 	balancesAtRest = `
-	SELECT ` + subscriptionState + `, at.n, k.number, k.time, b.contract, b.asset, b.symbol, b.decimals, b.amount,
-		(SELECT c.doc FROM balance_changes AS c WHERE c.chain = $2 AND c.address = $3 AND c.contract = b.contract
-			AND c.block_number <= at.n ORDER BY c.block_number DESC LIMIT 1),
-		(SELECT c.doc FROM balance_changes AS c WHERE c.chain = $2 AND c.address = $3 AND c.contract = b.contract
-			AND c.block_number > at.n ORDER BY c.block_number LIMIT 1)
+	SELECT ` + subscriptionState + `, at.n, k.number, k.time, b.contract, b.asset, b.symbol, b.name, b.decimals, b.amount, %s, %s
 	FROM at CROSS JOIN ` + subscriptionTables + `
 	LEFT JOIN checkpoints AS k ON k.chain = s.chain
 	LEFT JOIN balances AS b ON b.chain = s.chain AND b.address = s.address
 	WHERE s.account_id = $1 AND s.chain = $2 AND s.address = $3
 	ORDER BY CASE WHEN b.asset = 'native' THEN 0 ELSE 1 END, b.contract`
+	// The rows below and above the block, on PostgreSQL: row values, as in
+	// changeRangeQuery.
+	belowPostgres = `(SELECT c.doc FROM balance_changes AS c
+			WHERE (c.chain, c.address, c.contract, c.block_number) >= ($2, $3, b.contract, 0)
+			AND (c.chain, c.address, c.contract, c.block_number) <= ($2, $3, b.contract, at.n)
+			ORDER BY c.chain DESC, c.address DESC, c.contract DESC, c.block_number DESC LIMIT 1)`
+	abovePostgres = `(SELECT c.doc FROM balance_changes AS c
+			WHERE (c.chain, c.address, c.contract, c.block_number) > ($2, $3, b.contract, at.n)
+			AND (c.chain, c.address, c.contract, c.block_number) <= ($2, $3, b.contract, ` + maxBlockText + `)
+			ORDER BY c.chain, c.address, c.contract, c.block_number LIMIT 1)`
+	// On SQLite, which bounds an index by row values of constants only
+	// (with the correlated contract it walks the address's whole range):
+	// equalities, and the index named.
+	belowSQLite = `(SELECT c.doc FROM balance_changes AS c INDEXED BY balance_changes_contract
+			WHERE c.chain = $2 AND c.address = $3 AND c.contract = b.contract AND c.block_number <= at.n
+			ORDER BY c.block_number DESC LIMIT 1)`
+	aboveSQLite = `(SELECT c.doc FROM balance_changes AS c INDEXED BY balance_changes_contract
+			WHERE c.chain = $2 AND c.address = $3 AND c.contract = b.contract AND c.block_number > at.n
+			ORDER BY c.block_number LIMIT 1)`
 )
 
 // SubscriptionBalancesAt implements query.Books. The head's hashes are
 // not read. Errors: query.ErrNotSubscribed, query.ErrBeforeStatement (a
 // time before the statement's first row).
 func (db *DB) SubscriptionBalancesAt(ctx context.Context, account int64, chain, address string, block uint64, at time.Time) (query.Subscription, []query.AsOf, query.Block, error) {
-	q, args := balancesAtBlock+balancesAtRest, []any{account, chain, address, int64(min(block, maxBlock))}
+	rest := db.balancesRest()
+	q, args := balancesAtBlock+rest, []any{account, chain, address, int64(min(block, maxBlock))}
 	if !at.IsZero() {
-		q, args[3] = balancesAtTime+balancesAtRest, at.Unix()
+		q, args[3] = balancesAtTime+rest, at.Unix()
 	}
 	rows, err := db.queryHot(ctx, q, args...)
 	if err != nil {
@@ -532,12 +597,12 @@ func (db *DB) SubscriptionBalancesAt(ctx context.Context, account int64, chain, 
 		k     sql.NullInt64
 		kt    sql.NullTime
 		b     struct {
-			contract, asset, symbol, amount, below, above sql.NullString
-			decimals                                      sql.NullInt64
+			contract, asset, symbol, name, amount, below, above sql.NullString
+			decimals                                            sql.NullInt64
 		}
 	)
 	for rows.Next() {
-		if err := rows.Scan(&state, &n, &k, &kt, &b.contract, &b.asset, &b.symbol, &b.decimals, &b.amount, &b.below, &b.above); err != nil {
+		if err := rows.Scan(&state, &n, &k, &kt, &b.contract, &b.asset, &b.symbol, &b.name, &b.decimals, &b.amount, &b.below, &b.above); err != nil {
 			return query.Subscription{}, nil, query.Block{}, wrap("balances at", err)
 		}
 		if !found {
@@ -553,7 +618,7 @@ func (db *DB) SubscriptionBalancesAt(ctx context.Context, account int64, chain, 
 			continue // no balances
 		}
 		a := query.AsOf{Contract: b.contract.String, Label: query.Label{Asset: b.asset.String, Symbol: b.symbol.String,
-			Decimals: int(b.decimals.Int64)}, Block: uint64(n.Int64), Amount: b.amount.String}
+			Name: b.name.String, Decimals: int(b.decimals.Int64)}, Block: uint64(n.Int64), Amount: b.amount.String}
 		switch {
 		case b.below.Valid:
 			c, err := parseChangeDoc(chain, address, b.below.String)
@@ -585,4 +650,12 @@ func (db *DB) SubscriptionBalancesAt(ctx context.Context, account int64, chain, 
 		return sub, nil, head, query.ErrBeforeStatement
 	}
 	return sub, out, head, nil
+}
+
+// balancesRest is the dialect's balancesAtRest.
+func (db *DB) balancesRest() string {
+	if db.postgres {
+		return fmt.Sprintf(balancesAtRest, belowPostgres, abovePostgres)
+	}
+	return fmt.Sprintf(balancesAtRest, belowSQLite, aboveSQLite)
 }

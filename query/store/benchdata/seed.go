@@ -126,17 +126,17 @@ func statements(pg bool, c Config, now string) []string {
 		fmt.Sprintf(`INSERT INTO transfers (chain, hash, log_index, asset, contract, from_address, to_address, amount)
 			SELECT '%s', %s, -1, 'native', '', %s, %s, '1000000000000000000' FROM %s`,
 			c.Chain, d.hash("g.i"), from, to, d.series("0", fmt.Sprint(m-1))),
-		fmt.Sprintf(`INSERT INTO tx_addresses (chain, address, block_number, tx_index, hash, doc)
-			SELECT '%s', %s, g.i / 100, g.i %% 100, %s, %s FROM %s`, c.Chain, from, d.hash("g.i"), docExpr, d.series("0", fmt.Sprint(m-1))),
-		fmt.Sprintf(`INSERT INTO tx_addresses (chain, address, block_number, tx_index, hash, doc)
-			SELECT '%s', %s, g.i / 100, g.i %% 100, %s, %s FROM %s WHERE %s <> %s ON CONFLICT DO NOTHING`,
+		fmt.Sprintf(`INSERT INTO tx_addresses (chain, address, block_number, tx_index, hash, doc, block_time)
+			SELECT '%s', %s, g.i / 100, g.i %% 100, %s, %s, 1700000000 + (g.i / 100) * 12 FROM %s`, c.Chain, from, d.hash("g.i"), docExpr, d.series("0", fmt.Sprint(m-1))),
+		fmt.Sprintf(`INSERT INTO tx_addresses (chain, address, block_number, tx_index, hash, doc, block_time)
+			SELECT '%s', %s, g.i / 100, g.i %% 100, %s, %s, 1700000000 + (g.i / 100) * 12 FROM %s WHERE %s <> %s ON CONFLICT DO NOTHING`,
 			c.Chain, to, d.hash("g.i"), docExpr, d.series("0", fmt.Sprint(m-1)), to, from),
 	}
 	if c.StatementRows > 0 {
-		stmts = append(stmts, fmt.Sprintf(`INSERT INTO balance_changes (chain, address, block_number, contract, doc)
-			SELECT '%s', %s, g.i, %s, %s FROM %s`, c.Chain, d.addr("1"), contract, changeDoc("g.i", contract), d.series("1", fmt.Sprint(c.StatementRows))),
-			fmt.Sprintf(`INSERT INTO balance_changes (chain, address, block_number, contract, doc)
-			SELECT '%s', %s, 1, '', %s FROM %s`, c.Chain, d.addr("g.i"), changeDoc("1", "''"), d.series("2", fmt.Sprint(n))))
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO balance_changes (chain, address, block_number, contract, doc, block_time)
+			SELECT '%s', %s, g.i, %s, %s, 1700000000 + g.i * 12 FROM %s`, c.Chain, d.addr("1"), contract, changeDoc("g.i", contract), d.series("1", fmt.Sprint(c.StatementRows))),
+			fmt.Sprintf(`INSERT INTO balance_changes (chain, address, block_number, contract, doc, block_time)
+			SELECT '%s', %s, 1, '', %s, 1700000000 + 12 FROM %s`, c.Chain, d.addr("g.i"), changeDoc("1", "''"), d.series("2", fmt.Sprint(n))))
 	}
 	if pg {
 		// As autovacuum would; sets the visibility map too, so that pages

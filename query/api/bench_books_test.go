@@ -1,0 +1,134 @@
+package api_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/store"
+	"github.com/wharfhq/wharf/query/store/benchdata"
+)
+
+// BenchmarkBooks measures the books reads (issue 24) on PostgreSQL and
+// SQLite over an address with 1,000,000 statement rows
+// (WHARF_BENCH_ROWS sets another number), seeded inside the database
+// (benchdata: one INSERT … SELECT over a generated series), beside 100
+// other subscribed addresses. With wrk on loopback, as BenchmarkHTTP:
+// a filtered range page (a block range of 600,000 blocks, one token, one
+// kind, oldest first) against the constant handler (target >= 0.25) and
+// against the unfiltered first page (target: at least 1/1.2 of its
+// rate), and the balances as of a block against the plain balances
+// (target: at least half its rate). Then the export of every row, read
+// by one client: rows a second (target >= 100,000) and the growth of the
+// process's peak RSS during it (target < 50 MiB; the server is in this
+// process). scripts/bench.sh books prints the figures.
+func BenchmarkBooks(b *testing.B) {
+	rows := 1_000_000
+	if v := os.Getenv("WHARF_BENCH_ROWS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1000 {
+			b.Fatalf("WHARF_BENCH_ROWS=%q: want a number of at least 1000", v)
+		}
+		rows = n
+	}
+	for _, d := range testenv.DBs() {
+		b.Run(d.Name, func(b *testing.B) {
+			ctx := context.Background()
+			db, err := store.Open(ctx, d.DSN(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			key, secret, err := db.CreateAPIKey(ctx, "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			err = benchdata.Seed(ctx, db, benchdata.Config{Chain: "ETH", Account: key.AccountID, Addresses: 100,
+				Transactions: 10_000, HotEvery: 50, StatementRows: rows})
+			if err != nil {
+				b.Fatal(err)
+			}
+			head := query.Block{Number: uint64(rows), Hash: "0xhead", ParentHash: "0xparent", Time: time.Unix(1_700_000_000+int64(rows)*12, 0)}
+			if err := db.StoreBlock(ctx, "ETH", head, nil, nil); err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("seeded %d statement rows in %v", rows, time.Since(start).Round(time.Second))
+			s := newBenchServer(b, db, d.Name, key.ID, secret)
+			hot := "/v1/chains/ETH/addresses/" + benchdata.Address(1)
+			reads := []struct{ name, path string }{
+				{"constant", "/bench/constant"},
+				{"statement", hot + "/balance_changes"},
+				{"range", hot + "/balance_changes?start_block=" + strconv.Itoa(rows/5) + "&end_block=" + strconv.Itoa(rows*4/5) +
+					"&contract=0x00000000000000000000000000000000000000c0&kind=fee&order_by=block_number"},
+				{"balances", hot + "/balances"},
+				{"balances-at", hot + "/balances?block_number=" + strconv.Itoa(rows/2)},
+			}
+			rps := map[string]float64{}
+			for _, rd := range reads {
+				s.check(rd.path, key.ID, secret)
+				r, c := s.measure(rd.name, rd.path, 5*time.Second)
+				b.Logf("%-12s %8.0f req/s; %v", rd.name, r.rps, c)
+				rps[rd.name] = r.rps
+			}
+			b.ReportMetric(rps["range"]/rps["constant"], "range/constant")
+			b.ReportMetric(rps["statement"]/rps["range"], "first-page/range")
+			b.ReportMetric(rps["balances"]/rps["balances-at"], "balances/balances-at")
+
+			// The export of every row, by one client.
+			req, _ := http.NewRequest("GET", s.base+hot+"/balance_changes:export", nil)
+			req.SetBasicAuth(key.ID, secret)
+			rss0 := procStatus(b, "VmRSS")
+			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+				b.Fatalf("reset the peak RSS: %v", err)
+			}
+			t0 := time.Now()
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil || resp.StatusCode != 200 {
+				b.Fatalf("export: %v %v", resp, err)
+			}
+			sc := bufio.NewScanner(resp.Body)
+			lines := 0
+			for sc.Scan() {
+				lines++
+			}
+			resp.Body.Close()
+			took := time.Since(t0)
+			if err := sc.Err(); err != nil || lines != rows+1 || resp.Trailer.Get("Addrd-Export-Rows") != strconv.Itoa(rows) {
+				b.Fatalf("export: %d lines, trailer %q, %v", lines, resp.Trailer.Get("Addrd-Export-Rows"), err)
+			}
+			grew := procStatus(b, "VmHWM") - rss0
+			b.Logf("export: %d rows in %v, %.0f rows/s; peak RSS %d MiB over the %d MiB before", rows, took.Round(time.Millisecond),
+				float64(rows)/took.Seconds(), grew>>20, rss0>>20)
+			b.ReportMetric(float64(rows)/took.Seconds(), "export-rows/s")
+			b.ReportMetric(float64(grew)/(1<<20), "export-peak-rss-growth-MiB")
+		})
+	}
+}
+
+// procStatus reads a field of /proc/self/status, in bytes.
+func procStatus(b *testing.B, field string) int64 {
+	b.Helper()
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatalf("no %s in /proc/self/status", field)
+	return 0
+}
