@@ -101,6 +101,14 @@ func BenchmarkReads(b *testing.B) {
 				_, rows, err := db.SubscriptionBalanceChanges(ctx, acct.ID, "ETH", hot, nil, 51)
 				return len(rows), err
 			}},
+			// The statement page as the API reads it since issue 24: with
+			// the labels of its assets, through the books' range read.
+			{"statement-range", func() (int, error) {
+				n := 0
+				_, _, err := db.SubscriptionChangeRangeFunc(ctx, acct.ID, "ETH", hot, query.Range{}, nil, 50, 50,
+					func(*query.BalanceChange, query.Label) error { n++; return nil })
+				return n, err
+			}},
 		} {
 			b.Run(r.name, func(b *testing.B) {
 				b.ReportAllocs()
