@@ -25,6 +25,7 @@ import (
 	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/events"
 	"github.com/wharfhq/wharf/query/store"
+	"github.com/wharfhq/wharf/query/webhook"
 )
 
 // dbFlag is the --db flag every command shares.
@@ -134,15 +135,15 @@ func shown(s string) string {
 // server is what serve runs: the API's HTTP server over one database,
 // and the background workers beside it.
 type server struct {
-	log    *slog.Logger
-	db     *store.DB
-	chains []chain
-	http   *http.Server
-	reg    *prometheus.Registry
-	fetch  fetchOptions
-	health *health // the chains' state for /healthz and the chain metrics
-	events eventOptions
-	watch  *events.Watcher // wakes the feed's long polls
+	log     *slog.Logger
+	db      *store.DB
+	chains  []chain
+	http    *http.Server
+	reg     *prometheus.Registry
+	fetch   fetchOptions
+	health  *health // the chains' state for /healthz and the chain metrics
+	events  eventOptions
+	deliver *webhook.Deliverer // runs with --webhooks
 }
 
 // serverOptions are serve's flags for the API server.
@@ -151,12 +152,19 @@ type serverOptions struct {
 	clientIP         *clientip.Resolver
 	keyRate          api.Limit
 	maxSubscriptions int
+	events           eventOptions
+	holder           string        // this replica in the leases
+	leaseTTL         time.Duration // of a lease not renewed
 }
 
 // serverOptionsFrom reads the server flags.
 func serverOptionsFrom(c *cli.Context) (serverOptions, error) {
-	o := serverOptions{listen: c.String("listen"), maxSubscriptions: c.Int("max-subscriptions")}
+	o := serverOptions{listen: c.String("listen"), maxSubscriptions: c.Int("max-subscriptions"),
+		holder: holderName(), leaseTTL: c.Duration("lease-ttl")}
 	var err error
+	if o.events, err = eventOptionsFrom(c); err != nil {
+		return o, err
+	}
 	if o.clientIP, err = clientip.Parse(c.StringSlice("trusted-proxy")); err != nil {
 		return o, shell.Usagef("--trusted-proxy: %w", err)
 	}
@@ -173,7 +181,7 @@ func serverOptionsFrom(c *cli.Context) (serverOptions, error) {
 
 // newServer opens the database and builds the API server.
 func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOptions, chains []chain) (*server, error) {
-	db, err := store.Open(ctx, dsn, store.WithMaxSubscriptions(o.maxSubscriptions))
+	db, err := store.Open(ctx, dsn, store.WithMaxSubscriptions(o.maxSubscriptions), store.WithMaxWebhooks(o.events.maxEndpoints))
 	if err != nil {
 		return nil, err
 	}
@@ -187,15 +195,19 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 	health := newHealth(db, chains)
 	watch := events.NewWatcher(db.LastEventID, 100*time.Millisecond)
 	db.OnEvents(watch.Notify)
+	deliver := webhook.New(webhook.Config{Store: db, Policy: o.events.policy, Holder: o.holder, Workers: o.events.workers,
+		Timeout: o.events.timeout, RetryFor: o.events.retryFor, LeaseTTL: o.leaseTTL, Rate: o.events.rate.PerSecond,
+		Burst: o.events.rate.Burst, Watcher: watch, Logger: log, Metrics: reg})
 	h := api.New(api.Config{Store: db, Chains: names, Logger: log, Metrics: reg, MaxInFlight: db.Readers(),
-		ClientIP: o.clientIP, KeyRate: o.keyRate, Health: health, Watcher: watch})
+		ClientIP: o.clientIP, KeyRate: o.keyRate, Health: health, Watcher: watch, Webhooks: deliver})
 	return &server{
-		log:    log,
-		db:     db,
-		chains: chains,
-		reg:    reg,
-		health: health,
-		watch:  watch,
+		log:     log,
+		db:      db,
+		chains:  chains,
+		reg:     reg,
+		health:  health,
+		events:  o.events,
+		deliver: deliver,
 		http: &http.Server{
 			Addr:              o.listen,
 			Handler:           h,
@@ -225,6 +237,9 @@ func (s *server) startWorkers(ctx context.Context, wg *sync.WaitGroup) error {
 		}
 	}
 	startPruner(ctx, wg, s.log, s.db, s.events, time.Now)
+	if s.events.deliver {
+		wg.Go(func() { s.deliver.Run(ctx) })
+	}
 	// Set before the server starts: the API reads them while serving.
 	s.health.fetchers, s.health.self, s.health.ttl = fetchers, s.fetch.holder, s.fetch.leaseTTL
 	if err := s.reg.Register(s.health); err != nil {
@@ -271,9 +286,6 @@ func serve(c *cli.Context) error {
 	}
 	defer s.db.Close()
 	if s.fetch, err = fetchOptionsFrom(c); err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
-	if s.events, err = eventOptionsFrom(c); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	if dev != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/wharfhq/wharf/internal/clientip"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/events"
+	"github.com/wharfhq/wharf/query/webhook"
 )
 
 //go:embed openapi.yaml
@@ -84,6 +85,9 @@ type Config struct {
 	// Watcher wakes the feed's long polls; nil: one that reads the
 	// newest position every 100 ms while any request waits.
 	Watcher *events.Watcher
+	// Webhooks checks endpoint URLs and sends test events; nil:
+	// /v1/webhooks answers 501. The endpoints are Store's.
+	Webhooks *webhook.Deliverer
 }
 
 // DefaultMaxInFlight is MaxInFlight when Config leaves it zero.
@@ -116,6 +120,9 @@ type Server struct {
 
 	feed  query.EventStore // nil: no feed
 	watch *events.Watcher
+
+	webhooks query.WebhookStore // nil: no webhooks
+	deliver  *webhook.Deliverer
 
 	// turns holds a token for each request using the store; a channel's
 	// blocked senders go in arrival order.
@@ -152,6 +159,9 @@ func New(cfg Config) *Server {
 	s.feed, s.watch = cfg.Events, cfg.Watcher
 	if es, ok := cfg.Store.(query.EventStore); ok && s.feed == nil {
 		s.feed = es
+	}
+	if ws, ok := cfg.Store.(query.WebhookStore); ok && s.feed != nil {
+		s.webhooks, s.deliver = ws, cfg.Webhooks
 	}
 	if s.watch == nil && s.feed != nil {
 		s.watch = events.NewWatcher(s.feed.LastEventID, 100*time.Millisecond)

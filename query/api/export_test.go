@@ -36,6 +36,10 @@ var BodyTypes = map[string]reflect.Type{
 	"Event":                  reflect.TypeFor[eventBody](),
 	"EventBalanceChange":     reflect.TypeFor[events.ChangeData](),
 	"EventSubscriptionState": reflect.TypeFor[events.StateData](),
+	"Webhook":                reflect.TypeFor[webhookBody](),
+	"WebhookList":            reflect.TypeFor[webhookList](),
+	"WebhookAttempt":         reflect.TypeFor[webhookAttempt](),
+	"DeliveryPage":           reflect.TypeFor[deliveryPage](),
 }
 
 // EncodeBalanceChangePage encodes a page of statement rows whose strings

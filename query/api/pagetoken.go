@@ -29,6 +29,7 @@ const (
 	kindTransactions  byte = 't'
 	kindSubscriptions byte = 's'
 	kindChanges       byte = 'b'
+	kindDeliveries    byte = 'd'
 )
 
 var errBadToken = errors.New("invalid page token")

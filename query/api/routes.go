@@ -27,6 +27,14 @@ var routes = []route{
 	{"GET /v1/chains/{chain}/addresses/{address}/balance_changes", (*Server).balanceChanges},
 	{"GET /v1/events", (*Server).events},
 	{"GET /v1/chains/{chain}/addresses/{address}/balance_changes:export", (*Server).exportChanges},
+	{"POST /v1/webhooks", (*Server).createWebhook},
+	{"GET /v1/webhooks", (*Server).listWebhooks},
+	{"GET /v1/webhooks/{id}", (*Server).getWebhook},
+	{"PATCH /v1/webhooks/{id}", (*Server).updateWebhook},
+	{"DELETE /v1/webhooks/{id}", (*Server).deleteWebhook},
+	{"POST /v1/webhooks/{id}/rotate_secret", (*Server).rotateWebhookSecret},
+	{"POST /v1/webhooks/{id}/test", (*Server).testWebhook},
+	{"GET /v1/webhooks/{id}/deliveries", (*Server).webhookDeliveries},
 }
 
 // Handle mounts h on the API's mux, for an endpoint beside /v1 that

@@ -37,6 +37,13 @@ func (w *Watcher) Notify() {
 	}
 }
 
+// Last returns the newest position the watcher has read.
+func (w *Watcher) Last() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cur
+}
+
 // Wait returns when the feed's newest position is past after, or when
 // ctx ends (its error).
 func (w *Watcher) Wait(ctx context.Context, after int64) error {

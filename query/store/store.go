@@ -47,13 +47,17 @@ type DB struct {
 	rand     io.Reader
 	// maxSubscriptions bounds the subscriptions of an account; 0: none.
 	maxSubscriptions int
+	// maxWebhooks bounds the webhook endpoints of an account; 0: none.
+	maxWebhooks int
 	// onEvents is called after a commit that may have written events.
 	onEvents atomic.Pointer[func()]
 }
 
 var (
-	_ query.Store      = (*DB)(nil)
-	_ query.FetchStore = (*DB)(nil)
+	_ query.Store        = (*DB)(nil)
+	_ query.FetchStore   = (*DB)(nil)
+	_ query.EventStore   = (*DB)(nil)
+	_ query.WebhookStore = (*DB)(nil)
 )
 
 // Option configures Open.
