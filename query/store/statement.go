@@ -115,16 +115,6 @@ func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc strin
 	return nil
 }
 
-type changeRow struct {
-	bun.BaseModel `bun:"table:balance_changes"`
-
-	Chain    string `bun:"chain"`
-	Address  string `bun:"address"`
-	Block    uint64 `bun:"block_number"`
-	Contract string `bun:"contract"`
-	Doc      string `bun:"doc"`
-}
-
 type headRow struct {
 	bun.BaseModel `bun:"table:statement_heads"`
 
