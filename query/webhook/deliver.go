@@ -63,7 +63,8 @@ type Config struct {
 	RetryFor time.Duration
 	// LeaseTTL is how long an endpoint stays leased to this replica
 	// without a renewal: a dead replica's endpoints are delivered by
-	// another within it. Zero is DefaultLeaseTTL.
+	// another within it. Zero is DefaultLeaseTTL; it is at least twice
+	// Timeout.
 	LeaseTTL time.Duration
 	// Rate bounds the events per second delivered for each requester
 	// (all its endpoints together), in bursts of Burst; zero: none.
@@ -109,6 +110,10 @@ func New(cfg Config) *Deliverer {
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = DefaultLeaseTTL
 	}
+	// A run renews its lease after a third of it at most, then makes an
+	// attempt of up to Timeout: the lease must outlast both, or another
+	// replica would take the endpoint while an attempt is in flight.
+	cfg.LeaseTTL = max(cfg.LeaseTTL, 2*cfg.Timeout)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
