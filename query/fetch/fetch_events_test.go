@@ -1,0 +1,146 @@
+package fetch_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/fetch"
+)
+
+// TestEventsFollowReorgs drives the fetcher over a seeded run of
+// transfers and forks of 1 to 3 blocks, with --confirmations 0 and 3, and
+// replays alice's event feed: every balance_change adds a row, every
+// balance_change_retracted removes one that was added (same amounts),
+// and what remains is exactly her addresses' statement. With 0
+// confirmations the forks retract rows; with 3 no retraction is ever
+// written, since no stored block is ever replaced.
+func TestEventsFollowReorgs(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("ADDRD_EVENTS_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (ADDRD_EVENTS_SEED)", seed)
+	for _, confirmations := range []uint64{0, 3} {
+		t.Run(fmt.Sprintf("confirmations=%d", confirmations), func(t *testing.T) {
+			testenv.ForEachDB(t, func(t *testing.T, dsn string) {
+				ctx := context.Background()
+				rng := rand.New(rand.NewPCG(seed, confirmations))
+				e := newEnv(t, dsn, fetch.Config{Confirmations: confirmations})
+				d := e.dev
+				for i := range 3 {
+					e.subscribe(d.Accounts[i])
+				}
+				for range 4 { // a chain longer than the confirmations
+					d.Commit()
+				}
+				e.catchUp()
+				retractions := 0
+				for round := range 12 {
+					for range 1 + rng.IntN(3) {
+						from, to := rng.IntN(len(d.Accounts)), rng.IntN(len(d.Accounts))
+						e.must(d.Transfer(ctx, from, d.Accounts[to], big.NewInt(int64(1000+rng.IntN(1000)))))
+						d.Commit()
+					}
+					e.catchUp()
+					if rng.IntN(2) == 0 {
+						head, _ := d.Head()
+						depth := uint64(1 + rng.IntN(3))
+						if err := d.Fork(d.BlockHash(head - depth)); err != nil {
+							t.Fatal(err)
+						}
+						e.must(d.Transfer(ctx, rng.IntN(len(d.Accounts)), d.Accounts[rng.IntN(3)], big.NewInt(int64(5000+round))))
+						for range depth + 1 {
+							d.Commit()
+						}
+						e.catchUp()
+					}
+					retractions = e.checkFeed(seed, 3) // the whole feed, from the start
+				}
+				switch {
+				case confirmations == 0 && retractions == 0:
+					t.Fatalf("seed %d: no retraction with 0 confirmations: the forks moved no stored row", seed)
+				case confirmations > 0 && retractions > 0:
+					t.Fatalf("seed %d: %d retractions with %d confirmations", seed, retractions, confirmations)
+				}
+				t.Logf("%d retractions", retractions)
+			})
+		})
+	}
+}
+
+// checkFeed replays alice's feed against the statements of her first n
+// accounts and returns the retractions in it.
+func (e *env) checkFeed(seed uint64, n int) int {
+	e.t.Helper()
+	ctx := context.Background()
+	type key struct {
+		addr, contract string
+		block          uint64
+	}
+	type row struct{ amount, after string }
+	live := map[key]row{}
+	retractions := 0
+	for after := int64(-1); ; {
+		p, err := e.db.AccountEvents(ctx, e.account, after, query.EventFilter{}, 1000)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, ev := range p.Events {
+			var c struct {
+				Address, Contract string
+				BlockNumber       uint64 `json:"block_number"`
+				Amount            string
+				BalanceAfter      string `json:"balance_after"`
+			}
+			if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
+				e.t.Fatal(err)
+			}
+			k, r := key{c.Address, c.Contract, c.BlockNumber}, row{c.Amount, c.BalanceAfter}
+			switch ev.Kind {
+			case query.EventBalanceChange:
+				if _, ok := live[k]; ok {
+					e.t.Fatalf("seed %d: event %d stores %v twice", seed, ev.ID, k)
+				}
+				live[k] = r
+			case query.EventRetracted:
+				if live[k] != r {
+					e.t.Fatalf("seed %d: event %d retracts %v %v, the feed holds %v", seed, ev.ID, k, r, live[k])
+				}
+				delete(live, k)
+				retractions++
+			}
+		}
+		if len(p.Events) == 0 && p.Through == after {
+			break
+		}
+		after = p.Through
+	}
+	rows := 0
+	for i := range n {
+		a := addr(e.dev.Accounts[i])
+		changes, err := e.db.AccountBalanceChanges(ctx, e.account, chain, a, nil, 10000)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, c := range changes {
+			k := key{a, c.Contract, c.Block}
+			if got, ok := live[k]; !ok || got != (row{c.Amount, c.BalanceAfter}) {
+				e.t.Fatalf("seed %d: statement row %v %s/%s; the feed says %v (%v)", seed, k, c.Amount, c.BalanceAfter, got, ok)
+			}
+			rows++
+		}
+	}
+	if rows != len(live) {
+		e.t.Fatalf("seed %d: the feed holds %d rows, the statements %d", seed, len(live), rows)
+	}
+	return retractions
+}
