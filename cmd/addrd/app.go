@@ -21,6 +21,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			serveCommand(),
 			apikeyCommand(),
 			migrateCommand(),
+			receiveCommand(),
 		},
 	}
 	shell.Setup(app)
