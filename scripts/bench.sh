@@ -20,7 +20,7 @@ export WHARF_REQUIRE_ALL=1
 # benchstat, pinned; run through the Go module proxy on first use.
 BENCHSTAT=${BENCHSTAT:-golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da}
 
-SECTIONS=(publish serve hosting fetch addrd history freshness)
+SECTIONS=(publish serve hosting fetch addrd history freshness events)
 
 # gobench PKG BENCH [TIMEOUT]: one iteration of a Go benchmark; prints the result line
 # and the benchmark's log lines without their file:line prefix.
@@ -104,6 +104,17 @@ bench_history() {
 bench_freshness() {
 	echo "== freshness: balances re-read at any block cadence"
 	gobench ./query/fetch/ BenchmarkFreshness 15m
+}
+
+# events: webhook delivery on PostgreSQL to a local receiver against a bare loop of HTTP POSTs
+# of the same bodies (one endpoint, target >= 1,000 events/s; 100 endpoints, >= 5,000/s), the
+# writer's blocks/s with deliveries running against none (>= 0.9), the latency from commit to
+# receiver at 1,000 events/s (p50 <= 200 ms, p99 <= 1 s); and an addrd serve process holding
+# 1,000 long polls of GET /v1/events: its RSS against the same process idle (< 200 MiB).
+bench_events() {
+	echo "== events: webhook deliveries vs bare HTTP POSTs; long polls"
+	gobench ./query/webhook/ BenchmarkEvents 15m || return 1
+	gobench ./cmd/addrd/ BenchmarkLongPoll 10m
 }
 
 # figures FILE: the lines of a section's output that hold figures, each

@@ -35,7 +35,7 @@ type proc struct {
 // startProc starts `addrd serve --listen 127.0.0.1:0 args...` as a process
 // and waits up to 60 s for its listening line. It is stopped (continued
 // first, if stopped) and killed at cleanup.
-func startProc(t *testing.T, args ...string) *proc {
+func startProc(t testing.TB, args ...string) *proc {
 	t.Helper()
 	p := &proc{stdout: &testenv.Buffer{}, stderr: &testenv.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
