@@ -51,7 +51,7 @@ func TestServeDevHearAboutIt(t *testing.T) {
 			(*h).ServeHTTP(w, r)
 			return
 		}
-		http.Error(w, "not yet", 503)
+		http.Error(w, "not yet", http.StatusServiceUnavailable)
 	}))
 	defer recv.Close()
 	status, body := send("POST", "/v1/webhooks", `{"url":"`+recv.URL+`/hook","kinds":["balance_change"]}`)

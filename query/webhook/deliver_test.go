@@ -74,7 +74,7 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case mode429:
 		w.Header().Set("Retry-After", "7")
-		http.Error(w, "slow down", 429)
+		http.Error(w, "slow down", http.StatusTooManyRequests)
 		return
 	case modeSlow:
 		<-r.Context().Done() // no sleep: until the client leaves
@@ -99,7 +99,7 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := wh.VerifyIgnoringTimestamp(body, r.Header); err != nil {
 		rc.t.Errorf("delivery %s does not verify: %v", r.Header.Get("webhook-id"), err)
-		http.Error(w, "bad signature", 401)
+		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return
 	}
 	var m map[string]any
