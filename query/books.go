@@ -87,8 +87,8 @@ type TxRange struct {
 type AsOf struct {
 	Contract string
 	Label
-	// Amount is the balance after Block, exact decimal in base units.
-	Amount string
+	// Amount is the balance after Block, in base units.
+	Amount Amount
 	// Block is the block the balance stands at: the last block at or
 	// before the one asked for (the newest block at or before the time
 	// asked for).

@@ -129,7 +129,7 @@ type Balance struct {
 	Symbol   string
 	Name     string // the token's name(); "" for native or when it does not say
 	Decimals int
-	Amount   string    // exact decimal integer in the asset's smallest unit (a count for ERC-721)
+	Amount   Amount    // in the asset's smallest unit (a count for ERC-721)
 	Block    uint64    // block the amount was read at
 	Updated  time.Time // when it was read
 }
@@ -146,18 +146,18 @@ type Transaction struct {
 	Status      string // StatusSuccess or StatusFailed
 	From        string
 	To          string // "" for a contract creation
-	Value       string // wei, exact decimal
-	Fee         string // wei: gasUsed × effectiveGasPrice
+	Value       Amount // wei
+	Fee         Amount // wei: gasUsed × effectiveGasPrice
 	Nonce       uint64
 	Transfers   []Transfer
 
 	// Type is the EIP-2718 transaction type (0 legacy, 2 dynamic fee...).
 	Type uint8
 	// GasLimit and GasUsed are the transaction's gas; EffectiveGasPrice is
-	// the wei it paid a unit of gas (exact decimal).
+	// the wei it paid a unit of gas.
 	GasLimit          uint64
 	GasUsed           uint64
-	EffectiveGasPrice string
+	EffectiveGasPrice Amount
 	// Method is the input's 4-byte selector, 0x and 8 hex digits; "" when
 	// the input is shorter (a plain transfer).
 	Method string
@@ -212,7 +212,7 @@ type Transfer struct {
 	Contract string // "" for native
 	From     string
 	To       string
-	Amount   string // exact decimal integer, smallest unit; "1" for an ERC-721 token
+	Amount   Amount // smallest unit; 1 for an ERC-721 token
 	// Kind is how it moved: KindTransaction, KindInternal, KindToken,
 	// KindCreation or KindSelfdestruct.
 	Kind string
@@ -268,10 +268,10 @@ type BalanceChange struct {
 	Contract string // "" for the native coin
 	Block    uint64
 	Time     time.Time
-	// Amount is the signed change, exact decimal (wei or the token's base
-	// units): the sum of the causes' amounts, plus Difference.
-	Amount       string
-	BalanceAfter string
+	// Amount is the signed change (wei or the token's base units): the
+	// sum of the causes' amounts, plus Difference.
+	Amount       Amount
+	BalanceAfter Amount
 	Causes       []Cause
 	// Checked says that BalanceAfter was compared with the node's balance
 	// at this row's block; Reconciled, asserted only then, that they
@@ -282,8 +282,8 @@ type BalanceChange struct {
 	Reconciled bool
 	// Difference (node − found, signed) is what a disagreement added to
 	// Amount, on the row of the block where it was found, so that
-	// BalanceAfter is the node's there; "" or "0" when none.
-	Difference string
+	// BalanceAfter is the node's there; zero when none.
+	Difference Amount
 	// Traced is false when the node had no trace API: internal movements
 	// of this block are not among the causes.
 	Traced bool
@@ -293,7 +293,7 @@ type BalanceChange struct {
 type Cause struct {
 	Kind   string // a Kind constant
 	TxHash string // "" for a withdrawal and fee income
-	Amount string // signed exact decimal
+	Amount Amount // signed
 	// Withdrawal is the withdrawal's EIP-4895 index and validator index,
 	// for a KindWithdrawal cause; nil otherwise.
 	Withdrawal *WithdrawalRef
@@ -319,7 +319,7 @@ type StatementHead struct {
 	Address  string
 	Contract string
 	Block    uint64
-	Balance  string
+	Balance  Amount
 }
 
 // Holding names one asset of one address: its native coin (Contract "")
@@ -335,11 +335,11 @@ type StatementBound struct {
 	Holding
 	// Above is the balance after block hi: the opening balance of the
 	// holding's first row above hi, else its head's balance when the head
-	// stands at hi or above; "" when the statement does not tell.
-	Above string
+	// stands at hi or above; nil when the statement does not tell.
+	Above *Amount
 	// Below is the balance after the holding's last row below lo (an
-	// earlier tracking of the address); "" when there is none.
-	Below string
+	// earlier tracking of the address); nil when there is none.
+	Below *Amount
 }
 
 // TxCursor is the keyset position after a transaction in the order most

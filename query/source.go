@@ -10,7 +10,8 @@ import (
 // ErrUnavailable when the node cannot be reached, times out or answers
 // with a server error; the fetcher retries those later.
 //
-// Addresses and hashes are lowercase 0x-hex; amounts exact decimal strings.
+// Addresses and hashes are lowercase 0x-hex; amounts are Amounts, made
+// by the adapter from the node's numbers (never parsed again).
 type Source interface {
 	// ChainID returns the node's chain ID (eth_chainId).
 	ChainID(ctx context.Context) (uint64, error)
@@ -46,8 +47,8 @@ type SourceBlock struct {
 	Txs []SourceTx
 	// Miner is the fee recipient, lowercase 0x-hex.
 	Miner string
-	// BaseFee is the EIP-1559 base fee in wei, exact decimal; "" before London.
-	BaseFee string
+	// BaseFee is the EIP-1559 base fee in wei; zero before London.
+	BaseFee Amount
 	// Withdrawals are the block's EIP-4895 withdrawals, in order.
 	Withdrawals []Withdrawal
 }
@@ -57,7 +58,7 @@ type Withdrawal struct {
 	Index     uint64
 	Validator uint64 // the beacon-chain validator's index
 	Address   string
-	Amount    string // wei, exact decimal (the node says gwei)
+	Amount    Amount // wei (the node says gwei)
 }
 
 // SourceTx is a transaction of a SourceBlock, before its receipt is read.
@@ -66,7 +67,7 @@ type SourceTx struct {
 	Index uint
 	From  string
 	To    string // "" for a contract creation
-	Value string // wei, exact decimal
+	Value Amount // wei
 	Nonce uint64
 	// Type, GasLimit and Method (the input's 4-byte selector or "") as in Transaction.
 	Type     uint8
@@ -92,7 +93,7 @@ type TokenTransfer struct {
 	Contract    string
 	From        string
 	To          string
-	Amount      string // exact decimal, the token's smallest unit; "1" for ERC-721
+	Amount      Amount // the token's smallest unit; 1 for ERC-721
 	// Asset is AssetERC20, AssetERC721 or AssetERC1155; TokenID the id
 	// of an ERC-721 or ERC-1155 token, decimal ("" for ERC-20).
 	Asset   string
@@ -106,10 +107,10 @@ func (t TokenTransfer) Holding() string { return HoldingKey(t.Asset, t.Contract,
 type Receipt struct {
 	TxHash string
 	Status string // StatusSuccess or StatusFailed
-	Fee    string // wei: gasUsed × effectiveGasPrice, plus blob gas for blob transactions
-	// GasUsed and EffectiveGasPrice (wei, exact decimal) as the node says.
+	Fee    Amount // wei: gasUsed × effectiveGasPrice, plus blob gas for blob transactions
+	// GasUsed and EffectiveGasPrice (wei) as the node says.
 	GasUsed           uint64
-	EffectiveGasPrice string
+	EffectiveGasPrice Amount
 	// CumulativeGasUsed is the block's gas used up to and with it.
 	CumulativeGasUsed uint64
 }
@@ -148,7 +149,7 @@ type InternalMove struct {
 	Kind   string // KindInternal, KindCreation, KindSelfdestruct or KindBurn
 	From   string
 	To     string // the created contract for KindCreation
-	Amount string // wei, exact decimal; may be "0" for a creation
+	Amount Amount // wei; may be zero for a creation
 	// CallType is the frame's type (CALL, CALLCODE, CREATE, CREATE2,
 	// SELFDESTRUCT), CallPath its place in the call tree (Transfer).
 	CallType string

@@ -128,8 +128,7 @@ func TestKillWhileTracing(t *testing.T) {
 			if r.Contract != "" {
 				continue
 			}
-			after, _ := new(big.Int).SetString(r.BalanceAfter, 10)
-			amount, _ := new(big.Int).SetString(r.Amount, 10)
+			after, amount := r.BalanceAfter.Big(), r.Amount.Big()
 			if r.Checked && !r.Reconciled {
 				t.Errorf("%s block %d: unreconciled, difference %s", a, r.Block, r.Difference)
 			}
@@ -142,7 +141,7 @@ func TestKillWhileTracing(t *testing.T) {
 		if err != nil || len(bals) != 1 {
 			t.Fatal(bals, err)
 		}
-		if older == nil || older.String() != bals[0].Amount {
+		if older == nil || query.AmountFromBig(older) != bals[0].Amount {
 			t.Errorf("%s: statement ends at %v, the node says %s at %d", a, older, bals[0].Amount, cp)
 		}
 	}

@@ -99,7 +99,7 @@ func TestWebhookKillDeliveringReplica(t *testing.T) {
 	const total = 60
 	var want []int64
 	for n := uint64(1); n <= total; n++ {
-		c := query.BalanceChange{Chain: "ETH", Address: addr, Block: n, Amount: "1", BalanceAfter: fmt.Sprint(n)}
+		c := query.BalanceChange{Chain: "ETH", Address: addr, Block: n, Amount: query.AmountOf(1), BalanceAfter: query.AmountOf(int64(n))}
 		b := query.Block{Number: n, Hash: fmt.Sprintf("0x%d", n), ParentHash: fmt.Sprintf("0x%d", n-1)}
 		if err := db.StoreBlocks(ctx, "ETH", []query.BlockData{{Block: b, Changes: []query.BalanceChange{c}}}); err != nil {
 			t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -390,12 +389,12 @@ func tx(n uint64, i uint, from, to string) query.Transaction {
 	return query.Transaction{
 		Chain: "ETH", Hash: fmt.Sprintf("0x%056x%08x", n, i), BlockNumber: n, BlockHash: fmt.Sprintf("0x%064x", n),
 		BlockTime: time.Unix(int64(1_700_000_000+n*12), 0).UTC(), Index: i, Status: query.StatusSuccess,
-		From: from, To: to, Value: "1000000000000000000", Fee: "21000000000000", Nonce: n,
-		Type: 2, GasLimit: 60000, GasUsed: 21000, EffectiveGasPrice: "1000000000", Method: "0xa9059cbb",
+		From: from, To: to, Value: query.MustParseAmount("1000000000000000000"), Fee: query.AmountOf(21000000000000), Nonce: n,
+		Type: 2, GasLimit: 60000, GasUsed: 21000, EffectiveGasPrice: query.AmountOf(1000000000), Method: "0xa9059cbb",
 		Transfers: []query.Transfer{
-			{LogIndex: -1, Asset: query.AssetNative, From: from, To: to, Amount: "1000000000000000000", Kind: query.KindTransaction,
+			{LogIndex: -1, Asset: query.AssetNative, From: from, To: to, Amount: query.MustParseAmount("1000000000000000000"), Kind: query.KindTransaction,
 				Symbol: "ETH", Decimals: 18},
-			{LogIndex: int(i), Asset: query.AssetERC20, Contract: addrC, From: to, To: addrC, Amount: "5", Kind: query.KindToken,
+			{LogIndex: int(i), Asset: query.AssetERC20, Contract: addrC, From: to, To: addrC, Amount: query.AmountOf(5), Kind: query.KindToken,
 				Symbol: "TKN", Decimals: 6},
 		},
 	}
@@ -520,9 +519,9 @@ func TestTransactionByHash(t *testing.T) {
 		want.Status = query.StatusFailed
 		want.Input, want.CumulativeGasUsed, want.RevertReason = "0xa9059cbb00", 63000, "Panic(0x11): arithmetic underflow or overflow"
 		want.Transfers = append(want.Transfers,
-			query.Transfer{LogIndex: -2, Asset: query.AssetNative, From: addrB, To: addrC, Amount: "7", Kind: query.KindInternal,
+			query.Transfer{LogIndex: -2, Asset: query.AssetNative, From: addrB, To: addrC, Amount: query.AmountOf(7), Kind: query.KindInternal,
 				Symbol: "ETH", Decimals: 18, CallType: "CALL", CallPath: "0.1", Error: "execution reverted"},
-			query.Transfer{LogIndex: 3, Asset: query.AssetERC1155, Contract: addrC, From: addrB, To: addrA, Amount: "4", Kind: query.KindToken,
+			query.Transfer{LogIndex: 3, Asset: query.AssetERC1155, Contract: addrC, From: addrB, To: addrA, Amount: query.AmountOf(4), Kind: query.KindToken,
 				Symbol: "ITM", Name: "Items \"<1155>\"", TokenID: "115792089237316195423570985008687907853269984665640564039457584007913129639935"})
 		if err := e.db.StoreBlock(ctx, "ETH", block(7), []query.Transaction{want}, nil); err != nil {
 			t.Fatal(err)
@@ -559,10 +558,10 @@ func TestBalances(t *testing.T) {
 		ctx := context.Background()
 		at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 		err := e.db.PutBalances(ctx, []query.Balance{
-			{Chain: "ETH", Address: addrA, Asset: query.AssetERC20, Contract: addrC, Symbol: "DEMO", Decimals: 6, Amount: "123456789012345678901234567890", Block: 9, Updated: at},
-			{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: "1000000000000000001", Block: 10, Updated: at},
+			{Chain: "ETH", Address: addrA, Asset: query.AssetERC20, Contract: addrC, Symbol: "DEMO", Decimals: 6, Amount: query.MustParseAmount("123456789012345678901234567890"), Block: 9, Updated: at},
+			{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: query.MustParseAmount("1000000000000000001"), Block: 10, Updated: at},
 			{Chain: "ETH", Address: addrA, Asset: query.AssetERC1155, Contract: query.HoldingKey(query.AssetERC1155, addrC, "77"), Symbol: "ITM",
-				Name: "Items", Amount: "3", Block: 9, Updated: at},
+				Name: "Items", Amount: query.AmountOf(3), Block: 9, Updated: at},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -879,12 +878,12 @@ func TestBalanceChanges(t *testing.T) {
 		for n := 1; n <= 5; n++ {
 			for _, contract := range []string{"", addrC} {
 				rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Contract: contract, Block: uint64(n),
-					Time: time.Unix(int64(1_700_000_000+n*12), 0).UTC(), Amount: "-" + strconv.Itoa(n), BalanceAfter: strconv.Itoa(100 - n),
-					Causes:  []query.Cause{{Kind: query.KindFee, TxHash: fmt.Sprintf("0x%064x", n), Amount: "-" + strconv.Itoa(n)}},
+					Time: time.Unix(int64(1_700_000_000+n*12), 0).UTC(), Amount: query.AmountOf(int64(-n)), BalanceAfter: query.AmountOf(int64(100 - n)),
+					Causes:  []query.Cause{{Kind: query.KindFee, TxHash: fmt.Sprintf("0x%064x", n), Amount: query.AmountOf(int64(-n))}},
 					Checked: true, Reconciled: true, Traced: true})
 			}
 		}
-		rows[len(rows)-1].Reconciled, rows[len(rows)-1].Difference = false, "-2"
+		rows[len(rows)-1].Reconciled, rows[len(rows)-1].Difference = false, query.AmountOf(-2)
 		if err := e.db.PutStatement(ctx, "ETH", rows, nil, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -948,11 +947,11 @@ func TestBalanceChangeFields(t *testing.T) {
 		ctx := context.Background()
 		at := time.Unix(1_700_000_000, 0).UTC()
 		rows := []query.BalanceChange{
-			{Chain: "ETH", Address: addrA, Block: 9, Time: at, Amount: "1000000000", BalanceAfter: "1000000000", Traced: true,
-				Causes: []query.Cause{{Kind: query.KindWithdrawal, Amount: "1000000000", Withdrawal: &query.WithdrawalRef{Index: 41, Validator: 7}}}},
-			{Chain: "ETH", Address: addrA, Contract: query.HoldingKey(query.AssetERC1155, addrC, "5"), Block: 9, Time: at, Amount: "-2",
-				BalanceAfter: "3", Checked: true, Reconciled: true, Traced: true,
-				Causes: []query.Cause{{Kind: query.KindToken, TxHash: fmt.Sprintf("0x%064x", 9), Amount: "-2"}}},
+			{Chain: "ETH", Address: addrA, Block: 9, Time: at, Amount: query.AmountOf(1000000000), BalanceAfter: query.AmountOf(1000000000), Traced: true,
+				Causes: []query.Cause{{Kind: query.KindWithdrawal, Amount: query.AmountOf(1000000000), Withdrawal: &query.WithdrawalRef{Index: 41, Validator: 7}}}},
+			{Chain: "ETH", Address: addrA, Contract: query.HoldingKey(query.AssetERC1155, addrC, "5"), Block: 9, Time: at, Amount: query.AmountOf(-2),
+				BalanceAfter: query.AmountOf(3), Checked: true, Reconciled: true, Traced: true,
+				Causes: []query.Cause{{Kind: query.KindToken, TxHash: fmt.Sprintf("0x%064x", 9), Amount: query.AmountOf(-2)}}},
 		}
 		if err := e.db.PutStatement(ctx, "ETH", rows, nil, nil); err != nil {
 			t.Fatal(err)

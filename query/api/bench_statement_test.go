@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -86,9 +85,9 @@ func seedStatement(b *testing.B, db *store.DB, address string, n int) {
 			contract = "0x00000000000000000000000000000000000000c0"
 		}
 		rows = append(rows, query.BalanceChange{Chain: "ETH", Address: address, Contract: contract, Block: uint64(i),
-			Time: time.Unix(1_700_000_000+int64(i)*12, 0), Amount: strconv.Itoa(1_000_000 + i), BalanceAfter: strconv.Itoa(i * 1_000_000),
-			Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: fmt.Sprintf("0x%064x", i), Amount: strconv.Itoa(1_000_021 + i)},
-				{Kind: query.KindFee, TxHash: fmt.Sprintf("0x%064x", i), Amount: "-21"}},
+			Time: time.Unix(1_700_000_000+int64(i)*12, 0), Amount: query.AmountOf(int64(1_000_000 + i)), BalanceAfter: query.AmountOf(int64(i * 1_000_000)),
+			Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: fmt.Sprintf("0x%064x", i), Amount: query.AmountOf(int64(1_000_021 + i))},
+				{Kind: query.KindFee, TxHash: fmt.Sprintf("0x%064x", i), Amount: query.AmountOf(-21)}},
 			Checked: true, Reconciled: true, Traced: true})
 	}
 	for part := range slices.Chunk(rows, 1000) {

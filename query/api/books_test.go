@@ -59,20 +59,20 @@ func seedBooks(t *testing.T, e *env) []query.BalanceChange {
 		sum := new(big.Int).Add(value, fee)
 		balance[""].Add(balance[""], sum)
 		rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Block: n, Time: booksTime(n),
-			Amount: sum.String(), BalanceAfter: balance[""].String(), Checked: true, Reconciled: true, Traced: true,
-			Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: t.Hash, Amount: value.String()},
-				{Kind: query.KindFee, TxHash: t.Hash, Amount: fee.String()}}})
+			Amount: query.AmountFromBig(sum), BalanceAfter: query.AmountFromBig(balance[""]), Checked: true, Reconciled: true, Traced: true,
+			Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: t.Hash, Amount: query.AmountFromBig(value)},
+				{Kind: query.KindFee, TxHash: t.Hash, Amount: query.AmountFromBig(fee)}}})
 		if n%3 == 0 {
 			amount := big.NewInt(int64(n) * 1000)
 			balance[addrC].Add(balance[addrC], amount)
 			rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Contract: addrC, Block: n, Time: booksTime(n),
-				Amount: amount.String(), BalanceAfter: balance[addrC].String(), Traced: true,
-				Causes: []query.Cause{{Kind: query.KindToken, TxHash: t.Hash, Amount: amount.String()}}})
+				Amount: query.AmountFromBig(amount), BalanceAfter: query.AmountFromBig(balance[addrC]), Traced: true,
+				Causes: []query.Cause{{Kind: query.KindToken, TxHash: t.Hash, Amount: query.AmountFromBig(amount)}}})
 		}
 	}
 	balances := []query.Balance{
-		{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: balance[""].String(), Block: booksHead, Updated: booksTime(booksHead)},
-		{Chain: "ETH", Address: addrA, Asset: query.AssetERC20, Contract: addrC, Symbol: "TKN", Decimals: 6, Amount: balance[addrC].String(), Block: booksHead, Updated: booksTime(booksHead)},
+		{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: query.AmountFromBig(balance[""]), Block: booksHead, Updated: booksTime(booksHead)},
+		{Chain: "ETH", Address: addrA, Asset: query.AssetERC20, Contract: addrC, Symbol: "TKN", Decimals: 6, Amount: query.AmountFromBig(balance[addrC]), Block: booksHead, Updated: booksTime(booksHead)},
 	}
 	if err := e.db.PutTransactions(ctx, "ETH", txs); err != nil {
 		t.Fatal(err)
@@ -347,11 +347,9 @@ func TestBooksBalancesAt(t *testing.T) {
 			out := map[string]string{}
 			for _, r := range rows {
 				if r.Block <= n {
-					out[r.Contract] = r.BalanceAfter
+					out[r.Contract] = r.BalanceAfter.String()
 				} else if _, ok := out[r.Contract]; !ok {
-					after, _ := new(big.Int).SetString(r.BalanceAfter, 10)
-					amount, _ := new(big.Int).SetString(r.Amount, 10)
-					out[r.Contract] = after.Sub(after, amount).String()
+					out[r.Contract] = r.BalanceAfter.Sub(r.Amount).String()
 					if r.Block > n {
 						out[r.Contract+"opening"] = "1"
 					}
@@ -501,8 +499,8 @@ func TestBooksExportCut(t *testing.T) {
 			db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: []string{addrA}}, nil, nil, -1)
 			var rows []query.BalanceChange
 			for n := uint64(1); n <= 5000; n++ {
-				rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Block: n, Time: booksTime(n), Amount: "1",
-					BalanceAfter: strconv.FormatUint(n, 10), Causes: []query.Cause{{Kind: query.KindWithdrawal, Amount: "1"}}})
+				rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Block: n, Time: booksTime(n), Amount: query.AmountOf(1),
+					BalanceAfter: query.AmountOf(int64(n)), Causes: []query.Cause{{Kind: query.KindWithdrawal, Amount: query.AmountOf(1)}}})
 			}
 			for part := range slices.Chunk(rows, 1000) {
 				if err := db.PutStatement(ctx, "ETH", part, nil, nil); err != nil {

@@ -39,8 +39,8 @@ func (e *env) storeChange(chain string, n uint64, addrs ...string) {
 	e.t.Helper()
 	var cs []query.BalanceChange
 	for _, a := range addrs {
-		cs = append(cs, query.BalanceChange{Chain: chain, Address: a, Block: n, Time: time.Unix(1_700_000_000, 0), Amount: "7",
-			BalanceAfter: "7", Causes: []query.Cause{{Kind: "transaction", TxHash: "0x01", Amount: "7"}}})
+		cs = append(cs, query.BalanceChange{Chain: chain, Address: a, Block: n, Time: time.Unix(1_700_000_000, 0), Amount: query.AmountOf(7),
+			BalanceAfter: query.AmountOf(7), Causes: []query.Cause{{Kind: "transaction", TxHash: "0x01", Amount: query.AmountOf(7)}}})
 	}
 	b := query.Block{Number: n, Hash: "0xb" + string(rune('0'+n)), ParentHash: "0xb" + string(rune('0'+n-1))}
 	if err := e.db.StoreBlocks(context.Background(), chain, []query.BlockData{{Block: b, Changes: cs}}); err != nil {

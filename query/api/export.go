@@ -132,8 +132,8 @@ func exportRecord(rec []string, chain, address string, c *query.BalanceChange, l
 	contract, id := query.SplitHoldingKey(c.Contract)
 	rec[4], rec[5], rec[6], rec[7] = l.Asset, contract, id, safeCell(l.Symbol)
 	rec[8] = strconv.Itoa(l.Decimals)
-	rec[9], rec[10] = c.Amount, decimal(c.Amount, l.Decimals)
-	rec[11], rec[12] = c.BalanceAfter, decimal(c.BalanceAfter, l.Decimals)
+	rec[9], rec[10] = c.Amount.String(), decimal(c.Amount.String(), l.Decimals)
+	rec[11], rec[12] = c.BalanceAfter.String(), decimal(c.BalanceAfter.String(), l.Decimals)
 	var kinds, hashes []string
 	for _, cs := range c.Causes {
 		if !slices.Contains(kinds, cs.Kind) {
@@ -148,10 +148,7 @@ func exportRecord(rec []string, chain, address string, c *query.BalanceChange, l
 	if c.Checked {
 		rec[15] = strconv.FormatBool(c.Reconciled)
 	}
-	rec[16] = c.Difference
-	if rec[16] == "" {
-		rec[16] = "0"
-	}
+	rec[16] = c.Difference.String()
 }
 
 // safeCell keeps a text cell from being read as a formula by a

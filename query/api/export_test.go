@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"math/big"
 	"reflect"
 	"time"
 
@@ -43,14 +44,16 @@ var BodyTypes = map[string]reflect.Type{
 }
 
 // EncodeBalanceChangePage encodes a page of statement rows whose strings
-// are s, by hand and by json.Marshal of toBalanceChange's output.
+// are s (amounts of every sign and length), by hand and by json.Marshal of
+// toBalanceChange's output.
 func EncodeBalanceChangePage(s string, n int) (got, want string) {
 	var rows []query.BalanceChange
 	for i := range n + 1 {
-		c := query.BalanceChange{Block: uint64(i) << 40, Contract: s, Amount: s, BalanceAfter: s, Checked: true, Reconciled: i%2 == 0,
-			Difference: s, Traced: i%3 == 0}
+		a := amountN(i)
+		c := query.BalanceChange{Block: uint64(i) << 40, Contract: s, Amount: a, BalanceAfter: a.Neg(), Checked: true, Reconciled: i%2 == 0,
+			Difference: a, Traced: i%3 == 0}
 		if i%4 == 1 {
-			c.Difference = ""
+			c.Difference = query.Amount{}
 		}
 		if i > 0 {
 			c.Time = time.Unix(int64(i)*1_700_000_000, 0)
@@ -59,7 +62,7 @@ func EncodeBalanceChangePage(s string, n int) (got, want string) {
 			c.Contract = s + "/" + s // an ERC-1155 id's holding key
 		}
 		for j := range i {
-			cs := query.Cause{Kind: s, TxHash: s, Amount: s}
+			cs := query.Cause{Kind: s, TxHash: s, Amount: a}
 			if j%2 == 1 {
 				cs.Withdrawal = &query.WithdrawalRef{Index: uint64(j) << 40, Validator: ^uint64(0) - uint64(j)}
 			}
@@ -76,6 +79,19 @@ func EncodeBalanceChangePage(s string, n int) (got, want string) {
 	return string(appendBalanceChangePage(nil, rows, labels, s)), string(b)
 }
 
+// amountN is an amount for the i-th row of a test page: zero, then
+// growing by many digits a row, alternating in sign.
+func amountN(i int) query.Amount {
+	x := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(i*7)), nil)
+	if i%2 == 1 {
+		x.Neg(x)
+	}
+	if i == 0 {
+		x.SetInt64(0)
+	}
+	return query.AmountFromBig(x)
+}
+
 // OpenAPIPattern is the route of the description itself.
 const OpenAPIPattern = "GET /v1/openapi.yaml"
 
@@ -85,9 +101,10 @@ const OpenAPIPattern = "GET /v1/openapi.yaml"
 func EncodeTransactionPage(s string, n int) (got, want string) {
 	var txs []query.Transaction
 	for i := range n + 1 {
+		a := amountN(i)
 		t := query.Transaction{Hash: s, BlockNumber: uint64(i) << 40, BlockHash: s, Index: uint(i), Status: s,
-			From: s, To: s, Value: s, Fee: s, Nonce: ^uint64(0) - uint64(i), Type: uint8(i), GasLimit: uint64(i) * 21000,
-			GasUsed: ^uint64(0) - uint64(i), EffectiveGasPrice: s, Method: s, Created: s, Input: s,
+			From: s, To: s, Value: a, Fee: a, Nonce: ^uint64(0) - uint64(i), Type: uint8(i), GasLimit: uint64(i) * 21000,
+			GasUsed: ^uint64(0) - uint64(i), EffectiveGasPrice: a, Method: s, Created: s, Input: s,
 			CumulativeGasUsed: ^uint64(0) - 2*uint64(i), RevertReason: s}
 		if i > 0 {
 			t.BlockTime = time.Unix(int64(i)*1_700_000_000, 0)
@@ -97,7 +114,7 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 			if j%2 == 1 {
 				from = "0xother"
 			}
-			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: j - 1, Asset: s, Contract: s, From: from, To: "0xto", Amount: s,
+			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: j - 1, Asset: s, Contract: s, From: from, To: "0xto", Amount: a,
 				Kind: s, Symbol: s, Decimals: j, Name: s, TokenID: s, CallType: s, CallPath: s, Error: s})
 		}
 		txs = append(txs, t)

@@ -11,15 +11,15 @@ import (
 
 // balance is a balance as the API writes it.
 type balance struct {
-	Asset       string  `json:"asset"`
-	Contract    string  `json:"contract"`
-	TokenID     string  `json:"token_id"`
-	Symbol      string  `json:"symbol"`
-	Name        string  `json:"name"`
-	Decimals    int     `json:"decimals"`
-	Amount      string  `json:"amount"`
-	BlockNumber uint64  `json:"block_number"`
-	UpdateTime  *string `json:"update_time"` // null: as of a block before the asset's first statement row
+	Asset       string       `json:"asset"`
+	Contract    string       `json:"contract"`
+	TokenID     string       `json:"token_id"`
+	Symbol      string       `json:"symbol"`
+	Name        string       `json:"name"`
+	Decimals    int          `json:"decimals"`
+	Amount      query.Amount `json:"amount"`
+	BlockNumber uint64       `json:"block_number"`
+	UpdateTime  *string      `json:"update_time"` // null: as of a block before the asset's first statement row
 }
 
 type balancesBody struct {
@@ -28,48 +28,48 @@ type balancesBody struct {
 
 // transaction is a transaction as the API writes it.
 type transaction struct {
-	Hash        string     `json:"hash"`
-	BlockNumber uint64     `json:"block_number"`
-	BlockHash   string     `json:"block_hash"`
-	BlockTime   string     `json:"block_time"`
-	Index       uint       `json:"index"`
-	Status      string     `json:"status"`
-	From        string     `json:"from"`
-	To          string     `json:"to"`
-	Value       string     `json:"value"`
-	Fee         string     `json:"fee"`
-	Nonce       uint64     `json:"nonce"`
-	Type        uint8      `json:"type"`
-	GasLimit    uint64     `json:"gas_limit"`
-	GasUsed     uint64     `json:"gas_used"`
-	GasPrice    string     `json:"effective_gas_price"`
-	Method      string     `json:"method"`
-	Created     string     `json:"contract_address"`
-	Confirms    uint64     `json:"confirmations"`
-	Input       string     `json:"input"`
-	Cumulative  uint64     `json:"cumulative_gas_used"`
-	Revert      string     `json:"revert_reason"`
-	Transfers   []transfer `json:"transfers"`
+	Hash        string       `json:"hash"`
+	BlockNumber uint64       `json:"block_number"`
+	BlockHash   string       `json:"block_hash"`
+	BlockTime   string       `json:"block_time"`
+	Index       uint         `json:"index"`
+	Status      string       `json:"status"`
+	From        string       `json:"from"`
+	To          string       `json:"to"`
+	Value       query.Amount `json:"value"`
+	Fee         query.Amount `json:"fee"`
+	Nonce       uint64       `json:"nonce"`
+	Type        uint8        `json:"type"`
+	GasLimit    uint64       `json:"gas_limit"`
+	GasUsed     uint64       `json:"gas_used"`
+	GasPrice    query.Amount `json:"effective_gas_price"`
+	Method      string       `json:"method"`
+	Created     string       `json:"contract_address"`
+	Confirms    uint64       `json:"confirmations"`
+	Input       string       `json:"input"`
+	Cumulative  uint64       `json:"cumulative_gas_used"`
+	Revert      string       `json:"revert_reason"`
+	Transfers   []transfer   `json:"transfers"`
 }
 
 // transfer is a movement of value inside a transaction: its own value,
 // an internal movement (or a reverted call, with its error), or a token
 // transfer.
 type transfer struct {
-	LogIndex int    `json:"log_index"`
-	Kind     string `json:"kind"`
-	Asset    string `json:"asset"`
-	Contract string `json:"contract"`
-	TokenID  string `json:"token_id"`
-	Symbol   string `json:"symbol"`
-	Name     string `json:"name"`
-	Decimals int    `json:"decimals"`
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Amount   string `json:"amount"`
-	CallType string `json:"call_type"`
-	CallPath string `json:"call_path"`
-	Error    string `json:"error"`
+	LogIndex int          `json:"log_index"`
+	Kind     string       `json:"kind"`
+	Asset    string       `json:"asset"`
+	Contract string       `json:"contract"`
+	TokenID  string       `json:"token_id"`
+	Symbol   string       `json:"symbol"`
+	Name     string       `json:"name"`
+	Decimals int          `json:"decimals"`
+	From     string       `json:"from"`
+	To       string       `json:"to"`
+	Amount   query.Amount `json:"amount"`
+	CallType string       `json:"call_type"`
+	CallPath string       `json:"call_path"`
+	Error    string       `json:"error"`
 }
 
 // transactionPage is a page of an address's transactions. appendTransactionPage

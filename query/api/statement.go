@@ -12,28 +12,28 @@ import (
 
 // balanceChange is a row of an address's statement as the API writes it.
 type balanceChange struct {
-	BlockNumber  uint64  `json:"block_number"`
-	Time         string  `json:"time"`
-	Contract     string  `json:"contract"`
-	TokenID      string  `json:"token_id"`
-	Asset        string  `json:"asset"`
-	Symbol       string  `json:"symbol"`
-	Decimals     int     `json:"decimals"`
-	Amount       string  `json:"amount"`
-	BalanceAfter string  `json:"balance_after"`
-	Causes       []cause `json:"causes"`
-	Reconciled   *bool   `json:"reconciled"` // nil: not checked
-	Difference   string  `json:"difference"`
-	Traced       bool    `json:"traced"`
+	BlockNumber  uint64       `json:"block_number"`
+	Time         string       `json:"time"`
+	Contract     string       `json:"contract"`
+	TokenID      string       `json:"token_id"`
+	Asset        string       `json:"asset"`
+	Symbol       string       `json:"symbol"`
+	Decimals     int          `json:"decimals"`
+	Amount       query.Amount `json:"amount"`
+	BalanceAfter query.Amount `json:"balance_after"`
+	Causes       []cause      `json:"causes"`
+	Reconciled   *bool        `json:"reconciled"` // nil: not checked
+	Difference   query.Amount `json:"difference"`
+	Traced       bool         `json:"traced"`
 }
 
 // cause is one movement behind a balance change.
 type cause struct {
-	Kind       string  `json:"kind"`
-	TxHash     string  `json:"transaction_hash"`
-	Amount     string  `json:"amount"`
-	Withdrawal *uint64 `json:"withdrawal_index"` // nil unless a withdrawal
-	Validator  *uint64 `json:"validator_index"`
+	Kind       string       `json:"kind"`
+	TxHash     string       `json:"transaction_hash"`
+	Amount     query.Amount `json:"amount"`
+	Withdrawal *uint64      `json:"withdrawal_index"` // nil unless a withdrawal
+	Validator  *uint64      `json:"validator_index"`
 }
 
 // balanceChangePage is a page of an address's statement.
@@ -50,9 +50,6 @@ func toBalanceChange(c query.BalanceChange, l query.Label) balanceChange {
 		Difference: c.Difference, Traced: c.Traced}
 	if c.Checked {
 		out.Reconciled = &c.Reconciled
-	}
-	if out.Difference == "" {
-		out.Difference = "0"
 	}
 	for i, cs := range c.Causes {
 		out.Causes[i] = cause{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}
@@ -107,9 +104,9 @@ func appendBalanceChangeItem(b []byte, i int, c *query.BalanceChange, l query.La
 	b = append(b, `,"decimals":`...)
 	b = strconv.AppendInt(b, int64(l.Decimals), 10)
 	b = append(b, `,"amount":`...)
-	b = appendJSONString(b, c.Amount)
+	b = appendAmount(b, c.Amount)
 	b = append(b, `,"balance_after":`...)
-	b = appendJSONString(b, c.BalanceAfter)
+	b = appendAmount(b, c.BalanceAfter)
 	b = append(b, `,"causes":[`...)
 	for j := range c.Causes {
 		if j > 0 {
@@ -120,7 +117,7 @@ func appendBalanceChangeItem(b []byte, i int, c *query.BalanceChange, l query.La
 		b = append(b, `,"transaction_hash":`...)
 		b = appendJSONString(b, c.Causes[j].TxHash)
 		b = append(b, `,"amount":`...)
-		b = appendJSONString(b, c.Causes[j].Amount)
+		b = appendAmount(b, c.Causes[j].Amount)
 		if w := c.Causes[j].Withdrawal; w != nil {
 			b = append(b, `,"withdrawal_index":`...)
 			b = strconv.AppendUint(b, w.Index, 10)
@@ -138,11 +135,7 @@ func appendBalanceChangeItem(b []byte, i int, c *query.BalanceChange, l query.La
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"difference":`...)
-	d := c.Difference
-	if d == "" {
-		d = "0"
-	}
-	b = appendJSONString(b, d)
+	b = appendAmount(b, c.Difference)
 	b = append(b, `,"traced":`...)
 	b = strconv.AppendBool(b, c.Traced)
 	return append(b, '}')

@@ -102,9 +102,9 @@ func appendTransaction(b []byte, t *query.Transaction, only string, head uint64)
 	b = append(b, `,"to":`...)
 	b = appendJSONString(b, t.To)
 	b = append(b, `,"value":`...)
-	b = appendJSONString(b, t.Value)
+	b = appendAmount(b, t.Value)
 	b = append(b, `,"fee":`...)
-	b = appendJSONString(b, t.Fee)
+	b = appendAmount(b, t.Fee)
 	b = append(b, `,"nonce":`...)
 	b = strconv.AppendUint(b, t.Nonce, 10)
 	b = append(b, `,"type":`...)
@@ -114,7 +114,7 @@ func appendTransaction(b []byte, t *query.Transaction, only string, head uint64)
 	b = append(b, `,"gas_used":`...)
 	b = strconv.AppendUint(b, t.GasUsed, 10)
 	b = append(b, `,"effective_gas_price":`...)
-	b = appendJSONString(b, t.EffectiveGasPrice)
+	b = appendAmount(b, t.EffectiveGasPrice)
 	b = append(b, `,"method":`...)
 	b = appendJSONString(b, t.Method)
 	b = append(b, `,"contract_address":`...)
@@ -165,7 +165,7 @@ func appendTransfer(b []byte, f *query.Transfer) []byte {
 	b = append(b, `,"to":`...)
 	b = appendJSONString(b, f.To)
 	b = append(b, `,"amount":`...)
-	b = appendJSONString(b, f.Amount)
+	b = appendAmount(b, f.Amount)
 	b = append(b, `,"call_type":`...)
 	b = appendJSONString(b, f.CallType)
 	b = append(b, `,"call_path":`...)
@@ -173,6 +173,13 @@ func appendTransfer(b []byte, f *query.Transfer) []byte {
 	b = append(b, `,"error":`...)
 	b = appendJSONString(b, f.Error)
 	return append(b, '}')
+}
+
+// appendAmount writes a as a JSON string: its digits need no escaping.
+func appendAmount(b []byte, a query.Amount) []byte {
+	b = append(b, '"')
+	b = append(b, a.String()...)
+	return append(b, '"')
 }
 
 // appendJSONString quotes s as encoding/json does: printable ASCII other

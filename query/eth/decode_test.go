@@ -37,7 +37,7 @@ func TestAppendTransfers(t *testing.T) {
 		LogIndex: 3, Contract: c, From: from, To: to}
 	with := func(asset, id, amount string) query.TokenTransfer {
 		t := base
-		t.Asset, t.TokenID, t.Amount = asset, id, amount
+		t.Asset, t.TokenID, t.Amount = asset, id, query.MustParseAmount(amount)
 		return t
 	}
 	batch := append(words(64, 64+32*4, 3, 1, 2, 3, 3), words(10, 20, 30)...)
@@ -86,9 +86,6 @@ func FuzzAppendTransfers(f *testing.F) {
 		}
 		l := &types.Log{Topics: []common.Hash{topic, {}, {1}, {2}}, Data: data}
 		for _, tr := range appendTransfers(nil, l) {
-			if _, ok := new(big.Int).SetString(tr.Amount, 10); !ok {
-				t.Fatalf("amount %q", tr.Amount)
-			}
 			if _, ok := new(big.Int).SetString(tr.TokenID, 10); !ok {
 				t.Fatalf("token id %q", tr.TokenID)
 			}
@@ -143,11 +140,11 @@ func TestWalkFrames(t *testing.T) {
 	lo := func(n byte) string { return addrLower(common.Address{n}) }
 	panicked := "Panic(0x1): assertion failed"
 	want := []query.InternalMove{
-		{TxHash: "0xh", Kind: query.KindInternal, From: lo(1), To: lo(3), Amount: "5", CallType: "CALL", CallPath: "0.0"},
-		{TxHash: "0xh", Kind: query.KindInternal, From: lo(1), To: lo(5), Amount: "6", CallType: "CALL", CallPath: "0.2", Error: panicked},
-		{TxHash: "0xh", Kind: query.KindCreation, From: lo(5), To: lo(6), Amount: "0", CallType: "CREATE2", CallPath: "0.2.0", Error: panicked},
-		{TxHash: "0xh", Kind: query.KindInternal, From: lo(5), To: lo(7), Amount: "1", CallType: "CALL", CallPath: "0.2.1", Error: panicked},
-		{TxHash: "0xh", Kind: query.KindInternal, From: lo(1), To: lo(8), Amount: "9", CallType: "CALL", CallPath: "1"},
+		{TxHash: "0xh", Kind: query.KindInternal, From: lo(1), To: lo(3), Amount: query.AmountOf(5), CallType: "CALL", CallPath: "0.0"},
+		{TxHash: "0xh", Kind: query.KindInternal, From: lo(1), To: lo(5), Amount: query.AmountOf(6), CallType: "CALL", CallPath: "0.2", Error: panicked},
+		{TxHash: "0xh", Kind: query.KindCreation, From: lo(5), To: lo(6), Amount: query.AmountOf(0), CallType: "CREATE2", CallPath: "0.2.0", Error: panicked},
+		{TxHash: "0xh", Kind: query.KindInternal, From: lo(5), To: lo(7), Amount: query.AmountOf(1), CallType: "CALL", CallPath: "0.2.1", Error: panicked},
+		{TxHash: "0xh", Kind: query.KindInternal, From: lo(1), To: lo(8), Amount: query.AmountOf(9), CallType: "CALL", CallPath: "1"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", got, want)

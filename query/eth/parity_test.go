@@ -69,13 +69,13 @@ func TestParityTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []query.InternalMove{
-		{TxHash: txA, Kind: query.KindInternal, From: addr(0x0b), To: addr(0x0c), Amount: "5", CallType: "CALL", CallPath: "0"},
-		{TxHash: txA, Kind: query.KindInternal, From: addr(0x0b), To: addr(0x0d), Amount: "6", CallType: "CALL", CallPath: "1", Error: "Reverted"},
-		{TxHash: txA, Kind: query.KindInternal, From: addr(0x0d), To: addr(0x0e), Amount: "1", CallType: "CALL", CallPath: "1.0", Error: "Reverted"},
-		{TxHash: txA, Kind: query.KindCreation, From: addr(0x0b), To: addr(0x0f), Amount: "0", CallType: "CREATE", CallPath: "2"},
-		{TxHash: txA, Kind: query.KindSelfdestruct, From: addr(0x0f), To: addr(0x10), Amount: "3", CallType: "SELFDESTRUCT", CallPath: "3"},
-		{TxHash: txB, Kind: query.KindTransaction, From: addr(0x0a), To: addr(0x0b), Amount: "9", CallType: "CALL", Error: "Reverted"},
-		{TxHash: txB, Kind: query.KindInternal, From: addr(0x0b), To: addr(0x0c), Amount: "2", CallType: "CALL", CallPath: "0.0", Error: "Reverted"},
+		{TxHash: txA, Kind: query.KindInternal, From: addr(0x0b), To: addr(0x0c), Amount: query.AmountOf(5), CallType: "CALL", CallPath: "0"},
+		{TxHash: txA, Kind: query.KindInternal, From: addr(0x0b), To: addr(0x0d), Amount: query.AmountOf(6), CallType: "CALL", CallPath: "1", Error: "Reverted"},
+		{TxHash: txA, Kind: query.KindInternal, From: addr(0x0d), To: addr(0x0e), Amount: query.AmountOf(1), CallType: "CALL", CallPath: "1.0", Error: "Reverted"},
+		{TxHash: txA, Kind: query.KindCreation, From: addr(0x0b), To: addr(0x0f), Amount: query.AmountOf(0), CallType: "CREATE", CallPath: "2"},
+		{TxHash: txA, Kind: query.KindSelfdestruct, From: addr(0x0f), To: addr(0x10), Amount: query.AmountOf(3), CallType: "SELFDESTRUCT", CallPath: "3"},
+		{TxHash: txB, Kind: query.KindTransaction, From: addr(0x0a), To: addr(0x0b), Amount: query.AmountOf(9), CallType: "CALL", Error: "Reverted"},
+		{TxHash: txB, Kind: query.KindInternal, From: addr(0x0b), To: addr(0x0c), Amount: query.AmountOf(2), CallType: "CALL", CallPath: "0.0", Error: "Reverted"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", got, want)

@@ -245,19 +245,18 @@ func convertBlock(b *rpcBlock) query.SourceBlock {
 		Miner: addrLower(b.Miner),
 	}
 	if b.BaseFee != nil {
-		sb.BaseFee = b.BaseFee.ToInt().String()
+		sb.BaseFee = query.AmountFromBig(b.BaseFee.ToInt())
 	}
 	for _, w := range b.Withdrawals {
 		wei := new(big.Int).Mul(new(big.Int).SetUint64(uint64(w.Amount)), big.NewInt(params.GWei))
 		sb.Withdrawals = append(sb.Withdrawals, query.Withdrawal{Index: uint64(w.Index), Validator: uint64(w.Validator),
-			Address: addrLower(w.Address), Amount: wei.String()})
+			Address: addrLower(w.Address), Amount: query.AmountFromBig(wei)})
 	}
 	for i, t := range b.Transactions {
 		tx := query.SourceTx{
 			Hash:     hexLower(t.Hash),
 			Index:    uint(t.TransactionIndex),
 			From:     addrLower(t.From),
-			Value:    "0",
 			Nonce:    uint64(t.Nonce),
 			Type:     uint8(t.Type),
 			GasLimit: uint64(t.Gas),
@@ -272,7 +271,7 @@ func convertBlock(b *rpcBlock) query.SourceBlock {
 			tx.Created = addrLower(crypto.CreateAddress(t.From, uint64(t.Nonce)))
 		}
 		if t.Value != nil {
-			tx.Value = t.Value.ToInt().String()
+			tx.Value = query.AmountFromBig(t.Value.ToInt())
 		}
 		sb.Txs[i] = tx
 	}
@@ -406,9 +405,9 @@ func appendTransfers(out []query.TokenTransfer, l *types.Log) []query.TokenTrans
 		t.To = addrLower(common.BytesToAddress(l.Topics[2].Bytes()))
 		switch {
 		case len(l.Topics) == 3 && len(l.Data) == 32:
-			t.Asset, t.Amount = query.AssetERC20, word(l.Data, 0).String()
+			t.Asset, t.Amount = query.AssetERC20, query.AmountFromBig(word(l.Data, 0))
 		case len(l.Topics) == 4 && len(l.Data) == 0:
-			t.Asset, t.Amount, t.TokenID = query.AssetERC721, "1", l.Topics[3].Big().String()
+			t.Asset, t.Amount, t.TokenID = query.AssetERC721, query.AmountOf(1), l.Topics[3].Big().String()
 		default:
 			return out
 		}
@@ -424,7 +423,7 @@ func appendTransfers(out []query.TokenTransfer, l *types.Log) []query.TokenTrans
 			if len(l.Data) != 64 {
 				return out
 			}
-			t.TokenID, t.Amount = word(l.Data, 0).String(), word(l.Data, 1).String()
+			t.TokenID, t.Amount = word(l.Data, 0).String(), query.AmountFromBig(word(l.Data, 1))
 			return append(out, t)
 		}
 		ids, ok1 := abiWords(l.Data, 0)
@@ -433,7 +432,7 @@ func appendTransfers(out []query.TokenTransfer, l *types.Log) []query.TokenTrans
 			return out
 		}
 		for i := range ids {
-			t.TokenID, t.Amount = ids[i].String(), values[i].String()
+			t.TokenID, t.Amount = ids[i].String(), query.AmountFromBig(values[i])
 			out = append(out, t)
 		}
 	}
@@ -491,8 +490,8 @@ func (r *rpcReceipt) receipt() query.Receipt {
 	if r.Status == hexutil.Uint64(types.ReceiptStatusSuccessful) {
 		status = query.StatusSuccess
 	}
-	return query.Receipt{TxHash: hexLower(r.TransactionHash), Status: status, Fee: fee.String(),
-		GasUsed: uint64(r.GasUsed), EffectiveGasPrice: price.String(), CumulativeGasUsed: uint64(r.CumulativeGasUsed)}
+	return query.Receipt{TxHash: hexLower(r.TransactionHash), Status: status, Fee: query.AmountFromBig(fee),
+		GasUsed: uint64(r.GasUsed), EffectiveGasPrice: query.AmountFromBig(price), CumulativeGasUsed: uint64(r.CumulativeGasUsed)}
 }
 
 // BlockReceipts returns every receipt of block b and the token transfer
@@ -628,7 +627,7 @@ func (s *Source) Balances(ctx context.Context, block uint64, queries []query.Bal
 			return nil, s.unavailable(ctx, batch[i].Method, err)
 		}
 		if q.Contract == "" {
-			b.Amount = res[i].native.ToInt().String()
+			b.Amount = query.AmountFromBig(res[i].native.ToInt())
 		} else {
 			if len(res[i].call) < 32 {
 				continue // not an ERC-20 balanceOf answer
@@ -644,7 +643,7 @@ func (s *Source) Balances(ctx context.Context, block uint64, queries []query.Bal
 				b.Asset = query.AssetERC721
 			}
 			b.Contract, b.Symbol, b.Name, b.Decimals = strings.ToLower(q.Contract), meta.Symbol, meta.Name, meta.Decimals
-			b.Amount = new(big.Int).SetBytes(res[i].call[:32]).String()
+			b.Amount = query.AmountFromBig(new(big.Int).SetBytes(res[i].call[:32]))
 		}
 		out = append(out, b)
 	}

@@ -128,12 +128,12 @@ func (s *Source) callTraces(ctx context.Context, b query.SourceBlock) ([]query.I
 			// top-level call carries the reason.
 			failed = RevertReason(t.Result.Error, t.Result.Output)
 			top := query.InternalMove{TxHash: hash, Kind: query.KindTransaction, From: addrLower(t.Result.From),
-				Amount: "0", CallType: strings.ToUpper(t.Result.Type), Error: failed}
+				CallType: strings.ToUpper(t.Result.Type), Error: failed}
 			if t.Result.To != nil {
 				top.To = addrLower(*t.Result.To)
 			}
 			if t.Result.Value != nil {
-				top.Amount = t.Result.Value.ToInt().String()
+				top.Amount = query.AmountFromBig(t.Result.Value.ToInt())
 			}
 			out = append(out, top)
 		}
@@ -164,9 +164,9 @@ func walkFrames(out []query.InternalMove, hash, parent, failed string, frames []
 		if errText == "" && f.Error != "" {
 			errText = RevertReason(f.Error, f.Output)
 		}
-		value := "0"
+		var value query.Amount
 		if f.Value != nil {
-			value = f.Value.ToInt().String()
+			value = query.AmountFromBig(f.Value.ToInt())
 		}
 		to := ""
 		if f.To != nil {
@@ -177,12 +177,12 @@ func walkFrames(out []query.InternalMove, hash, parent, failed string, frames []
 		mv := query.InternalMove{TxHash: hash, From: from, To: to, Amount: value, CallType: typ, CallPath: path, Error: errText}
 		switch typ {
 		case "CALL":
-			if value != "0" {
+			if !value.IsZero() {
 				mv.Kind = query.KindInternal
 			}
 		case "CALLCODE":
 			// The code runs in the caller's account: the value stays there.
-			if value != "0" {
+			if !value.IsZero() {
 				mv.Kind, mv.To = query.KindInternal, from
 			}
 		case "CREATE", "CREATE2":
@@ -192,7 +192,7 @@ func walkFrames(out []query.InternalMove, hash, parent, failed string, frames []
 			mv.Kind = query.KindCreation
 		case "SELFDESTRUCT":
 			switch {
-			case value == "0":
+			case value.IsZero():
 			case to == from && created[from]:
 				mv.Kind, mv.To = query.KindBurn, ""
 			case to == from:
@@ -275,9 +275,9 @@ func (s *Source) parityTraces(ctx context.Context, b query.SourceBlock) ([]query
 			errText = RevertReason(t.Error, output)
 			failed = append(failed, failure{t.TraceAddress, errText})
 		}
-		value := "0"
+		var value query.Amount
 		if t.Action.Value != nil {
-			value = t.Action.Value.ToInt().String()
+			value = query.AmountFromBig(t.Action.Value.ToInt())
 		}
 		from := addrLower(t.Action.From)
 		to := ""
@@ -301,11 +301,11 @@ func (s *Source) parityTraces(ctx context.Context, b query.SourceBlock) ([]query
 		case "call":
 			switch t.Action.CallType {
 			case "call":
-				if value != "0" {
+				if !value.IsZero() {
 					mv.Kind = query.KindInternal
 				}
 			case "callcode":
-				if value != "0" {
+				if !value.IsZero() {
 					mv.Kind, mv.To = query.KindInternal, from
 				}
 			}
@@ -319,14 +319,14 @@ func (s *Source) parityTraces(ctx context.Context, b query.SourceBlock) ([]query
 			}
 			mv.Kind = query.KindCreation
 		case "suicide":
-			amount := "0"
+			var amount query.Amount
 			if t.Action.Balance != nil {
-				amount = t.Action.Balance.ToInt().String()
+				amount = query.AmountFromBig(t.Action.Balance.ToInt())
 			}
 			from, to := addrLower(t.Action.Address), addrLower(t.Action.RefundAddress)
 			mv.From, mv.To, mv.Amount = from, to, amount
 			switch {
-			case amount == "0":
+			case amount.IsZero():
 			case to == from && created[from]:
 				mv.Kind, mv.To = query.KindBurn, ""
 			case to == from:

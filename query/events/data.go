@@ -11,27 +11,27 @@ import (
 // balance_change_retracted event: the statement row as
 // /balance_changes lists it, with its chain and address.
 type ChangeData struct {
-	Chain        string      `json:"chain"`
-	Address      string      `json:"address"`
-	BlockNumber  uint64      `json:"block_number"`
-	Time         string      `json:"time"`
-	Contract     string      `json:"contract"`
-	TokenID      string      `json:"token_id"`
-	Amount       string      `json:"amount"`
-	BalanceAfter string      `json:"balance_after"`
-	Causes       []CauseData `json:"causes"`
-	Reconciled   *bool       `json:"reconciled"`
-	Difference   string      `json:"difference"`
-	Traced       bool        `json:"traced"`
+	Chain        string       `json:"chain"`
+	Address      string       `json:"address"`
+	BlockNumber  uint64       `json:"block_number"`
+	Time         string       `json:"time"`
+	Contract     string       `json:"contract"`
+	TokenID      string       `json:"token_id"`
+	Amount       query.Amount `json:"amount"`
+	BalanceAfter query.Amount `json:"balance_after"`
+	Causes       []CauseData  `json:"causes"`
+	Reconciled   *bool        `json:"reconciled"`
+	Difference   query.Amount `json:"difference"`
+	Traced       bool         `json:"traced"`
 }
 
 // CauseData is one movement behind a statement row.
 type CauseData struct {
-	Kind       string  `json:"kind"`
-	TxHash     string  `json:"transaction_hash"`
-	Amount     string  `json:"amount"`
-	Withdrawal *uint64 `json:"withdrawal_index"` // nil unless a withdrawal
-	Validator  *uint64 `json:"validator_index"`
+	Kind       string       `json:"kind"`
+	TxHash     string       `json:"transaction_hash"`
+	Amount     query.Amount `json:"amount"`
+	Withdrawal *uint64      `json:"withdrawal_index"` // nil unless a withdrawal
+	Validator  *uint64      `json:"validator_index"`
 }
 
 // StateData is the data of a subscription_state event.
@@ -52,9 +52,6 @@ func ChangeJSON(c query.BalanceChange) string {
 	}
 	if c.Checked {
 		d.Reconciled = &c.Reconciled
-	}
-	if d.Difference == "" {
-		d.Difference = "0"
 	}
 	for i, cs := range c.Causes {
 		d.Causes[i] = CauseData{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}

@@ -156,7 +156,7 @@ func TestHistoryGeth(t *testing.T) {
 					}
 				case !ok:
 					t.Errorf("no statement row at block %d, where X received %d", b, value[b])
-				case r.Amount != big.NewInt(value[b]).String() || r.BalanceAfter != big.NewInt(balance).String() || (r.Checked && !r.Reconciled):
+				case r.Amount != query.AmountOf(value[b]) || r.BalanceAfter != query.AmountOf(balance) || (r.Checked && !r.Reconciled):
 					t.Errorf("statement row at block %d: %+v, want amount %d, balance after %d, reconciled", b, r, value[b], balance)
 				}
 			}

@@ -7,7 +7,6 @@ package fetch
 import (
 	"context"
 	"fmt"
-	"math/big"
 	"slices"
 	"time"
 
@@ -60,7 +59,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 	}
 	// A token whose balance the node does not answer (no balanceOf) is
 	// listed with its transactions, never chained (issue 21, T1).
-	holdings = slices.DeleteFunc(holdings, func(h query.Holding) bool { return running[h] == nil })
+	holdings = slices.DeleteFunc(holdings, func(h query.Holding) bool { _, ok := running[h]; return !ok })
 	var rows []query.BalanceChange
 	lowest := make(map[query.Holding]int) // the index of each holding's lowest row
 	for i := len(found) - 1; i >= 0; i-- {
@@ -68,13 +67,13 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 		order, causes, sums := groupMoves(p.moves)
 		for _, h := range order {
 			sum := sums[h]
-			if sum.Sign() == 0 || running[h] == nil {
+			after, ok := running[h]
+			if sum.IsZero() || !ok {
 				continue
 			}
-			after := new(big.Int).Set(running[h])
-			running[h].Sub(running[h], sum)
+			running[h] = after.Sub(sum)
 			rows = append(rows, query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Contract: h.Contract,
-				Block: p.number, Time: p.time, Amount: sum.String(), BalanceAfter: after.String(), Causes: causes[h],
+				Block: p.number, Time: p.time, Amount: sum, BalanceAfter: after, Causes: causes[h],
 				Traced: p.traced}) // not compared with the node at its block
 			lowest[h] = len(rows) - 1
 		}
@@ -94,7 +93,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 			if !known {
 				alloc = running[h]
 			}
-			if alloc.Sign() != 0 {
+			if !alloc.IsZero() {
 				at, err := bf.pastTime(ctx, 0, found)
 				if err != nil {
 					return nil, err
@@ -108,8 +107,8 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 		if !known {
 			continue
 		}
-		diff := new(big.Int).Sub(running[h], want)
-		if diff.Sign() == 0 {
+		diff := running[h].Sub(want)
+		if diff.IsZero() {
 			continue
 		}
 		bf.metrics.unreconciled.Inc()
@@ -117,8 +116,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 			"address", h.Address, "contract", h.Contract, "block", lo, "difference", diff.String())
 		if i, ok := lowest[h]; ok {
 			r := &rows[i]
-			amount, _ := new(big.Int).SetString(r.Amount, 10)
-			r.Amount, r.Difference = amount.Add(amount, diff).String(), diff.String()
+			r.Amount, r.Difference = r.Amount.Add(diff), diff
 			continue
 		}
 		// No row in the slice: the balance above it (read at hi, or the
@@ -130,16 +128,16 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 		}
 		// running[h] is the balance above: the slice moved nothing of h.
 		rows = append(rows, query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: hi, Time: at.time,
-			Amount: diff.String(), BalanceAfter: running[h].String(), Difference: diff.String(), Traced: at.traced})
+			Amount: diff, BalanceAfter: running[h], Difference: diff, Traced: at.traced})
 	}
 	return rows, nil
 }
 
 // genesisRow is the row at block 0 of h's native coin: its allocation,
 // checked when read from the node's state at block 0.
-func (bf *backfiller) genesisRow(h query.Holding, alloc *big.Int, checked bool, at time.Time) query.BalanceChange {
-	return query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Block: 0, Time: at, Amount: alloc.String(), BalanceAfter: alloc.String(),
-		Causes: []query.Cause{{Kind: query.KindGenesis, Amount: alloc.String()}}, Checked: checked, Reconciled: checked, Traced: true}
+func (bf *backfiller) genesisRow(h query.Holding, alloc query.Amount, checked bool, at time.Time) query.BalanceChange {
+	return query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Block: 0, Time: at, Amount: alloc, BalanceAfter: alloc,
+		Causes: []query.Cause{{Kind: query.KindGenesis, Amount: alloc}}, Checked: checked, Reconciled: checked, Traced: true}
 }
 
 // balancesAbove returns each holding's balance after block hi: from the
@@ -147,12 +145,12 @@ func (bf *backfiller) genesisRow(h query.Holding, alloc *big.Int, checked bool, 
 // the node has the state there, else at the stored head (where it is the
 // same: had the holding moved since, the head follower would have
 // started its statement).
-func (bf *backfiller) balancesAbove(ctx context.Context, bounds []query.StatementBound, hi uint64, state bool) (map[query.Holding]*big.Int, error) {
-	out := make(map[query.Holding]*big.Int, len(bounds))
+func (bf *backfiller) balancesAbove(ctx context.Context, bounds []query.StatementBound, hi uint64, state bool) (map[query.Holding]query.Amount, error) {
+	out := make(map[query.Holding]query.Amount, len(bounds))
 	var ask []query.Holding
 	for _, b := range bounds {
-		if v, ok := new(big.Int).SetString(b.Above, 10); ok {
-			out[b.Holding] = v
+		if b.Above != nil {
+			out[b.Holding] = *b.Above
 			continue
 		}
 		ask = append(ask, b.Holding)
@@ -175,8 +173,8 @@ func (bf *backfiller) balancesAbove(ctx context.Context, bounds []query.Statemen
 		return nil, err
 	}
 	for _, h := range ask {
-		if read[h] != nil {
-			out[h] = read[h]
+		if v, ok := read[h]; ok {
+			out[h] = v
 		}
 	}
 	return out, nil
@@ -186,18 +184,18 @@ func (bf *backfiller) balancesAbove(ctx context.Context, bounds []query.Statemen
 // that are known: zero before the genesis (the native allocation at block
 // 0 when the node has that state), the balance after the last row of an
 // earlier tracking, else the node's when it has the state.
-func (bf *backfiller) balancesBefore(ctx context.Context, bounds []query.StatementBound, lo uint64, state bool) (map[query.Holding]*big.Int, error) {
-	out := make(map[query.Holding]*big.Int, len(bounds))
+func (bf *backfiller) balancesBefore(ctx context.Context, bounds []query.StatementBound, lo uint64, state bool) (map[query.Holding]query.Amount, error) {
+	out := make(map[query.Holding]query.Amount, len(bounds))
 	var ask []query.Holding
 	for _, b := range bounds {
-		switch v, ok := new(big.Int).SetString(b.Below, 10); {
+		switch {
 		case lo == 0 && b.Contract == "" && state:
 			ask = append(ask, b.Holding)
 		case lo == 0 && b.Contract == "":
 		case lo == 0:
-			out[b.Holding] = new(big.Int)
-		case ok:
-			out[b.Holding] = v
+			out[b.Holding] = query.Amount{}
+		case b.Below != nil:
+			out[b.Holding] = *b.Below
 		case state:
 			ask = append(ask, b.Holding)
 		}
@@ -219,7 +217,7 @@ func (bf *backfiller) balancesBefore(ctx context.Context, bounds []query.Stateme
 // token that answers no balance there (a contract not yet created, or a
 // balanceOf that reverts) counts as holding none with orZero, else is
 // left out.
-func (bf *backfiller) nodeBalances(ctx context.Context, holdings []query.Holding, block uint64, orZero bool) (map[query.Holding]*big.Int, error) {
+func (bf *backfiller) nodeBalances(ctx context.Context, holdings []query.Holding, block uint64, orZero bool) (map[query.Holding]query.Amount, error) {
 	qs := make([]query.BalanceQuery, len(holdings))
 	for i, h := range holdings {
 		qs[i] = query.BalanceQuery(h)
@@ -228,19 +226,16 @@ func (bf *backfiller) nodeBalances(ctx context.Context, holdings []query.Holding
 	if err != nil {
 		return nil, bf.nodeErr(fmt.Errorf("balances at block %d: %w", block, err))
 	}
-	out := make(map[query.Holding]*big.Int, len(holdings))
+	out := make(map[query.Holding]query.Amount, len(holdings))
 	for _, b := range bals {
-		v, ok := new(big.Int).SetString(b.Amount, 10)
-		if !ok {
-			return nil, fmt.Errorf("balance of %s %s at block %d: %q is not a number", b.Address, b.Contract, block, b.Amount)
-		}
-		out[query.Holding{Address: b.Address, Contract: b.Contract}] = v
+		out[query.Holding{Address: b.Address, Contract: b.Contract}] = b.Amount
 	}
 	for _, h := range holdings {
+		_, ok := out[h]
 		switch {
-		case out[h] != nil:
+		case ok:
 		case h.Contract != "" && orZero:
-			out[h] = new(big.Int)
+			out[h] = query.Amount{}
 		case h.Contract != "":
 		default:
 			return nil, fmt.Errorf("balance of %s at block %d: the node did not answer it: %w", h.Address, block, query.ErrUnavailable)

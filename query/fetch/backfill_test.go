@@ -275,7 +275,7 @@ func (h *history) coherent(from uint64) {
 		if err != nil || len(bals) != 1 {
 			h.t.Fatalf("balance of X at %d: %v %v", at, bals, err)
 		}
-		return bals[0].Amount
+		return bals[0].Amount.String()
 	}
 	prev := "0"
 	if from > 0 {

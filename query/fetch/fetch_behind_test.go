@@ -124,9 +124,7 @@ func chained(t *testing.T, e *env, address string) {
 			t.Errorf("%s block %d: unreconciled, difference %s", address, r.Block, r.Difference)
 		}
 		if i+1 < len(rows) {
-			after, _ := new(big.Int).SetString(r.BalanceAfter, 10)
-			amount, _ := new(big.Int).SetString(r.Amount, 10)
-			if before := new(big.Int).Sub(after, amount); before.String() != rows[i+1].BalanceAfter {
+			if before := r.BalanceAfter.Sub(r.Amount); before != rows[i+1].BalanceAfter {
 				t.Errorf("%s block %d starts from %s, the row before ends at %s", address, r.Block, before, rows[i+1].BalanceAfter)
 			}
 		}

@@ -133,7 +133,7 @@ func (e *env) checkFeed(seed uint64, n int) int {
 		}
 		for _, c := range changes {
 			k := key{a, c.Contract, c.Block}
-			if got, ok := live[k]; !ok || got != (row{c.Amount, c.BalanceAfter}) {
+			if got, ok := live[k]; !ok || got != (row{c.Amount.String(), c.BalanceAfter.String()}) {
 				e.t.Fatalf("seed %d: statement row %v %s/%s; the feed says %v (%v)", seed, k, c.Amount, c.BalanceAfter, got, ok)
 			}
 			rows++

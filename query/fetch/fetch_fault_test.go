@@ -82,7 +82,7 @@ func TestFetchNoTraceAPI(t *testing.T) {
 		t.Fatalf("statement of %s: %+v, want one row", a2.Hex(), rows)
 	}
 	r := rows[0]
-	if r.Traced || r.Reconciled || r.Difference != gweis(13).String() || r.Amount != gweis(13).String() || len(r.Causes) != 0 {
+	if r.Traced || r.Reconciled || r.Difference != query.AmountFromBig(gweis(13)) || r.Amount != query.AmountFromBig(gweis(13)) || len(r.Causes) != 0 {
 		t.Errorf("row = %+v, want traced false, reconciled false, difference and amount %s, no cause", r, gweis(13))
 	}
 	if got := e.counter("addrd_fetch_unreconciled_total"); got != 1 {
@@ -201,7 +201,7 @@ func TestFetchReorgBetweenReadAndTrace(t *testing.T) {
 	checkStatement(t, e.db, e.src, e.account, []string{addr(a1), addr(a2)})
 	var paid bool
 	for _, r := range native(statementOf(t, e.db, e.account, addr(a1))) {
-		paid = paid || r.Amount == gweis(7).String()
+		paid = paid || r.Amount == query.AmountFromBig(gweis(7))
 	}
 	if !paid {
 		t.Errorf("statement of %s lacks the new chain's payout of %s", a1.Hex(), gweis(7))
@@ -231,8 +231,7 @@ func TestFetchTokenWithoutTransferLog(t *testing.T) {
 		bals, err := src.Source.Balances(ctx, at, qs)
 		for i := range bals {
 			if bals[i].Contract == token && bals[i].Address == addr(a0) && at > from {
-				n, _ := new(big.Int).SetString(bals[i].Amount, 10)
-				bals[i].Amount = n.Add(n, big.NewInt(1000)).String()
+				bals[i].Amount = bals[i].Amount.Add(query.AmountOf(1000))
 			}
 		}
 		return bals, err
@@ -248,7 +247,7 @@ func TestFetchTokenWithoutTransferLog(t *testing.T) {
 			flagged = append(flagged, r)
 		}
 	}
-	if len(flagged) != 1 || flagged[0].Contract != token || flagged[0].Difference != "1000" || flagged[0].Amount != "1000" {
+	if len(flagged) != 1 || flagged[0].Contract != token || flagged[0].Difference != query.AmountOf(1000) || flagged[0].Amount != query.AmountOf(1000) {
 		t.Fatalf("unreconciled rows %+v, want one of the token with difference 1000", flagged)
 	}
 	if got := e.counter("addrd_fetch_unreconciled_total"); got != 1 {
@@ -283,8 +282,7 @@ func TestFetchDifferenceInBusyBlock(t *testing.T) {
 		bals, err := src.Source.Balances(ctx, at, qs)
 		for i := range bals {
 			if bals[i].Contract == "" && bals[i].Address == addr(a0) && at > from {
-				n, _ := new(big.Int).SetString(bals[i].Amount, 10)
-				bals[i].Amount = n.Add(n, big.NewInt(1000)).String()
+				bals[i].Amount = bals[i].Amount.Add(query.AmountOf(1000))
 			}
 		}
 		return bals, err
@@ -307,7 +305,7 @@ func TestFetchDifferenceInBusyBlock(t *testing.T) {
 	switch {
 	case row == nil:
 		t.Fatalf("no row of %s at block %d", addr(a0), at)
-	case row.Reconciled || row.Difference != "1000" || row.BalanceAfter != want[0].Amount:
+	case row.Reconciled || row.Difference != query.AmountOf(1000) || row.BalanceAfter != want[0].Amount:
 		t.Errorf("row at block %d: reconciled %v, difference %q, balance_after %s; want false, 1000, %s",
 			at, row.Reconciled, row.Difference, row.BalanceAfter, want[0].Amount)
 	}

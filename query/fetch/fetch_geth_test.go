@@ -174,7 +174,7 @@ func TestStatementGeth(t *testing.T) {
 	if got := kinds[strings.ToLower(rev.Hex())]; len(got) != 0 {
 		t.Errorf("the reverter's statement: %v, want none", got)
 	}
-	if got := kinds[strings.ToLower(fwd.Hex())]; len(got) != 1 || len(got[query.KindTransaction]) != 1 || got[query.KindTransaction][0].Amount != eth1(17).String() {
+	if got := kinds[strings.ToLower(fwd.Hex())]; len(got) != 1 || len(got[query.KindTransaction]) != 1 || got[query.KindTransaction][0].Amount != query.AmountFromBig(eth1(17)) {
 		t.Errorf("the forwarder's statement: %v, want the 17 it kept", got)
 	}
 	if len(kinds[strings.ToLower(token.Hex())]) != 0 {

@@ -53,8 +53,7 @@ func checkStatement(t *testing.T, db *store.DB, src *eth.Source, account int64, 
 		if err != nil || len(bals) != 1 {
 			t.Fatalf("node balance of %s %s at %d: %v %v", address, contract, at, bals, err)
 		}
-		n, _ := new(big.Int).SetString(bals[0].Amount, 10)
-		return n
+		return bals[0].Amount.Big()
 	}
 	kinds := make(map[string]map[string][]query.Cause)
 	for _, a := range addresses {
@@ -63,9 +62,8 @@ func checkStatement(t *testing.T, db *store.DB, src *eth.Source, account int64, 
 		newer := make(map[string]*big.Int) // balance_after − amount of the newer row, by contract
 		seen := make(map[string]bool)
 		for _, r := range rows {
-			after, _ := new(big.Int).SetString(r.BalanceAfter, 10)
-			amount, _ := new(big.Int).SetString(r.Amount, 10)
-			if (r.Checked && !r.Reconciled) || (r.Difference != "" && r.Difference != "0") {
+			after, amount := r.BalanceAfter.Big(), r.Amount.Big()
+			if (r.Checked && !r.Reconciled) || !r.Difference.IsZero() {
 				t.Errorf("%s block %d %q: unreconciled, difference %s: %+v", a, r.Block, r.Contract, r.Difference, r)
 			}
 			if want, ok := newer[r.Contract]; ok && want.Cmp(after) != 0 {
@@ -74,8 +72,7 @@ func checkStatement(t *testing.T, db *store.DB, src *eth.Source, account int64, 
 			newer[r.Contract] = new(big.Int).Sub(after, amount)
 			sum := new(big.Int)
 			for _, c := range r.Causes {
-				n, _ := new(big.Int).SetString(c.Amount, 10)
-				sum.Add(sum, n)
+				sum.Add(sum, c.Amount.Big())
 				kinds[a][c.Kind] = append(kinds[a][c.Kind], c)
 			}
 			if sum.Cmp(amount) != 0 {
@@ -167,7 +164,7 @@ func TestStatementEveryKind(t *testing.T) {
 		// The reverted inner call moved nothing out of the forwarder: its
 		// only way out is the nested payout.
 		for _, c := range kinds[addr(d.Forwarder)][query.KindInternal] {
-			if c.Amount != "-"+gwei(13).String() && c.Amount != gwei(13).String() {
+			if c.Amount != query.AmountFromBig(gwei(13)).Neg() && c.Amount != query.AmountFromBig(gwei(13)) {
 				t.Errorf("forwarder internal movement %s, want ±%s only", c.Amount, gwei(13))
 			}
 		}
@@ -176,7 +173,7 @@ func TestStatementEveryKind(t *testing.T) {
 		var creations int
 		for _, tx := range e.txs(d.Factory) {
 			for _, tr := range tx.Transfers {
-				if tr.Kind == query.KindCreation && tr.From == addr(d.Factory) && tr.To == addr(created) && tr.Amount == gwei(23).String() {
+				if tr.Kind == query.KindCreation && tr.From == addr(d.Factory) && tr.To == addr(created) && tr.Amount == query.AmountFromBig(gwei(23)) {
 					creations++
 				}
 			}

@@ -25,24 +25,18 @@ type move struct {
 // receipt of the block (all), whose priority fees it earns.
 func blockMoves(b query.SourceBlock, txs []query.Transaction, all []query.Receipt, tracked func(string) bool) []move {
 	var out []move
-	add := func(address, contract, kind, hash string, amount *big.Int, w *query.WithdrawalRef) {
-		if amount.Sign() == 0 || !tracked(address) {
+	add := func(address, contract, kind, hash string, amount query.Amount, w *query.WithdrawalRef) {
+		if amount.IsZero() || !tracked(address) {
 			return
 		}
 		out = append(out, move{address: address, contract: contract,
-			cause: query.Cause{Kind: kind, TxHash: hash, Amount: amount.String(), Withdrawal: w}})
+			cause: query.Cause{Kind: kind, TxHash: hash, Amount: amount, Withdrawal: w}})
 	}
 	for _, t := range txs {
-		if fee, ok := new(big.Int).SetString(t.Fee, 10); ok {
-			add(t.From, "", query.KindFee, t.Hash, fee.Neg(fee), nil)
-		}
+		add(t.From, "", query.KindFee, t.Hash, t.Fee.Neg(), nil)
 		for _, tr := range t.Transfers {
 			if tr.Error != "" {
 				continue // a reverted call: listed, moving nothing
-			}
-			amount, ok := new(big.Int).SetString(tr.Amount, 10)
-			if !ok {
-				continue
 			}
 			kind := tr.Kind
 			if kind == "" {
@@ -52,14 +46,12 @@ func blockMoves(b query.SourceBlock, txs []query.Transaction, all []query.Receip
 				}
 			}
 			key := tr.Holding()
-			add(tr.From, key, kind, t.Hash, new(big.Int).Neg(amount), nil)
-			add(tr.To, key, kind, t.Hash, amount, nil)
+			add(tr.From, key, kind, t.Hash, tr.Amount.Neg(), nil)
+			add(tr.To, key, kind, t.Hash, tr.Amount, nil)
 		}
 	}
 	for _, w := range b.Withdrawals {
-		if amount, ok := new(big.Int).SetString(w.Amount, 10); ok {
-			add(w.Address, "", query.KindWithdrawal, "", amount, &query.WithdrawalRef{Index: w.Index, Validator: w.Validator})
-		}
+		add(w.Address, "", query.KindWithdrawal, "", w.Amount, &query.WithdrawalRef{Index: w.Index, Validator: w.Validator})
 	}
 	if all != nil && tracked(b.Miner) {
 		add(b.Miner, "", query.KindFeeIncome, "", feeIncome(b, all), nil)
@@ -70,24 +62,17 @@ func blockMoves(b query.SourceBlock, txs []query.Transaction, all []query.Receip
 // feeIncome is what block b's fee recipient earns from its transactions:
 // each one's gas used times its priority fee, the effective gas price
 // above the base fee (which is burnt, as is blob gas).
-func feeIncome(b query.SourceBlock, receipts []query.Receipt) *big.Int {
-	base := new(big.Int)
-	if b.BaseFee != "" {
-		base.SetString(b.BaseFee, 10)
-	}
+func feeIncome(b query.SourceBlock, receipts []query.Receipt) query.Amount {
+	base := b.BaseFee.Big()
 	sum := new(big.Int)
 	for _, r := range receipts {
-		price, ok := new(big.Int).SetString(r.EffectiveGasPrice, 10)
-		if !ok {
-			continue
-		}
-		tip := price.Sub(price, base)
-		if tip.Sign() <= 0 {
+		tip := r.EffectiveGasPrice.Big()
+		if tip.Sub(tip, base).Sign() <= 0 {
 			continue
 		}
 		sum.Add(sum, tip.Mul(tip, new(big.Int).SetUint64(r.GasUsed)))
 	}
-	return sum
+	return query.AmountFromBig(sum)
 }
 
 // logsByBlock groups Transfer logs by block number.
@@ -193,13 +178,10 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 			Input:             "0x" + hex.EncodeToString(tx.Input),
 			CumulativeGasUsed: receipts[i].CumulativeGasUsed,
 		}
-		if t.EffectiveGasPrice == "" {
-			t.EffectiveGasPrice = "0"
-		}
 		if t.Status == query.StatusSuccess {
 			t.Created = tx.Created
 		}
-		if t.Status == query.StatusSuccess && tx.Value != "0" {
+		if t.Status == query.StatusSuccess && !tx.Value.IsZero() {
 			to, kind := tx.To, query.KindTransaction
 			if to == "" {
 				to, kind = tx.Created, query.KindCreation
@@ -220,7 +202,7 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 			if mv.Error == "" && mv.Kind == query.KindCreation && t.Created == "" {
 				t.Created = mv.To
 			}
-			if mv.Amount == "0" {
+			if mv.Amount.IsZero() {
 				continue
 			}
 			internal++

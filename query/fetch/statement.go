@@ -7,7 +7,6 @@ package fetch
 import (
 	"context"
 	"math"
-	"math/big"
 	"slices"
 
 	"github.com/wharfhq/wharf/query"
@@ -16,7 +15,7 @@ import (
 // running is where a statement stands (its head): the balance after block.
 type running struct {
 	block   uint64
-	balance *big.Int
+	balance query.Amount
 	dirty   bool // changed since loaded: to be stored
 }
 
@@ -68,14 +67,14 @@ func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) erro
 		order, byKey, sums := groupMoves(moves[i])
 		for _, k := range order {
 			sum := sums[k]
-			if sum.Sign() == 0 {
+			if sum.IsZero() {
 				continue // the balance did not change
 			}
 			h := f.heads[k]
-			h.balance = new(big.Int).Add(h.balance, sum)
+			h.balance = h.balance.Add(sum)
 			h.block, h.dirty = b.Number, true
 			c.changes[i] = append(c.changes[i], query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
-				Block: b.Number, Time: b.Time, Amount: sum.String(), BalanceAfter: h.balance.String(), Causes: byKey[k],
+				Block: b.Number, Time: b.Time, Amount: sum, BalanceAfter: h.balance, Causes: byKey[k],
 				Traced: f.facts.traceAPI != ""}) // checked by reconcile, at the chunk's last block only
 		}
 		// Each block carries the heads it moved (the first also the
@@ -122,18 +121,16 @@ func (f *follower) unreadable(c *chunk, keys map[query.Holding]bool) map[query.H
 
 // groupMoves groups the movements of one block by holding, in the order
 // of their first movement, with the sum of each holding's.
-func groupMoves(ms []move) (order []query.Holding, causes map[query.Holding][]query.Cause, sums map[query.Holding]*big.Int) {
+func groupMoves(ms []move) (order []query.Holding, causes map[query.Holding][]query.Cause, sums map[query.Holding]query.Amount) {
 	causes = make(map[query.Holding][]query.Cause)
-	sums = make(map[query.Holding]*big.Int)
+	sums = make(map[query.Holding]query.Amount)
 	for _, m := range ms {
 		k := query.Holding{Address: m.address, Contract: m.contract}
 		if _, ok := causes[k]; !ok {
 			order = append(order, k)
-			sums[k] = new(big.Int)
 		}
 		causes[k] = append(causes[k], m.cause)
-		a, _ := new(big.Int).SetString(m.cause.Amount, 10)
-		sums[k].Add(sums[k], a)
+		sums[k] = sums[k].Add(m.cause.Amount)
 	}
 	return order, causes, sums
 }
@@ -166,11 +163,7 @@ func (f *follower) loadHeads(ctx context.Context, keys map[query.Holding]bool) e
 		return err
 	}
 	for _, h := range hs {
-		bal, ok := new(big.Int).SetString(h.Balance, 10)
-		if !ok {
-			continue
-		}
-		f.heads[query.Holding{Address: h.Address, Contract: h.Contract}] = &running{block: h.Block, balance: bal}
+		f.heads[query.Holding{Address: h.Address, Contract: h.Contract}] = &running{block: h.Block, balance: h.Balance}
 	}
 	// A holding with rows but no head (a backfill writes rows, not
 	// heads: a token it found) continues from its newest row; started
@@ -189,8 +182,8 @@ func (f *follower) loadHeads(ctx context.Context, keys map[query.Holding]bool) e
 			return err
 		}
 		for _, b := range bounds {
-			if bal, ok := new(big.Int).SetString(b.Below, 10); ok {
-				f.heads[b.Holding] = &running{balance: bal}
+			if b.Below != nil {
+				f.heads[b.Holding] = &running{balance: *b.Below}
 			}
 		}
 	}
@@ -220,9 +213,7 @@ func (f *follower) anchor(ctx context.Context, keys []query.Holding, c *chunk) e
 			return f.nodeErr(err)
 		}
 		for _, b := range bals {
-			if bal, ok := new(big.Int).SetString(b.Amount, 10); ok {
-				f.heads[query.Holding{Address: b.Address, Contract: b.Contract}] = &running{block: before, balance: bal, dirty: true}
-			}
+			f.heads[query.Holding{Address: b.Address, Contract: b.Contract}] = &running{block: before, balance: b.Amount, dirty: true}
 		}
 	}
 	for _, k := range keys {
@@ -232,7 +223,7 @@ func (f *follower) anchor(ctx context.Context, keys []query.Holding, c *chunk) e
 		// No state before the chunk (or a token whose balanceOf reverts):
 		// start from zero; the reading at the chunk's end sets it right
 		// and says so.
-		f.heads[k] = &running{block: before, balance: new(big.Int), dirty: true}
+		f.heads[k] = &running{block: before, dirty: true}
 	}
 	return nil
 }
@@ -252,17 +243,17 @@ func (f *follower) reconcile(balances []query.Balance, at query.Block, rows map[
 		}
 		k := query.Holding{Address: b.Address, Contract: b.Contract}
 		h := f.heads[k]
-		node, ok := new(big.Int).SetString(b.Amount, 10)
-		if h == nil || !ok || h.block > at.Number {
+		node := b.Amount
+		if h == nil || h.block > at.Number {
 			continue
 		}
-		if node.Cmp(h.balance) == 0 {
+		if node == h.balance {
 			if r := rows[k]; r != nil {
 				r.Checked, r.Reconciled = true, true
 			}
 			continue
 		}
-		diff := new(big.Int).Sub(node, h.balance)
+		diff := node.Sub(h.balance)
 		h.balance, h.block, h.dirty = node, at.Number, true
 		f.metrics.unreconciled.Inc()
 		if !f.mismatched[k] {
@@ -271,13 +262,12 @@ func (f *follower) reconcile(balances []query.Balance, at query.Block, rows map[
 				"address", k.Address, "contract", k.Contract, "block", at.Number, "difference", diff.String(), "traced", f.facts.traceAPI != "")
 		}
 		if r := rows[k]; r != nil {
-			amount, _ := new(big.Int).SetString(r.Amount, 10)
-			r.Amount = amount.Add(amount, diff).String()
-			r.BalanceAfter, r.Checked, r.Reconciled, r.Difference = node.String(), true, false, diff.String()
+			r.Amount = r.Amount.Add(diff)
+			r.BalanceAfter, r.Checked, r.Reconciled, r.Difference = node, true, false, diff
 			continue
 		}
 		extra = append(extra, query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract, Block: at.Number,
-			Time: at.Time, Amount: diff.String(), BalanceAfter: node.String(), Checked: true, Difference: diff.String(),
+			Time: at.Time, Amount: diff, BalanceAfter: node, Checked: true, Difference: diff,
 			Traced: f.facts.traceAPI != ""})
 	}
 	return extra
@@ -289,7 +279,7 @@ func (f *follower) dirtyHeads() []query.StatementHead {
 	var out []query.StatementHead
 	for k, h := range f.heads {
 		if h.dirty {
-			out = append(out, query.StatementHead{Address: k.Address, Contract: k.Contract, Block: h.block, Balance: h.balance.String()})
+			out = append(out, query.StatementHead{Address: k.Address, Contract: k.Contract, Block: h.block, Balance: h.balance})
 			h.dirty = false
 		}
 	}
@@ -362,9 +352,7 @@ func (f *follower) headsAt(ctx context.Context, balances []query.Balance, at que
 		if (f.heads[k] != nil && !restart) || b.Block != at.Number {
 			continue
 		}
-		if bal, ok := new(big.Int).SetString(b.Amount, 10); ok {
-			f.heads[k] = &running{block: at.Number, balance: bal, dirty: true}
-		}
+		f.heads[k] = &running{block: at.Number, balance: b.Amount, dirty: true}
 	}
 	return nil
 }

@@ -34,7 +34,7 @@ func TestAccountReads(t *testing.T) {
 		}
 		covered(t, db, addrA, addrB, addrC)
 		txs := []query.Transaction{tx(1, 0, addrA, addrB), tx(2, 0, addrB, addrA), tx(3, 1, addrA, addrB)}
-		bals := []query.Balance{{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: "5", Block: 3, Updated: clk.Now()}}
+		bals := []query.Balance{{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: query.AmountOf(5), Block: 3, Updated: clk.Now()}}
 		if err := db.StoreBlock(ctx, "ETH", block(3), txs, bals); err != nil {
 			t.Fatal(err)
 		}

@@ -14,16 +14,16 @@ import (
 type balanceRow struct {
 	bun.BaseModel `bun:"table:balances,alias:balances"`
 
-	Chain    string    `bun:"chain"`
-	Address  string    `bun:"address"`
-	Contract string    `bun:"contract"`
-	Asset    string    `bun:"asset"`
-	Symbol   string    `bun:"symbol"`
-	Name     string    `bun:"name"`
-	Decimals int       `bun:"decimals"`
-	Amount   string    `bun:"amount"`
-	Block    uint64    `bun:"block_number"`
-	Updated  time.Time `bun:"updated"`
+	Chain    string       `bun:"chain"`
+	Address  string       `bun:"address"`
+	Contract string       `bun:"contract"`
+	Asset    string       `bun:"asset"`
+	Symbol   string       `bun:"symbol"`
+	Name     string       `bun:"name"`
+	Decimals int          `bun:"decimals"`
+	Amount   query.Amount `bun:"amount"`
+	Block    uint64       `bun:"block_number"`
+	Updated  time.Time    `bun:"updated"`
 }
 
 // Balances returns the stored balances of an address, native first, then
@@ -70,9 +70,10 @@ func (db *DB) SubscriptionBalances(ctx context.Context, account int64, chain, ad
 		sub   = query.Subscription{Chain: chain, Address: address}
 		state string
 		b     struct {
-			contract, asset, symbol, name, amount sql.NullString
-			decimals, block                       sql.NullInt64
-			updated                               sql.NullTime
+			contract, asset, symbol, name sql.NullString
+			amount                        sql.Null[query.Amount]
+			decimals, block               sql.NullInt64
+			updated                       sql.NullTime
 		}
 		out   = []query.Balance{}
 		found bool
@@ -91,7 +92,7 @@ func (db *DB) SubscriptionBalances(ctx context.Context, account int64, chain, ad
 			continue // no balances
 		}
 		out = append(out, query.Balance{Chain: chain, Address: address, Asset: b.asset.String, Contract: b.contract.String,
-			Symbol: b.symbol.String, Name: b.name.String, Decimals: int(b.decimals.Int64), Amount: b.amount.String, Block: uint64(b.block.Int64),
+			Symbol: b.symbol.String, Name: b.name.String, Decimals: int(b.decimals.Int64), Amount: b.amount.V, Block: uint64(b.block.Int64),
 			Updated: utc(b.updated.Time)})
 	}
 	if err := rows.Err(); err != nil {

@@ -84,9 +84,6 @@ func (db *DB) StoreBlocks(ctx context.Context, chain string, blocks []query.Bloc
 	if err := validate(txs, balances); err != nil {
 		return wrap("store blocks", err)
 	}
-	if err := validateChanges(changes, heads); err != nil {
-		return wrap("store blocks", err)
-	}
 	heads = lastHeads(heads)
 	return wrap("store blocks", db.eventTx(ctx, func(tx bun.Tx) error {
 		if err := putBlocks(ctx, tx, chain, blocks); err != nil {

@@ -18,7 +18,7 @@ func TestStoreBlocks(t *testing.T) {
 				Txs: []query.Transaction{tx(n, 0, addrA, addrB), tx(n, 3, addrB, addrA)}})
 		}
 		batch[3].Balances = []query.Balance{{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH",
-			Decimals: 18, Amount: "5", Block: 4, Updated: clk.Now()}}
+			Decimals: 18, Amount: query.AmountOf(5), Block: 4, Updated: clk.Now()}}
 		for range 2 { // storing a batch twice duplicates nothing
 			if err := db.StoreBlocks(ctx, "ETH", batch); err != nil {
 				t.Fatal(err)
@@ -34,7 +34,7 @@ func TestStoreBlocks(t *testing.T) {
 		if err != nil || len(page) != 8 {
 			t.Fatalf("Transactions = %d, %v; want 8", len(page), err)
 		}
-		if bals, err := db.Balances(ctx, "ETH", addrA); err != nil || len(bals) != 1 || bals[0].Amount != "5" {
+		if bals, err := db.Balances(ctx, "ETH", addrA); err != nil || len(bals) != 1 || bals[0].Amount != query.AmountOf(5) {
 			t.Fatalf("Balances = %+v, %v", bals, err)
 		}
 
@@ -42,7 +42,7 @@ func TestStoreBlocks(t *testing.T) {
 		// stays where it was.
 		bad := []query.BlockData{{Block: block(5), Txs: []query.Transaction{tx(5, 0, addrA, addrB)}},
 			{Block: block(6), Txs: []query.Transaction{tx(6, 0, addrA, addrB)}}}
-		bad[1].Txs[0].Value = "-1"
+		bad[1].Txs[0].Value = query.AmountOf(-1)
 		if err := db.StoreBlocks(ctx, "ETH", bad); err == nil {
 			t.Fatal("StoreBlocks with a negative value succeeded")
 		}

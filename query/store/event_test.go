@@ -131,10 +131,10 @@ func TestEventFeedGenerated(t *testing.T) {
 					if rng.IntN(2) == 0 {
 						continue
 					}
-					c := query.BalanceChange{Chain: "ETH", Address: a, Block: head, Time: block(head).Time, Amount: "5",
-						BalanceAfter: "5", Causes: []query.Cause{{Kind: "transaction", TxHash: "0x01", Amount: "5"}}}
+					c := query.BalanceChange{Chain: "ETH", Address: a, Block: head, Time: block(head).Time, Amount: query.AmountOf(5),
+						BalanceAfter: query.AmountOf(5), Causes: []query.Cause{{Kind: "transaction", TxHash: "0x01", Amount: query.AmountOf(5)}}}
 					if rng.IntN(4) == 0 {
-						c.Checked, c.Difference = true, "1"
+						c.Checked, c.Difference = true, query.AmountOf(1)
 					}
 					changes = append(changes, c)
 					log = append(log, seen{query.EventBalanceChange, a, head})
@@ -195,8 +195,8 @@ func TestEventData(t *testing.T) {
 		if err := db.MarkSynced(ctx, "ETH", []string{addrA}, 1, 2); err != nil {
 			t.Fatal(err)
 		}
-		c := query.BalanceChange{Chain: "ETH", Address: addrA, Block: 2, Time: block(2).Time, Amount: "-7", BalanceAfter: "3",
-			Causes: []query.Cause{{Kind: "fee", TxHash: "0xab", Amount: "-7"}}, Checked: true, Reconciled: true, Traced: true}
+		c := query.BalanceChange{Chain: "ETH", Address: addrA, Block: 2, Time: block(2).Time, Amount: query.AmountOf(-7), BalanceAfter: query.AmountOf(3),
+			Causes: []query.Cause{{Kind: "fee", TxHash: "0xab", Amount: query.AmountOf(-7)}}, Checked: true, Reconciled: true, Traced: true}
 		if err := db.StoreBlocks(ctx, "ETH", []query.BlockData{{Block: block(1)}, {Block: block(2), Changes: []query.BalanceChange{c}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +270,7 @@ func TestEventFeedConcurrentWriters(t *testing.T) {
 		for _, chain := range []string{"ETH", "POL", "BNB"} {
 			wg.Go(func() {
 				for n := uint64(1); n <= blocks; n++ {
-					c := query.BalanceChange{Chain: chain, Address: addrA, Block: n, Amount: "1", BalanceAfter: strconv.FormatUint(n, 10)}
+					c := query.BalanceChange{Chain: chain, Address: addrA, Block: n, Amount: query.AmountOf(1), BalanceAfter: query.AmountOf(int64(n))}
 					if err := db.StoreBlocks(ctx, chain, []query.BlockData{{Block: block(n), Changes: []query.BalanceChange{c}}}); err != nil {
 						errs <- err
 						return

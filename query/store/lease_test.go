@@ -26,9 +26,9 @@ func acquire(t *testing.T, db *store.DB, holder string) (query.Lease, bool) {
 }
 
 // putNative writes a balance of addrA as the holder of l would.
-func putNative(ctx context.Context, db *store.DB, amount string, block uint64) error {
+func putNative(ctx context.Context, db *store.DB, amount int64, block uint64) error {
 	return db.PutBalances(ctx, []query.Balance{{Chain: "ETH", Address: addrA, Asset: query.AssetNative,
-		Symbol: "ETH", Decimals: 18, Amount: amount, Block: block}})
+		Symbol: "ETH", Decimals: 18, Amount: query.AmountOf(amount), Block: block}})
 }
 
 func TestLease(t *testing.T) {
@@ -56,7 +56,7 @@ func TestLease(t *testing.T) {
 
 		// The holder writes and renews; the renewal records the node's head.
 		aCtx := query.WithLease(ctx, la)
-		if err := putNative(aCtx, a, "1", 1); err != nil {
+		if err := putNative(aCtx, a, 1, 1); err != nil {
 			t.Fatalf("a write under a held lease: %v", err)
 		}
 		if l, err := a.RenewLease(ctx, la, ttl, 42); err != nil || l.Head != 42 || l.Left <= ttl-10*time.Second {
@@ -70,7 +70,7 @@ func TestLease(t *testing.T) {
 		if err := a.ExpireLease(ctx, "ETH"); err != nil {
 			t.Fatal(err)
 		}
-		if err := putNative(aCtx, a, "2", 2); !errors.Is(err, query.ErrLeaseLost) {
+		if err := putNative(aCtx, a, 2, 2); !errors.Is(err, query.ErrLeaseLost) {
 			t.Fatalf("a write under an expired lease = %v, want ErrLeaseLost", err)
 		}
 		lb, held = acquire(t, b, "b:2")
@@ -78,7 +78,7 @@ func TestLease(t *testing.T) {
 			t.Fatalf("AcquireLease after the lapse = %+v, held %v", lb, held)
 		}
 		// a resumes: it can neither write nor renew (fencing).
-		if err := putNative(aCtx, a, "3", 3); !errors.Is(err, query.ErrLeaseLost) {
+		if err := putNative(aCtx, a, 3, 3); !errors.Is(err, query.ErrLeaseLost) {
 			t.Fatalf("the old holder's write = %v, want ErrLeaseLost", err)
 		}
 		if err := a.StoreBlock(aCtx, "ETH", block(3), nil, nil); !errors.Is(err, query.ErrLeaseLost) {
@@ -96,11 +96,11 @@ func TestLease(t *testing.T) {
 		if _, ok, _ := a.Checkpoint(ctx, "ETH"); ok {
 			t.Fatal("the old holder's StoreBlock moved the checkpoint")
 		}
-		if err := putNative(query.WithLease(ctx, lb), b, "4", 4); err != nil {
+		if err := putNative(query.WithLease(ctx, lb), b, 4, 4); err != nil {
 			t.Fatalf("the new holder's write: %v", err)
 		}
 		got, err := a.Balances(ctx, "ETH", addrA)
-		if err != nil || len(got) != 1 || got[0].Amount != "4" {
+		if err != nil || len(got) != 1 || got[0].Amount != query.AmountOf(4) {
 			t.Fatalf("balances %+v, %v; want the new holder's 4 only", got, err)
 		}
 

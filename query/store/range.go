@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -597,8 +596,9 @@ func (db *DB) SubscriptionBalancesAt(ctx context.Context, account int64, chain, 
 		k     sql.NullInt64
 		kt    sql.NullTime
 		b     struct {
-			contract, asset, symbol, name, amount, below, above sql.NullString
-			decimals                                            sql.NullInt64
+			contract, asset, symbol, name, below, above sql.NullString
+			amount                                      sql.Null[query.Amount]
+			decimals                                    sql.NullInt64
 		}
 	)
 	for rows.Next() {
@@ -618,7 +618,7 @@ func (db *DB) SubscriptionBalancesAt(ctx context.Context, account int64, chain, 
 			continue // no balances
 		}
 		a := query.AsOf{Contract: b.contract.String, Label: query.Label{Asset: b.asset.String, Symbol: b.symbol.String,
-			Name: b.name.String, Decimals: int(b.decimals.Int64)}, Block: uint64(n.Int64), Amount: b.amount.String}
+			Name: b.name.String, Decimals: int(b.decimals.Int64)}, Block: uint64(n.Int64), Amount: b.amount.V}
 		switch {
 		case b.below.Valid:
 			c, err := parseChangeDoc(chain, address, b.below.String)
@@ -631,12 +631,7 @@ func (db *DB) SubscriptionBalancesAt(ctx context.Context, account int64, chain, 
 			if err != nil {
 				return query.Subscription{}, nil, query.Block{}, wrap("balances at", err)
 			}
-			after, ok1 := new(big.Int).SetString(c.BalanceAfter, 10)
-			amount, ok2 := new(big.Int).SetString(c.Amount, 10)
-			if !ok1 || !ok2 {
-				return query.Subscription{}, nil, query.Block{}, wrap("balances at", fmt.Errorf("statement row of %s at %d: amounts %q, %q", address, c.Block, c.BalanceAfter, c.Amount))
-			}
-			a.Amount = after.Sub(after, amount).String()
+			a.Amount = c.BalanceAfter.Sub(c.Amount)
 		}
 		out = append(out, a)
 	}

@@ -46,7 +46,7 @@ func genBooks(rng *rand.Rand) booksData {
 		}
 		party := d.parties[rng.IntN(len(d.parties))]
 		t := query.Transaction{Chain: "ETH", Hash: fmt.Sprintf("0x%064x", 0x1000+b), BlockNumber: b, BlockHash: fmt.Sprintf("0xb%d", b),
-			BlockTime: blockTime(b), Status: query.StatusSuccess, From: d.addr, To: party, Value: "0", Fee: "0", EffectiveGasPrice: "0"}
+			BlockTime: blockTime(b), Status: query.StatusSuccess, From: d.addr, To: party, Value: query.AmountOf(0), Fee: query.AmountOf(0), EffectiveGasPrice: query.AmountOf(0)}
 		if rng.IntN(2) == 0 {
 			t.From, t.To = party, d.addr
 		}
@@ -60,7 +60,7 @@ func genBooks(rng *rand.Rand) booksData {
 			for range 1 + rng.IntN(2) {
 				kind := allKinds[rng.IntN(len(allKinds))]
 				amount := big.NewInt(int64(rng.IntN(2000) - 1000))
-				cs := query.Cause{Kind: kind, Amount: amount.String()}
+				cs := query.Cause{Kind: kind, Amount: query.AmountFromBig(amount)}
 				if kind != query.KindWithdrawal && kind != query.KindFeeIncome && rng.IntN(4) != 0 {
 					cs.TxHash = t.Hash
 					asset, kindT := query.AssetNative, kind
@@ -68,21 +68,21 @@ func genBooks(rng *rand.Rand) booksData {
 						asset = query.AssetERC20
 					}
 					t.Transfers = append(t.Transfers, query.Transfer{LogIndex: len(t.Transfers), Kind: kindT, Asset: asset,
-						Contract: contract, From: t.From, To: t.To, Amount: "1"})
+						Contract: contract, From: t.From, To: t.To, Amount: query.AmountOf(1)})
 				}
 				sum.Add(sum, amount)
 				c.Causes = append(c.Causes, cs)
 			}
 			running[contract].Add(running[contract], sum)
-			c.Amount, c.BalanceAfter = sum.String(), running[contract].String()
+			c.Amount, c.BalanceAfter = query.AmountFromBig(sum), query.AmountFromBig(running[contract])
 			d.changes = append(d.changes, c)
 		}
 		d.txs = append(d.txs, t)
 	}
 	d.balances = []query.Balance{
-		{Chain: "ETH", Address: d.addr, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: running[""].String(), Block: 200},
-		{Chain: "ETH", Address: d.addr, Asset: query.AssetERC20, Contract: d.tokens[0], Symbol: "ONE", Decimals: 6, Amount: running[d.tokens[0]].String(), Block: 200},
-		{Chain: "ETH", Address: d.addr, Asset: query.AssetERC20, Contract: d.tokens[1], Symbol: "TWO words", Decimals: 0, Amount: running[d.tokens[1]].String(), Block: 200},
+		{Chain: "ETH", Address: d.addr, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: query.AmountFromBig(running[""]), Block: 200},
+		{Chain: "ETH", Address: d.addr, Asset: query.AssetERC20, Contract: d.tokens[0], Symbol: "ONE", Decimals: 6, Amount: query.AmountFromBig(running[d.tokens[0]]), Block: 200},
+		{Chain: "ETH", Address: d.addr, Asset: query.AssetERC20, Contract: d.tokens[1], Symbol: "TWO words", Decimals: 0, Amount: query.AmountFromBig(running[d.tokens[1]]), Block: 200},
 	}
 	return d
 }
@@ -335,9 +335,7 @@ func checkAsOf(t *testing.T, d booksData, n uint64, got []query.AsOf) {
 			}
 		}
 		if first != nil && (want == b.Amount && !hasRowAtOrBefore(d, b.Contract, n)) {
-			after, _ := new(big.Int).SetString(first.BalanceAfter, 10)
-			amount, _ := new(big.Int).SetString(first.Amount, 10)
-			want = after.Sub(after, amount).String()
+			want = first.BalanceAfter.Sub(first.Amount)
 		}
 		if g := got[i]; g.Contract != b.Contract || g.Amount != want || g.Block != n || g.Symbol != b.Symbol || g.Decimals != b.Decimals {
 			t.Fatalf("as of %d, %q: %+v, want amount %s", n, b.Contract, g, want)

@@ -3,10 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
-	"math/big"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -35,12 +33,12 @@ func appendChangeDoc(b []byte, c query.BalanceChange) []byte {
 	if !c.Time.IsZero() {
 		t = strconv.FormatInt(c.Time.Unix(), 10)
 	}
-	for _, s := range []string{changeDocVersion, strconv.FormatUint(c.Block, 10), t, c.Contract, c.Amount, c.BalanceAfter,
-		checkFlag(c), c.Difference, flag(c.Traced)} {
+	for _, s := range []string{changeDocVersion, strconv.FormatUint(c.Block, 10), t, c.Contract, c.Amount.String(), c.BalanceAfter.String(),
+		checkFlag(c), c.Difference.String(), flag(c.Traced)} {
 		b = appendField(b, s)
 	}
 	for _, cs := range c.Causes {
-		b = appendField(appendField(appendField(b, cs.Kind), cs.TxHash), cs.Amount)
+		b = appendField(appendField(appendField(b, cs.Kind), cs.TxHash), cs.Amount.String())
 		if w := cs.Withdrawal; w != nil {
 			b = appendField(appendField(b, strconv.FormatUint(w.Index, 10)), strconv.FormatUint(w.Validator, 10))
 		} else {
@@ -90,12 +88,12 @@ func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc strin
 		}
 		c.Time = time.Unix(sec, 0).UTC()
 	}
-	c.Contract, c.Amount, c.BalanceAfter = r.string(), r.string(), r.string()
+	c.Contract, c.Amount, c.BalanceAfter = r.string(), r.amount(), r.amount()
 	rec := r.string()
 	c.Checked, c.Reconciled = rec != "-", rec == "1"
-	c.Difference, c.Traced = r.string(), r.string() == "1"
+	c.Difference, c.Traced = r.amountOr(true), r.string() == "1"
 	for r.err == nil && r.s != "" {
-		cs := query.Cause{Kind: r.string(), TxHash: r.string(), Amount: r.string()}
+		cs := query.Cause{Kind: r.string(), TxHash: r.string(), Amount: r.amount()}
 		if v != "1" {
 			if index := r.string(); index != "" {
 				cs.Withdrawal = &query.WithdrawalRef{Validator: r.uint()}
@@ -118,11 +116,11 @@ func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc strin
 type headRow struct {
 	bun.BaseModel `bun:"table:statement_heads"`
 
-	Chain    string `bun:"chain"`
-	Address  string `bun:"address"`
-	Contract string `bun:"contract"`
-	Block    uint64 `bun:"block_number"`
-	Balance  string `bun:"balance"`
+	Chain    string       `bun:"chain"`
+	Address  string       `bun:"address"`
+	Contract string       `bun:"contract"`
+	Block    uint64       `bun:"block_number"`
+	Balance  query.Amount `bun:"balance"`
 }
 
 // The statement page: like the transactions page (txpage.go), a row of
@@ -243,18 +241,17 @@ func (db *DB) StatementBounds(ctx context.Context, chain string, holdings []quer
 			return nil, wrap("statement bounds", err)
 		}
 		if above != nil {
-			after, _ := new(big.Int).SetString(above.BalanceAfter, 10)
-			amount, _ := new(big.Int).SetString(above.Amount, 10)
-			b.Above = after.Sub(after, amount).String()
+			opening := above.BalanceAfter.Sub(above.Amount)
+			b.Above = &opening
 		} else {
 			var (
 				block   uint64
-				balance string
+				balance query.Amount
 			)
 			err := db.w.QueryRowContext(ctx, boundHead, chain, h.Address, h.Contract).Scan(&block, &balance)
 			switch {
 			case err == nil && block >= hi:
-				b.Above = balance
+				b.Above = &balance
 			case err != nil && !isNoRows(err):
 				return nil, wrap("statement bounds", err)
 			}
@@ -265,7 +262,7 @@ func (db *DB) StatementBounds(ctx context.Context, chain string, holdings []quer
 				return nil, wrap("statement bounds", err)
 			}
 			if below != nil {
-				b.Below = below.BalanceAfter
+				b.Below = &below.BalanceAfter
 			}
 		}
 		out[i] = b
@@ -293,9 +290,6 @@ func (db *DB) boundRow(ctx context.Context, q, chain string, h query.Holding, bl
 
 // PutStatement stores statement rows, heads and balances in one transaction.
 func (db *DB) PutStatement(ctx context.Context, chain string, changes []query.BalanceChange, heads []query.StatementHead, balances []query.Balance) error {
-	if err := validateChanges(changes, heads); err != nil {
-		return wrap("put statement", err)
-	}
 	if err := validate(nil, balances); err != nil {
 		return wrap("put statement", err)
 	}
@@ -325,31 +319,6 @@ func (db *DB) putStatement(ctx context.Context, tx bun.IDB, chain string, change
 			Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("statement_heads: %w", err)
-		}
-	}
-	return nil
-}
-
-// validateChanges refuses amounts that are not (signed) decimal integers.
-func validateChanges(changes []query.BalanceChange, heads []query.StatementHead) error {
-	signed := func(s string) bool {
-		_, ok := new(big.Int).SetString(s, 10)
-		return ok && !strings.HasPrefix(s, "+")
-	}
-	for _, c := range changes {
-		if !signed(c.Amount) || !signed(c.BalanceAfter) || (c.Difference != "" && !signed(c.Difference)) {
-			return fmt.Errorf("balance change of %s at %d: amount %q, balance %q or difference %q is not a decimal integer",
-				c.Address, c.Block, c.Amount, c.BalanceAfter, c.Difference)
-		}
-		for _, cs := range c.Causes {
-			if !signed(cs.Amount) {
-				return fmt.Errorf("balance change of %s at %d: cause amount %q is not a decimal integer", c.Address, c.Block, cs.Amount)
-			}
-		}
-	}
-	for _, h := range heads {
-		if !signed(h.Balance) {
-			return fmt.Errorf("statement head of %s: balance %q is not a decimal integer", h.Address, h.Balance)
 		}
 	}
 	return nil

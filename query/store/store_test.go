@@ -287,11 +287,11 @@ func tx(n uint64, i uint, from, to string) query.Transaction {
 	return query.Transaction{
 		Chain: "ETH", Hash: fmt.Sprintf("0x%062x%02x", n, i), BlockNumber: n, BlockHash: fmt.Sprintf("0xb%d", n),
 		BlockTime: time.Unix(int64(1_700_000_000+n*12), 0).UTC(), Index: i, Status: query.StatusSuccess,
-		From: from, To: to, Value: "1000000000000000000", Fee: "21000000000000", Nonce: n,
+		From: from, To: to, Value: query.MustParseAmount("1000000000000000000"), Fee: query.AmountOf(21000000000000), Nonce: n,
 		Transfers: []query.Transfer{
-			{LogIndex: -1, Asset: query.AssetNative, From: from, To: to, Amount: "1000000000000000000"},
+			{LogIndex: -1, Asset: query.AssetNative, From: from, To: to, Amount: query.MustParseAmount("1000000000000000000")},
 			{LogIndex: int(i), Asset: query.AssetERC20, Contract: addrC, From: to, To: from,
-				Amount: "115792089237316195423570985008687907853269984665640564039457584007913129639935"},
+				Amount: query.MustParseAmount("115792089237316195423570985008687907853269984665640564039457584007913129639935")},
 		},
 	}
 }
@@ -386,9 +386,9 @@ func TestStoreBlock(t *testing.T) {
 			t.Fatalf("Checkpoint after PutTransactions = %d", cp.Number)
 		}
 		bad := tx(7, 0, addrA, addrB)
-		bad.Value = "1.5"
+		bad.Value = query.AmountOf(-15)
 		if err := db.PutTransactions(ctx, "ETH", []query.Transaction{bad}); err == nil {
-			t.Fatal("PutTransactions stored a fractional value")
+			t.Fatal("PutTransactions stored a negative value")
 		}
 	})
 }
@@ -402,21 +402,21 @@ func equalTx(a, b query.Transaction) bool {
 func TestBalances(t *testing.T) {
 	each(t, func(t *testing.T, db *store.DB, clk *testenv.Clock) {
 		ctx := context.Background()
-		max256 := "115792089237316195423570985008687907853269984665640564039457584007913129639935"
+		max256 := query.MustParseAmount("115792089237316195423570985008687907853269984665640564039457584007913129639935")
 		put := []query.Balance{
 			{Chain: "ETH", Address: addrA, Asset: query.AssetERC20, Contract: addrC, Symbol: "TKN", Decimals: 18, Amount: max256, Block: 10, Updated: clk.Now()},
-			{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: "5", Block: 10, Updated: clk.Now()},
-			{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: "7", Block: 12, Updated: clk.Now()},
-			{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: "6", Block: 11, Updated: clk.Now()},
+			{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: query.AmountOf(5), Block: 10, Updated: clk.Now()},
+			{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: query.AmountOf(7), Block: 12, Updated: clk.Now()},
+			{Chain: "ETH", Address: addrA, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: query.AmountOf(6), Block: 11, Updated: clk.Now()},
 		}
 		if err := db.PutBalances(ctx, put); err != nil {
 			t.Fatal(err)
 		}
 		// An older read is ignored; a newer one wins.
 		old := put[1]
-		old.Amount, old.Block = "1", 9
+		old.Amount, old.Block = query.AmountOf(1), 9
 		newer := put[0]
-		newer.Amount, newer.Block = "0", 13
+		newer.Amount, newer.Block = query.AmountOf(0), 13
 		if err := db.StoreBlock(ctx, "ETH", block(13), nil, []query.Balance{old, newer}); err != nil {
 			t.Fatal(err)
 		}
@@ -424,10 +424,10 @@ func TestBalances(t *testing.T) {
 		if err != nil || len(got) != 2 {
 			t.Fatalf("Balances = %v, %v", got, err)
 		}
-		if got[0].Asset != query.AssetNative || got[0].Amount != "7" || got[0].Block != 12 || !got[0].Updated.Equal(clk.Now()) {
+		if got[0].Asset != query.AssetNative || got[0].Amount != query.AmountOf(7) || got[0].Block != 12 || !got[0].Updated.Equal(clk.Now()) {
 			t.Errorf("native = %+v", got[0])
 		}
-		if got[1].Contract != addrC || got[1].Amount != "0" || got[1].Block != 13 || got[1].Decimals != 18 || got[1].Symbol != "TKN" {
+		if got[1].Contract != addrC || got[1].Amount != query.AmountOf(0) || got[1].Block != 13 || got[1].Decimals != 18 || got[1].Symbol != "TKN" {
 			t.Errorf("token = %+v", got[1])
 		}
 		if err := db.PutBalances(ctx, []query.Balance{{Chain: "ETH", Address: addrB, Asset: query.AssetNative, Contract: "", Amount: max256, Block: 1}}); err != nil {
@@ -439,7 +439,7 @@ func TestBalances(t *testing.T) {
 		if got, err := db.Balances(ctx, "ETH", addrC); err != nil || len(got) != 0 {
 			t.Errorf("no balances = %v, %v", got, err)
 		}
-		if err := db.PutBalances(ctx, []query.Balance{{Chain: "ETH", Address: addrB, Amount: "-1"}}); err == nil {
+		if err := db.PutBalances(ctx, []query.Balance{{Chain: "ETH", Address: addrB, Amount: query.AmountOf(-1)}}); err == nil {
 			t.Error("PutBalances stored a negative amount")
 		}
 	})

@@ -91,7 +91,7 @@ func TestSubscriptionReads(t *testing.T) {
 		for _, a := range addrs {
 			for k := range rng.IntN(4) {
 				b := query.Balance{Chain: "ETH", Address: a, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18,
-					Amount: strconv.Itoa(rng.IntN(1e9)), Block: uint64(rng.IntN(50)), Updated: time.Unix(1_700_000_000+int64(k), 0).UTC()}
+					Amount: query.AmountOf(int64(rng.IntN(1e9))), Block: uint64(rng.IntN(50)), Updated: time.Unix(1_700_000_000+int64(k), 0).UTC()}
 				if k > 0 {
 					b.Asset, b.Contract, b.Symbol, b.Decimals = query.AssetERC20, fmt.Sprintf("0x%040x", 0xc0+k), "T"+strconv.Itoa(k), 6
 				}
@@ -99,8 +99,8 @@ func TestSubscriptionReads(t *testing.T) {
 			}
 			for n := range rng.IntN(25) {
 				c := query.BalanceChange{Chain: "ETH", Address: a, Block: uint64(n), Time: time.Unix(1_700_000_000+int64(n)*12, 0).UTC(),
-					Amount: strconv.Itoa(rng.IntN(1000) - 500), BalanceAfter: strconv.Itoa(rng.IntN(1e6)), Checked: true, Reconciled: rng.IntN(2) == 0,
-					Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: fmt.Sprintf("0x%064x", n), Amount: "7"}}}
+					Amount: query.AmountOf(int64(rng.IntN(1000) - 500)), BalanceAfter: query.AmountOf(int64(rng.IntN(1e6))), Checked: true, Reconciled: rng.IntN(2) == 0,
+					Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: fmt.Sprintf("0x%064x", n), Amount: query.AmountOf(7)}}}
 				if rng.IntN(3) == 0 {
 					c.Contract = addrC
 				}

@@ -299,9 +299,6 @@ func (db *DB) StoreBackfill(ctx context.Context, chain string, job query.Backfil
 	if err := validate(txs, nil); err != nil {
 		return wrap("store backfill", err)
 	}
-	if err := validateChanges(changes, nil); err != nil {
-		return wrap("store backfill", err)
-	}
 	if next >= int64(job.Next) {
 		return wrap("store backfill", fmt.Errorf("next %d not below the job's %d", next, job.Next))
 	}

@@ -17,19 +17,19 @@ import (
 type transactionRow struct {
 	bun.BaseModel `bun:"table:transactions"`
 
-	Chain       string    `bun:"chain"`
-	Hash        string    `bun:"hash"`
-	BlockNumber uint64    `bun:"block_number"`
-	BlockHash   string    `bun:"block_hash"`
-	BlockTime   time.Time `bun:"block_time"`
-	Index       uint      `bun:"tx_index"`
-	Status      string    `bun:"status"`
-	From        string    `bun:"from_address"`
-	To          string    `bun:"to_address"`
-	Value       string    `bun:"value"`
-	Fee         string    `bun:"fee"`
-	Nonce       uint64    `bun:"nonce"`
-	Doc         *string   `bun:"doc"` // the transaction's document (txdoc.go), from migration 0003
+	Chain       string       `bun:"chain"`
+	Hash        string       `bun:"hash"`
+	BlockNumber uint64       `bun:"block_number"`
+	BlockHash   string       `bun:"block_hash"`
+	BlockTime   time.Time    `bun:"block_time"`
+	Index       uint         `bun:"tx_index"`
+	Status      string       `bun:"status"`
+	From        string       `bun:"from_address"`
+	To          string       `bun:"to_address"`
+	Value       query.Amount `bun:"value"`
+	Fee         query.Amount `bun:"fee"`
+	Nonce       uint64       `bun:"nonce"`
+	Doc         *string      `bun:"doc"` // the transaction's document (txdoc.go), from migration 0003
 }
 
 func (r transactionRow) transaction() query.Transaction {
@@ -41,14 +41,14 @@ func (r transactionRow) transaction() query.Transaction {
 type transferRow struct {
 	bun.BaseModel `bun:"table:transfers"`
 
-	Chain    string `bun:"chain"`
-	Hash     string `bun:"hash"`
-	LogIndex int    `bun:"log_index"`
-	Asset    string `bun:"asset"`
-	Contract string `bun:"contract"`
-	From     string `bun:"from_address"`
-	To       string `bun:"to_address"`
-	Amount   string `bun:"amount"`
+	Chain    string       `bun:"chain"`
+	Hash     string       `bun:"hash"`
+	LogIndex int          `bun:"log_index"`
+	Asset    string       `bun:"asset"`
+	Contract string       `bun:"contract"`
+	From     string       `bun:"from_address"`
+	To       string       `bun:"to_address"`
+	Amount   query.Amount `bun:"amount"`
 }
 
 type txAddressRow struct {
@@ -103,12 +103,12 @@ func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address strin
 	}
 	var rows []struct {
 		transactionRow
-		LogIndex *int    `bun:"f_log_index"`
-		Asset    *string `bun:"f_asset"`
-		Contract *string `bun:"f_contract"`
-		FFrom    *string `bun:"f_from"`
-		FTo      *string `bun:"f_to"`
-		Amount   *string `bun:"f_amount"`
+		LogIndex *int          `bun:"f_log_index"`
+		Asset    *string       `bun:"f_asset"`
+		Contract *string       `bun:"f_contract"`
+		FFrom    *string       `bun:"f_from"`
+		FTo      *string       `bun:"f_to"`
+		Amount   *query.Amount `bun:"f_amount"`
 	}
 	err := tx.NewSelect().ColumnExpr(txColumns).
 		ColumnExpr("f.log_index AS f_log_index, f.asset AS f_asset, f.contract AS f_contract").
@@ -129,10 +129,17 @@ func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address strin
 		if r.LogIndex != nil {
 			t := &txs[len(txs)-1]
 			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: *r.LogIndex, Asset: deref(r.Asset),
-				Contract: deref(r.Contract), From: deref(r.FFrom), To: deref(r.FTo), Amount: deref(r.Amount)})
+				Contract: deref(r.Contract), From: deref(r.FFrom), To: deref(r.FTo), Amount: derefAmount(r.Amount)})
 		}
 	}
 	return txs, nil
+}
+
+func derefAmount(a *query.Amount) query.Amount {
+	if a == nil {
+		return query.Amount{}
+	}
+	return *a
 }
 
 func deref(s *string) string {
@@ -262,36 +269,28 @@ func insertIgnore[T any](ctx context.Context, tx bun.IDB, rows []T) error {
 }
 
 // validate refuses what would store differently on the two dialects:
-// amounts that are not exact decimal integers.
+// amounts that are negative or too long for NUMERIC(78, 0).
 func validate(txs []query.Transaction, balances []query.Balance) error {
 	for _, t := range txs {
 		if !decimal(t.Value) || !decimal(t.Fee) {
-			return fmt.Errorf("transaction %s: value %q or fee %q is not a decimal integer", t.Hash, t.Value, t.Fee)
+			return fmt.Errorf("transaction %s: value %s or fee %s is negative or does not fit NUMERIC(78, 0)", t.Hash, t.Value, t.Fee)
 		}
 		for _, f := range t.Transfers {
 			if !decimal(f.Amount) {
-				return fmt.Errorf("transaction %s: transfer %d: amount %q is not a decimal integer", t.Hash, f.LogIndex, f.Amount)
+				return fmt.Errorf("transaction %s: transfer %d: amount %s is negative or does not fit NUMERIC(78, 0)", t.Hash, f.LogIndex, f.Amount)
 			}
 		}
 	}
 	for _, b := range balances {
 		if !decimal(b.Amount) {
-			return fmt.Errorf("balance of %s: amount %q is not a decimal integer", b.Address, b.Amount)
+			return fmt.Errorf("balance of %s: amount %s is negative or does not fit NUMERIC(78, 0)", b.Address, b.Amount)
 		}
 	}
 	return nil
 }
 
-// decimal reports whether s is a non-negative decimal integer that fits
-// NUMERIC(78, 0) (any uint256 does).
-func decimal(s string) bool {
-	if s == "" || len(s) > 78 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+// decimal reports whether a is not negative and fits NUMERIC(78, 0) (any
+// uint256 does).
+func decimal(a query.Amount) bool {
+	return a.Sign() >= 0 && len(a.String()) <= 78
 }

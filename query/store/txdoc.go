@@ -44,13 +44,13 @@ func appendTxDoc(b []byte, t query.Transaction, postgres bool) []byte {
 		bt = strconv.FormatInt(tm.UnixNano(), 10)
 	}
 	for _, s := range []string{txDocVersion, t.Hash, strconv.FormatUint(t.BlockNumber, 10), t.BlockHash, bt,
-		strconv.FormatUint(uint64(t.Index), 10), t.Status, t.From, t.To, t.Value, t.Fee, strconv.FormatUint(t.Nonce, 10),
+		strconv.FormatUint(uint64(t.Index), 10), t.Status, t.From, t.To, t.Value.String(), t.Fee.String(), strconv.FormatUint(t.Nonce, 10),
 		strconv.FormatUint(uint64(t.Type), 10), strconv.FormatUint(t.GasLimit, 10), strconv.FormatUint(t.GasUsed, 10),
-		t.EffectiveGasPrice, t.Method, t.Created, t.Input, strconv.FormatUint(t.CumulativeGasUsed, 10), t.RevertReason} {
+		t.EffectiveGasPrice.String(), t.Method, t.Created, t.Input, strconv.FormatUint(t.CumulativeGasUsed, 10), t.RevertReason} {
 		b = appendField(b, s)
 	}
 	for _, f := range t.Transfers {
-		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount, f.Kind, f.Symbol, strconv.Itoa(f.Decimals),
+		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount.String(), f.Kind, f.Symbol, strconv.Itoa(f.Decimals),
 			f.Name, f.TokenID, f.CallType, f.CallPath, f.Error} {
 			b = appendField(b, s)
 		}
@@ -98,6 +98,22 @@ func (r *txDocReader) string() string {
 	}
 	r.err = errTxDoc
 	return ""
+}
+
+// amount reads a field that is an amount (query.ParseAmount); with
+// orZero, an empty field is zero.
+func (r *txDocReader) amount() query.Amount { return r.amountOr(false) }
+
+func (r *txDocReader) amountOr(orZero bool) query.Amount {
+	f := r.string()
+	if r.err != nil || (orZero && f == "") {
+		return query.Amount{}
+	}
+	a, err := query.ParseAmount(f)
+	if err != nil {
+		r.err = fmt.Errorf("%w: %w", errTxDoc, err)
+	}
+	return a
 }
 
 func (r *txDocReader) int() int64 {
@@ -152,18 +168,18 @@ func parseTxDocInto(t *query.Transaction, chain string, doc string) error {
 		t.BlockTime = time.Unix(0, ns).UTC()
 	}
 	t.Index = uint(r.uint())
-	t.Status, t.From, t.To, t.Value, t.Fee = r.string(), r.string(), r.string(), r.string(), r.string()
+	t.Status, t.From, t.To, t.Value, t.Fee = r.string(), r.string(), r.string(), r.amount(), r.amount()
 	t.Nonce = r.uint()
 	if v != "1" {
 		t.Type, t.GasLimit, t.GasUsed = uint8(r.uint()), r.uint(), r.uint()
-		t.EffectiveGasPrice, t.Method, t.Created = r.string(), r.string(), r.string()
+		t.EffectiveGasPrice, t.Method, t.Created = r.amount(), r.string(), r.string()
 	}
 	if v == txDocVersion {
 		t.Input, t.CumulativeGasUsed, t.RevertReason = r.string(), r.uint(), r.string()
 	}
 	for r.err == nil && r.s != "" {
 		f := query.Transfer{LogIndex: int(r.int())}
-		f.Asset, f.Contract, f.From, f.To, f.Amount = r.string(), r.string(), r.string(), r.string(), r.string()
+		f.Asset, f.Contract, f.From, f.To, f.Amount = r.string(), r.string(), r.string(), r.string(), r.amount()
 		if v != "1" {
 			f.Kind, f.Symbol, f.Decimals = r.string(), r.string(), int(r.int())
 		}

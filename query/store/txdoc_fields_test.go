@@ -16,15 +16,15 @@ import (
 func TestDocFields(t *testing.T) {
 	tx := query.Transaction{Chain: "ETH", Hash: "0xabc", BlockNumber: 7, BlockHash: "0xb7",
 		BlockTime: time.Unix(1_700_000_000, 0).UTC(), Index: 3, Status: query.StatusFailed,
-		From: "0x01", To: "0x02", Value: "10", Fee: "21000", Nonce: 9, Type: 2, GasLimit: 90000, GasUsed: 50000,
-		EffectiveGasPrice: "7", Method: "0xa9059cbb", Input: "0xa9059cbb0001", CumulativeGasUsed: 1 << 40,
+		From: "0x01", To: "0x02", Value: query.AmountOf(10), Fee: query.AmountOf(21000), Nonce: 9, Type: 2, GasLimit: 90000, GasUsed: 50000,
+		EffectiveGasPrice: query.AmountOf(7), Method: "0xa9059cbb", Input: "0xa9059cbb0001", CumulativeGasUsed: 1 << 40,
 		RevertReason: "transfer: 5:4 \"over\"",
 		Transfers: []query.Transfer{
-			{LogIndex: -2, Asset: query.AssetNative, From: "0x02", To: "0x03", Amount: "1", Kind: query.KindInternal,
+			{LogIndex: -2, Asset: query.AssetNative, From: "0x02", To: "0x03", Amount: query.AmountOf(1), Kind: query.KindInternal,
 				Symbol: "ETH", Decimals: 18, CallType: "CALL", CallPath: "0.2.1", Error: "execution reverted"},
-			{LogIndex: 4, Asset: query.AssetERC1155, Contract: "0x0c", From: "0x02", To: "0x01", Amount: "3", Kind: query.KindToken,
+			{LogIndex: 4, Asset: query.AssetERC1155, Contract: "0x0c", From: "0x02", To: "0x01", Amount: query.AmountOf(3), Kind: query.KindToken,
 				Symbol: "ITM", Name: "Items", TokenID: "115792089237316195423570985008687907853269984665640564039457584007913129639935"},
-			{LogIndex: 5, Asset: query.AssetERC721, Contract: "0x0d", From: "0x02", To: "0x01", Amount: "1", Kind: query.KindToken, TokenID: "0"},
+			{LogIndex: 5, Asset: query.AssetERC721, Contract: "0x0d", From: "0x02", To: "0x01", Amount: query.AmountOf(1), Kind: query.KindToken, TokenID: "0"},
 		}}
 	got, err := parseTxDoc("ETH", string(appendTxDoc(nil, tx, false)))
 	if err != nil || !reflect.DeepEqual(got, tx) {
@@ -42,10 +42,10 @@ func TestDocFields(t *testing.T) {
 	}
 
 	row := query.BalanceChange{Chain: "ETH", Address: "0x01", Contract: query.HoldingKey(query.AssetERC1155, "0x0c", "5"), Block: 9,
-		Time: time.Unix(1_700_000_000, 0).UTC(), Amount: "3", BalanceAfter: "3", Checked: true, Reconciled: true, Traced: true,
+		Time: time.Unix(1_700_000_000, 0).UTC(), Amount: query.AmountOf(3), BalanceAfter: query.AmountOf(3), Checked: true, Reconciled: true, Traced: true,
 		Causes: []query.Cause{
-			{Kind: query.KindToken, TxHash: "0xabc", Amount: "3"},
-			{Kind: query.KindWithdrawal, Amount: "0", Withdrawal: &query.WithdrawalRef{Index: 1 << 50, Validator: 0}},
+			{Kind: query.KindToken, TxHash: "0xabc", Amount: query.AmountOf(3)},
+			{Kind: query.KindWithdrawal, Amount: query.AmountOf(0), Withdrawal: &query.WithdrawalRef{Index: 1 << 50, Validator: 0}},
 		}}
 	gotRow, err := parseChangeDoc("ETH", "0x01", string(appendChangeDoc(nil, row)))
 	if err != nil || !reflect.DeepEqual(gotRow, row) {
@@ -53,7 +53,7 @@ func TestDocFields(t *testing.T) {
 	}
 	v1 := "1:11:910:17000000000:1:31:31:11:01:1" + "5:token5:0xabc1:3"
 	oldRow, err := parseChangeDoc("ETH", "0x01", v1)
-	if err != nil || len(oldRow.Causes) != 1 || oldRow.Causes[0].Withdrawal != nil || oldRow.Causes[0].Amount != "3" {
+	if err != nil || len(oldRow.Causes) != 1 || oldRow.Causes[0].Withdrawal != nil || oldRow.Causes[0].Amount != query.AmountOf(3) {
 		t.Fatalf("version 1 row read as %+v, %v", oldRow, err)
 	}
 }

@@ -13,10 +13,10 @@ import (
 func FuzzParseTxDoc(f *testing.F) {
 	t := query.Transaction{Chain: "ETH", Hash: "0xabc", BlockNumber: 7, BlockHash: "0xb7",
 		BlockTime: time.Unix(1_700_000_000, 5000).UTC(), Index: 3, Status: query.StatusSuccess,
-		From: "0x01", To: "0x02", Value: "10", Fee: "21000", Nonce: 9,
+		From: "0x01", To: "0x02", Value: query.AmountOf(10), Fee: query.AmountOf(21000), Nonce: 9,
 		Transfers: []query.Transfer{
-			{LogIndex: -1, Asset: query.AssetNative, From: "0x01", To: "0x02", Amount: "10"},
-			{LogIndex: 4, Asset: query.AssetERC20, Contract: "0x0c", From: "0x02", To: "0x01", Amount: "1:2"},
+			{LogIndex: -1, Asset: query.AssetNative, From: "0x01", To: "0x02", Amount: query.AmountOf(10)},
+			{LogIndex: 4, Asset: query.AssetERC20, Contract: "0x0c", From: "0x02", To: "0x01", Amount: query.MustParseAmount("115792089237316195423570985008687907853269984665640564039457584007913129639935")},
 		}}
 	f.Add(appendTxDoc(nil, t, false))
 	f.Add(appendTxDoc(nil, query.Transaction{Hash: "0x1"}, true))

@@ -68,10 +68,10 @@ func TestTransactionsDocuments(t *testing.T) {
 // seededV2 checks the fields of t's document (version 2) that the
 // columns do not hold against what benchdata seeds, and clears them.
 func seededV2(t *query.Transaction) error {
-	if t.Type != 2 || t.GasLimit != 21000 || t.GasUsed != 21000 || t.EffectiveGasPrice != "1000000000" || t.Method != "" || t.Created != "" {
+	if t.Type != 2 || t.GasLimit != 21000 || t.GasUsed != 21000 || t.EffectiveGasPrice != query.AmountOf(1000000000) || t.Method != "" || t.Created != "" {
 		return fmt.Errorf("document fields %+v, not as seeded", *t)
 	}
-	t.Type, t.GasLimit, t.GasUsed, t.EffectiveGasPrice = 0, 0, 0, ""
+	t.Type, t.GasLimit, t.GasUsed, t.EffectiveGasPrice = 0, 0, 0, query.Amount{}
 	for i := range t.Transfers {
 		f := &t.Transfers[i]
 		if f.Kind != query.KindTransaction || f.Symbol != "ETH" || f.Decimals != 18 {

@@ -176,7 +176,7 @@ func (r *rig) store(n int) []string {
 	var ids []string
 	for range n {
 		r.block++
-		c := query.BalanceChange{Chain: "ETH", Address: addr, Block: r.block, Amount: "1", BalanceAfter: fmt.Sprint(r.block)}
+		c := query.BalanceChange{Chain: "ETH", Address: addr, Block: r.block, Amount: query.AmountOf(1), BalanceAfter: query.AmountOf(int64(r.block))}
 		b := query.Block{Number: r.block, Hash: fmt.Sprintf("0x%d", r.block), ParentHash: fmt.Sprintf("0x%d", r.block-1)}
 		if err := r.db.StoreBlocks(context.Background(), "ETH", []query.BlockData{{Block: b, Changes: []query.BalanceChange{c}}}); err != nil {
 			r.t.Fatal(err)
