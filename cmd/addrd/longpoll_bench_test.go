@@ -84,7 +84,7 @@ func BenchmarkLongPoll(b *testing.B) {
 			time.Sleep(100 * time.Millisecond)
 			peak = max(peak, rssMiB(b, p.cmd.Process.Pid))
 		}
-		c := query.BalanceChange{Chain: "ETH", Address: addr, Block: 1, Amount: "1", BalanceAfter: "1"}
+		c := query.BalanceChange{Chain: "ETH", Address: addr, Block: 1, Amount: query.AmountOf(1), BalanceAfter: query.AmountOf(1)}
 		if err := db.StoreBlocks(ctx, "ETH", []query.BlockData{{Block: query.Block{Number: 1, Hash: "0x1"}, Changes: []query.BalanceChange{c}}}); err != nil {
 			b.Fatal(err)
 		}

@@ -76,8 +76,8 @@ func (r *benchRig) write(n int) (time.Time, int64) {
 	r.block++
 	cs := make([]query.BalanceChange, n)
 	for i := range n {
-		cs[i] = query.BalanceChange{Chain: "ETH", Address: r.addrs[i], Block: r.block, Amount: "1", BalanceAfter: fmt.Sprint(r.block),
-			Causes: []query.Cause{{Kind: "transaction", TxHash: fmt.Sprintf("0x%064x", r.block), Amount: "1"}}}
+		cs[i] = query.BalanceChange{Chain: "ETH", Address: r.addrs[i], Block: r.block, Amount: query.AmountOf(1), BalanceAfter: query.AmountOf(int64(r.block)),
+			Causes: []query.Cause{{Kind: "transaction", TxHash: fmt.Sprintf("0x%064x", r.block), Amount: query.AmountOf(1)}}}
 	}
 	blk := query.Block{Number: r.block, Hash: fmt.Sprintf("0x%d", r.block), ParentHash: fmt.Sprintf("0x%d", r.block-1)}
 	if err := r.db.StoreBlocks(context.Background(), "ETH", []query.BlockData{{Block: blk, Changes: cs}}); err != nil {
@@ -127,8 +127,8 @@ func (r *benchRig) deliver(want int64) time.Duration {
 func bare(b *testing.B, urls []string, n, workers int) float64 {
 	client := webhook.Policy{AllowHTTP: true, AllowPrivate: true}.Client(10 * time.Second)
 	body := events.AppendJSON(nil, 1, query.Event{ID: 1, Kind: query.EventBalanceChange, Created: time.Now(),
-		Data: events.ChangeJSON(query.BalanceChange{Chain: "ETH", Address: fmt.Sprintf("0x%040x", 1), Block: 1, Amount: "1", BalanceAfter: "1",
-			Causes: []query.Cause{{Kind: "transaction", TxHash: fmt.Sprintf("0x%064x", 1), Amount: "1"}}})})
+		Data: events.ChangeJSON(query.BalanceChange{Chain: "ETH", Address: fmt.Sprintf("0x%040x", 1), Block: 1, Amount: query.AmountOf(1), BalanceAfter: query.AmountOf(1),
+			Causes: []query.Cause{{Kind: "transaction", TxHash: fmt.Sprintf("0x%064x", 1), Amount: query.AmountOf(1)}}})})
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
