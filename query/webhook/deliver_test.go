@@ -70,7 +70,7 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 		conn.Close()
 		return
 	case mode500:
-		http.Error(w, "receiver broken", 500)
+		http.Error(w, "receiver broken", http.StatusInternalServerError)
 		return
 	case mode429:
 		w.Header().Set("Retry-After", "7")
@@ -336,5 +336,33 @@ func TestDisableAfterRetryPeriod(t *testing.T) {
 	}
 	if h.Cursor != r.hook.Cursor {
 		t.Fatalf("cursor moved to %d past an event never delivered", h.Cursor)
+	}
+}
+
+// TestSlowEndpointDelaysNoOther: an endpoint that never answers (until
+// its attempts time out) holds one worker; another endpoint of the same
+// requester gets every event meanwhile.
+func TestSlowEndpointDelaysNoOther(t *testing.T) {
+	r := newRig(t, testenv.SQLite(t), webhook.Config{Timeout: 30 * time.Second})
+	stuck := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		select {
+		case <-stuck:
+		case <-req.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(stuck)
+	if _, err := r.db.CreateWebhook(context.Background(), query.Webhook{Account: r.account, URL: slow.URL, Secret: r.rc.secret}); err != nil {
+		t.Fatal(err)
+	}
+	want := r.store(20)
+	for start := time.Now(); len(r.rc.received()) < len(want); time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("the other endpoint got %d of %d events while one was stuck", len(r.rc.received()), len(want))
+		}
+	}
+	if got := r.rc.received(); !slices.Equal(got, want) {
+		t.Fatalf("received %v, want %v", got, want)
 	}
 }
