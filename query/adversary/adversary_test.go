@@ -432,6 +432,5 @@ func (r run) play(t *testing.T, totals *totals) {
 var open = map[string]string{
 	"change":       "X1 (the history search misses a balance that came and went with no nonce or log) or X2 (a token first found by a backfill gets no rows below the subscription)",
 	"start":        "X2 (a token first seen after the subscription starts at the node's balance, with no row for what came before)",
-	"negative":     "R1b (without traces, backfilled rows chain down from the balance above and can go below zero where an internal payment out was not seen)",
 	"transactions": "X1 (the history search cannot see a call without value, log or nonce change to a contract)",
 }

@@ -7,6 +7,7 @@ package fetch
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -60,6 +61,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 	// A token whose balance the node does not answer (no balanceOf) is
 	// listed with its transactions, never chained (issue 21, T1).
 	holdings = slices.DeleteFunc(holdings, func(h query.Holding) bool { _, ok := running[h]; return !ok })
+	above := maps.Clone(running)
 	var rows []query.BalanceChange
 	lowest := make(map[query.Holding]int) // the index of each holding's lowest row
 	for i := len(found) - 1; i >= 0; i-- {
@@ -81,6 +83,21 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 	before, err := bf.balancesBefore(ctx, bounds, lo, state)
 	if err != nil {
 		return nil, err
+	}
+	if state {
+		// The node has the state of every block of the slice: each row
+		// is compared with it at its block, chaining up from the balance
+		// before the slice, and takes the difference where the balance
+		// first disagrees (issue 21: R1b, a payment out not seen without
+		// traces, no longer drives the rows below zero; a rebase lands on
+		// its block's row, not the slice's lowest).
+		tops, err := bf.checkRows(ctx, rows, before)
+		if err != nil {
+			return nil, err
+		}
+		for h, top := range tops {
+			running[h] = top // the balance the rows lead to, compared with the one above below
+		}
 	}
 	for _, h := range holdings {
 		want, known := before[h]
@@ -108,13 +125,32 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 			continue
 		}
 		diff := running[h].Sub(want)
-		if diff.IsZero() {
+		if state {
+			// The rows chain up from the balance before the slice, each
+			// checked: what is left is between the newest of them and the
+			// balance above.
+			if _, ok := lowest[h]; !ok {
+				running[h] = want
+			}
+			diff = above[h].Sub(running[h])
+			running[h] = above[h]
+			if diff.IsZero() {
+				continue
+			}
+			if rowAt(rows, h, hi) {
+				// The slice's newest block has the holding's row, checked
+				// there: the statement above starts elsewhere.
+				bf.log.Warn("fetcher: the statement above a backfilled slice does not start from the node's balance",
+					"address", h.Address, "contract", h.Contract, "block", hi, "difference", diff.String())
+				continue
+			}
+		} else if diff.IsZero() {
 			continue
 		}
 		bf.metrics.unreconciled.Inc()
 		bf.log.Warn("fetcher: backfilled movements do not reconcile with the balance before them",
 			"address", h.Address, "contract", h.Contract, "block", lo, "difference", diff.String())
-		if i, ok := lowest[h]; ok {
+		if i, ok := lowest[h]; ok && !state {
 			r := &rows[i]
 			r.Amount, r.Difference = r.Amount.Add(diff), diff
 			continue
@@ -131,6 +167,69 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 			Amount: diff, BalanceAfter: running[h], Difference: diff, Traced: at.traced})
 	}
 	return rows, nil
+}
+
+// checkRows compares each of rows (made newest first, for the holdings
+// of before) with the node's balance at its block, oldest first: a row
+// continues the holding's previous one (the balance before the slice for
+// the first), says reconciled when that is the node's balance, else takes
+// the difference and says it did not reconcile. It returns the balance
+// each holding's newest row ends at. A token the node does not answer at
+// a row's block leaves that row unchecked, chained.
+func (bf *backfiller) checkRows(ctx context.Context, rows []query.BalanceChange, before map[query.Holding]query.Amount) (map[query.Holding]query.Amount, error) {
+	at := make(map[uint64][]query.Holding)
+	var blocks []uint64
+	for _, r := range rows {
+		h := query.Holding{Address: r.Address, Contract: r.Contract}
+		if _, ok := before[h]; !ok {
+			continue
+		}
+		if len(at[r.Block]) == 0 {
+			blocks = append(blocks, r.Block)
+		}
+		at[r.Block] = append(at[r.Block], h)
+	}
+	node := make(map[uint64]map[query.Holding]query.Amount, len(blocks))
+	for _, b := range blocks {
+		hs := at[b]
+		slices.SortFunc(hs, compareHoldings)
+		read, err := bf.nodeBalances(ctx, slices.Compact(hs), b, false)
+		if err != nil {
+			return nil, err
+		}
+		node[b] = read
+	}
+	tops := make(map[query.Holding]query.Amount)
+	for i := len(rows) - 1; i >= 0; i-- {
+		r := &rows[i]
+		h := query.Holding{Address: r.Address, Contract: r.Contract}
+		prev, ok := tops[h]
+		if !ok {
+			if prev, ok = before[h]; !ok {
+				continue
+			}
+		}
+		want := prev.Add(r.Amount)
+		r.BalanceAfter = want
+		if v, ok := node[r.Block][h]; ok {
+			r.Checked, r.Reconciled = true, v == want
+			if diff := v.Sub(want); !diff.IsZero() {
+				bf.metrics.unreconciled.Inc()
+				bf.log.Warn("fetcher: a backfilled row does not reconcile with the node's balance at its block",
+					"address", h.Address, "contract", h.Contract, "block", r.Block, "difference", diff.String())
+				r.Amount, r.BalanceAfter, r.Difference = r.Amount.Add(diff), v, diff
+			}
+		}
+		tops[h] = r.BalanceAfter
+	}
+	return tops, nil
+}
+
+// rowAt reports whether rows hold one of h at block b.
+func rowAt(rows []query.BalanceChange, h query.Holding, b uint64) bool {
+	return slices.ContainsFunc(rows, func(r query.BalanceChange) bool {
+		return r.Block == b && r.Address == h.Address && r.Contract == h.Contract
+	})
 }
 
 // genesisRow is the row at block 0 of h's native coin: its allocation,
