@@ -4,7 +4,10 @@ package deptest
 
 import (
 	"encoding/json"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -86,8 +89,8 @@ func TestLayering(t *testing.T) {
 				broken = "the root of a part imports neither net/http nor a driver"
 			case strings.HasPrefix(imp, "github.com/minio/minio-go") && p.ImportPath != mod+"publish/s3" && p.ImportPath != mod+"internal/testenv":
 				broken = "only publish/s3 imports minio-go"
-			case p.ImportPath == mod+"query" && (!std(imp) || imp == "sync" || imp == "math/big"):
-				broken = "the query root holds types and seams only: the standard library, no workers (sync) and no arithmetic (math/big); the fetcher is query/fetch"
+			case p.ImportPath == mod+"query" && (!std(imp) || imp == "sync"):
+				broken = "the query root holds types and seams only: the standard library, no workers (sync); the fetcher is query/fetch"
 			case under(p.ImportPath, "query/fetch") && (under(imp, "query/eth") || under(imp, "query/store") || under(imp, "query/api")):
 				broken = "query/fetch works through the query seams, never an adapter"
 			case under(imp, "query/fetch") && !under(p.ImportPath, "cmd") && !under(p.ImportPath, "query/fetch"):
@@ -101,6 +104,31 @@ func TestLayering(t *testing.T) {
 			}
 			if broken != "" {
 				t.Errorf("%s imports %s: %s", p.ImportPath, imp, broken)
+			}
+		}
+	}
+}
+
+// TestQueryRootArithmetic: in the query root only the Amount type
+// (amount.go) does arithmetic (math/big); every other file holds types
+// and seams.
+func TestQueryRootArithmetic(t *testing.T) {
+	files, err := filepath.Glob("../../query/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("query/*.go: %v, %d files", err, len(files))
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") || filepath.Base(name) == "amount.go" {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"math/big"` {
+				t.Errorf("%s imports math/big: in the query root only amount.go (the Amount type) does arithmetic", name)
 			}
 		}
 	}
