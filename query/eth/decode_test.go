@@ -129,14 +129,14 @@ func TestWalkFrames(t *testing.T) {
 			{Type: "CALL", From: common.Address{1}, To: a(3), Value: v(5)},
 			{Type: "STATICCALL", From: common.Address{1}, To: a(4)},
 			{Type: "CALL", From: common.Address{1}, To: a(5), Value: v(6), Error: "execution reverted",
-				Output: append(hexutil.MustDecode("0x4e487b71"), words(1)...), Calls: []callFrame{
+				Output: rawOutput(`"` + hexutil.Encode(append(hexutil.MustDecode("0x4e487b71"), words(1)...)) + `"`), Calls: []callFrame{
 					{Type: "CREATE2", From: common.Address{5}, To: a(6), Value: v(0)},
 					{Type: "CALL", From: common.Address{5}, To: a(7), Value: v(1)},
 				}},
 		}},
 		{Type: "CALL", From: common.Address{1}, To: a(8), Value: v(9)},
 	}
-	got := walkFrames(nil, "0xh", "", "", frames, make(map[string]bool))
+	got := walkFrames(nil, "0xh", nil, "", frames, make(map[string]bool))
 	lo := func(n byte) string { return addrLower(common.Address{n}) }
 	panicked := "Panic(0x1): assertion failed"
 	want := []query.InternalMove{

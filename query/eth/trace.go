@@ -93,8 +93,28 @@ type callFrame struct {
 	To     *common.Address `json:"to"`
 	Value  *hexutil.Big    `json:"value"`
 	Error  string          `json:"error"`
-	Output hexutil.Bytes   `json:"output"`
+	Output rawOutput       `json:"output"`
 	Calls  []callFrame     `json:"calls"`
+}
+
+// rawOutput is a frame's output as the node wrote it (a JSON string of
+// hex), decoded only when the frame failed: every frame has one, and few
+// are needed.
+type rawOutput []byte
+
+// UnmarshalJSON keeps a copy of the JSON string.
+func (o *rawOutput) UnmarshalJSON(b []byte) error {
+	*o = append((*o)[:0], b...)
+	return nil
+}
+
+// bytes decodes the output; nil when it is not hex.
+func (o rawOutput) bytes() []byte {
+	var out hexutil.Bytes
+	if len(o) == 0 || out.UnmarshalJSON(o) != nil {
+		return nil
+	}
+	return out
 }
 
 type txTrace struct {
@@ -126,7 +146,7 @@ func (s *Source) callTraces(ctx context.Context, b query.SourceBlock) ([]query.I
 		if t.Result.Error != "" {
 			// The transaction failed: nothing inside it moved. Its
 			// top-level call carries the reason.
-			failed = RevertReason(t.Result.Error, t.Result.Output)
+			failed = RevertReason(t.Result.Error, t.Result.Output.bytes())
 			top := query.InternalMove{TxHash: hash, Kind: query.KindTransaction, From: addrLower(t.Result.From),
 				CallType: strings.ToUpper(t.Result.Type), Error: failed}
 			if t.Result.To != nil {
@@ -141,28 +161,26 @@ func (s *Source) callTraces(ctx context.Context, b query.SourceBlock) ([]query.I
 		if t.Result.To != nil && strings.HasPrefix(strings.ToUpper(t.Result.Type), "CREATE") {
 			created[addrLower(*t.Result.To)] = true // a creating transaction
 		}
-		out = walkFrames(out, hash, "", failed, t.Result.Calls, created)
+		out = walkFrames(out, hash, nil, failed, t.Result.Calls, created)
 	}
 	return out, nil
 }
 
 // walkFrames appends the movements of frames and their children in call
-// order, with their type and path in the call tree (under the path
-// parent). A frame that failed, and every frame under it, is listed with
+// order, with their type and path in the call tree (under the frame
+// whose trace address is parent: a stack the calls share, written as a
+// string only for the frames listed). A frame that failed, and every frame under it, is listed with
 // the error (failed, the error above it, when it has none of its own):
 // it moved nothing. created holds the contracts created so far in the
 // transaction: one of them that self-destructs to itself burns its
 // balance (EIP-6780: it is deleted, and the ether with it); any other
 // contract doing so keeps it (since Cancun), which moves nothing.
-func walkFrames(out []query.InternalMove, hash, parent, failed string, frames []callFrame, created map[string]bool) []query.InternalMove {
+func walkFrames(out []query.InternalMove, hash string, parent []int, failed string, frames []callFrame, created map[string]bool) []query.InternalMove {
 	for i, f := range frames {
-		path := strconv.Itoa(i)
-		if parent != "" {
-			path = parent + "." + path
-		}
+		path := append(parent, i) // siblings overwrite the same slot: only its string is kept
 		errText := failed
 		if errText == "" && f.Error != "" {
-			errText = RevertReason(f.Error, f.Output)
+			errText = RevertReason(f.Error, f.Output.bytes())
 		}
 		var value query.Amount
 		if f.Value != nil {
@@ -174,7 +192,7 @@ func walkFrames(out []query.InternalMove, hash, parent, failed string, frames []
 		}
 		from := addrLower(f.From)
 		typ := strings.ToUpper(f.Type)
-		mv := query.InternalMove{TxHash: hash, From: from, To: to, Amount: value, CallType: typ, CallPath: path, Error: errText}
+		mv := query.InternalMove{TxHash: hash, From: from, To: to, Amount: value, CallType: typ, Error: errText}
 		switch typ {
 		case "CALL":
 			if !value.IsZero() {
@@ -201,6 +219,7 @@ func walkFrames(out []query.InternalMove, hash, parent, failed string, frames []
 			}
 		}
 		if mv.Kind != "" {
+			mv.CallPath = tracePath(path)
 			out = append(out, mv)
 		}
 		out = walkFrames(out, hash, path, errText, f.Calls, created)
@@ -222,7 +241,7 @@ type parityTrace struct {
 	} `json:"action"`
 	Result *struct {
 		Address *common.Address `json:"address"` // create
-		Output  hexutil.Bytes   `json:"output"`  // call
+		Output  rawOutput       `json:"output"`  // call
 	} `json:"result"`
 	Error           string       `json:"error"`
 	TraceAddress    []int        `json:"traceAddress"`
@@ -270,7 +289,7 @@ func (s *Source) parityTraces(ctx context.Context, b query.SourceBlock) ([]query
 		if errText == "" && t.Error != "" {
 			var output []byte
 			if t.Result != nil {
-				output = t.Result.Output
+				output = t.Result.Output.bytes()
 			}
 			errText = RevertReason(t.Error, output)
 			failed = append(failed, failure{t.TraceAddress, errText})
