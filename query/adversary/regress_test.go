@@ -170,8 +170,10 @@ func TestBackfillWithoutTraces(t *testing.T) {
 // (rows, no head) whose balance then changes without a log is reconciled
 // at the next reading: the statement's newest row is /balances. The soak
 // found it lost twice (PostgreSQL, --backfill-blocks all, a rebasing
-// token); this scenario does not yet reproduce it without the fix in
-// loadHeads: it guards the path, it does not prove the fix.
+// token); this scenario passes without the fix in loadHeads too: it
+// guards the path. TestLearnedTokenAfterSync is the one that fails
+// without it (and without its extension to addresses loaded earlier in
+// the step).
 func TestBackfilledTokenReconciled(t *testing.T) {
 	s := newStack(t, run{seed: 14, traces: true, all: true})
 	ctx := context.Background()
@@ -184,6 +186,36 @@ func TestBackfilledTokenReconciled(t *testing.T) {
 	s.catchUp() // the backfill writes its rebasing token's row
 	s.act(adversary.ActPoke, to)
 	s.act(adversary.ActTransfer, to) // touched: its balances are read
+	if err := s.gen.Seal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	head := s.catchUp()
+	for _, v := range s.check(head).Violations {
+		if v.Rule == "balances" || v.Rule == "reconciled" || v.Rule == "chain" {
+			t.Errorf("%s", v.Named(s.gen.Names()))
+		}
+	}
+}
+
+// TestLearnedTokenAfterSync (issue 21, R2, the soak's seeds 1044, 1180,
+// 1190, 1195): one step syncs an address at the stored head, stores the
+// blocks after it (where its rebasing token's balance changes without a
+// log), then backfills up to the sync's block, finding the token; its
+// balance, read at the new head, started the token's statement afresh
+// there: the heads of the address had been loaded before the backfill
+// wrote the row, so the row was not seen, and the rebase since it was in
+// no row (the newest balance_after said 1000…, /balances 1000…+poke).
+func TestLearnedTokenAfterSync(t *testing.T) {
+	s := newStack(t, run{seed: 16, traces: true, window: 1000})
+	ctx := context.Background()
+	to := s.gen.Candidates()[4] // a recipient without a key
+	s.act(adversary.ActRebaseTransfer, to)
+	if err := s.gen.Seal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.catchUp() // not subscribed yet: the stored head is past the transfer
+	s.subscribe(to)
+	s.act(adversary.ActPoke, to)
 	if err := s.gen.Seal(ctx); err != nil {
 		t.Fatal(err)
 	}

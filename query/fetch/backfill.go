@@ -316,5 +316,8 @@ func (f *follower) takeLearned(ctx context.Context, cp query.Block) error {
 	if err != nil {
 		return err
 	}
+	// The backfill wrote rows of these tokens since the step looked: a
+	// token's statement continues from its newest row (loadHeads).
+	clear(f.rowless)
 	return f.reconcileStored(ctx, bals, cp)
 }

@@ -52,6 +52,9 @@ type follower struct {
 	// step, loaded from the store on first need (headsLoaded, by address).
 	heads       map[query.Holding]*running
 	headsLoaded map[string]bool
+	// rowless are the holdings without a head found without statement
+	// rows either, this step (loadHeads).
+	rowless map[query.Holding]bool
 	// mismatched are the assets whose disagreement was logged, once.
 	mismatched map[query.Holding]bool
 

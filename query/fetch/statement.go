@@ -154,13 +154,13 @@ func (f *follower) loadHeads(ctx context.Context, keys map[query.Holding]bool) e
 			addrs = append(addrs, k.Address)
 		}
 	}
-	if len(addrs) == 0 {
-		return nil
-	}
 	slices.Sort(addrs)
-	hs, err := f.cfg.Store.StatementHeads(ctx, f.cfg.Chain, addrs)
-	if err != nil {
-		return err
+	var hs []query.StatementHead
+	if len(addrs) > 0 {
+		var err error
+		if hs, err = f.cfg.Store.StatementHeads(ctx, f.cfg.Chain, addrs); err != nil {
+			return err
+		}
 	}
 	for _, h := range hs {
 		f.heads[query.Holding{Address: h.Address, Contract: h.Contract}] = &running{block: h.Block, balance: h.Balance}
@@ -168,10 +168,14 @@ func (f *follower) loadHeads(ctx context.Context, keys map[query.Holding]bool) e
 	// A holding with rows but no head (a backfill writes rows, not
 	// heads: a token it found) continues from its newest row; started
 	// afresh at a balance read, a difference since that row would be
-	// lost, /balances and the statement disagreeing (issue 21, R2).
+	// lost, /balances and the statement disagreeing (issue 21, R2). It is
+	// looked for when a holding without a head is met, not once an
+	// address a step: the backfill writes such rows after the step loaded
+	// its address's heads (a token it found, whose balance the step then
+	// reads: takeLearned forgets f.rowless).
 	var headless []query.Holding
 	for k := range keys {
-		if f.heads[k] == nil && slices.Contains(addrs, k.Address) {
+		if f.heads[k] == nil && !f.rowless[k] {
 			headless = append(headless, k)
 		}
 	}
@@ -184,6 +188,8 @@ func (f *follower) loadHeads(ctx context.Context, keys map[query.Holding]bool) e
 		for _, b := range bounds {
 			if b.Below != nil {
 				f.heads[b.Holding] = &running{balance: *b.Below}
+			} else {
+				f.rowless[b.Holding] = true
 			}
 		}
 	}
@@ -298,6 +304,7 @@ func (f *follower) dirtyHeads() []query.StatementHead {
 func (f *follower) resetHeads() {
 	f.heads = make(map[query.Holding]*running)
 	f.headsLoaded = make(map[string]bool)
+	f.rowless = make(map[query.Holding]bool)
 }
 
 // reconcileStored checks balances read at block at (a new subscription,
