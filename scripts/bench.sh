@@ -20,7 +20,7 @@ export WHARF_REQUIRE_ALL=1
 # benchstat, pinned; run through the Go module proxy on first use.
 BENCHSTAT=${BENCHSTAT:-golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da}
 
-SECTIONS=(publish serve hosting fetch addrd history freshness events)
+SECTIONS=(publish serve hosting fetch addrd books history freshness events)
 
 # gobench PKG BENCH [TIMEOUT]: one iteration of a Go benchmark; prints the result line
 # and the benchmark's log lines without their file:line prefix.
@@ -86,6 +86,17 @@ bench_fetch() { script_section fetch scripts/bench-fetch.sh; }
 
 # addrd: the /v1 API on PostgreSQL and SQLite (scripts/bench-addrd.sh).
 bench_addrd() { script_section addrd scripts/bench-addrd.sh; }
+
+# books: issue 24's reads over an address with 1,000,000 statement rows (WHARF_BENCH_ROWS),
+# PostgreSQL and SQLite, wrk on loopback against a constant handler in the same server: a
+# filtered range page (target: range/constant >= 0.25, first-page/range <= 1.2), balances as
+# of a block (balances/balances-at <= 2), then the CSV export of every row by one client
+# (export-rows/s >= 100,000, export-peak-rss-growth-MiB < 50). Seeding is one INSERT … SELECT
+# over a generated series in the database (about a minute each).
+bench_books() {
+	echo "== books: ranges, balances as of a block, the CSV export"
+	gobench ./query/api/ BenchmarkBooks 40m
+}
 
 # history: the full history of an address with 200 movements over 100,000 blocks of the archive
 # dev chain (--backfill-blocks all: bisection and eth_getLogs by address) against a

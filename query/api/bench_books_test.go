@@ -107,6 +107,9 @@ func BenchmarkBooks(b *testing.B) {
 			grew := procStatus(b, "VmHWM") - rss0
 			b.Logf("export: %d rows in %v, %.0f rows/s; peak RSS %d MiB over the %d MiB before", rows, took.Round(time.Millisecond),
 				float64(rows)/took.Seconds(), grew>>20, rss0>>20)
+			b.Logf("range page / constant %.2f (target >= 0.25); first page / range page %.2f (target <= 1.2); balances / balances as of a block %.2f (target <= 2)",
+				rps["range"]/rps["constant"], rps["statement"]/rps["range"], rps["balances"]/rps["balances-at"])
+			b.Logf("export %.0f rows/s (target >= 100,000); peak RSS growth %.1f MiB (target < 50)", float64(rows)/took.Seconds(), float64(grew)/(1<<20))
 			b.ReportMetric(float64(rows)/took.Seconds(), "export-rows/s")
 			b.ReportMetric(float64(grew)/(1<<20), "export-peak-rss-growth-MiB")
 		})

@@ -73,13 +73,52 @@ func (db *DB) ExplainBooks(ctx context.Context, account int64, chain, address, c
 			return txRangeQuery(account, chain, address, query.Range{FromTime: from, ToTime: from.Add(30 * 24 * time.Hour)}, nil, 51)
 		},
 		"balances as of a block": func() (string, []any) {
-			return balancesAtBlock + db.balancesRest(), []any{account, chain, address, 500_000}
+			return balancesAtBlock + db.balancesRest(), []any{account, chain, address, 50_000}
 		},
 		"balances as of a time": func() (string, []any) {
 			return balancesAtTime + db.balancesRest(), []any{account, chain, address, from.Unix()}
 		},
 	}
+	reads["export batch (oldest first, after a cursor)"] = func() (string, []any) {
+		return changeRangeQuery(account, chain, address, query.Range{Ascending: true, ToBlock: 900_000, HasToBlock: true},
+			&query.ChangeCursor{Block: 500_000, Contract: ""}, 2001)
+	}
 	out := map[string]string{}
+	if db.postgres {
+		// The plans of the prepared statements, as the store runs them:
+		// PostgreSQL's generic plan once a statement ran five times.
+		conn, err := db.r.DB.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+			return nil, err
+		}
+		for name, read := range reads {
+			q, args := read()
+			if _, err := conn.ExecContext(ctx, "PREPARE p AS "+q); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			var b strings.Builder
+			lits := make([]string, len(args))
+			for i, a := range args {
+				lits[i] = fmt.Sprintf("'%v'", a)
+			}
+			rows, err := conn.QueryContext(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE p("+strings.Join(lits, ", ")+")")
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			for rows.Next() {
+				var line string
+				rows.Scan(&line)
+				fmt.Fprintln(&b, line)
+			}
+			rows.Close()
+			conn.ExecContext(ctx, "DEALLOCATE p")
+			out[name+" (generic plan)"] = b.String()
+		}
+	}
 	for name, read := range reads {
 		q, args := read()
 		explain := "EXPLAIN QUERY PLAN "

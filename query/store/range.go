@@ -243,7 +243,7 @@ func (db *DB) SubscriptionChangeRange(ctx context.Context, account int64, chain,
 // SubscriptionChangeRange are passed on.
 func (db *DB) SubscriptionChangeRangeFunc(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int,
 	fn func(*query.BalanceChange, query.Label) error) (query.Subscription, *query.ChangeCursor, error) {
-	if r.Filtered() || limit <= 0 {
+	if r.Counterparty != "" || limit <= 0 {
 		sub, page, err := db.SubscriptionChangeRange(ctx, account, chain, address, r, after, limit, budget)
 		if err != nil {
 			return query.Subscription{}, nil, err
@@ -255,33 +255,66 @@ func (db *DB) SubscriptionChangeRangeFunc(ctx context.Context, account int64, ch
 		}
 		return sub, page.Next, nil
 	}
-	labels := map[string]query.Label{}
-	docs := make([]string, 0, min(limit+1, 64))
-	q, args := changeRangeQuery(account, chain, address, r, after, limit+1)
-	sub, err := db.readRangePage(ctx, chain, address, q, args, labels, func(doc string) error {
-		docs = append(docs, doc)
-		return nil
-	})
-	if err != nil {
-		return query.Subscription{}, nil, wrap("statement range", err)
-	}
 	var (
-		c    query.BalanceChange
-		next *query.ChangeCursor
+		labels     = map[string]query.Label{}
+		docs       = make([]string, 0, min(limit+1, 64))
+		c          query.BalanceChange
+		sub        query.Subscription
+		err        error
+		sent, read int
+		last       query.ChangeCursor // the last row passed to fn
 	)
-	for i, doc := range docs {
-		if i == limit {
-			next = &query.ChangeCursor{Block: c.Block, Contract: c.Contract}
-			break
+	filtered := r.Filtered()
+	for n := 0; ; {
+		n = max(limit+1-sent, min(2*n, rangeBatch))
+		if !filtered {
+			n = limit + 1 - sent
 		}
-		if err := parseChangeDocInto(&c, chain, address, doc); err != nil {
+		docs = docs[:0]
+		q, args := changeRangeQuery(account, chain, address, r, after, n)
+		sub, err = db.readRangePage(ctx, chain, address, q, args, labels, func(doc string) error {
+			docs = append(docs, doc)
+			return nil
+		})
+		if err != nil {
 			return query.Subscription{}, nil, wrap("statement range", err)
 		}
-		if err := fn(&c, query.LabelOf(labels, c.Contract)); err != nil {
-			return query.Subscription{}, nil, err
+		read += len(docs)
+		for _, doc := range docs {
+			if err := parseChangeDocInto(&c, chain, address, doc); err != nil {
+				return query.Subscription{}, nil, wrap("statement range", err)
+			}
+			if filtered && !rowKept(r, &c) {
+				continue
+			}
+			if sent == limit {
+				return sub, &last, nil
+			}
+			if err := fn(&c, query.LabelOf(labels, c.Contract)); err != nil {
+				return query.Subscription{}, nil, err
+			}
+			sent++
+			last = query.ChangeCursor{Block: c.Block, Contract: c.Contract}
 		}
+		switch {
+		case len(docs) < n:
+			return sub, nil, nil
+		case sent == limit || read >= budget:
+			// c is the last row read: the next page goes on after it.
+			return sub, &query.ChangeCursor{Block: c.Block, Contract: c.Contract}, nil
+		}
+		after = &query.ChangeCursor{Block: c.Block, Contract: c.Contract}
 	}
-	return sub, next, nil
+}
+
+// rowKept reports whether c passes r's filters read from its own
+// document: a token's row when r asks for tokens, a cause of one of r's
+// kinds.
+func rowKept(r query.Range, c *query.BalanceChange) bool {
+	if r.TokensOnly && c.Contract == "" {
+		return false
+	}
+	return len(r.Kinds) == 0 || slices.ContainsFunc(c.Causes, func(cs query.Cause) bool { return slices.Contains(r.Kinds, cs.Kind) })
 }
 
 // SubscriptionTxRange implements query.Books.
@@ -400,14 +433,10 @@ func txParty(t query.Transaction, a string) bool {
 // transactions, one statement a batch).
 func (db *DB) filterChanges(ctx context.Context, chain, address string, r query.Range, rows []query.BalanceChange) ([]query.BalanceChange, error) {
 	out := rows[:0:0]
-	for _, c := range rows {
-		if r.TokensOnly && c.Contract == "" {
-			continue
+	for i := range rows {
+		if rowKept(r, &rows[i]) {
+			out = append(out, rows[i])
 		}
-		if len(r.Kinds) > 0 && !slices.ContainsFunc(c.Causes, func(cs query.Cause) bool { return slices.Contains(r.Kinds, cs.Kind) }) {
-			continue
-		}
-		out = append(out, c)
 	}
 	if r.Counterparty == "" || len(out) == 0 {
 		return out, nil
@@ -535,8 +564,7 @@ func parseLabel(s string) (string, query.Label, error) {
 // rows, with their labels), the last statement row at or before the
 // block, else the first after it (whose opening balance it was), in one
 // statement with the subscription state and the stored head. Each is one
-// probe of balance_changes_contract, written as row values over its
-// columns (see changeRangeQuery). With a
+// probe of balance_changes_contract. With a
 // time, the block is the last of the address's statement rows at or
 // before it.
 const (
@@ -551,16 +579,17 @@ const (
 	LEFT JOIN balances AS b ON b.chain = s.chain AND b.address = s.address
 	WHERE s.account_id = $1 AND s.chain = $2 AND s.address = $3
 	ORDER BY CASE WHEN b.asset = 'native' THEN 0 ELSE 1 END, b.contract`
-	// The rows below and above the block, on PostgreSQL: row values, as in
-	// changeRangeQuery.
+	// The rows below and above the block, on PostgreSQL: equalities and
+	// the block's bound, on balance_changes_contract (row values with the
+	// correlated contract, as changeRangeQuery writes one asset's range
+	// with constants, are a start key of the address alone there: 1,650
+	// buffers and 12 ms over 100,000 rows, against 8 buffers).
 	belowPostgres = `(SELECT c.doc FROM balance_changes AS c
-			WHERE (c.chain, c.address, c.contract, c.block_number) >= ($2, $3, b.contract, 0)
-			AND (c.chain, c.address, c.contract, c.block_number) <= ($2, $3, b.contract, at.n)
-			ORDER BY c.chain DESC, c.address DESC, c.contract DESC, c.block_number DESC LIMIT 1)`
+			WHERE c.chain = $2 AND c.address = $3 AND c.contract = b.contract AND c.block_number <= at.n
+			ORDER BY c.block_number DESC LIMIT 1)`
 	abovePostgres = `(SELECT c.doc FROM balance_changes AS c
-			WHERE (c.chain, c.address, c.contract, c.block_number) > ($2, $3, b.contract, at.n)
-			AND (c.chain, c.address, c.contract, c.block_number) <= ($2, $3, b.contract, ` + maxBlockText + `)
-			ORDER BY c.chain, c.address, c.contract, c.block_number LIMIT 1)`
+			WHERE c.chain = $2 AND c.address = $3 AND c.contract = b.contract AND c.block_number > at.n
+			ORDER BY c.block_number LIMIT 1)`
 	// On SQLite, which bounds an index by row values of constants only
 	// (with the correlated contract it walks the address's whole range):
 	// equalities, and the index named.

@@ -249,6 +249,37 @@ func TestRanges(t *testing.T) {
 			if want := wantChanges(d, r); !slices.Equal(got, want) {
 				t.Fatalf("statement range %d %+v, pages of %d, budget %d:\n got %v\nwant %v", i, r, size, budget, got, want)
 			}
+			// The same through the row-at-a-time read the API pages with.
+			var gotFunc []string
+			after = nil
+			for pages := 0; ; pages++ {
+				if pages > 1000 {
+					t.Fatalf("range %d %+v: more than 1000 pages", i, r)
+				}
+				n := 0
+				_, next, err := db.SubscriptionChangeRangeFunc(ctx, key.AccountID, "ETH", d.addr, r, after, size, budget,
+					func(c *query.BalanceChange, l query.Label) error {
+						n++
+						gotFunc = append(gotFunc, fmt.Sprintf("%d/%s", c.Block, c.Contract))
+						if want := labelOf(d, c.Contract); l != want {
+							t.Fatalf("row %d/%s: label %+v, want %+v", c.Block, c.Contract, l, want)
+						}
+						return nil
+					})
+				if err != nil {
+					t.Fatalf("range %d %+v: %v", i, r, err)
+				}
+				if n > size {
+					t.Fatalf("range %d: %d rows in a page of %d", i, n, size)
+				}
+				if next == nil {
+					break
+				}
+				after = next
+			}
+			if !slices.Equal(gotFunc, got) {
+				t.Fatalf("statement range %d %+v row at a time, pages of %d, budget %d:\n got %v\nwant %v", i, r, size, budget, gotFunc, got)
+			}
 
 			var gotTx []string
 			var tafter *query.TxCursor
