@@ -60,27 +60,27 @@ func (db *DB) ExplainBooks(ctx context.Context, account int64, chain, address, c
 	from := time.Unix(1_700_000_000+12*100, 0)
 	reads := map[string]func() (string, []any){
 		"statement first page": func() (string, []any) {
-			return changeRangeQuery(account, chain, address, query.Range{}, nil, 51)
+			return changeRangeQuery(db.postgres, account, chain, address, query.Range{}, nil, 51)
 		},
 		"statement range, one asset, oldest first, after a cursor": func() (string, []any) {
-			return changeRangeQuery(account, chain, address, query.Range{FromBlock: 100, ToBlock: 900_000, HasToBlock: true,
+			return changeRangeQuery(db.postgres, account, chain, address, query.Range{FromBlock: 100, ToBlock: 900_000, HasToBlock: true,
 				Contract: contract, HasContract: true, Ascending: true}, &query.ChangeCursor{Block: 500_000, Contract: contract}, 51)
 		},
 		"statement time range": func() (string, []any) {
-			return changeRangeQuery(account, chain, address, query.Range{FromTime: from, ToTime: from.Add(30 * 24 * time.Hour)}, nil, 51)
+			return changeRangeQuery(db.postgres, account, chain, address, query.Range{FromTime: from, ToTime: from.Add(30 * 24 * time.Hour)}, nil, 51)
 		},
 		"transactions time range": func() (string, []any) {
 			return txRangeQuery(account, chain, address, query.Range{FromTime: from, ToTime: from.Add(30 * 24 * time.Hour)}, nil, 51)
 		},
 		"balances as of a block": func() (string, []any) {
-			return balancesAtBlock + db.balancesRest(), []any{account, chain, address, 50_000}
+			return balancesAtBlock + db.balancesRest(), []any{account, chain, address, 500_000}
 		},
 		"balances as of a time": func() (string, []any) {
 			return balancesAtTime + db.balancesRest(), []any{account, chain, address, from.Unix()}
 		},
 	}
 	reads["export batch (oldest first, after a cursor)"] = func() (string, []any) {
-		return changeRangeQuery(account, chain, address, query.Range{Ascending: true, ToBlock: 900_000, HasToBlock: true},
+		return changeRangeQuery(db.postgres, account, chain, address, query.Range{Ascending: true, ToBlock: 900_000, HasToBlock: true},
 			&query.ChangeCursor{Block: 500_000, Contract: ""}, 2001)
 	}
 	out := map[string]string{}
