@@ -8,10 +8,8 @@
 #   - wrk on loopback, 64 connections, 10 s each: balances, the first page
 #     of transactions and the first page of the statement, flat out
 #     against a constant JSON handler in the same server behind the same
-#     auth (targets: balances >= 0.5, the pages >= 0.3), and their p99 at
-#     a quarter of the constant handler's rate (target < 20 ms), paced by
-#     wrk (closed loop) and in an open loop (latency from each request's
-#     scheduled time, as wrk2 measures; our own loader, query/api);
+#     auth (targets: balances >= 0.5, the pages >= 0.3), and their p99 when
+#     paced at a quarter of the constant handler's rate (target < 20 ms);
 #     the p99 at saturation is printed beside it, and what a request costs:
 #     CPU of the server and of PostgreSQL, and Go allocations.
 # Each part seeds its own throwaway databases (a few minutes each).
@@ -57,8 +55,6 @@ awk '
 		if (u ~ /-saturated-p99-ms$/) { sub(/-saturated-p99-ms$/, "", u); printf "%-10s %-12s p99 ms, saturated        %6s\n", db, u, $i }
 		if (u ~ /-paced\/target$/)    { sub(/-paced\/target$/, "", u);    printf "%-10s %-12s paced / target rate      %6s  (>= 1: the quarter sustained)\n", db, u, $i }
 		if (u ~ /^[a-z]+-p99-ms$/)    { sub(/-p99-ms$/, "", u);           printf "%-10s %-12s p99 ms at that rate      %6s  (target < 20)\n", db, u, $i }
-		if (u ~ /-open\/target$/)     { sub(/-open\/target$/, "", u);     printf "%-10s %-12s open loop / target rate  %6s\n", db, u, $i }
-		if (u ~ /-open-p99-ms$/)      { sub(/-open-p99-ms$/, "", u);      printf "%-10s %-12s p99 ms, open loop        %6s  (target < 20)\n", db, u, $i }
 		if (u ~ /-server-µs\/req$/)   { sub(/-server-µs\/req$/, "", u);   printf "%-10s %-12s server CPU µs/request    %6s\n", db, u, $i }
 		if (u ~ /-postgres-µs\/req$/) { sub(/-postgres-µs\/req$/, "", u); printf "%-10s %-12s PostgreSQL CPU µs/request %5s\n", db, u, $i }
 		if (u ~ /-allocs\/req$/)      { sub(/-allocs\/req$/, "", u);      printf "%-10s %-12s allocations/request      %6s\n", db, u, $i }

@@ -18,11 +18,8 @@ import (
 // read is measured twice: flat out, for its requests per second against
 // the constant handler's (measured before and after the reads, the mean
 // taken), its p99 at saturation and what a request costs (cost); and
-// at a quarter of the constant handler's rate, for its p99 at that load,
-// twice: paced by wrk (whose connections wait for each answer, so that a
-// slow answer delays the requests behind it unseen) and in an open loop
-// (openLoop: latency from each request's scheduled time, as wrk2
-// measures it). scripts/bench-addrd.sh prints the figures.
+// paced at a quarter of the constant handler's rate, for its p99 at that
+// load. scripts/bench-addrd.sh prints the figures.
 func BenchmarkHTTP(b *testing.B) {
 	benchdata.Run(b, testenv.Postgres, func(b *testing.B, db *store.DB, keyID, secret string) {
 		name := "SQLite"
@@ -67,11 +64,6 @@ func BenchmarkHTTP(b *testing.B) {
 			p := s.paced(rd.path, target)
 			b.Logf("%-12s %.2f × constant; paced at %.0f req/s (a quarter of constant): %.0f req/s, p99 %.2f ms",
 				rd.name, r.rps/rps, target, p.rps, ms(p.p99))
-			o := s.openLoop(rd.path, target, 10*time.Second)
-			b.Logf("%-12s open loop at %.0f req/s (latency from each request's scheduled time): %.0f req/s, p99 %.2f ms",
-				rd.name, target, o.rps, ms(o.p99))
-			b.ReportMetric(o.rps/target, rd.name+"-open/target")
-			b.ReportMetric(ms(o.p99), rd.name+"-open-p99-ms")
 			b.ReportMetric(r.rps/rps, rd.name+"/constant")
 			b.ReportMetric(ms(r.p99), rd.name+"-saturated-p99-ms")
 			b.ReportMetric(p.rps/target, rd.name+"-paced/target")
