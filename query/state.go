@@ -22,7 +22,7 @@ type StateSource interface {
 
 // AccountState is an address's native balance and nonce at a block.
 type AccountState struct {
-	Balance string // wei, exact decimal
+	Balance Amount // wei
 	Nonce   uint64
 }
 

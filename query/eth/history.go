@@ -57,7 +57,7 @@ func (s *Source) States(ctx context.Context, block uint64, addresses []string, n
 			}
 			return nil, s.unavailable(ctx, e.Method, e.Error)
 		}
-		out[i] = query.AccountState{Balance: bals[i].ToInt().String(), Nonce: uint64(ns[i])}
+		out[i] = query.AccountState{Balance: query.AmountFromBig(bals[i].ToInt()), Nonce: uint64(ns[i])}
 	}
 	return out, nil
 }
@@ -120,7 +120,7 @@ func (s *Source) StatesAt(ctx context.Context, reads []query.StateRead) ([][]que
 		if sl.nonce {
 			out[sl.read][sl.i].Nonce = uint64(ns[sl.read][sl.i])
 		} else {
-			out[sl.read][sl.i].Balance = bals[sl.read][sl.i].ToInt().String()
+			out[sl.read][sl.i].Balance = query.AmountFromBig(bals[sl.read][sl.i].ToInt())
 		}
 	}
 	return out, nil

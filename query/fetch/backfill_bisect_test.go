@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -44,7 +43,7 @@ func (f *fakeStates) States(_ context.Context, block uint64, addresses []string,
 				nonce += m.sent
 			}
 		}
-		out[i].Balance = strconv.FormatInt(wei, 10)
+		out[i].Balance = query.AmountOf(wei)
 		f.balances++
 		if nonces {
 			out[i].Nonce = nonce

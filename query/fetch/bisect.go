@@ -244,7 +244,7 @@ func (c *stateCache) knowsNonce(lo uint64, a string) bool {
 // differs reports whether a's balance differs between just before lo and
 // hi, or its nonce where both are known.
 func (c *stateCache) differs(lo, hi uint64, a string) bool {
-	before := query.AccountState{Balance: "0"}
+	var before query.AccountState
 	if lo > 0 {
 		before = c.get(lo-1, a)
 	}
