@@ -84,10 +84,11 @@ type WebhookStore interface {
 	Webhooks(ctx context.Context, account int64) ([]Webhook, error)
 	// Webhook returns one of the account's endpoints. Errors: ErrNotFound.
 	Webhook(ctx context.Context, account int64, id string) (Webhook, error)
-	// UpdateWebhook stores w's URL, description, filter, secrets, state,
-	// cursor and failures (an endpoint enabled again, replayed or
-	// rotated). Errors: ErrNotFound.
-	UpdateWebhook(ctx context.Context, w Webhook) error
+	// UpdateWebhook stores w's URL, description, filter, secrets and
+	// state; with restart also its cursor and failures (enabled again,
+	// replayed), which otherwise stay as a delivery run recorded them.
+	// Errors: ErrNotFound.
+	UpdateWebhook(ctx context.Context, w Webhook, restart bool) error
 	// DeleteWebhook deletes an endpoint and its log. Errors: ErrNotFound.
 	DeleteWebhook(ctx context.Context, account int64, id string) error
 	// WebhookAttempts returns an endpoint's delivery log before attempt

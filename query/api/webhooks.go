@@ -100,41 +100,43 @@ func (s *Server) hooks() (query.WebhookStore, error) {
 }
 
 // readWebhookRequest reads and checks a create or update body.
-func (s *Server) readWebhookRequest(r *http.Request, a query.Account, w *query.Webhook, create bool) error {
+// It reports whether the cursor and failures restart (enabled again,
+// replayed).
+func (s *Server) readWebhookRequest(r *http.Request, a query.Account, w *query.Webhook, create bool) (restart bool, err error) {
 	if err := noParams(r); err != nil {
-		return err
+		return false, err
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxWebhookBody+1))
 	if err != nil {
-		return err
+		return false, err
 	}
 	if len(body) > maxWebhookBody {
-		return errorf(codeInvalidArgument, "request body longer than %d bytes", maxWebhookBody)
+		return false, errorf(codeInvalidArgument, "request body longer than %d bytes", maxWebhookBody)
 	}
 	var req webhookRequest
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil || dec.More() {
-		return errorf(codeInvalidArgument, "the body must be one JSON object with url, description, chain, address, kinds, enabled or after: %s", quote(errText(err)))
+		return false, errorf(codeInvalidArgument, "the body must be one JSON object with url, description, chain, address, kinds, enabled or after: %s", quote(errText(err)))
 	}
 	switch {
 	case req.URL != nil:
 		if err := s.deliver.Policy().CheckURL(*req.URL); err != nil {
-			return errorf(codeInvalidArgument, "url %s: %s", quote(*req.URL), err.Error())
+			return false, errorf(codeInvalidArgument, "url %s: %s", quote(*req.URL), err.Error())
 		}
 		w.URL = *req.URL
 	case create:
-		return errorf(codeInvalidArgument, "url is required")
+		return false, errorf(codeInvalidArgument, "url is required")
 	}
 	if req.Description != nil {
 		if len(*req.Description) > 256 {
-			return errorf(codeInvalidArgument, "description longer than 256 bytes")
+			return false, errorf(codeInvalidArgument, "description longer than 256 bytes")
 		}
 		w.Description = *req.Description
 	}
 	if req.Chain != nil {
 		if *req.Chain != "" && !slices.Contains(s.chains, *req.Chain) {
-			return errorf(codeInvalidArgument, "unknown chain %s; this server serves %v", quote(*req.Chain), s.chains)
+			return false, errorf(codeInvalidArgument, "unknown chain %s; this server serves %v", quote(*req.Chain), s.chains)
 		}
 		w.Filter.Chain = *req.Chain
 	}
@@ -143,7 +145,7 @@ func (s *Server) readWebhookRequest(r *http.Request, a query.Account, w *query.W
 		if *req.Address != "" {
 			addr, err := parseAddress(*req.Address)
 			if err != nil {
-				return err
+				return false, err
 			}
 			w.Filter.Address = addr
 		}
@@ -152,7 +154,7 @@ func (s *Server) readWebhookRequest(r *http.Request, a query.Account, w *query.W
 		w.Filter.Kinds = nil
 		for _, k := range *req.Kinds {
 			if !slices.Contains(query.EventKinds, k) {
-				return errorf(codeInvalidArgument, "unknown event kind %s; kinds are %s", quote(k), strings.Join(query.EventKinds, ", "))
+				return false, errorf(codeInvalidArgument, "unknown event kind %s; kinds are %s", quote(k), strings.Join(query.EventKinds, ", "))
 			}
 			if !slices.Contains(w.Filter.Kinds, k) {
 				w.Filter.Kinds = append(w.Filter.Kinds, k)
@@ -165,16 +167,18 @@ func (s *Server) readWebhookRequest(r *http.Request, a query.Account, w *query.W
 		} else if w.State != query.WebhookActive {
 			w.State, w.DisabledReason = query.WebhookActive, ""
 			w.Failures, w.FailingSince, w.NextAttempt = 0, time.Time{}, s.now()
+			restart = true
 		}
 	}
 	if req.After != nil {
 		pos, err := events.ParseCursor(a.ID, *req.After)
 		if err != nil {
-			return badCursor(err)
+			return false, badCursor(err)
 		}
 		w.Cursor, w.Failures, w.FailingSince, w.NextAttempt = pos, 0, time.Time{}, s.now()
+		restart = true
 	}
-	return nil
+	return restart, nil
 }
 
 func errText(err error) string {
@@ -197,7 +201,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, a query.A
 		return err
 	}
 	hook := query.Webhook{Account: a.ID, Cursor: last}
-	if err := s.readWebhookRequest(r, a, &hook, true); err != nil {
+	if _, err := s.readWebhookRequest(r, a, &hook, true); err != nil {
 		return err
 	}
 	if hook.Secret, err = webhook.NewSecret(rand.Reader); err != nil {
@@ -273,14 +277,15 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, a query.A
 	if err != nil {
 		return err
 	}
-	if err := s.readWebhookRequest(r, a, &hook, false); err != nil {
+	restart, err := s.readWebhookRequest(r, a, &hook, false)
+	if err != nil {
 		return err
 	}
-	return s.saveWebhook(w, r, store, hook, "")
+	return s.saveWebhook(w, r, store, hook, "", restart)
 }
 
-func (s *Server) saveWebhook(w http.ResponseWriter, r *http.Request, store query.WebhookStore, hook query.Webhook, secret string) error {
-	if err := store.UpdateWebhook(r.Context(), hook); err != nil {
+func (s *Server) saveWebhook(w http.ResponseWriter, r *http.Request, store query.WebhookStore, hook query.Webhook, secret string, restart bool) error {
+	if err := store.UpdateWebhook(r.Context(), hook, restart); err != nil {
 		return err
 	}
 	hook, err := store.Webhook(r.Context(), hook.Account, hook.ID)
@@ -322,7 +327,7 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, a q
 		return err
 	}
 	hook.OldSecret, hook.OldUntil, hook.Secret = hook.Secret, s.now().Add(oldSecretFor), secret
-	return s.saveWebhook(w, r, store, hook, secret)
+	return s.saveWebhook(w, r, store, hook, secret, false)
 }
 
 // testWebhook is POST /v1/webhooks/{id}/test: a made-up event of type

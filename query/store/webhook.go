@@ -132,17 +132,21 @@ func (db *DB) Webhook(ctx context.Context, account int64, id string) (query.Webh
 	return r.webhook(), nil
 }
 
-// UpdateWebhook stores w's settings, secrets, state, cursor and
-// failures, and takes its lease from any replica delivering it, whose
-// run then records nothing (query.ErrLeaseGone). Errors: query.ErrNotFound.
-func (db *DB) UpdateWebhook(ctx context.Context, w query.Webhook) error {
+// UpdateWebhook stores w's settings, secrets and state, and with
+// restart its cursor and failures too (else they stay as the last run
+// recorded them, however recent). It takes the endpoint's lease from any
+// replica delivering it, whose run then records nothing
+// (query.ErrLeaseGone). Errors: query.ErrNotFound.
+func (db *DB) UpdateWebhook(ctx context.Context, w query.Webhook, restart bool) error {
 	res, err := db.w.ExecContext(ctx, `UPDATE webhooks SET url = ?, description = ?, chain = ?, address = ?, kinds = ?,
-		secret = ?, old_secret = ?, old_until = ?, cursor = ?, state = ?, disabled_reason = ?, failures = ?,
-		failing_since = ?, next_attempt = ?, updated = ?, lease_holder = '', lease_ms = 0
+		secret = ?, old_secret = ?, old_until = ?, state = ?, disabled_reason = ?,
+		cursor = CASE WHEN ? THEN ? ELSE cursor END, failures = CASE WHEN ? THEN ? ELSE failures END,
+		failing_since = CASE WHEN ? THEN ? ELSE failing_since END, next_attempt = CASE WHEN ? THEN ? ELSE next_attempt END,
+		updated = ?, lease_holder = '', lease_ms = 0
 		WHERE account_id = ? AND id = ?`,
 		w.URL, w.Description, w.Filter.Chain, w.Filter.Address, strings.Join(w.Filter.Kinds, ","), w.Secret, w.OldSecret,
-		nullTime(w.OldUntil), w.Cursor, w.State, w.DisabledReason, w.Failures, nullTime(micro(w.FailingSince)), micro(w.NextAttempt),
-		db.stamp(), w.Account, w.ID)
+		nullTime(w.OldUntil), w.State, w.DisabledReason, restart, w.Cursor, restart, w.Failures,
+		restart, nullTime(micro(w.FailingSince)), restart, micro(w.NextAttempt), db.stamp(), w.Account, w.ID)
 	if err != nil {
 		return wrap("update webhook", err)
 	}
