@@ -468,15 +468,16 @@ type cutStore struct {
 	fail    bool
 }
 
-func (s *cutStore) SubscriptionChangeRange(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int) (query.Subscription, query.ChangeRange, error) {
+func (s *cutStore) SubscriptionChangeRangeFunc(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int,
+	fn func(*query.BalanceChange, query.Label) error) (query.Subscription, *query.ChangeCursor, error) {
 	if after != nil {
 		close(s.reached)
 		<-s.release
 		if s.fail {
-			return query.Subscription{}, query.ChangeRange{}, errors.New("the database went away")
+			return query.Subscription{}, nil, errors.New("the database went away")
 		}
 	}
-	return s.Store.SubscriptionChangeRange(ctx, account, chain, address, r, after, limit, budget)
+	return s.Store.SubscriptionChangeRangeFunc(ctx, account, chain, address, r, after, limit, budget, fn)
 }
 
 // TestBooksExportCut: an export whose client leaves halfway stops (the

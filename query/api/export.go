@@ -2,12 +2,12 @@ package api
 
 import (
 	"bufio"
-	"encoding/csv"
 	"errors"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wharfhq/wharf/query"
 )
@@ -58,8 +58,21 @@ func (s *Server) exportChanges(w http.ResponseWriter, r *http.Request, a query.A
 		// but the coverage check below still applies.
 		req.r.FromBlock = req.r.ToBlock + 1
 	}
+	// Each batch of rows is appended as CSV to one buffer, parsed into
+	// one reused row, then written out: the memory is a batch's text.
 	ctx := r.Context()
-	sub, page, err := s.store.SubscriptionChangeRange(ctx, a.ID, chain, address, req.r, nil, exportBatch, 10*exportBatch)
+	buf := make([]byte, 0, 64<<10)
+	var rows int
+	batch := func(after *query.ChangeCursor) (query.Subscription, *query.ChangeCursor, error) {
+		buf = buf[:0]
+		return s.store.SubscriptionChangeRangeFunc(ctx, a.ID, chain, address, req.r, after, exportBatch, 10*exportBatch,
+			func(c *query.BalanceChange, l query.Label) error {
+				buf = appendExportRecord(buf, chain, address, c, l)
+				rows++
+				return nil
+			})
+	}
+	sub, next, err := batch(nil)
 	if errors.Is(err, query.ErrNotSubscribed) {
 		return notSubscribed(address)
 	}
@@ -79,35 +92,23 @@ func (s *Server) exportChanges(w http.ResponseWriter, r *http.Request, a query.A
 	w.WriteHeader(http.StatusOK)
 
 	bw := bufio.NewWriterSize(w, 64<<10)
-	cw := csv.NewWriter(bw)
-	rec := make([]string, len(exportColumns))
-	var rows int
 	// gone ends an export whose client left: nothing is written on this
 	// side, so nothing is left half-written.
 	gone := func() error {
 		s.log.InfoContext(ctx, "export cut by the client", "request_id", requestID(r), "rows", rows)
 		return nil
 	}
-	if err := cw.Write(exportColumns); err != nil {
+	if _, err := bw.WriteString(strings.Join(exportColumns, ",") + "\n"); err != nil {
 		return gone()
 	}
 	for {
-		for i := range page.Rows {
-			exportRecord(rec, chain, address, &page.Rows[i], query.LabelOf(page.Labels, page.Rows[i].Contract))
-			if err := cw.Write(rec); err != nil {
-				return gone()
-			}
-		}
-		rows += len(page.Rows)
-		cw.Flush()
-		if cw.Error() != nil {
+		if _, err := bw.Write(buf); err != nil {
 			return gone()
 		}
-		if page.Next == nil {
+		if next == nil {
 			break
 		}
-		_, page, err = s.store.SubscriptionChangeRange(ctx, a.ID, chain, address, req.r, page.Next, exportBatch, 10*exportBatch)
-		if err != nil {
+		if _, next, err = batch(next); err != nil {
 			if ctx.Err() != nil {
 				return gone()
 			}
@@ -124,31 +125,85 @@ func (s *Server) exportChanges(w http.ResponseWriter, r *http.Request, a query.A
 	return nil
 }
 
-// exportRecord fills rec with the CSV record of statement row c.
-func exportRecord(rec []string, chain, address string, c *query.BalanceChange, l query.Label) {
-	rec[0], rec[1] = chain, address
-	rec[2] = strconv.FormatUint(c.Block, 10)
-	rec[3] = timestamp(c.Time)
+// appendExportRecord appends the CSV record of statement row c, in the
+// order of exportColumns, without allocating: every field but the chain
+// and the symbol is digits, hex, a kind or a time, which CSV writes as
+// they are.
+func appendExportRecord(b []byte, chain, address string, c *query.BalanceChange, l query.Label) []byte {
 	contract, id := query.SplitHoldingKey(c.Contract)
-	rec[4], rec[5], rec[6], rec[7] = l.Asset, contract, id, safeCell(l.Symbol)
-	rec[8] = strconv.Itoa(l.Decimals)
-	rec[9], rec[10] = c.Amount.String(), decimal(c.Amount.String(), l.Decimals)
-	rec[11], rec[12] = c.BalanceAfter.String(), decimal(c.BalanceAfter.String(), l.Decimals)
-	var kinds, hashes []string
-	for _, cs := range c.Causes {
-		if !slices.Contains(kinds, cs.Kind) {
-			kinds = append(kinds, cs.Kind)
-		}
-		if cs.TxHash != "" && !slices.Contains(hashes, cs.TxHash) {
-			hashes = append(hashes, cs.TxHash)
-		}
+	b = appendCSVField(b, chain)
+	b = append(b, ',')
+	b = append(b, address...)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, c.Block, 10)
+	b = append(b, ',')
+	if !c.Time.IsZero() {
+		b = c.Time.UTC().AppendFormat(b, time.RFC3339)
 	}
-	rec[13], rec[14] = strings.Join(kinds, " "), strings.Join(hashes, " ")
-	rec[15] = ""
+	b = append(b, ',')
+	b = append(b, l.Asset...)
+	b = append(b, ',')
+	b = append(b, contract...)
+	b = append(b, ',')
+	b = append(b, id...)
+	b = append(b, ',')
+	b = appendCSVField(b, safeCell(l.Symbol))
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(l.Decimals), 10)
+	b = append(b, ',')
+	b = append(b, c.Amount.String()...)
+	b = append(b, ',')
+	b = appendDecimal(b, c.Amount.String(), l.Decimals)
+	b = append(b, ',')
+	b = append(b, c.BalanceAfter.String()...)
+	b = append(b, ',')
+	b = appendDecimal(b, c.BalanceAfter.String(), l.Decimals)
+	b = append(b, ',')
+	for i, cs := range c.Causes {
+		if slices.ContainsFunc(c.Causes[:i], func(p query.Cause) bool { return p.Kind == cs.Kind }) {
+			continue
+		}
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, cs.Kind...)
+	}
+	b = append(b, ',')
+	first := true
+	for i, cs := range c.Causes {
+		if cs.TxHash == "" || slices.ContainsFunc(c.Causes[:i], func(p query.Cause) bool { return p.TxHash == cs.TxHash }) {
+			continue
+		}
+		if !first {
+			b = append(b, ' ')
+		}
+		first = false
+		b = append(b, cs.TxHash...)
+	}
+	b = append(b, ',')
 	if c.Checked {
-		rec[15] = strconv.FormatBool(c.Reconciled)
+		b = strconv.AppendBool(b, c.Reconciled)
 	}
-	rec[16] = c.Difference.String()
+	b = append(b, ',')
+	b = append(b, c.Difference.String()...)
+	return append(b, '\n')
+}
+
+// appendCSVField appends s as a CSV field, quoted (its quotes doubled)
+// when it holds a comma, a quote, a line break or leading space, as
+// encoding/csv writes it.
+func appendCSVField(b []byte, s string) []byte {
+	if s == "" || !strings.ContainsAny(s, ",\"\r\n") && s[0] != ' ' && s[0] != '\t' {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
 }
 
 // safeCell keeps a text cell from being read as a formula by a
@@ -161,23 +216,30 @@ func safeCell(s string) string {
 	return s
 }
 
-// decimal writes an amount in base units (a signed decimal integer) in
-// whole units of an asset of that many decimals, exactly, without
-// trailing zeros: "-1500000000000000000" with 18 is "-1.5".
-func decimal(amount string, decimals int) string {
+// appendDecimal appends an amount in base units (a signed decimal
+// integer) in whole units of an asset of that many decimals, exactly,
+// without trailing zeros: "-1500000000000000000" with 18 is "-1.5".
+func appendDecimal(b []byte, amount string, decimals int) []byte {
 	if decimals <= 0 || amount == "" {
-		return amount
+		return append(b, amount...)
 	}
-	sign, digits := "", amount
+	digits := amount
 	if digits[0] == '-' {
-		sign, digits = "-", digits[1:]
+		b, digits = append(b, '-'), digits[1:]
 	}
-	if len(digits) <= decimals {
-		digits = strings.Repeat("0", decimals-len(digits)+1) + digits
+	whole, frac := "0", digits
+	if len(digits) > decimals {
+		whole, frac = digits[:len(digits)-decimals], digits[len(digits)-decimals:]
 	}
-	whole, frac := digits[:len(digits)-decimals], strings.TrimRight(digits[len(digits)-decimals:], "0")
+	b = append(b, whole...)
+	zeros := decimals - len(frac) // leading zeros of the fraction
+	frac = strings.TrimRight(frac, "0")
 	if frac == "" {
-		return sign + whole
+		return b
 	}
-	return sign + whole + "." + frac
+	b = append(b, '.')
+	for range zeros {
+		b = append(b, '0')
+	}
+	return append(b, frac...)
 }

@@ -137,3 +137,8 @@ var OpenAPIYAML = openapiYAML
 
 // QuoteJSON is appendJSONString of s.
 func QuoteJSON(s string) string { return string(appendJSONString(nil, s)) }
+
+// ExportRecord is the CSV record the export writes of c.
+func ExportRecord(chain, address string, c query.BalanceChange, l query.Label) string {
+	return string(appendExportRecord(nil, chain, address, &c, l))
+}

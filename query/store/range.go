@@ -38,9 +38,6 @@ func (a *sqlArgs) add(v any) string {
 // maxBlock is the upper block bound of a range without one.
 const maxBlock = math.MaxInt64
 
-// maxBlockText is maxBlock in SQL.
-const maxBlockText = "9223372036854775807"
-
 // blockBounds is r's block range narrowed to the cursor's block (the
 // index is entered at the cursor, whatever the database makes of the
 // row-value comparison that follows it); strict excludes the cursor's

@@ -1,0 +1,69 @@
+package api_test
+
+import (
+	"encoding/csv"
+	"math/big"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/api"
+)
+
+// TestExportRecord: a generated statement row, with a symbol of commas,
+// quotes, line breaks and formula starts, written by the export's
+// hand-made CSV, reads back with encoding/csv as its 17 fields: the
+// symbol as it is (after a ' when it starts like a formula) and the
+// decimal columns exactly base units ÷ 10^decimals. The seed is printed
+// on failure.
+func TestExportRecord(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 24))
+	pieces := []string{"A", "b", ",", `"`, "\n", "\r\n", " ", "=", "+", "-", "@", "\t", "é", "1"}
+	for i := range 2000 {
+		var sym strings.Builder
+		for range rng.IntN(6) {
+			sym.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		digits := strconv.FormatUint(rng.Uint64()>>rng.IntN(64), 10)
+		if rng.IntN(2) == 0 {
+			digits += strconv.FormatUint(rng.Uint64(), 10)
+		}
+		amount := query.MustParseAmount(strings.TrimLeft(digits, "0") + "0")
+		if rng.IntN(2) == 0 {
+			amount = amount.Neg()
+		}
+		c := query.BalanceChange{Block: uint64(i), Time: time.Unix(1_700_000_000+int64(i), 0), Contract: "0xc", Amount: amount,
+			BalanceAfter: amount.Neg(), Checked: i%3 != 0, Reconciled: i%2 == 0,
+			Causes: []query.Cause{{Kind: "fee", TxHash: "0xh1"}, {Kind: "fee", TxHash: "0xh2"}, {Kind: "token", TxHash: "0xh1"}}}
+		l := query.Label{Asset: "erc20", Symbol: sym.String(), Decimals: rng.IntN(30)}
+		line := api.ExportRecord("ETH", "0xa", c, l)
+		recs, err := csv.NewReader(strings.NewReader(line)).ReadAll()
+		if err != nil || len(recs) != 1 || len(recs[0]) != 17 {
+			t.Fatalf("seed %d: %q reads as %q, %v", seed, line, recs, err)
+		}
+		r := recs[0]
+		wantSym := l.Symbol
+		if wantSym != "" && strings.ContainsRune("=+-@\t\r", rune(wantSym[0])) {
+			wantSym = "'" + wantSym
+		}
+		// encoding/csv reads \r\n inside a quoted field as \n.
+		if r[7] != strings.ReplaceAll(wantSym, "\r\n", "\n") {
+			t.Fatalf("seed %d: symbol %q read back as %q from %q", seed, l.Symbol, r[7], line)
+		}
+		scale := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(l.Decimals)), nil))
+		for _, pair := range [][2]int{{9, 10}, {11, 12}} {
+			base, _ := new(big.Rat).SetString(r[pair[0]])
+			dec, ok := new(big.Rat).SetString(r[pair[1]])
+			if !ok || dec.Cmp(new(big.Rat).Quo(base, scale)) != 0 || strings.HasSuffix(r[pair[1]], "0") && strings.Contains(r[pair[1]], ".") {
+				t.Fatalf("seed %d: %s with %d decimals written %s", seed, r[pair[0]], l.Decimals, r[pair[1]])
+			}
+		}
+		if r[13] != "fee token" || r[14] != "0xh1 0xh2" {
+			t.Fatalf("seed %d: kinds %q, hashes %q", seed, r[13], r[14])
+		}
+	}
+}
