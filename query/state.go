@@ -20,6 +20,16 @@ type StateSource interface {
 	States(ctx context.Context, block uint64, addresses []string, nonces bool) ([]AccountState, error)
 }
 
+// CodeReader is a StateSource that also tells which addresses hold code
+// (are contracts) at a block: the history search cannot find every
+// transaction of a contract from its state (a call without value, log or
+// nonce change leaves none), so it reads the blocks for them.
+type CodeReader interface {
+	// HasCode reports, in the order of addresses, whether each holds
+	// code at block. Errors: ErrNoState, ErrUnavailable.
+	HasCode(ctx context.Context, block uint64, addresses []string) ([]bool, error)
+}
+
 // AccountState is an address's native balance and nonce at a block.
 type AccountState struct {
 	Balance Amount // wei

@@ -62,6 +62,33 @@ func (s *Source) States(ctx context.Context, block uint64, addresses []string, n
 	return out, nil
 }
 
+var _ query.CodeReader = (*Source)(nil)
+
+// HasCode reports whether each of addresses holds code at block, from one
+// batch of eth_getCode.
+func (s *Source) HasCode(ctx context.Context, block uint64, addresses []string) ([]bool, error) {
+	at := hexutil.EncodeUint64(block)
+	codes := make([]hexutil.Bytes, len(addresses))
+	batch := make([]rpc.BatchElem, len(addresses))
+	for i, a := range addresses {
+		batch[i] = rpc.BatchElem{Method: "eth_getCode", Args: []any{common.HexToAddress(a), at}, Result: &codes[i]}
+	}
+	if err := s.batch(ctx, batch); err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(addresses))
+	for i, e := range batch {
+		if e.Error != nil {
+			if noState(e.Error) {
+				return nil, fmt.Errorf("eth_getCode at block %d: %w: %w", block, query.ErrNoState, s.nodeErr(e.Error))
+			}
+			return nil, s.unavailable(ctx, e.Method, e.Error)
+		}
+		out[i] = len(codes[i]) > 0
+	}
+	return out, nil
+}
+
 var _ query.StateBatcher = (*Source)(nil)
 
 // StatesAt returns the states reads ask, as States, in one batch of

@@ -213,6 +213,9 @@ func (bf *backfiller) history(ctx context.Context, ss query.StateSource, from, t
 	for _, l := range logs {
 		changed[l.BlockNumber] = true
 	}
+	if err := bf.contractCalls(ctx, ss, from, to, addresses, changed); err != nil {
+		return nil, err
+	}
 	set := make(map[string]bool, len(addresses))
 	for _, a := range addresses {
 		set[a] = true
@@ -239,6 +242,54 @@ func (bf *backfiller) history(ctx context.Context, ss query.StateSource, from, t
 		return nil, err
 	}
 	return found, bf.pastTokenInfo(ctx, found)
+}
+
+// contractCalls adds to changed the blocks from to to with a transaction
+// from, to or creating one of addresses that holds code at to (issue 21,
+// X1): a call to a contract that moves no value, emits no log naming it
+// and changes no nonce (a token's own transfer, a rebase, a payout that
+// passes through) leaves nothing the state search can see, so the blocks
+// of a range with a contract among the addresses are read (their
+// transactions, without receipts or traces, in batches of 256). A
+// contract created and destroyed within one transaction holds no code at
+// either end: it is still searched by state alone (docs/fetcher.md).
+func (bf *backfiller) contractCalls(ctx context.Context, ss query.StateSource, from, to uint64, addresses []string, changed map[uint64]bool) error {
+	cr, ok := ss.(query.CodeReader)
+	if !ok {
+		return nil
+	}
+	code, err := cr.HasCode(ctx, to, addresses)
+	if err != nil {
+		return err
+	}
+	contracts := make(map[string]bool)
+	for i, a := range addresses {
+		if code[i] {
+			contracts[a] = true
+		}
+	}
+	if len(contracts) == 0 {
+		return nil
+	}
+	for lo := from; lo <= to; lo += 256 {
+		hi := min(to, lo+255)
+		blocks, err := bf.cfg.Source.Blocks(ctx, lo, hi)
+		if err != nil {
+			return err
+		}
+		for _, b := range blocks {
+			for _, tx := range b.Txs {
+				if contracts[tx.To] || contracts[tx.From] || contracts[tx.Created] {
+					changed[b.Number] = true
+					break
+				}
+			}
+		}
+		if uint64(len(blocks)) < hi-lo+1 {
+			return fmt.Errorf("blocks %d-%d: the node has %d of them: %w", lo, hi, len(blocks), query.ErrUnavailable)
+		}
+	}
+	return nil
 }
 
 // pastTokenInfo fills in the symbols and decimals of the transfers found.
