@@ -574,3 +574,50 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestBooksSparseFilterBudget: a filter that matches one row of 12,000
+// (a year of a busy address) answers its first page after reading
+// 10,000 rows, with no row and a token to go on, not after reading the
+// whole range; the token's page finds the row, and is the last.
+func TestBooksSparseFilterBudget(t *testing.T) {
+	dialects(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		e.want(e.do("PUT", "/v1/chains/ETH/addresses/"+addrA, e.alice), 200, 0)
+		e.cover(addrA)
+		var rows []query.BalanceChange
+		for n := uint64(1); n <= 12_000; n++ {
+			kind := query.KindFee
+			if n == 1 {
+				kind = query.KindWithdrawal
+			}
+			rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Block: n, Time: booksTime(n), Amount: query.MustParseAmount("1"),
+				BalanceAfter: query.MustParseAmount(strconv.FormatUint(n, 10)), Causes: []query.Cause{{Kind: kind, Amount: query.MustParseAmount("1")}}})
+		}
+		for part := range slices.Chunk(rows, 2000) {
+			if err := e.db.PutStatement(ctx, "ETH", part, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		path := "/v1/chains/ETH/addresses/" + addrA + "/balance_changes?kind=withdrawal&page_size=10"
+		var pages []int
+		tok := ""
+		for range 5 {
+			r := e.do("GET", path+"&page_token="+url.QueryEscape(tok), e.alice)
+			e.want(r, 200, 0)
+			var p booksPage
+			if err := json.Unmarshal(r.body, &p); err != nil {
+				t.Fatal(err)
+			}
+			pages = append(pages, len(p.BalanceChanges))
+			if len(p.BalanceChanges) == 1 && p.BalanceChanges[0].BlockNumber != 1 {
+				t.Fatalf("found block %d", p.BalanceChanges[0].BlockNumber)
+			}
+			if tok = p.NextPageToken; tok == "" {
+				break
+			}
+		}
+		if !slices.Equal(pages, []int{0, 1}) {
+			t.Fatalf("pages of %v rows, want [0 1]: an empty page after the 10,000-row budget, then the row", pages)
+		}
+	})
+}
