@@ -119,12 +119,14 @@ bench_freshness() {
 
 # events: webhook delivery on PostgreSQL to a local receiver against a bare loop of HTTP POSTs
 # of the same bodies (one endpoint, target >= 1,000 events/s; 100 endpoints, >= 5,000/s), the
-# writer's blocks/s with deliveries running against none (>= 0.9), the latency from commit to
+# writer's blocks/s with deliveries running against none, the fetcher's blocks/s with one
+# endpoint taking its events against none (BenchmarkFetchWebhooks, >= 0.9), the latency from commit to
 # receiver at 1,000 events/s (p50 <= 200 ms, p99 <= 1 s); and an addrd serve process holding
 # 1,000 long polls of GET /v1/events: its RSS against the same process idle (< 200 MiB).
 bench_events() {
 	echo "== events: webhook deliveries vs bare HTTP POSTs; long polls"
 	gobench ./query/webhook/ BenchmarkEvents 15m || return 1
+	gobench ./query/fetch/ BenchmarkFetchWebhooks 15m || return 1
 	gobench ./cmd/addrd/ BenchmarkLongPoll 10m
 }
 
