@@ -33,7 +33,7 @@ var kinds = []string{query.KindTransaction, query.KindInternal, query.KindToken,
 
 // rangeParams are the parameters of the books lists, beside page_size and
 // page_token.
-var rangeParams = []string{"start_block", "end_block", "start_time", "end_time", "order_by", "kind", "asset", "contract", "counterparty"}
+var rangeParams = []string{"start_block", "end_block", "start_time", "end_time", "order_by", "kind", "asset", "contract", "token_id", "counterparty"}
 
 // bookRequest is a books list request: its range and filters, whether
 // any was given, and its page size and token.
@@ -70,7 +70,7 @@ func parseBooks(r *http.Request, paged bool) (bookRequest, error) {
 	b := bookRequest{size: defaultTxSize}
 	var (
 		startTime, endTime string
-		asset              string
+		asset, tokenID     string
 	)
 	for k, v := range q {
 		if len(v) > 1 && k != "kind" {
@@ -147,6 +147,14 @@ func parseBooks(r *http.Request, paged bool) (bookRequest, error) {
 				return bookRequest{}, errorf(codeInvalidArgument, "contract: %s", err.(*Error).Message)
 			}
 			b.r.Contract, b.r.HasContract = c, true
+		case "token_id":
+			// One ERC-1155 holding of contract=: the id in decimal, as
+			// transfers and statement rows write it.
+			id, err := query.ParseAmount(val)
+			if err != nil || id.Sign() < 0 || len(val) > 78 {
+				return bookRequest{}, errorf(codeInvalidArgument, "token_id must be a token id in decimal (0 to 2^256-1, no leading zeros), not %s", quote(val))
+			}
+			tokenID = id.String()
 		case "counterparty":
 			c, err := parseAddress(val)
 			if err != nil {
@@ -161,6 +169,12 @@ func parseBooks(r *http.Request, paged bool) (bookRequest, error) {
 			return bookRequest{}, errorf(codeInvalidArgument, "unknown query parameter %s (this list takes %s%s)", quote(k), list, strings.Join(rangeParams, ", "))
 		}
 		b.set = true
+	}
+	if tokenID != "" {
+		if !b.r.HasContract {
+			return bookRequest{}, errorf(codeInvalidArgument, "token_id names an ERC-1155 holding of a contract: give contract=0x… with it")
+		}
+		b.r.Contract = query.HoldingKey(query.AssetERC1155, b.r.Contract, tokenID)
 	}
 	switch asset {
 	case "":

@@ -405,7 +405,8 @@ func TxMatches(t query.Transaction, address string, r query.Range) bool {
 	if r.HasContract || r.TokensOnly {
 		found := false
 		for _, f := range t.Transfers {
-			if (f.From == address || f.To == address) && (r.TokensOnly && f.Contract != "" || r.HasContract && f.Contract == r.Contract) {
+			held := r.HasContract && (f.Contract == r.Contract || query.HoldingKey(f.Asset, f.Contract, f.TokenID) == r.Contract)
+			if (f.From == address || f.To == address) && (r.TokensOnly && f.Contract != "" || held) {
 				found = true
 				break
 			}
