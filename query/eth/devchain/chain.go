@@ -321,6 +321,30 @@ func (d *Chain) Commit() common.Hash {
 	return h
 }
 
+// unmined reports whether the pool holds a transaction the head has not
+// mined. The pool learns of a new head from an event, and Sync resets it
+// to the newest head it has been told of: right after a Commit it may
+// still list transactions the head holds. Those have a nonce below their
+// sender's at the head, and are not pending.
+func (d *Chain) unmined(pool *txpool.TxPool, bc *core.BlockChain) (bool, error) {
+	pending, _ := pool.Pending(txpool.PendingFilter{})
+	if len(pending) == 0 {
+		return false, nil
+	}
+	st, err := bc.State()
+	if err != nil {
+		return false, err
+	}
+	for from, txs := range pending {
+		for _, lt := range txs {
+			if tx := lt.Resolve(); tx != nil && tx.Nonce() >= st.GetNonce(from) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
 // CommitEmpty seals n empty blocks on the head and returns the last one's
 // hash: on an archive chain all but the last are built and inserted in
 // bulk (core.GenerateChain, then InsertChain, which executes and verifies
@@ -340,10 +364,13 @@ func (d *Chain) CommitEmpty(n int) (common.Hash, error) {
 	if err := pool.Sync(); err != nil {
 		return common.Hash{}, fmt.Errorf("dev chain: empty blocks: %w", err)
 	}
-	if pending, _ := pool.Pending(txpool.PendingFilter{}); len(pending) != 0 {
+	bc := d.backend.BlockChain()
+	switch unmined, err := d.unmined(pool, bc); {
+	case err != nil:
+		return common.Hash{}, fmt.Errorf("dev chain: empty blocks: %w", err)
+	case unmined:
 		return common.Hash{}, errors.New("dev chain: empty blocks: transactions are pending")
 	}
-	bc := d.backend.BlockChain()
 	if d.cfg.Archive {
 		// The generator reads and writes the state by hash, as the
 		// archive chain keeps it.
