@@ -12,7 +12,6 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/store"
 	"github.com/wharfhq/wharf/query/store/benchdata"
 )
 
@@ -41,17 +40,9 @@ func BenchmarkBooks(b *testing.B) {
 	for _, d := range testenv.DBs() {
 		b.Run(d.Name, func(b *testing.B) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, d.DSN(b))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			key, secret, err := db.CreateAPIKey(ctx, "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
+			db, key, secret := benchStore(b, d.DSN(b))
 			start := time.Now()
-			err = benchdata.Seed(ctx, db, benchdata.Config{Chain: "ETH", Account: key.AccountID, Addresses: 100,
+			err := benchdata.Seed(ctx, db, benchdata.Config{Chain: "ETH", Account: key.AccountID, Addresses: 100,
 				Transactions: 10_000, HotEvery: 50, StatementRows: rows})
 			if err != nil {
 				b.Fatal(err)

@@ -12,6 +12,22 @@ import (
 	"github.com/wharfhq/wharf/query/store"
 )
 
+// benchStore opens a benchmark's store at dsn, closed at b's end, with
+// an API key and its secret.
+func benchStore(b *testing.B, dsn string) (*store.DB, query.APIKey, string) {
+	b.Helper()
+	db, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	key, secret, err := db.CreateAPIKey(context.Background(), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db, key, secret
+}
+
 // BenchmarkStatement measures the statement's keyset paging, on
 // PostgreSQL and SQLite, over an address with 20,000 rows (and 200,000 of
 // other addresses): a page of 50 at depth 10,000 against the first page,
@@ -22,15 +38,7 @@ func BenchmarkStatement(b *testing.B) {
 	for _, d := range testenv.DBs() {
 		b.Run(d.Name, func(b *testing.B) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, d.DSN(b))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			key, _, err := db.CreateAPIKey(ctx, "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
+			db, key, _ := benchStore(b, d.DSN(b))
 			hot := "0x00000000000000000000000000000000000be7c1"
 			if _, err := db.Subscribe(ctx, key.AccountID, "ETH", hot); err != nil {
 				b.Fatal(err)

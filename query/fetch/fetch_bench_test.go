@@ -74,22 +74,7 @@ func BenchmarkFetch(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		// The seeding's garbage is the setup's, not the fetcher's.
-		runtime.GC()
-		t0 := time.Now()
-		for {
-			if err := f.FetchOnce(ctx); err != nil {
-				b.Fatal(err)
-			}
-			cp, _, err := db.Checkpoint(ctx, chain)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if cp.Number >= end {
-				break
-			}
-		}
-		rate := float64(end-start) / time.Since(t0).Seconds()
+		rate := fetchToEnd(b, f, db, start, end)
 		txs, err := db.Transactions(ctx, chain, addr(dev.Accounts[0]), nil, 1)
 		if err != nil || len(txs) == 0 || txs[0].BlockNumber != end {
 			b.Fatalf("the fetcher did not store the last block's transactions: %v %v", txs, err)
@@ -124,6 +109,28 @@ func BenchmarkFetch(b *testing.B) {
 		end-start, *benchTxs, ref, ref1, ref2, few, few1, few2, *benchSubs, many, many1, many2)
 	fmt.Printf("fetch: ratio %d/10 subscriptions = %.2f (want >= 0.8); 10 subscriptions / reference = %.2f, %d / reference = %.2f (want >= 0.7)\n",
 		*benchSubs, many/few, few/ref, *benchSubs, many/ref)
+}
+
+// fetchToEnd runs f until db's checkpoint reaches end and returns the
+// blocks per second from start. The setup's garbage is collected first:
+// it is the seeding's, not the fetcher's.
+func fetchToEnd(b *testing.B, f *fetch.Fetcher, db *store.DB, start, end uint64) float64 {
+	b.Helper()
+	ctx := context.Background()
+	runtime.GC()
+	t0 := time.Now()
+	for {
+		if err := f.FetchOnce(ctx); err != nil {
+			b.Fatal(err)
+		}
+		cp, _, err := db.Checkpoint(ctx, chain)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if cp.Number >= end {
+			return float64(end-start) / time.Since(t0).Seconds()
+		}
+	}
 }
 
 // referenceLoop reads blocks start+1 to end, their receipts and their

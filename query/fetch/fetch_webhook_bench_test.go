@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -78,21 +77,7 @@ func BenchmarkFetchWebhooks(b *testing.B) {
 			go func() { defer close(done); d.Run(dctx) }()
 			stop = func() { cancel(); <-done }
 		}
-		runtime.GC()
-		t0 := time.Now()
-		for {
-			if err := f.FetchOnce(ctx); err != nil {
-				b.Fatal(err)
-			}
-			cp, _, err := db.Checkpoint(ctx, chain)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if cp.Number >= end {
-				break
-			}
-		}
-		rate = float64(end-start) / time.Since(t0).Seconds()
+		rate = fetchToEnd(b, f, db, start, end)
 		delivered = received.Load() - before
 		stop()
 		last, _ := db.LastEventID(ctx)

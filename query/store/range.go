@@ -508,49 +508,10 @@ func (db *DB) filterChanges(ctx context.Context, chain, address string, r query.
 // into labels (when not nil) and passes each document to row, in order.
 // Errors: query.ErrNotSubscribed.
 func (db *DB) readRangePage(ctx context.Context, chain, address, q string, args []any, labels map[string]query.Label, row func(doc string) error) (query.Subscription, error) {
-	rows, err := db.queryHot(ctx, q, args...)
-	if err != nil {
-		return query.Subscription{}, err
+	if labels == nil {
+		labels = map[string]query.Label{}
 	}
-	defer rows.Close()
-	var (
-		sub   = query.Subscription{Chain: chain, Address: address}
-		v     sql.NullString
-		found bool
-	)
-	for rows.Next() {
-		if err := rows.Scan(&v); err != nil {
-			return query.Subscription{}, err
-		}
-		s := v.String
-		switch {
-		case s != "" && (s[0] == 'S' || s[0] == 'A'):
-			if err := parseState(&sub, s); err != nil {
-				return query.Subscription{}, err
-			}
-			found = true
-			continue
-		case s != "" && s[0] == 'L':
-			if labels != nil {
-				contract, l, err := parseLabel(s[1:])
-				if err != nil {
-					return query.Subscription{}, err
-				}
-				labels[contract] = l
-			}
-			continue
-		}
-		if err := row(s); err != nil {
-			return query.Subscription{}, err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return query.Subscription{}, err
-	}
-	if !found {
-		return query.Subscription{}, query.ErrNotSubscribed
-	}
-	return sub, nil
+	return db.readLabelledPage(ctx, chain, address, q, args, labels, func(doc string, _ bool) error { return row(doc) })
 }
 
 // parseLabel reads a label row: asset, contract, decimals and symbol,

@@ -142,6 +142,13 @@ func (db *DB) SubscriptionTransactionsFunc(ctx context.Context, account int64, c
 // cost without the state: its document alone, scanned as the string the
 // driver made of it (no copy; the parsed fields share its bytes).
 func (db *DB) readPage(ctx context.Context, chain, address, q string, args []any, row func(doc string, ok bool) error) (query.Subscription, error) {
+	return db.readLabelledPage(ctx, chain, address, q, args, nil, row)
+}
+
+// readLabelledPage is readPage for a read that also yields label rows
+// (a letter L, then parseLabel's fields): with labels not nil they are
+// read into it; with labels nil there are none and no row is one.
+func (db *DB) readLabelledPage(ctx context.Context, chain, address, q string, args []any, labels map[string]query.Label, row func(doc string, ok bool) error) (query.Subscription, error) {
 	rows, err := db.queryHot(ctx, q, args...)
 	if err != nil {
 		return query.Subscription{}, err
@@ -156,11 +163,19 @@ func (db *DB) readPage(ctx context.Context, chain, address, q string, args []any
 		if err := rows.Scan(&v); err != nil {
 			return query.Subscription{}, err
 		}
-		if s := v.String; v.Valid && s != "" && (s[0] == 'S' || s[0] == 'A') {
+		switch s := v.String; {
+		case s != "" && (s[0] == 'S' || s[0] == 'A'):
 			if err := parseState(&sub, s); err != nil {
 				return query.Subscription{}, err
 			}
 			found = true
+			continue
+		case labels != nil && s != "" && s[0] == 'L':
+			contract, l, err := parseLabel(s[1:])
+			if err != nil {
+				return query.Subscription{}, err
+			}
+			labels[contract] = l
 			continue
 		}
 		if err := row(v.String, v.Valid); err != nil {
