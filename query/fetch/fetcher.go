@@ -134,6 +134,9 @@ type core struct {
 	log     *slog.Logger
 	metrics *fetchMetrics
 	health  *health
+	// headRead is signalled when the head follower reads a new head
+	// of the node, for renew.
+	headRead chan struct{}
 }
 
 // chainFacts are what the head follower learns of the chain and the node
@@ -196,10 +199,11 @@ func New(cfg Config) (*Fetcher, error) {
 		return nil, fmt.Errorf("fetcher: traces %q: want auto, on or off", cfg.Traces)
 	}
 	c := &core{
-		cfg:     cfg,
-		log:     cfg.Logger.With("chain", cfg.Chain),
-		metrics: &fetchMetrics{},
-		health:  &health{},
+		cfg:      cfg,
+		log:      cfg.Logger.With("chain", cfg.Chain),
+		metrics:  &fetchMetrics{},
+		health:   &health{},
+		headRead: make(chan struct{}, 1),
 	}
 	if err := c.metrics.register(cfg.Metrics, cfg.Chain); err != nil {
 		return nil, err

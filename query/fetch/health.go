@@ -65,6 +65,9 @@ func (c *core) clearHealth() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.lastErr, h.failingSince, h.caughtUp = nil, time.Time{}, false
+	// The head this replica last read is not the node's head when it
+	// leads again: the next leadership records the head it reads.
+	h.head = 0
 }
 
 // setSyncWait records why new subscriptions cannot sync yet ("" when
@@ -93,10 +96,19 @@ func (c *core) setCaughtUp(caughtUp bool, newest query.Block) {
 	}
 }
 
+// setNodeHead records the node's head and wakes the lease's renewal,
+// which records it in the lease as soon as this leadership has read one.
 func (c *core) setNodeHead(head uint64) {
 	c.health.mu.Lock()
-	defer c.health.mu.Unlock()
+	changed := c.health.head != head
 	c.health.head = head
+	c.health.mu.Unlock()
+	if changed {
+		select {
+		case c.headRead <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // nodeHead is the node's head as of the head follower's last step.

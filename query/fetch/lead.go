@@ -69,6 +69,15 @@ func (c *core) renew(lead context.Context, l query.Lease) {
 			return
 		case <-t.C:
 			t.Reset(ttl / 3)
+		case <-c.headRead:
+			// A new lease records no head (acquiring sets it to 0):
+			// record the first one read at once, so that /healthz on
+			// every replica shows the node's head within a step of the
+			// takeover, not a third of the TTL later. Later heads wait
+			// for the next renewal.
+			if l.Head != 0 || c.nodeHead() == 0 {
+				continue
+			}
 		}
 		start := time.Now()
 		nl, err := c.cfg.Store.RenewLease(lead, l, ttl, c.nodeHead())

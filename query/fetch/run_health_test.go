@@ -110,3 +110,43 @@ func TestLostLeaseHealthy(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// headLease is a store that says when a renewal records a node head.
+type headLease struct {
+	*store.DB
+	recorded chan uint64
+}
+
+func (s *headLease) RenewLease(ctx context.Context, l query.Lease, ttl time.Duration, head uint64) (query.Lease, error) {
+	nl, err := s.DB.RenewLease(ctx, l, ttl, head)
+	if err == nil && head != 0 {
+		select {
+		case s.recorded <- head:
+		default:
+		}
+	}
+	return nl, err
+}
+
+// TestLeaseRecordsFirstHead: a new leader records the node's head in the
+// lease as soon as it has read it, not a third of the TTL later: until
+// then every replica's /healthz said node_head 0 beside a stored head.
+func TestLeaseRecordsFirstHead(t *testing.T) {
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
+	st := &headLease{DB: e.db, recorded: make(chan uint64, 1)}
+	e.cfg.LeaseTTL = 30 * time.Minute // the timed renewal: after 10 minutes
+	e.newFetcher(st)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case head := <-st.recorded:
+		l, err := e.db.ChainLease(ctx, "ETH")
+		if err != nil || l.Head < head {
+			t.Errorf("lease head %d (%v), want at least %d", l.Head, err, head)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no node head recorded in the lease within 2 minutes of leading (the timed renewal comes after 10)")
+	}
+}
