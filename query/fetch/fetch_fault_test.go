@@ -315,3 +315,80 @@ func TestFetchDifferenceInBusyBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchDifferenceLocated (issue 21, X2): the balances of a batch are
+// read at its last block only; a difference that appears at an earlier
+// block of the batch lands on the row of that block (checked, not
+// reconciled, with the difference), and the rows after it chain from the
+// node's balance there. Before, it went on the batch's last block, a
+// block where nothing of the kind happened. a0's native balance gains
+// 1000 wei from the second of four blocks fetched together (every block
+// touches a0); its token balance, which last moved in an earlier batch,
+// gains 7 from the same block, where the token did not move: that row is
+// the difference alone.
+func TestFetchDifferenceLocated(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
+	d := e.dev
+	src := e.fault
+	e.useSource(src, fetch.TracesOn)
+	a0 := d.Accounts[0]
+	token := addr(d.Token)
+	e.subscribe(a0)
+	e.catchUp()
+	e.mine(e.must(d.TransferToken(ctx, 1, a0, big.NewInt(5)))) // the token's statement starts
+	e.catchUp()
+	from, _ := d.Head()
+	src.mu.Lock()
+	src.balances = func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
+		bals, err := src.Source.Balances(ctx, at, qs)
+		for i := range bals {
+			if bals[i].Address != addr(a0) || at < from+2 {
+				continue
+			}
+			switch bals[i].Contract {
+			case "":
+				bals[i].Amount = bals[i].Amount.Add(query.AmountOf(1000))
+			case token:
+				bals[i].Amount = bals[i].Amount.Add(query.AmountOf(7))
+			}
+		}
+		return bals, err
+	}
+	src.mu.Unlock()
+	for range 4 { // four blocks, one fetch
+		e.mine(e.must(d.Transfer(ctx, 0, d.Accounts[1], big.NewInt(1))))
+	}
+	e.catchUp()
+	var flagged []query.BalanceChange
+	for _, r := range statementOf(t, e.db, e.account, addr(a0)) {
+		if r.Checked && !r.Reconciled {
+			flagged = append(flagged, r)
+		}
+		if r.Block == from+4 && r.Contract == "" && !(r.Checked && r.Reconciled) {
+			t.Errorf("the batch's last row %+v: want checked and reconciled", r)
+		}
+	}
+	want := map[string]query.Amount{"": query.AmountOf(1000), token: query.AmountOf(7)}
+	if len(flagged) != 2 {
+		t.Fatalf("unreconciled rows %+v, want two at block %d", flagged, from+2)
+	}
+	for _, r := range flagged {
+		if r.Block != from+2 || r.Difference != want[r.Contract] {
+			t.Errorf("unreconciled row %+v: want block %d, difference %s", r, from+2, want[r.Contract])
+		}
+		if r.Contract == token && (r.Amount != want[token] || len(r.Causes) != 0) {
+			t.Errorf("token row %+v: want the difference alone", r)
+		}
+		node, err := src.Balances(ctx, r.Block, []query.BalanceQuery{{Address: addr(a0), Contract: r.Contract}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.BalanceAfter != node[0].Amount {
+			t.Errorf("row %+v: balance_after %s, the node %s", r, r.BalanceAfter, node[0].Amount)
+		}
+	}
+	if got := e.counter("addrd_fetch_unreconciled_total"); got != 2 {
+		t.Errorf("unreconciled_total = %v, want 2", got)
+	}
+}

@@ -6,8 +6,11 @@ package fetch
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/wharfhq/wharf/query"
 )
@@ -21,7 +24,10 @@ type running struct {
 
 // statement turns the movements of chunk c's blocks into statement rows,
 // each continuing its asset's running balance, and checks the running
-// balances against the balances the chunk read at its last block.
+// balances against the balances the chunk read at its last block. Where
+// they disagree, the blocks where the difference appeared are located
+// (locate.go) and each part of it goes on the row of its block, which
+// says it was checked and did not reconcile (issue 21, X2).
 func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) error {
 	c.changes = make([][]query.BalanceChange, len(c.blocks))
 	c.heads = make([][]query.StatementHead, len(c.blocks))
@@ -58,43 +64,187 @@ func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) erro
 			anchors = append(anchors, k)
 		}
 	}
-	if err := f.anchor(ctx, anchors, c); err != nil {
+	anchored, err := f.anchor(ctx, anchors, c)
+	if err != nil {
+		return err
+	}
+	groups := make([]grouped, len(c.blocks))
+	for i := range c.blocks {
+		groups[i].order, groups[i].causes, groups[i].sums = groupMoves(moves[i])
+	}
+	steps, err := f.disagreements(ctx, c, groups, anchored)
+	if err != nil {
 		return err
 	}
 	last := c.blocks[len(c.blocks)-1]
-	rows := make(map[query.Holding]*query.BalanceChange) // the key's row at the last block
+	traced := f.facts.traceAPI != ""
+	// The parts of a difference that appeared before the chunk (the
+	// holding did not move since) go on their own blocks first.
+	for _, k := range sortedHoldings(steps) {
+		for _, s := range steps[k] {
+			if s.block >= c.blocks[0].Number {
+				break
+			}
+			t, err := f.blockTime(ctx, s.block)
+			if err != nil {
+				return err
+			}
+			h := f.heads[k]
+			h.balance = h.balance.Add(s.diff)
+			h.block, h.dirty = s.block, true
+			c.changes[0] = append(c.changes[0], query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
+				Block: s.block, Time: t, Amount: s.diff, BalanceAfter: h.balance, Checked: true, Difference: s.diff, Traced: traced})
+		}
+	}
+	read := make(map[query.Holding]bool) // read at the last block
+	for _, b := range c.balances {
+		if b.Block == last.Number {
+			read[query.Holding{Address: b.Address, Contract: b.Contract}] = true
+		}
+	}
 	for i, b := range c.blocks {
-		order, byKey, sums := groupMoves(moves[i])
+		g := groups[i]
+		order := slices.Clone(g.order)
+		at := make(map[query.Holding]query.Amount)
+		for _, k := range sortedHoldings(steps) {
+			for _, s := range steps[k] {
+				if s.block == b.Number {
+					at[k] = s.diff
+					if _, ok := g.causes[k]; !ok {
+						order = append(order, k)
+					}
+				}
+			}
+		}
 		for _, k := range order {
-			sum := sums[k]
-			if sum.IsZero() {
+			sum := g.sums[k]
+			diff, stepped := at[k]
+			if sum.IsZero() && !stepped {
 				continue // the balance did not change
 			}
 			h := f.heads[k]
-			h.balance = h.balance.Add(sum)
+			h.balance = h.balance.Add(sum).Add(diff)
 			h.block, h.dirty = b.Number, true
+			// A row is checked where the node's balance was read: at a
+			// difference, and at the chunk's last block.
+			checked := stepped || (i == len(c.blocks)-1 && read[k])
 			c.changes[i] = append(c.changes[i], query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
-				Block: b.Number, Time: b.Time, Amount: sum, BalanceAfter: h.balance, Causes: byKey[k],
-				Traced: f.facts.traceAPI != ""}) // checked by reconcile, at the chunk's last block only
+				Block: b.Number, Time: b.Time, Amount: sum.Add(diff), BalanceAfter: h.balance, Causes: g.causes[k],
+				Checked: checked, Reconciled: checked && diff.IsZero(), Difference: diff, Traced: traced})
 		}
 		// Each block carries the heads it moved (the first also the
-		// anchors), so that any run of the chunk's first blocks stored
-		// leaves rows and heads agreeing.
-		if i < len(c.blocks)-1 {
-			c.heads[i] = f.dirtyHeads()
+		// anchors and the rows before the chunk), so that any run of the
+		// chunk's first blocks stored leaves rows and heads agreeing.
+		c.heads[i] = f.dirtyHeads()
+	}
+	return nil
+}
+
+// grouped are the movements of one block grouped by holding.
+type grouped struct {
+	order  []query.Holding
+	causes map[query.Holding][]query.Cause
+	sums   map[query.Holding]query.Amount
+}
+
+// disagreements compares the balances chunk c read at its last block
+// with the running balances its movements (groups) lead to, and locates
+// each difference: the steps, by holding, in block order, whose diffs
+// add up to it. A holding is looked at from its head's block (within the
+// node's state window; the chunk's start when the head's block is not
+// known) or, anchored in this chunk, from the chunk's start, where it
+// agreed.
+func (f *follower) disagreements(ctx context.Context, c *chunk, groups []grouped, anchored map[query.Holding]bool) (map[query.Holding][]step, error) {
+	first, last := c.blocks[0].Number, c.blocks[len(c.blocks)-1].Number
+	var probes []probe
+	for _, b := range c.balances {
+		if b.Block != last {
+			continue // read elsewhere (state window): nothing to compare
+		}
+		k := query.Holding{Address: b.Address, Contract: b.Contract}
+		h := f.heads[k]
+		if h == nil || h.block > last {
+			continue
+		}
+		startBal, startBlock := h.balance, h.block
+		expected := func(x uint64) query.Amount {
+			bal := startBal
+			for i, blk := range c.blocks {
+				if blk.Number > x {
+					break
+				}
+				bal = bal.Add(groups[i].sums[k])
+			}
+			return bal
+		}
+		d := b.Amount.Sub(expected(last))
+		if d.IsZero() {
+			continue
+		}
+		p := probe{k: k, lo: last, hi: last, dHi: d, expected: expected}
+		if first > 0 {
+			p.lo, p.loKnown = first-1, anchored[k]
+			floor := uint64(0)
+			if f.target > stateWindow {
+				floor = f.target - stateWindow
+			}
+			if !p.loKnown && startBlock > 0 && startBlock < first-1 {
+				p.lo = max(startBlock, floor, p.lo-min(p.lo, stateWindow))
+				p.lo = min(p.lo, first-1)
+			}
+		}
+		probes = append(probes, p)
+	}
+	if len(probes) == 0 {
+		return nil, nil
+	}
+	steps, err := f.locate(ctx, probes)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range probes {
+		if len(steps[p.k]) == 0 { // nothing to read in between
+			steps[p.k] = []step{{block: last, diff: p.dHi, node: p.expected(last).Add(p.dHi)}}
+		}
+		f.metrics.unreconciled.Add(float64(len(steps[p.k])))
+		if !f.mismatched[p.k] {
+			f.mismatched[p.k] = true
+			s := steps[p.k][0]
+			f.log.Warn("fetcher: balance does not reconcile with the movements found",
+				"address", p.k.Address, "contract", p.k.Contract, "block", s.block, "difference", s.diff.String(),
+				"blocks", len(steps[p.k]), "traced", f.facts.traceAPI != "")
 		}
 	}
-	// The rows of the last block are taken once it has all of them: a
-	// pointer taken while its slice still grows points into an array the
-	// next append may leave behind (issue 21, H1).
-	lastRows := c.changes[len(c.blocks)-1]
-	for j := range lastRows {
-		rows[query.Holding{Address: lastRows[j].Address, Contract: lastRows[j].Contract}] = &lastRows[j]
+	return steps, nil
+}
+
+// blockTime is the time of block n: stored, else the node's.
+func (f *follower) blockTime(ctx context.Context, n uint64) (time.Time, error) {
+	b, err := f.cfg.Store.StoredBlock(ctx, f.cfg.Chain, n)
+	if err == nil {
+		return b.Time, nil
 	}
-	extra := f.reconcile(c.balances, last.Block, rows)
-	c.changes[len(c.blocks)-1] = append(c.changes[len(c.blocks)-1], extra...)
-	c.heads[len(c.blocks)-1] = f.dirtyHeads()
-	return nil
+	if !errors.Is(err, query.ErrNotFound) {
+		return time.Time{}, err
+	}
+	blocks, err := f.cfg.Source.Blocks(ctx, n, n)
+	if err != nil {
+		return time.Time{}, f.nodeErr(err)
+	}
+	if len(blocks) == 0 {
+		return time.Time{}, fmt.Errorf("fetch %s: block %d: %w", f.cfg.Chain, n, query.ErrUnavailable)
+	}
+	return blocks[0].Time, nil
+}
+
+// sortedHoldings returns the holdings of m in order.
+func sortedHoldings[V any](m map[query.Holding]V) []query.Holding {
+	out := make([]query.Holding, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, compareHoldings)
+	return out
 }
 
 // unreadable returns the token holdings among keys that the chunk's
@@ -203,10 +353,11 @@ func (f *follower) loadHeads(ctx context.Context, keys map[query.Holding]bool) e
 // chunk's first block: read there when the node still has that state,
 // else taken from the balance read at the chunk's last block less the
 // chunk's movements (checked again at the next reading).
-func (f *follower) anchor(ctx context.Context, keys []query.Holding, c *chunk) error {
+func (f *follower) anchor(ctx context.Context, keys []query.Holding, c *chunk) (map[query.Holding]bool, error) {
 	if len(keys) == 0 {
-		return nil
+		return nil, nil
 	}
+	read := make(map[query.Holding]bool)
 	slices.SortFunc(keys, compareHoldings)
 	before := c.blocks[0].Number - 1
 	if c.blocks[0].Number > 0 && f.target <= before+stateWindow {
@@ -216,10 +367,12 @@ func (f *follower) anchor(ctx context.Context, keys []query.Holding, c *chunk) e
 		}
 		bals, err := f.cfg.Source.Balances(ctx, before, qs)
 		if err != nil {
-			return f.nodeErr(err)
+			return nil, f.nodeErr(err)
 		}
 		for _, b := range bals {
-			f.heads[query.Holding{Address: b.Address, Contract: b.Contract}] = &running{block: before, balance: b.Amount, dirty: true}
+			k := query.Holding{Address: b.Address, Contract: b.Contract}
+			f.heads[k] = &running{block: before, balance: b.Amount, dirty: true}
+			read[k] = true
 		}
 	}
 	for _, k := range keys {
@@ -231,52 +384,76 @@ func (f *follower) anchor(ctx context.Context, keys []query.Holding, c *chunk) e
 		// and says so.
 		f.heads[k] = &running{block: before, dirty: true}
 	}
-	return nil
+	return read, nil
 }
 
-// reconcile compares balances read from the node at block at with the
-// running balances. The asset's row at that block (in rows) is checked:
-// it says reconciled, or takes the difference and says it did not
-// reconcile; an asset without a row there that disagrees gets a new row
-// of the difference alone, checked and not reconciled. The running
-// balance becomes the node's, so that the statement adds up to it. Rows
-// at other blocks are never compared, and say so (Checked false).
-func (f *follower) reconcile(balances []query.Balance, at query.Block, rows map[query.Holding]*query.BalanceChange) []query.BalanceChange {
-	var extra []query.BalanceChange
+// reconcile compares balances read from the node at block at (a new
+// subscription, the scheduled refresh) with the running balances, which
+// no movement has changed since their blocks. A difference is located
+// (locate.go): each part of it is a row of its own at the block where it
+// appeared, checked and not reconciled, the running balance becoming the
+// node's, so that the statement adds up to it.
+func (f *follower) reconcile(ctx context.Context, balances []query.Balance, at query.Block) ([]query.BalanceChange, error) {
+	var probes []probe
+	floor := uint64(0)
+	if f.target > stateWindow {
+		floor = f.target - stateWindow
+	}
 	for _, b := range balances {
 		if b.Block != at.Number {
 			continue // read elsewhere (state window): nothing to compare
 		}
 		k := query.Holding{Address: b.Address, Contract: b.Contract}
 		h := f.heads[k]
-		node := b.Amount
-		if h == nil || h.block > at.Number {
+		if h == nil || h.block > at.Number || b.Amount == h.balance {
 			continue
 		}
-		if node == h.balance {
-			if r := rows[k]; r != nil {
-				r.Checked, r.Reconciled = true, true
-			}
-			continue
+		bal := h.balance
+		p := probe{k: k, lo: at.Number, hi: at.Number, dHi: b.Amount.Sub(bal), expected: func(uint64) query.Amount { return bal }}
+		if h.block > 0 {
+			// The head's block is known (not a row found below it): look
+			// from there, within the node's state window.
+			p.lo = min(max(h.block, floor), at.Number)
 		}
-		diff := node.Sub(h.balance)
-		h.balance, h.block, h.dirty = node, at.Number, true
-		f.metrics.unreconciled.Inc()
-		if !f.mismatched[k] {
-			f.mismatched[k] = true
-			f.log.Warn("fetcher: balance does not reconcile with the movements found",
-				"address", k.Address, "contract", k.Contract, "block", at.Number, "difference", diff.String(), "traced", f.facts.traceAPI != "")
-		}
-		if r := rows[k]; r != nil {
-			r.Amount = r.Amount.Add(diff)
-			r.BalanceAfter, r.Checked, r.Reconciled, r.Difference = node, true, false, diff
-			continue
-		}
-		extra = append(extra, query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract, Block: at.Number,
-			Time: at.Time, Amount: diff, BalanceAfter: node, Checked: true, Difference: diff,
-			Traced: f.facts.traceAPI != ""})
+		probes = append(probes, p)
 	}
-	return extra
+	if len(probes) == 0 {
+		return nil, nil
+	}
+	steps, err := f.locate(ctx, probes)
+	if err != nil {
+		return nil, err
+	}
+	var rows []query.BalanceChange
+	for _, p := range probes {
+		if len(steps[p.k]) == 0 {
+			steps[p.k] = []step{{block: at.Number, diff: p.dHi}}
+		}
+		f.metrics.unreconciled.Add(float64(len(steps[p.k])))
+		if !f.mismatched[p.k] {
+			f.mismatched[p.k] = true
+			f.log.Warn("fetcher: balance does not reconcile with the movements found",
+				"address", p.k.Address, "contract", p.k.Contract, "block", steps[p.k][0].block, "difference", steps[p.k][0].diff.String(),
+				"blocks", len(steps[p.k]), "traced", f.facts.traceAPI != "")
+		}
+		h := f.heads[p.k]
+		for _, s := range steps[p.k] {
+			t := at.Time
+			if s.block != at.Number {
+				if t, err = f.blockTime(ctx, s.block); err != nil {
+					return nil, err
+				}
+			}
+			h.balance = h.balance.Add(s.diff)
+			h.block, h.dirty = s.block, true
+			rows = append(rows, query.BalanceChange{Chain: f.cfg.Chain, Address: p.k.Address, Contract: p.k.Contract, Block: s.block,
+				Time: t, Amount: s.diff, BalanceAfter: h.balance, Checked: true, Difference: s.diff,
+				Traced: f.facts.traceAPI != ""})
+		}
+		// The statement stands where the node was read.
+		h.block = at.Number
+	}
+	return rows, nil
 }
 
 // dirtyHeads returns the heads changed since they were last taken, to be
@@ -315,7 +492,10 @@ func (f *follower) reconcileStored(ctx context.Context, balances []query.Balance
 	if err := f.headsAt(ctx, balances, at, false); err != nil {
 		return err
 	}
-	rows := f.reconcile(balances, at, nil)
+	rows, err := f.reconcile(ctx, balances, at)
+	if err != nil {
+		return err
+	}
 	heads := f.dirtyHeads()
 	if err := f.cfg.Store.PutStatement(ctx, f.cfg.Chain, rows, heads, balances); err != nil {
 		f.resetHeads()

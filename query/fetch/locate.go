@@ -1,0 +1,236 @@
+package fetch
+
+// Locating a disagreement: when the balance read from the node at a block
+// is not the statement's, the blocks where the difference appeared, found
+// by reading the node's balances at blocks in between (issue 21, X2).
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// probe is a disagreement to locate: holding k's difference d(b) = node(b)
+// − expected(b) is known at block hi and (as zero) at lo when loKnown,
+// else read there. expected gives the statement's balance after any
+// block in [lo, hi].
+type probe struct {
+	k        query.Holding
+	lo, hi   uint64
+	loKnown  bool
+	dHi      query.Amount
+	expected func(block uint64) query.Amount
+}
+
+// step is where a difference appeared: the node's balance at block moved
+// by diff more than the statement's, and was node there.
+type step struct {
+	block uint64
+	diff  query.Amount
+	node  query.Amount
+}
+
+// splits is the most blocks read inside one interval in one round: a
+// 16-block batch is located in two rounds.
+const splits = 7
+
+// locate finds, for each probe, every block of (lo, hi] where its
+// difference changes, by reading the node's balances at blocks in between
+// (one batch a block, the blocks of a round in parallel) and splitting
+// every interval whose ends differ until it is one block long. A
+// difference already there at lo (not known zero) goes on lo+1: the
+// oldest block it can be put on. Where a reading fails (a token that does
+// not answer there, a block whose state the node no longer keeps) the
+// interval's difference goes on its upper end. A difference that appears
+// and goes again between two readings is not seen: only its net shows.
+// The steps of each holding come in block order; their diffs add up to
+// its dHi.
+func (f *follower) locate(ctx context.Context, probes []probe) (map[query.Holding][]step, error) {
+	type span struct {
+		p      *probe
+		a, b   uint64
+		da, db query.Amount
+		nb     query.Amount // node's balance at b
+	}
+	out := make(map[query.Holding][]step)
+	add := func(k query.Holding, s step) {
+		if s.diff.IsZero() {
+			return
+		}
+		out[k] = append(out[k], s)
+	}
+	var spans []span
+	// The first round also reads lo where its difference is not known.
+	var atLo []*probe
+	for i := range probes {
+		p := &probes[i]
+		if p.hi <= p.lo {
+			continue
+		}
+		if !p.loKnown {
+			atLo = append(atLo, p)
+		}
+	}
+	reads := make(map[uint64][]query.Holding)
+	for _, p := range atLo {
+		reads[p.lo] = append(reads[p.lo], p.k)
+	}
+	got, err := f.readAt(ctx, reads)
+	if err != nil {
+		return nil, err
+	}
+	for i := range probes {
+		p := &probes[i]
+		if p.hi <= p.lo {
+			continue
+		}
+		nHi := p.expected(p.hi).Add(p.dHi)
+		s := span{p: p, a: p.lo, b: p.hi, db: p.dHi, nb: nHi}
+		if !p.loKnown {
+			n, ok := got[readKey{p.lo, p.k}]
+			if !ok {
+				add(p.k, step{block: p.hi, diff: p.dHi, node: nHi})
+				continue
+			}
+			s.da = n.Sub(p.expected(p.lo))
+			// Already there at lo: on the oldest block it can go on.
+			add(p.k, step{block: p.lo + 1, diff: s.da, node: p.expected(p.lo + 1).Add(s.da)})
+		}
+		if s.da != s.db {
+			spans = append(spans, s)
+		}
+	}
+	for len(spans) > 0 {
+		reads = make(map[uint64][]query.Holding)
+		for _, s := range spans {
+			for _, x := range splitPoints(s.a, s.b) {
+				reads[x] = append(reads[x], s.p.k)
+			}
+		}
+		got, err := f.readAt(ctx, reads)
+		if err != nil {
+			return nil, err
+		}
+		var next []span
+		for _, s := range spans {
+			pts := splitPoints(s.a, s.b)
+			if len(pts) == 0 { // one block: the difference appeared at b
+				add(s.p.k, step{block: s.b, diff: s.db.Sub(s.da), node: s.nb})
+				continue
+			}
+			a, da := s.a, s.da
+			failed := false
+			for _, x := range append(pts, s.b) {
+				var dx, nx query.Amount
+				if x == s.b {
+					dx, nx = s.db, s.nb
+				} else {
+					n, ok := got[readKey{x, s.p.k}]
+					if !ok {
+						failed = true
+						break
+					}
+					dx, nx = n.Sub(s.p.expected(x)), n
+				}
+				if dx != da {
+					next = append(next, span{p: s.p, a: a, b: x, da: da, db: dx, nb: nx})
+				}
+				a, da = x, dx
+			}
+			if failed {
+				// Not readable in between: the rest on the interval's end.
+				add(s.p.k, step{block: s.b, diff: s.db.Sub(da), node: s.nb})
+			}
+		}
+		spans = next
+	}
+	for k := range out {
+		slices.SortFunc(out[k], func(x, y step) int { return compareUint(x.block, y.block) })
+		// Two steps on one block (a difference at lo and one just after
+		// it) are one.
+		merged := out[k][:0]
+		for _, s := range out[k] {
+			if n := len(merged); n > 0 && merged[n-1].block == s.block {
+				merged[n-1].diff = merged[n-1].diff.Add(s.diff)
+				merged[n-1].node = s.node
+				continue
+			}
+			merged = append(merged, s)
+		}
+		out[k] = merged
+	}
+	return out, nil
+}
+
+// splitPoints are the blocks read inside (a, b): all of them when few,
+// else splits evenly spaced ones.
+func splitPoints(a, b uint64) []uint64 {
+	if b <= a+1 {
+		return nil
+	}
+	inner := b - a - 1
+	if inner <= splits {
+		out := make([]uint64, 0, inner)
+		for x := a + 1; x < b; x++ {
+			out = append(out, x)
+		}
+		return out
+	}
+	out := make([]uint64, 0, splits)
+	for i := uint64(1); i <= splits; i++ {
+		out = append(out, a+(b-a)*i/(splits+1))
+	}
+	return slices.Compact(out)
+}
+
+type readKey struct {
+	block uint64
+	k     query.Holding
+}
+
+// readAt reads the balances of reads' holdings at each of its blocks, one
+// batch a block, four blocks at a time. A balance the node does not give
+// (a token that does not answer; a block it keeps no state for) is left
+// out.
+func (f *follower) readAt(ctx context.Context, reads map[uint64][]query.Holding) (map[readKey]query.Amount, error) {
+	blocks := sortedKeys(reads)
+	out := make(map[readKey]query.Amount)
+	var mu sync.Mutex
+	err := parallel(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
+		at := blocks[i]
+		ks := reads[at]
+		slices.SortFunc(ks, compareHoldings)
+		ks = slices.Compact(ks)
+		qs := make([]query.BalanceQuery, len(ks))
+		for j, k := range ks {
+			qs[j] = query.BalanceQuery(k)
+		}
+		bals, err := f.cfg.Source.Balances(ctx, at, qs)
+		if errors.Is(err, query.ErrNoState) {
+			return nil
+		}
+		if err != nil {
+			return f.nodeErr(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, b := range bals {
+			out[readKey{at, query.Holding{Address: b.Address, Contract: b.Contract}}] = b.Amount
+		}
+		return nil
+	})
+	return out, err
+}
+
+func compareUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
