@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/wharfhq/wharf/query/adversary"
 )
@@ -129,12 +130,24 @@ func TestReconciledOnlyWhenChecked(t *testing.T) {
 	to := s.gen.Candidates()[5]
 	s.subscribe(to)
 	s.catchUp()
-	// Several blocks in one fetch: only the last one's rows are compared.
-	for range 3 {
-		s.act(adversary.ActInternal, to)
+	// Three blocks in one fetch, the missed payout in the second: the
+	// rows of the first is not compared (only the last block's are, and
+	// those where a difference is located: issue 21, X2).
+	var payout uint64
+	for i := range 3 {
+		if i == 1 {
+			s.act(adversary.ActInternal, to)
+		}
 		s.act(adversary.ActTransfer, to)
 		if err := s.gen.Seal(ctx); err != nil {
 			t.Fatal(err)
+		}
+		if i == 1 {
+			var h hexutil.Uint64
+			if err := s.gen.RPC().CallContext(ctx, &h, "eth_blockNumber"); err != nil {
+				t.Fatal(err)
+			}
+			payout = uint64(h)
 		}
 	}
 	head := s.catchUp()
@@ -143,6 +156,9 @@ func TestReconciledOnlyWhenChecked(t *testing.T) {
 	for _, r := range s.rows(to) {
 		if r.Reconciled == nil {
 			unchecked++
+		}
+		if r.Difference != "0" && r.Difference != "" && r.BlockNumber != payout {
+			t.Errorf("a difference at block %d, the missed payout was at %d: %+v", r.BlockNumber, payout, r)
 		}
 	}
 	if unchecked == 0 {
