@@ -67,7 +67,9 @@ type Store interface {
 	// API writes each as it comes: a page allocates no row). The row fn
 	// gets, with its Transfers or Causes, is reused for the next one; its
 	// strings are not. An error of fn ends the read and is returned.
-	SubscriptionTransactionsFunc(ctx context.Context, account int64, chain, address string, after *TxCursor, limit int, fn func(*Transaction) error) (Subscription, error)
+	// fn's plain says that every string of the transaction is PlainText
+	// (as its document notes: a writer of JSON need not look at them).
+	SubscriptionTransactionsFunc(ctx context.Context, account int64, chain, address string, after *TxCursor, limit int, fn func(t *Transaction, plain bool) error) (Subscription, error)
 	SubscriptionBalanceChangesFunc(ctx context.Context, account int64, chain, address string, after *ChangeCursor, limit int, fn func(*BalanceChange) error) (Subscription, error)
 	// Head returns the newest stored block of chain; ok is false when none is.
 	Head(ctx context.Context, chain string) (b Block, ok bool, err error)

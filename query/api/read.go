@@ -175,12 +175,12 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request, a query.Ac
 		last query.TxCursor
 		more bool
 	)
-	sub, err := s.store.SubscriptionTransactionsFunc(r.Context(), a.ID, p.chain, p.address, after, p.size+1, func(t *query.Transaction) error {
+	sub, err := s.store.SubscriptionTransactionsFunc(r.Context(), a.ID, p.chain, p.address, after, p.size+1, func(t *query.Transaction, plain bool) error {
 		if n == p.size {
 			more = true
 			return nil
 		}
-		b = appendTransactionItem(b, n, t, p.address, head)
+		b = appendTransactionItem(b, n, t, plain, p.address, head)
 		n++
 		last = query.TxCursor{BlockNumber: t.BlockNumber, Index: t.Index}
 		return nil

@@ -78,7 +78,7 @@ func (s *recordingStore) SubscriptionBalanceChanges(ctx context.Context, account
 	return s.Store.SubscriptionBalanceChanges(ctx, account, chain, address, after, limit)
 }
 
-func (s *recordingStore) SubscriptionTransactionsFunc(ctx context.Context, account int64, chain, address string, after *query.TxCursor, limit int, fn func(*query.Transaction) error) (query.Subscription, error) {
+func (s *recordingStore) SubscriptionTransactionsFunc(ctx context.Context, account int64, chain, address string, after *query.TxCursor, limit int, fn func(*query.Transaction, bool) error) (query.Subscription, error) {
 	s.record("SubscriptionTransactionsFunc")
 	return s.Store.SubscriptionTransactionsFunc(ctx, account, chain, address, after, limit, fn)
 }

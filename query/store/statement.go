@@ -82,11 +82,7 @@ func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc strin
 	}
 	*c = query.BalanceChange{Chain: chain, Address: address, Block: r.uint(), Causes: c.Causes[:0]}
 	if t := r.string(); t != "" {
-		sec, err := strconv.ParseInt(t, 10, 64)
-		if err != nil {
-			r.err = errTxDoc
-		}
-		c.Time = time.Unix(sec, 0).UTC()
+		c.Time = time.Unix(r.signed(t), 0).UTC()
 	}
 	c.Contract, c.Amount, c.BalanceAfter = r.string(), r.amount(), r.amount()
 	rec := r.string()
@@ -96,11 +92,8 @@ func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc strin
 		cs := query.Cause{Kind: r.string(), TxHash: r.string(), Amount: r.amount()}
 		if v != "1" {
 			if index := r.string(); index != "" {
-				cs.Withdrawal = &query.WithdrawalRef{Validator: r.uint()}
-				var err error
-				if cs.Withdrawal.Index, err = strconv.ParseUint(index, 10, 64); err != nil {
-					r.err = errTxDoc
-				}
+				cs.Withdrawal = &query.WithdrawalRef{Index: r.unsigned(index)}
+				cs.Withdrawal.Validator = r.uint()
 			} else if r.string() != "" {
 				r.err = errTxDoc
 			}

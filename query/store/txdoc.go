@@ -15,22 +15,25 @@ import (
 //
 // It is a run of fields, each "<length in bytes, decimal>:<bytes>":
 //
-//	version "3", hash, block number, block hash, block time (Unix
-//	nanoseconds; empty for the zero time), index, status, from, to,
-//	value, fee, nonce, type, gas limit, gas used, effective gas price,
-//	method, created contract, input, cumulative gas used, revert
+//	version "4", plain ("1" when every field is query.PlainText, so that
+//	a page writes the transaction's strings out as JSON without looking
+//	at them again; "0" otherwise), hash, block number, block hash, block
+//	time (Unix nanoseconds; empty for the zero time), index, status,
+//	from, to, value, fee, nonce, type, gas limit, gas used, effective gas
+//	price, method, created contract, input, cumulative gas used, revert
 //	reason, then fourteen fields per transfer: log index, asset,
 //	contract, from, to, amount, kind, symbol, decimals, name, token id,
 //	call type, call path, error
 //
-// Version "2" documents stop after the created contract and have nine
-// fields per transfer (without name, token id, call type, call path and
-// error); version "1" documents (before migration 0003) stop after the
-// nonce and have six fields per transfer, without kind, symbol and
-// decimals.
+// Version "3" documents are version 4's without plain (read as not
+// plain). Version "2" documents stop after the created contract and have
+// nine fields per transfer (without name, token id, call type, call path
+// and error); version "1" documents (before migration 0003) stop after
+// the nonce and have six fields per transfer, without kind, symbol and
+// decimals. Rows of every version are read, none is rewritten.
 // Lengths rather than separators, so that no value needs escaping; text,
 // so that SQL can write it too (benchdata does).
-const txDocVersion = "3"
+const txDocVersion = "4"
 
 // appendTxDoc appends the document of t. On PostgreSQL the block time
 // keeps microseconds, as its column does, so both paths read alike.
@@ -43,7 +46,10 @@ func appendTxDoc(b []byte, t query.Transaction, postgres bool) []byte {
 		}
 		bt = strconv.FormatInt(tm.UnixNano(), 10)
 	}
-	for _, s := range []string{txDocVersion, t.Hash, strconv.FormatUint(t.BlockNumber, 10), t.BlockHash, bt,
+	b = appendField(b, txDocVersion)
+	b = appendField(b, "1")
+	flag, start := len(b)-1, len(b)
+	for _, s := range []string{t.Hash, strconv.FormatUint(t.BlockNumber, 10), t.BlockHash, bt,
 		strconv.FormatUint(uint64(t.Index), 10), t.Status, t.From, t.To, t.Value.String(), t.Fee.String(), strconv.FormatUint(t.Nonce, 10),
 		strconv.FormatUint(uint64(t.Type), 10), strconv.FormatUint(t.GasLimit, 10), strconv.FormatUint(t.GasUsed, 10),
 		t.EffectiveGasPrice.String(), t.Method, t.Created, t.Input, strconv.FormatUint(t.CumulativeGasUsed, 10), t.RevertReason} {
@@ -54,6 +60,10 @@ func appendTxDoc(b []byte, t query.Transaction, postgres bool) []byte {
 			f.Name, f.TokenID, f.CallType, f.CallPath, f.Error} {
 			b = appendField(b, s)
 		}
+	}
+	// Lengths and their colons are plain: the fields are if the run is.
+	if !query.PlainText(string(b[start:])) {
+		b[flag] = '0'
 	}
 	return b
 }
@@ -68,36 +78,36 @@ var errTxDoc = errors.New("malformed transaction document")
 
 // txDocReader reads the fields of a document in order, as substrings of
 // it (one allocation a document, not one a field); the first error
-// sticks.
+// sticks. A page reads some 2,000 fields, so each is read with a loop
+// over its bytes rather than through strconv: a length is at most 8
+// digits, a number at most 19 (strconv reads the rare longer one).
 type txDocReader struct {
 	s   string
 	err error
 }
 
+// maxFieldDigits bounds a field's length prefix (a field under 100 MB).
+const maxFieldDigits = 8
+
 func (r *txDocReader) string() string {
 	if r.err != nil {
 		return ""
 	}
-	n := 0
-	for i := 0; i < len(r.s); i++ {
-		switch c := r.s[i]; {
-		case c == ':' && i > 0:
-			if n > len(r.s)-i-1 {
-				r.err = errTxDoc
-				return ""
-			}
-			f := r.s[i+1 : i+1+n]
-			r.s = r.s[i+1+n:]
-			return f
-		case c >= '0' && c <= '9' && n < 1<<24:
-			n = n*10 + int(c-'0')
-		default:
-			r.err = errTxDoc
-			return ""
+	s, n, i := r.s, 0, 0
+	for ; i < len(s) && i <= maxFieldDigits; i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			break
 		}
+		n = n*10 + int(c)
 	}
-	r.err = errTxDoc
-	return ""
+	if i == 0 || i > maxFieldDigits || i == len(s) || s[i] != ':' || n > len(s)-i-1 {
+		r.err = errTxDoc
+		return ""
+	}
+	f := s[i+1 : i+1+n]
+	r.s = s[i+1+n:]
+	return f
 }
 
 // amount reads a field that is an amount (query.ParseAmount); with
@@ -116,10 +126,20 @@ func (r *txDocReader) amountOr(orZero bool) query.Amount {
 	return a
 }
 
-func (r *txDocReader) int() int64 {
-	f := r.string()
+// int reads a field that is a signed decimal (strconv.ParseInt's).
+func (r *txDocReader) int() int64 { return r.signed(r.string()) }
+
+// signed reads f, a field read, as int does.
+func (r *txDocReader) signed(f string) int64 {
 	if r.err != nil {
 		return 0
+	}
+	if len(f) > 1 && f[0] == '-' {
+		if n, ok := digits(f[1:]); ok {
+			return -int64(n)
+		}
+	} else if n, ok := digits(f); ok {
+		return int64(n)
 	}
 	n, err := strconv.ParseInt(f, 10, 64)
 	if err != nil {
@@ -128,10 +148,16 @@ func (r *txDocReader) int() int64 {
 	return n
 }
 
-func (r *txDocReader) uint() uint64 {
-	f := r.string()
+// uint reads a field that is an unsigned decimal (strconv.ParseUint's).
+func (r *txDocReader) uint() uint64 { return r.unsigned(r.string()) }
+
+// unsigned reads f, a field read, as uint does.
+func (r *txDocReader) unsigned(f string) uint64 {
 	if r.err != nil {
 		return 0
+	}
+	if n, ok := digits(f); ok {
+		return n
 	}
 	n, err := strconv.ParseUint(f, 10, 64)
 	if err != nil {
@@ -140,11 +166,27 @@ func (r *txDocReader) uint() uint64 {
 	return n
 }
 
+// digits reads s, 1 to 18 decimal digits (below 2^63, so that int
+// negates it); ok false otherwise, and strconv decides.
+func digits(s string) (n uint64, ok bool) {
+	if len(s) == 0 || len(s) > 18 {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		n = n*10 + uint64(c)
+	}
+	return n, true
+}
+
 // parseTxDoc decodes a document written by appendTxDoc into a transaction
 // of chain.
 func parseTxDoc(chain string, doc string) (query.Transaction, error) {
 	var t query.Transaction
-	if err := parseTxDocInto(&t, chain, doc); err != nil {
+	if _, err := parseTxDocInto(&t, chain, doc); err != nil {
 		return query.Transaction{}, err
 	}
 	return t, nil
@@ -152,20 +194,26 @@ func parseTxDoc(chain string, doc string) (query.Transaction, error) {
 
 // parseTxDocInto is parseTxDoc into t, whose Transfers' array it reuses
 // (a page parses each of its documents into one transaction): the fields
-// are substrings of doc, nothing else is allocated.
-func parseTxDocInto(t *query.Transaction, chain string, doc string) error {
+// are substrings of doc, nothing else is allocated. It says whether the
+// document notes its strings plain (version 4's plain).
+func parseTxDocInto(t *query.Transaction, chain string, doc string) (plain bool, err error) {
 	r := txDocReader{s: doc}
 	v := r.string()
-	if r.err == nil && v != txDocVersion && v != "2" && v != "1" {
-		return fmt.Errorf("transaction document version %q: %w", v, errTxDoc)
+	if r.err == nil && v != txDocVersion && v != "3" && v != "2" && v != "1" {
+		return false, fmt.Errorf("transaction document version %q: %w", v, errTxDoc)
+	}
+	if v == txDocVersion {
+		switch r.string() {
+		case "1":
+			plain = true
+		case "0":
+		default:
+			r.err = errTxDoc
+		}
 	}
 	*t = query.Transaction{Chain: chain, Hash: r.string(), BlockNumber: r.uint(), BlockHash: r.string(), Transfers: t.Transfers[:0]}
 	if bt := r.string(); bt != "" {
-		ns, err := strconv.ParseInt(bt, 10, 64)
-		if err != nil {
-			r.err = errTxDoc
-		}
-		t.BlockTime = time.Unix(0, ns).UTC()
+		t.BlockTime = time.Unix(0, r.signed(bt)).UTC()
 	}
 	t.Index = uint(r.uint())
 	t.Status, t.From, t.To, t.Value, t.Fee = r.string(), r.string(), r.string(), r.amount(), r.amount()
@@ -174,7 +222,8 @@ func parseTxDocInto(t *query.Transaction, chain string, doc string) error {
 		t.Type, t.GasLimit, t.GasUsed = uint8(r.uint()), r.uint(), r.uint()
 		t.EffectiveGasPrice, t.Method, t.Created = r.amount(), r.string(), r.string()
 	}
-	if v == txDocVersion {
+	full := v == txDocVersion || v == "3"
+	if full {
 		t.Input, t.CumulativeGasUsed, t.RevertReason = r.string(), r.uint(), r.string()
 	}
 	for r.err == nil && r.s != "" {
@@ -183,13 +232,13 @@ func parseTxDocInto(t *query.Transaction, chain string, doc string) error {
 		if v != "1" {
 			f.Kind, f.Symbol, f.Decimals = r.string(), r.string(), int(r.int())
 		}
-		if v == txDocVersion {
+		if full {
 			f.Name, f.TokenID, f.CallType, f.CallPath, f.Error = r.string(), r.string(), r.string(), r.string(), r.string()
 		}
 		t.Transfers = append(t.Transfers, f)
 	}
 	if r.err != nil {
-		return fmt.Errorf("transaction %s: %w", t.Hash, r.err)
+		return false, fmt.Errorf("transaction %s: %w", t.Hash, r.err)
 	}
-	return nil
+	return plain, nil
 }

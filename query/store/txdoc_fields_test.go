@@ -1,7 +1,10 @@
 package store
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,21 +17,19 @@ import (
 // ERC-1155 holding key) survives its document; documents of the
 // versions before read as they did, the new fields empty.
 func TestDocFields(t *testing.T) {
-	tx := query.Transaction{Chain: "ETH", Hash: "0xabc", BlockNumber: 7, BlockHash: "0xb7",
-		BlockTime: time.Unix(1_700_000_000, 0).UTC(), Index: 3, Status: query.StatusFailed,
-		From: "0x01", To: "0x02", Value: query.AmountOf(10), Fee: query.AmountOf(21000), Nonce: 9, Type: 2, GasLimit: 90000, GasUsed: 50000,
-		EffectiveGasPrice: query.AmountOf(7), Method: "0xa9059cbb", Input: "0xa9059cbb0001", CumulativeGasUsed: 1 << 40,
-		RevertReason: "transfer: 5:4 \"over\"",
-		Transfers: []query.Transfer{
-			{LogIndex: -2, Asset: query.AssetNative, From: "0x02", To: "0x03", Amount: query.AmountOf(1), Kind: query.KindInternal,
-				Symbol: "ETH", Decimals: 18, CallType: "CALL", CallPath: "0.2.1", Error: "execution reverted"},
-			{LogIndex: 4, Asset: query.AssetERC1155, Contract: "0x0c", From: "0x02", To: "0x01", Amount: query.AmountOf(3), Kind: query.KindToken,
-				Symbol: "ITM", Name: "Items", TokenID: "115792089237316195423570985008687907853269984665640564039457584007913129639935"},
-			{LogIndex: 5, Asset: query.AssetERC721, Contract: "0x0d", From: "0x02", To: "0x01", Amount: query.AmountOf(1), Kind: query.KindToken, TokenID: "0"},
-		}}
-	got, err := parseTxDoc("ETH", string(appendTxDoc(nil, tx, false)))
+	tx := fieldsTx()
+	doc := string(appendTxDoc(nil, tx, false))
+	got, err := parseTxDoc("ETH", doc)
 	if err != nil || !reflect.DeepEqual(got, tx) {
 		t.Fatalf("round trip: %v\n got %+v\nwant %+v", err, got, tx)
+	}
+	// Written by a binary before plain (version 3): read alike, not plain.
+	if !strings.HasPrefix(doc, "1:41:0") {
+		t.Fatalf("document begins %.8q, want version 4, not plain (the revert reason quotes)", doc)
+	}
+	var v3 query.Transaction
+	if plain, err := parseTxDocInto(&v3, "ETH", "1:3"+doc[len("1:41:0"):]); err != nil || plain || !reflect.DeepEqual(v3, tx) {
+		t.Fatalf("version 3 document: plain %v, %v\n got %+v\nwant %+v", plain, err, v3, tx)
 	}
 	v2 := "1:2" + "5:0xabc1:74:0xb70:1:36:failed4:0x014:0x022:105:210001:9" + "1:25:900005:500001:710:0xa9059cbb0:" +
 		"2:-26:native0:4:0x024:0x031:18:internal3:ETH2:18"
@@ -56,4 +57,73 @@ func TestDocFields(t *testing.T) {
 	if err != nil || len(oldRow.Causes) != 1 || oldRow.Causes[0].Withdrawal != nil || oldRow.Causes[0].Amount != query.AmountOf(3) {
 		t.Fatalf("version 1 row read as %+v, %v", oldRow, err)
 	}
+}
+
+// TestTxDocPlain: a document says plain exactly when every string of its
+// transaction is query.PlainText, and reads back to the transaction
+// either way (seeded transactions, a string now and then holding a byte
+// JSON escapes).
+func TestTxDocPlain(t *testing.T) {
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("seed %d", seed)
+	odd := []string{`"`, `\`, "<", ">", "&", "\x00", "\x1f", "\x7f", "é", "\n"}
+	str := func() string {
+		s := fmt.Sprintf("0x%x", rng.Uint64())
+		if rng.IntN(40) == 0 {
+			i := rng.IntN(len(s) + 1)
+			s = s[:i] + odd[rng.IntN(len(odd))] + s[i:]
+		}
+		return s
+	}
+	var seen [2]int
+	for range 2000 {
+		tx := query.Transaction{Chain: "ETH", Hash: str(), BlockNumber: rng.Uint64() >> 1, BlockHash: str(), Index: uint(rng.IntN(500)),
+			Status: str(), From: str(), To: str(), Value: query.AmountOf(rng.Int64()), Nonce: rng.Uint64(), Type: uint8(rng.IntN(4)),
+			Method: str(), Created: str(), Input: str(), CumulativeGasUsed: rng.Uint64(), RevertReason: str()}
+		strs := []string{tx.Hash, tx.BlockHash, tx.Status, tx.From, tx.To, tx.Method, tx.Created, tx.Input, tx.RevertReason}
+		for j := range rng.IntN(4) {
+			f := query.Transfer{LogIndex: j - 1, Asset: str(), Contract: str(), From: str(), To: str(), Amount: query.AmountOf(-rng.Int64()),
+				Kind: str(), Symbol: str(), Decimals: rng.IntN(30), Name: str(), TokenID: str(), CallType: str(), CallPath: str(), Error: str()}
+			tx.Transfers = append(tx.Transfers, f)
+			strs = append(strs, f.Asset, f.Contract, f.From, f.To, f.Kind, f.Symbol, f.Name, f.TokenID, f.CallType, f.CallPath, f.Error)
+		}
+		want := true
+		for _, s := range strs {
+			want = want && query.PlainText(s)
+		}
+		var got query.Transaction
+		plain, err := parseTxDocInto(&got, "ETH", string(appendTxDoc(nil, tx, false)))
+		if err != nil || plain != want || !reflect.DeepEqual(got, tx) {
+			t.Fatalf("seed %d: plain %v, want %v, %v\n got %+v\nwant %+v", seed, plain, want, err, got, tx)
+		}
+		seen[b2i(plain)]++
+	}
+	if seen[0] == 0 || seen[1] == 0 {
+		t.Fatalf("seed %d: plain and not plain documents %v: both kinds must be tried", seed, seen)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fieldsTx is a transaction with every field set, an internal movement
+// that failed and two token transfers.
+func fieldsTx() query.Transaction {
+	return query.Transaction{Chain: "ETH", Hash: "0xabc", BlockNumber: 7, BlockHash: "0xb7",
+		BlockTime: time.Unix(1_700_000_000, 0).UTC(), Index: 3, Status: query.StatusFailed,
+		From: "0x01", To: "0x02", Value: query.AmountOf(10), Fee: query.AmountOf(21000), Nonce: 9, Type: 2, GasLimit: 90000, GasUsed: 50000,
+		EffectiveGasPrice: query.AmountOf(7), Method: "0xa9059cbb", Input: "0xa9059cbb0001", CumulativeGasUsed: 1 << 40,
+		RevertReason: "transfer: 5:4 \"over\"",
+		Transfers: []query.Transfer{
+			{LogIndex: -2, Asset: query.AssetNative, From: "0x02", To: "0x03", Amount: query.AmountOf(1), Kind: query.KindInternal,
+				Symbol: "ETH", Decimals: 18, CallType: "CALL", CallPath: "0.2.1", Error: "execution reverted"},
+			{LogIndex: 4, Asset: query.AssetERC1155, Contract: "0x0c", From: "0x02", To: "0x01", Amount: query.AmountOf(3), Kind: query.KindToken,
+				Symbol: "ITM", Name: "Items", TokenID: "115792089237316195423570985008687907853269984665640564039457584007913129639935"},
+			{LogIndex: 5, Asset: query.AssetERC721, Contract: "0x0d", From: "0x02", To: "0x01", Amount: query.AmountOf(1), Kind: query.KindToken, TokenID: "0"},
+		}}
 }

@@ -15,8 +15,9 @@ import (
 // TestTransactionsDocuments: a page read from the transaction documents
 // (written by PutTransactions, or by benchdata's SQL) equals the page read
 // by joining transactions and transfers, in what the columns hold; the
-// documents hold the rest (version 2: gas, type, kinds of transfers) as
-// benchdata seeds it.
+// documents hold the rest (version 4: gas, type, input, kinds and names
+// of transfers) as benchdata seeds it, and say that their strings are
+// plain.
 func TestTransactionsDocuments(t *testing.T) {
 	for _, d := range testenv.DBs() {
 		t.Run(d.Name, func(t *testing.T) {
@@ -47,7 +48,7 @@ func TestTransactionsDocuments(t *testing.T) {
 						t.Fatal(err)
 					}
 					for i := range got {
-						if err := seededV2(&got[i]); err != nil {
+						if err := seeded(&got[i]); err != nil {
 							t.Fatalf("%s page %d: %s: %v", addr, page, got[i].Hash, err)
 						}
 					}
@@ -61,23 +62,34 @@ func TestTransactionsDocuments(t *testing.T) {
 					after = &query.TxCursor{BlockNumber: last.BlockNumber, Index: last.Index}
 				}
 			}
+			n := 0
+			_, err = db.SubscriptionTransactionsFunc(ctx, key.AccountID, "ETH", benchdata.Address(1), nil, 70, func(tx *query.Transaction, plain bool) error {
+				if n++; !plain {
+					t.Errorf("%s: its document does not say it is plain", tx.Hash)
+				}
+				return nil
+			})
+			if err != nil || n != 70 {
+				t.Fatalf("the page as the API reads it: %d transactions, %v", n, err)
+			}
 		})
 	}
 }
 
-// seededV2 checks the fields of t's document (version 2) that the
+// seeded checks the fields of t's document (version 4) that the
 // columns do not hold against what benchdata seeds, and clears them.
-func seededV2(t *query.Transaction) error {
-	if t.Type != 2 || t.GasLimit != 21000 || t.GasUsed != 21000 || t.EffectiveGasPrice != query.AmountOf(1000000000) || t.Method != "" || t.Created != "" {
+func seeded(t *query.Transaction) error {
+	if t.Type != 2 || t.GasLimit != 21000 || t.GasUsed != 21000 || t.EffectiveGasPrice != query.AmountOf(1000000000) || t.Method != "" || t.Created != "" ||
+		t.Input != "0x" || t.CumulativeGasUsed != uint64(t.Index+1)*21000 || t.RevertReason != "" {
 		return fmt.Errorf("document fields %+v, not as seeded", *t)
 	}
-	t.Type, t.GasLimit, t.GasUsed, t.EffectiveGasPrice = 0, 0, 0, query.Amount{}
+	t.Type, t.GasLimit, t.GasUsed, t.EffectiveGasPrice, t.Input, t.CumulativeGasUsed = 0, 0, 0, query.Amount{}, "", 0
 	for i := range t.Transfers {
 		f := &t.Transfers[i]
-		if f.Kind != query.KindTransaction || f.Symbol != "ETH" || f.Decimals != 18 {
+		if f.Kind != query.KindTransaction || f.Symbol != "ETH" || f.Decimals != 18 || f.Name != "Ether" || f.TokenID != "" || f.CallType != "" {
 			return fmt.Errorf("transfer %+v, not as seeded", *f)
 		}
-		f.Kind, f.Symbol, f.Decimals = "", "", 0
+		f.Kind, f.Symbol, f.Decimals, f.Name = "", "", 0, ""
 	}
 	return nil
 }

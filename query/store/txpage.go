@@ -62,7 +62,7 @@ func (db *DB) AccountTransactions(ctx context.Context, account int64, chain, add
 // AccountTransactions, in one read. Errors: query.ErrNotSubscribed.
 func (db *DB) SubscriptionTransactions(ctx context.Context, account int64, chain, address string, after *query.TxCursor, limit int) (query.Subscription, []query.Transaction, error) {
 	txs := make([]query.Transaction, 0, min(max(limit, 0), 64))
-	sub, err := db.SubscriptionTransactionsFunc(ctx, account, chain, address, after, limit, func(t *query.Transaction) error {
+	sub, err := db.SubscriptionTransactionsFunc(ctx, account, chain, address, after, limit, func(t *query.Transaction, _ bool) error {
 		c := *t
 		c.Transfers = nil
 		if len(t.Transfers) > 0 {
@@ -83,8 +83,9 @@ func (db *DB) SubscriptionTransactions(ctx context.Context, account int64, chain
 // transaction. The transaction fn gets, and its Transfers, are reused for
 // the next one (its strings are not); an error of fn ends the read and is
 // returned as it is. The documents are all read before the first call, so
-// the connection goes back to the pool before fn runs.
-func (db *DB) SubscriptionTransactionsFunc(ctx context.Context, account int64, chain, address string, after *query.TxCursor, limit int, fn func(*query.Transaction) error) (query.Subscription, error) {
+// the connection goes back to the pool before fn runs. fn's plain is the
+// document's (txdoc.go); false for a row read by joins.
+func (db *DB) SubscriptionTransactionsFunc(ctx context.Context, account int64, chain, address string, after *query.TxCursor, limit int, fn func(t *query.Transaction, plain bool) error) (query.Subscription, error) {
 	if limit <= 0 {
 		sub, err := db.Subscription(ctx, account, chain, address)
 		return sub, wrap("transactions", err)
@@ -112,7 +113,7 @@ func (db *DB) SubscriptionTransactionsFunc(ctx context.Context, account int64, c
 			return query.Subscription{}, wrap("transactions", err)
 		}
 		for i := range txs {
-			if err := fn(&txs[i]); err != nil {
+			if err := fn(&txs[i], false); err != nil {
 				return query.Subscription{}, err
 			}
 		}
@@ -120,10 +121,11 @@ func (db *DB) SubscriptionTransactionsFunc(ctx context.Context, account int64, c
 	}
 	var t query.Transaction
 	for _, doc := range docs {
-		if err := parseTxDocInto(&t, chain, doc); err != nil {
+		plain, err := parseTxDocInto(&t, chain, doc)
+		if err != nil {
 			return query.Subscription{}, wrap("transactions", err)
 		}
-		if err := fn(&t); err != nil {
+		if err := fn(&t, plain); err != nil {
 			return query.Subscription{}, err
 		}
 	}

@@ -81,13 +81,13 @@ func statements(pg bool, c Config, now string) []string {
 	from := fmt.Sprintf("CASE WHEN g.i %% %d = 0 THEN %s ELSE %s END", c.HotEvery, d.addr("1"), d.addr(fmt.Sprintf("1 + g.i %% %d", n)))
 	to := d.addr(fmt.Sprintf("1 + (g.i * 7 + 3) %% %d", n))
 	// The document of transaction g.i (see the store's txdoc.go), as the
-	// fetcher writes it (version 2): its fields, then its one native
-	// transfer.
+	// fetcher writes it (version 4, its strings plain): its fields, then
+	// its one native transfer.
 	var doc []string
-	for _, f := range []string{"'2'", d.hash("g.i"), "g.i / 100", d.hash("g.i / 100"), "(1700000000 + (g.i / 100) * 12) * 1000000000",
+	for _, f := range []string{"'4'", "'1'", d.hash("g.i"), "g.i / 100", d.hash("g.i / 100"), "(1700000000 + (g.i / 100) * 12) * 1000000000",
 		"g.i % 100", "'success'", from, to, "'1000000000000000000'", "'21000000000000'", "g.i",
-		"2", "21000", "21000", "'1000000000'", "''", "''",
-		"-1", "'native'", "''", from, to, "'1000000000000000000'", "'transaction'", "'ETH'", "18"} {
+		"2", "21000", "21000", "'1000000000'", "''", "''", "'0x'", "(g.i % 100 + 1) * 21000", "''",
+		"-1", "'native'", "''", from, to, "'1000000000000000000'", "'transaction'", "'ETH'", "18", "'Ether'", "''", "''", "''", "''"} {
 		doc = append(doc, d.field(f))
 	}
 	docExpr := strings.Join(doc, " || ")
