@@ -8,10 +8,13 @@
 #   - wrk on loopback, 64 connections, 10 s each: balances, the first page
 #     of transactions and the first page of the statement, flat out
 #     against a constant JSON handler in the same server behind the same
-#     auth (targets: balances >= 0.5, the pages >= 0.3), and their p99 when
-#     paced at a quarter of the constant handler's rate (target < 20 ms);
-#     the p99 at saturation is printed beside it, and what a request costs:
-#     CPU of the server and of PostgreSQL, and Go allocations.
+#     auth (targets: balances >= 0.5, the pages >= 0.3), with the p99 at
+#     saturation and what a request costs: CPU of the server and of
+#     PostgreSQL, and Go allocations;
+#   - vegeta on loopback, open loop, 10 s each, at a quarter of the
+#     constant handler's rate: the constant handler (the machine's own
+#     latency at that load), balances and the two first pages, their p50
+#     and p99 (target < 20 ms) and the part of the rate answered.
 # Each part seeds its own throwaway databases (a few minutes each).
 # WHARF_BENCH_ADDRESSES and WHARF_BENCH_TXS set smaller data sets while
 # iterating; WHARF_BENCH_PROFILE=DIR writes CPU and allocation profiles of
@@ -21,7 +24,17 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+bin=$(mktemp -d)
+trap 'rm -rf "$out" "$bin"' EXIT
+
+# vegeta, the open-loop loader, pinned; built through the Go module proxy
+# (from the build cache after the first time), in a module of its own.
+VEGETA=${VEGETA:-github.com/tsenart/vegeta/v12@v12.13.0}
+if ! GOBIN=$bin $GO install "$VEGETA"; then
+	echo "bench: cannot install $VEGETA (it comes through the Go module proxy)" >&2
+	exit 1
+fi
+export PATH="$bin:$PATH"
 
 echo "== addrd: deep page vs first page (go test -bench BenchmarkTransactionsDepth ./query/store)"
 $GO test -run '^$' -bench 'BenchmarkTransactionsDepth' -benchtime 300x -timeout 60m ./query/store | tee -a "$out"
@@ -53,8 +66,10 @@ awk '
 			printf "%-10s %s / constant  %6s  (target >= %s)\n", db, q[1], $i, want
 		}
 		if (u ~ /-saturated-p99-ms$/) { sub(/-saturated-p99-ms$/, "", u); printf "%-10s %-12s p99 ms, saturated        %6s\n", db, u, $i }
-		if (u ~ /-paced\/target$/)    { sub(/-paced\/target$/, "", u);    printf "%-10s %-12s paced / target rate      %6s  (>= 1: the quarter sustained)\n", db, u, $i }
-		if (u ~ /^[a-z]+-p99-ms$/)    { sub(/-p99-ms$/, "", u);           printf "%-10s %-12s p99 ms at that rate      %6s  (target < 20)\n", db, u, $i }
+		if (u == "constant-vegeta-rps") printf "%-10s constant req/s, vegeta flat out %6s  (the loader alone at 64 workers)\n", db, $i
+		if (u ~ /^[a-z]+-held$/)      { sub(/-held$/, "", u);             printf "%-10s %-12s ¼ rate: answered / rate  %6s  (>= 0.98: the rate held)\n", db, u, $i }
+		if (u ~ /^[a-z]+-p50-ms$/)    { sub(/-p50-ms$/, "", u);           printf "%-10s %-12s ¼ rate: p50 ms           %6s\n", db, u, $i }
+		if (u ~ /^[a-z]+-p99-ms$/)    { sub(/-p99-ms$/, "", u);           t = (u == "constant") ? "(the machine itself)" : "(target < 20)"; printf "%-10s %-12s ¼ rate: p99 ms           %6s  %s\n", db, u, $i, t }
 		if (u ~ /-server-µs\/req$/)   { sub(/-server-µs\/req$/, "", u);   printf "%-10s %-12s server CPU µs/request    %6s\n", db, u, $i }
 		if (u ~ /-postgres-µs\/req$/) { sub(/-postgres-µs\/req$/, "", u); printf "%-10s %-12s PostgreSQL CPU µs/request %5s\n", db, u, $i }
 		if (u ~ /-allocs\/req$/)      { sub(/-allocs\/req$/, "", u);      printf "%-10s %-12s allocations/request      %6s\n", db, u, $i }

@@ -28,21 +28,23 @@ import (
 )
 
 // benchServer is the API over db on loopback, with a constant JSON
-// handler behind the same auth at /bench/constant, and wrk to drive it.
+// handler behind the same auth at /bench/constant, wrk to drive it flat
+// out and vegeta to drive it at a rate (bench_openloop_test.go).
 // It logs as addrd serve does (a text line a request, at level info),
 // into io.Discard: the line's cost is measured, not a terminal's.
 type benchServer struct {
-	b    *testing.B
-	wrk  string
-	base string
-	auth string
-	db   *store.DB
-	name string // the database's, in the names of profile files
+	b      *testing.B
+	wrk    string
+	vegeta string
+	base   string
+	auth   string
+	db     *store.DB
+	name   string // the database's, in the names of profile files
 }
 
 func newBenchServer(b *testing.B, db *store.DB, name, keyID, secret string) *benchServer {
 	b.Helper()
-	wrk := testenv.Tool(b, "wrk")
+	wrk, vegeta := testenv.Tool(b, "wrk"), testenv.Tool(b, "vegeta")
 	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Logger: log, Metrics: prometheus.NewRegistry(), MaxInFlight: db.Readers()})
 	s.Handle("GET /bench/constant", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -56,7 +58,7 @@ func newBenchServer(b *testing.B, db *store.DB, name, keyID, secret string) *ben
 	srv := &http.Server{Handler: s}
 	go srv.Serve(ln)
 	b.Cleanup(func() { srv.Close() })
-	return &benchServer{b: b, wrk: wrk, base: "http://" + ln.Addr().String(), db: db, name: name,
+	return &benchServer{b: b, wrk: wrk, vegeta: vegeta, base: "http://" + ln.Addr().String(), db: db, name: name,
 		auth: "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(keyID+":"+secret))}
 }
 
@@ -207,38 +209,6 @@ func (s *benchServer) postgresCPU() map[int]time.Duration {
 		s.b.Fatal(err)
 	}
 	return out
-}
-
-// paced runs wrk at about rate requests per second: each of its 64
-// connections waits between a response and its next request (wrk's
-// delay(), in whole milliseconds). The wait leaves room for the time a
-// request itself takes at that load, learnt from a short run first and
-// from each measured run that fell short of rate (three at most).
-func (s *benchServer) paced(path string, rate float64) wrkResult {
-	b := s.b
-	b.Helper()
-	script := filepath.Join(b.TempDir(), "pace.lua")
-	cycle := 64 * 1000 / rate // ms between one connection's requests
-	pace := func(wait int, d time.Duration) wrkResult {
-		if err := os.WriteFile(script, fmt.Appendf(nil, "function delay() return %d end\n", wait), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		return s.run(path, d, "-s", script)
-	}
-	wait := int(cycle)
-	r := pace(wait, 3*time.Second)
-	for range 3 {
-		took := 64*1000/r.rps - float64(wait) // ms a request itself takes
-		if next := max(0, int(cycle-took)); next < wait {
-			wait = next
-		} else if r.rps < rate && wait > 0 {
-			wait--
-		}
-		if r = pace(wait, 10*time.Second); r.rps >= 0.98*rate || wait == 0 {
-			break
-		}
-	}
-	return r
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
