@@ -47,6 +47,19 @@ func (db *DB) ForgetBlockTimes(ctx context.Context) error {
 	return nil
 }
 
+// ForgetTxDocuments drops the documents of the transactions in every
+// other block (even block numbers), in tx_addresses and in transactions,
+// as rows written before migrations 0002 and 0003 have none.
+func (db *DB) ForgetTxDocuments(ctx context.Context) error {
+	for _, q := range []string{"UPDATE tx_addresses SET doc = NULL WHERE block_number % 2 = 0",
+		"UPDATE transactions SET doc = NULL WHERE block_number % 2 = 0"} {
+		if _, err := db.w.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // FillBlockTimes runs migration 0035's fill again.
 func (db *DB) FillBlockTimes(ctx context.Context) error {
 	return db.tx(ctx, func(tx bun.Tx) error { return fillBlockTimes(ctx, tx) })

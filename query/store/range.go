@@ -149,14 +149,16 @@ func changeRangeQuery(postgres bool, account int64, chain, address string, r que
 
 // txRangeQuery is the statement of a page of an address's transactions
 // in r (its block and time range and order; the filters are read from
-// the documents) and its covered range, after the cursor.
+// the documents) and its covered range, after the cursor. A row written
+// before migration 0002, without a document, is its hash after a letter
+// H (see joinTransactions).
 func txRangeQuery(account int64, chain, address string, r query.Range, after *query.TxCursor, limit int) (string, []any) {
 	args := sqlArgs{chain, address, account}
 	var q strings.Builder
 	q.WriteString(`SELECT ` + subscriptionState + ` FROM ` + subscriptionTables + `
 		WHERE s.account_id = $3 AND s.chain = $1 AND s.address = $2
 		UNION ALL
-		SELECT p.doc FROM (SELECT doc FROM tx_addresses WHERE chain = $1 AND address = $2
+		SELECT p.doc FROM (SELECT COALESCE(doc, 'H' || hash) AS doc FROM tx_addresses WHERE chain = $1 AND address = $2
 		AND block_number >= ` + coveredFrom)
 	var cursor *uint64
 	if after != nil {
@@ -343,15 +345,23 @@ func (db *DB) SubscriptionTxRange(ctx context.Context, account int64, chain, add
 		// its size; a sparser one reads twice as many rows each time.
 		n = max(limit+1-len(out.Txs), min(2*n, rangeBatch))
 		q, args := txRangeQuery(account, chain, address, r, after, n)
-		var rows []query.Transaction
+		var (
+			rows    []query.Transaction
+			missing []int // rows without a document
+		)
 		sub, err = db.readRangePage(ctx, chain, address, q, args, nil, func(doc string) error {
-			if doc == "" {
-				return errNoDoc
+			if hash, ok := strings.CutPrefix(doc, "H"); ok {
+				missing = append(missing, len(rows))
+				rows = append(rows, query.Transaction{Hash: hash})
+				return nil
 			}
 			t, err := parseTxDoc(chain, doc)
 			rows = append(rows, t)
 			return err
 		})
+		if err == nil && len(missing) > 0 {
+			err = db.joinTransactions(ctx, chain, rows, missing)
+		}
 		if err != nil {
 			return query.Subscription{}, query.TxRange{}, wrap("transaction range", err)
 		}

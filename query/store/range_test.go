@@ -443,3 +443,102 @@ func cover(t *testing.T, db *store.DB, address string) {
 		t.Fatal(err)
 	}
 }
+
+// TestTxRangeWithoutDocuments: a transactions range over rows written
+// before migration 0002 (no document in tx_addresses or transactions,
+// every other block here) reads them from the transactions and transfers
+// tables: the same pages as with documents, in what those tables hold,
+// and the model's, kind filters included (the fetcher of those rows wrote
+// a transaction's value and ERC-20 Transfer logs only, as here). Before
+// it, such a range answered an error. The seed is printed on failure.
+func TestTxRangeWithoutDocuments(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("seed %d", seed)
+		}
+	})
+	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(seed, 2))
+		d := genBooks(rng)
+		for i := range d.txs {
+			tx := &d.txs[i]
+			var fs []query.Transfer
+			native := false
+			for _, f := range tx.Transfers {
+				switch {
+				case f.Contract == "" && !native:
+					native = true
+					fs = append(fs, query.Transfer{LogIndex: -1, Kind: query.KindTransaction, Asset: query.AssetNative, From: tx.From, To: tx.To, Amount: f.Amount})
+				case f.Contract != "":
+					fs = append(fs, query.Transfer{LogIndex: len(fs), Kind: query.KindToken, Asset: query.AssetERC20, Contract: f.Contract, From: f.From, To: f.To, Amount: f.Amount})
+				}
+			}
+			tx.Transfers = fs
+		}
+		key, _, err := db.CreateAPIKey(ctx, "books")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Subscribe(ctx, key.AccountID, "ETH", d.addr); err != nil {
+			t.Fatal(err)
+		}
+		cover(t, db, d.addr)
+		if err := db.PutTransactions(ctx, "ETH", d.txs); err != nil {
+			t.Fatal(err)
+		}
+		// What the tables hold of a transaction: its columns and its
+		// transfers' (with the kinds of that fetcher).
+		columns := func(tx query.Transaction) string {
+			s := fmt.Sprintf("%s %d/%d %s %s>%s %s %s %s", tx.Hash, tx.BlockNumber, tx.Index, tx.BlockTime.UTC().Format(time.RFC3339), tx.From, tx.To, tx.Value, tx.Fee, tx.Status)
+			for _, f := range tx.Transfers {
+				s += fmt.Sprintf(" [%d %s %s %s %s>%s %s]", f.LogIndex, f.Kind, f.Asset, f.Contract, f.From, f.To, f.Amount)
+			}
+			return s
+		}
+		read := func(r query.Range, size, budget int) ([]string, []string) {
+			var hashes, txs []string
+			var after *query.TxCursor
+			for pages := 0; ; pages++ {
+				if pages > 1000 {
+					t.Fatalf("range %+v: more than 1000 pages", r)
+				}
+				_, page, err := db.SubscriptionTxRange(ctx, key.AccountID, "ETH", d.addr, r, after, size, budget)
+				if err != nil {
+					t.Fatalf("range %+v: %v", r, err)
+				}
+				for _, tx := range page.Txs {
+					hashes, txs = append(hashes, tx.Hash), append(txs, columns(tx))
+				}
+				if page.Next == nil {
+					return hashes, txs
+				}
+				after = page.Next
+			}
+		}
+		type done struct {
+			r            query.Range
+			size, budget int
+			txs          []string
+		}
+		var reads []done
+		for range 40 {
+			r := genRange(rng, d)
+			size, budget := 1+rng.IntN(9), 1+rng.IntN(40)
+			hashes, txs := read(r, size, budget)
+			if want := wantTxs(d, r); !slices.Equal(hashes, want) {
+				t.Fatalf("range %+v with documents:\n got %v\nwant %v", r, hashes, want)
+			}
+			reads = append(reads, done{r, size, budget, txs})
+		}
+		if err := db.ForgetTxDocuments(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, rd := range reads {
+			if _, txs := read(rd.r, rd.size, rd.budget); !slices.Equal(txs, rd.txs) {
+				t.Fatalf("range %+v without documents:\n got %v\nwant %v", rd.r, txs, rd.txs)
+			}
+		}
+	})
+}

@@ -149,6 +149,66 @@ func deref(s *string) string {
 	return *s
 }
 
+// joinTransactions reads the transactions of txs at missing, which hold
+// their hashes alone, from the transactions table, as rows written before
+// migration 0002 (without a document in tx_addresses) are read: a
+// transaction's own document when it has one, else its columns and its
+// transfers' rows. The fetcher of those rows wrote two kinds of transfer,
+// which a kind filter needs: the transaction's value (log index -1) and
+// the ERC-20 Transfer logs.
+func (db *DB) joinTransactions(ctx context.Context, chain string, txs []query.Transaction, missing []int) error {
+	byHash := make(map[string]query.Transaction, len(missing))
+	for part := range slices.Chunk(missing, batch) {
+		hashes := make([]string, len(part))
+		for i, j := range part {
+			hashes[i] = txs[j].Hash
+		}
+		var rows []transactionRow
+		err := db.r.NewSelect().ColumnExpr(txColumns+", t.doc").TableExpr("transactions AS t").
+			Where("t.chain = ?", chain).Where("t.hash IN (?)", bun.List(hashes)).Scan(ctx, &rows)
+		if err != nil {
+			return err
+		}
+		var joined []query.Transaction
+		for _, r := range rows {
+			if r.Doc == nil {
+				joined = append(joined, r.transaction())
+				continue
+			}
+			t, err := parseTxDoc(chain, *r.Doc)
+			if err != nil {
+				return err
+			}
+			byHash[t.Hash] = t
+		}
+		joinedHashes := make([]string, len(joined))
+		for i, t := range joined {
+			joinedHashes[i] = t.Hash
+		}
+		if err := db.attachTransfers(ctx, db.r, chain, joined, joinedHashes); err != nil {
+			return err
+		}
+		for _, t := range joined {
+			for i := range t.Transfers {
+				if f := &t.Transfers[i]; f.Kind == "" && f.LogIndex < 0 {
+					f.Kind = query.KindTransaction
+				} else if f.Kind == "" {
+					f.Kind = query.KindToken
+				}
+			}
+			byHash[t.Hash] = t
+		}
+	}
+	for _, j := range missing {
+		t, ok := byHash[txs[j].Hash]
+		if !ok {
+			return fmt.Errorf("transaction %s: listed for the address but not stored", txs[j].Hash)
+		}
+		txs[j] = t
+	}
+	return nil
+}
+
 // attachTransfers reads the transfers of txs in one query.
 func (db *DB) attachTransfers(ctx context.Context, tx bun.IDB, chain string, txs []query.Transaction, hashes []string) error {
 	if len(hashes) == 0 {
