@@ -29,22 +29,16 @@ import (
 // process's peak RSS during it (target < 50 MiB; the server is in this
 // process). scripts/bench.sh books prints the figures.
 func BenchmarkBooks(b *testing.B) {
-	rows := 1_000_000
-	if v := os.Getenv("WHARF_BENCH_ROWS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1000 {
-			b.Fatalf("WHARF_BENCH_ROWS=%q: want a number of at least 1000", v)
-		}
-		rows = n
+	rows, err := benchdata.BooksRows()
+	if err != nil {
+		b.Fatal(err)
 	}
 	for _, d := range testenv.DBs() {
 		b.Run(d.Name, func(b *testing.B) {
 			ctx := context.Background()
 			db, key, secret := benchStore(b, d.DSN(b))
 			start := time.Now()
-			err := benchdata.Seed(ctx, db, benchdata.Config{Chain: "ETH", Account: key.AccountID, Addresses: 100,
-				Transactions: 10_000, HotEvery: 50, StatementRows: rows})
-			if err != nil {
+			if err := benchdata.SeedBooks(ctx, db, key.AccountID, rows); err != nil {
 				b.Fatal(err)
 			}
 			head := query.Block{Number: uint64(rows), Hash: "0xhead", ParentHash: "0xparent", Time: time.Unix(1_700_000_000+int64(rows)*12, 0)}

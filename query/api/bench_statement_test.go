@@ -10,6 +10,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/store"
+	"github.com/wharfhq/wharf/query/store/benchdata"
 )
 
 // benchStore opens a benchmark's store at dsn, closed at b's end, with
@@ -59,21 +60,16 @@ func BenchmarkStatement(b *testing.B) {
 				last := rows[len(rows)-1]
 				after = &query.ChangeCursor{Block: last.Block, Contract: last.Contract}
 			}
-			var firsts, deeps []time.Duration
-			read := func(after *query.ChangeCursor) time.Duration {
-				t := time.Now()
-				rows, err := db.AccountBalanceChanges(ctx, key.AccountID, "ETH", hot, after, 50)
-				if err != nil || len(rows) != 50 {
-					b.Fatalf("page: %d, %v", len(rows), err)
+			read := func(after *query.ChangeCursor) func() {
+				return func() {
+					rows, err := db.AccountBalanceChanges(ctx, key.AccountID, "ETH", hot, after, 50)
+					if err != nil || len(rows) != 50 {
+						b.Fatalf("page: %d, %v", len(rows), err)
+					}
 				}
-				return time.Since(t)
 			}
-			for range 300 {
-				firsts = append(firsts, read(nil))
-				deeps = append(deeps, read(after))
-			}
+			f, dp := benchdata.Interleaved(benchdata.Times(300), read(nil), read(after))
 			b.StopTimer()
-			f, dp := medianOf(firsts), medianOf(deeps)
 			b.ReportMetric(float64(dp)/float64(f), "depth/first")
 			fmt.Printf("statement %s: page at depth 10,000 %v vs first %v = %.2f (want <= 1.2)\n",
 				d.Name, dp, f, float64(dp)/float64(f))
@@ -103,10 +99,4 @@ func seedStatement(b *testing.B, db *store.DB, address string, n int) {
 			b.Fatal(err)
 		}
 	}
-}
-
-func medianOf(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

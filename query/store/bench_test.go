@@ -3,9 +3,7 @@ package store_test
 import (
 	"context"
 	"os"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
@@ -38,32 +36,19 @@ func BenchmarkTransactionsDepth(b *testing.B) {
 			last := page[len(page)-1]
 			after = &query.TxCursor{BlockNumber: last.BlockNumber, Index: last.Index}
 		}
-		// Interleaved, so that the load of a shared machine falls on
-		// both alike; the medians are reported and their ratio.
-		var first, deep []time.Duration
-		page := func(after *query.TxCursor) time.Duration {
-			t := time.Now()
-			txs, err := db.AccountTransactions(ctx, acct.ID, "ETH", hot, after, 50)
-			if err != nil || len(txs) != 50 {
-				b.Fatalf("page: %d, %v", len(txs), err)
+		page := func(after *query.TxCursor) func() {
+			return func() {
+				txs, err := db.AccountTransactions(ctx, acct.ID, "ETH", hot, after, 50)
+				if err != nil || len(txs) != 50 {
+					b.Fatalf("page: %d, %v", len(txs), err)
+				}
 			}
-			return time.Since(t)
 		}
-		for b.Loop() {
-			first = append(first, page(nil))
-			deep = append(deep, page(after))
-		}
-		f, d := median(first), median(deep)
+		f, d := benchdata.Interleaved(b.Loop, page(nil), page(after))
 		b.ReportMetric(float64(f.Microseconds()), "first-µs")
 		b.ReportMetric(float64(d.Microseconds()), "depth10000-µs")
 		b.ReportMetric(float64(d)/float64(f), "depth/first")
 	})
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // BenchmarkReads times the API's reads through the store alone, one at a

@@ -3,9 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -20,9 +18,9 @@ import (
 // QUERY PLAN, without ANALYZE, as addrd runs it). No figure: the plans
 // are what docs/addrd.md shows.
 func BenchmarkBooksPlans(b *testing.B) {
-	rows := 1_000_000
-	if v := os.Getenv("WHARF_BENCH_ROWS"); v != "" {
-		rows, _ = strconv.Atoi(v)
+	rows, err := benchdata.BooksRows()
+	if err != nil {
+		b.Fatal(err)
 	}
 	for _, d := range testenv.DBs() {
 		b.Run(d.Name, func(b *testing.B) {
@@ -33,8 +31,7 @@ func BenchmarkBooksPlans(b *testing.B) {
 			}
 			defer db.Close()
 			key, _, _ := db.CreateAPIKey(ctx, "bench")
-			if err := benchdata.Seed(ctx, db, benchdata.Config{Chain: "ETH", Account: key.AccountID, Addresses: 100,
-				Transactions: 10_000, HotEvery: 50, StatementRows: rows}); err != nil {
+			if err := benchdata.SeedBooks(ctx, db, key.AccountID, rows); err != nil {
 				b.Fatal(err)
 			}
 			plans, err := db.ExplainBooks(ctx, key.AccountID, "ETH", benchdata.Address(1), "0x00000000000000000000000000000000000000c0")
