@@ -8,6 +8,7 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/events"
+	"github.com/wharfhq/wharf/query/rowjson"
 )
 
 // Patterns lists the ServeMux patterns of the /v1 routes, for the
@@ -135,8 +136,8 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 // the tests.
 var OpenAPIYAML = openapiYAML
 
-// QuoteJSON is appendJSONString of s.
-func QuoteJSON(s string) string { return string(appendJSONString(nil, s)) }
+// QuoteJSON is rowjson.AppendString of s, as the API quotes it.
+func QuoteJSON(s string) string { return string(rowjson.AppendString(nil, s)) }
 
 // ExportRecord is the CSV record the export writes of c.
 func ExportRecord(chain, address string, c query.BalanceChange, l query.Label) string {

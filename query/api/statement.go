@@ -3,11 +3,11 @@ package api
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/rowjson"
 )
 
 // balanceChange is a row of an address's statement as the API writes it.
@@ -86,58 +86,8 @@ func appendBalanceChangeItem(b []byte, i int, c *query.BalanceChange, l query.La
 	if i > 0 {
 		b = append(b, ',')
 	}
-	b = append(b, `{"block_number":`...)
-	b = strconv.AppendUint(b, c.Block, 10)
-	b = append(b, `,"time":"`...)
-	if !c.Time.IsZero() {
-		b = c.Time.UTC().AppendFormat(b, time.RFC3339)
-	}
-	contract, id := query.SplitHoldingKey(c.Contract)
-	b = append(b, `","contract":`...)
-	b = appendJSONString(b, contract)
-	b = append(b, `,"token_id":`...)
-	b = appendJSONString(b, id)
-	b = append(b, `,"asset":`...)
-	b = appendJSONString(b, l.Asset)
-	b = append(b, `,"symbol":`...)
-	b = appendJSONString(b, l.Symbol)
-	b = append(b, `,"decimals":`...)
-	b = strconv.AppendInt(b, int64(l.Decimals), 10)
-	b = append(b, `,"amount":`...)
-	b = appendAmount(b, c.Amount)
-	b = append(b, `,"balance_after":`...)
-	b = appendAmount(b, c.BalanceAfter)
-	b = append(b, `,"causes":[`...)
-	for j := range c.Causes {
-		if j > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"kind":`...)
-		b = appendJSONString(b, c.Causes[j].Kind)
-		b = append(b, `,"transaction_hash":`...)
-		b = appendJSONString(b, c.Causes[j].TxHash)
-		b = append(b, `,"amount":`...)
-		b = appendAmount(b, c.Causes[j].Amount)
-		if w := c.Causes[j].Withdrawal; w != nil {
-			b = append(b, `,"withdrawal_index":`...)
-			b = strconv.AppendUint(b, w.Index, 10)
-			b = append(b, `,"validator_index":`...)
-			b = strconv.AppendUint(b, w.Validator, 10)
-		} else {
-			b = append(b, `,"withdrawal_index":null,"validator_index":null`...)
-		}
-		b = append(b, '}')
-	}
-	b = append(b, `],"reconciled":`...)
-	if c.Checked {
-		b = strconv.AppendBool(b, c.Reconciled)
-	} else {
-		b = append(b, "null"...)
-	}
-	b = append(b, `,"difference":`...)
-	b = appendAmount(b, c.Difference)
-	b = append(b, `,"traced":`...)
-	b = strconv.AppendBool(b, c.Traced)
+	b = append(b, '{')
+	b = rowjson.AppendChange(b, c, &l)
 	return append(b, '}')
 }
 

@@ -2,9 +2,9 @@ package events
 
 import (
 	"encoding/json"
-	"time"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/rowjson"
 )
 
 // ChangeData is the data of a balance_change, unreconciled or
@@ -42,25 +42,18 @@ type StateData struct {
 	HistoryStart *uint64 `json:"history_start_block"`
 }
 
-// ChangeJSON is the data of an event about statement row c.
+// ChangeJSON is the data of an event about statement row c: a
+// ChangeData, written by hand (rowjson.AppendChange, the API's writer of
+// a statement row; a test holds it equal to json.Marshal of the
+// ChangeData of c).
 func ChangeJSON(c query.BalanceChange) string {
-	contract, id := query.SplitHoldingKey(c.Contract)
-	d := ChangeData{Chain: c.Chain, Address: c.Address, BlockNumber: c.Block, Contract: contract, TokenID: id, Amount: c.Amount,
-		BalanceAfter: c.BalanceAfter, Causes: make([]CauseData, len(c.Causes)), Difference: c.Difference, Traced: c.Traced}
-	if !c.Time.IsZero() {
-		d.Time = c.Time.UTC().Format(time.RFC3339)
-	}
-	if c.Checked {
-		d.Reconciled = &c.Reconciled
-	}
-	for i, cs := range c.Causes {
-		d.Causes[i] = CauseData{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}
-		if w := cs.Withdrawal; w != nil {
-			d.Causes[i].Withdrawal, d.Causes[i].Validator = &w.Index, &w.Validator
-		}
-	}
-	b, _ := json.Marshal(d) // strings, numbers and bools only
-	return string(b)
+	b := append(make([]byte, 0, 512), `{"chain":`...)
+	b = rowjson.AppendString(b, c.Chain)
+	b = append(b, `,"address":`...)
+	b = rowjson.AppendString(b, c.Address)
+	b = append(b, ',')
+	b = rowjson.AppendChange(b, &c, nil)
+	return string(append(b, '}'))
 }
 
 // StateJSON is the data of a subscription_state event: the address's

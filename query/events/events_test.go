@@ -90,3 +90,58 @@ func TestWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestChangeJSON: the data of a balance_change event, written by hand,
+// is byte for byte json.Marshal of its ChangeData, for seeded statement
+// rows whose strings now and then hold bytes JSON escapes.
+func TestChangeJSON(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 2))
+	odd := []string{"", "0xab", `"`, `\`, "<&>", "\x00\n", "é", "\u2028", "\xff"}
+	str := func() string { return odd[rng.IntN(len(odd))] + "0x" + odd[rng.IntN(len(odd))] }
+	amount := func() query.Amount { return query.AmountOf(rng.Int64() - rng.Int64()) }
+	for range 2000 {
+		c := query.BalanceChange{Chain: str(), Address: str(), Block: rng.Uint64(), Contract: str(), Amount: amount(), BalanceAfter: amount(),
+			Checked: rng.IntN(2) == 0, Reconciled: rng.IntN(2) == 0, Difference: amount(), Traced: rng.IntN(2) == 0}
+		if rng.IntN(2) == 0 {
+			c.Contract = query.HoldingKey(query.AssetERC1155, str(), "7")
+		}
+		if rng.IntN(3) > 0 {
+			c.Time = time.Unix(rng.Int64N(1<<33), 0)
+		}
+		for range rng.IntN(4) {
+			cs := query.Cause{Kind: str(), TxHash: str(), Amount: amount()}
+			if rng.IntN(2) == 0 {
+				cs.Withdrawal = &query.WithdrawalRef{Index: rng.Uint64(), Validator: rng.Uint64()}
+			}
+			c.Causes = append(c.Causes, cs)
+		}
+		want, err := json.Marshal(changeData(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := events.ChangeJSON(c); got != string(want) {
+			t.Fatalf("seed %d:\n got %s\nwant %s", seed, got, want)
+		}
+	}
+}
+
+// changeData is the ChangeData of c, as json.Marshal writes it.
+func changeData(c query.BalanceChange) events.ChangeData {
+	contract, id := query.SplitHoldingKey(c.Contract)
+	d := events.ChangeData{Chain: c.Chain, Address: c.Address, BlockNumber: c.Block, Contract: contract, TokenID: id, Amount: c.Amount,
+		BalanceAfter: c.BalanceAfter, Causes: make([]events.CauseData, len(c.Causes)), Difference: c.Difference, Traced: c.Traced}
+	if !c.Time.IsZero() {
+		d.Time = c.Time.UTC().Format(time.RFC3339)
+	}
+	if c.Checked {
+		d.Reconciled = &c.Reconciled
+	}
+	for i, cs := range c.Causes {
+		d.Causes[i] = events.CauseData{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}
+		if w := cs.Withdrawal; w != nil {
+			d.Causes[i].Withdrawal, d.Causes[i].Validator = &w.Index, &w.Validator
+		}
+	}
+	return d
+}
