@@ -430,7 +430,6 @@ func (r run) play(t *testing.T, totals *totals) {
 // it: their violations are logged, not failed, unless
 // ADDRD_ADVERSARY_STRICT=1. A fix removes its entry.
 var open = map[string]string{
-	"change":       "X1 (the history search misses a balance that came and went in a contract created and destroyed in one transaction: no code, nonce or log at either end) or X2 (a token first found by a backfill gets no rows below the subscription)",
-	"start":        "X2 (a token first seen after the subscription starts at the node's balance, with no row for a silent change before it)",
-	"transactions": "X1 (the history search cannot see a transaction of a contract created and destroyed in one transaction: it holds no code at either end of the range)",
+	"change": "X2 (a token first found by a backfill gets no rows below the subscription)",
+	"start":  "X2 (a token first seen after the subscription starts at the node's balance, with no row for a silent change before it)",
 }

@@ -95,7 +95,7 @@ func TestBurnInCreation(t *testing.T) {
 					}
 				}
 			}
-			if burns != 1 && !late { // late: the history search does not see a balance that came and went (X1)
+			if burns != 1 { // late: the history search reads the blocks of an address without code or nonce (X1)
 				t.Errorf("%d burns in the statement, want 1: %+v", burns, s.rows(burner))
 			}
 		})
@@ -271,5 +271,53 @@ func TestContractHistory(t *testing.T) {
 				t.Errorf("%s: %s", r, v.Named(s.gen.Names()))
 			}
 		}
+	}
+}
+
+// TestCreatedAndDestroyedHistory (issue 21, X1 remainder): a
+// counterfactual address that received ether, was created by CREATE2 and
+// destroyed in the same transaction (burning it, or leaving it to a
+// recipient), holds no code, nonce or balance of it at either end of a
+// backfilled range: the history search by state and logs saw nothing of
+// it (the soak's 22 "transactions" violations on 813f1b2, and "change"
+// where the burn shows). A burner funded again afterwards holds a balance
+// at the top, so a zero balance there does not single these addresses
+// out: every address without code or nonce at the top is read for.
+func TestCreatedAndDestroyedHistory(t *testing.T) {
+	for _, tc := range []struct {
+		kind string
+		r    run
+	}{
+		{"burner", run{seed: 19, traces: true, all: true}},
+		{"bequeather", run{seed: 20, traces: false, window: 1000}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			s := newStack(t, tc.r)
+			ctx := context.Background()
+			a := s.gen.Counterfactuals(tc.kind)[0]
+			for _, act := range []adversary.Action{adversary.ActCounterfactual, adversary.ActCreate2, adversary.ActTransfer} {
+				s.act(act, a)
+				if err := s.gen.Seal(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.catchUp()
+			s.subscribe(a)
+			head := s.catchUp()
+			for _, v := range s.check(head).Violations {
+				t.Errorf("%s: %s", tc.r, v.Named(s.gen.Names()))
+			}
+			var listed int
+			for _, r := range s.rows(a) {
+				for _, c := range r.Causes {
+					if c.Kind == "burn" || c.Kind == "selfdestruct" {
+						listed++
+					}
+				}
+			}
+			if want := map[bool]int{true: 1, false: 0}[tc.r.traces]; listed != want {
+				t.Errorf("%d burns or self-destructs in the statement, want %d: %+v", listed, want, s.rows(a))
+			}
+		})
 	}
 }

@@ -213,7 +213,7 @@ func (bf *backfiller) history(ctx context.Context, ss query.StateSource, from, t
 	for _, l := range logs {
 		changed[l.BlockNumber] = true
 	}
-	if err := bf.contractCalls(ctx, ss, from, to, addresses, changed); err != nil {
+	if err := bf.unseenCalls(ctx, ss, from, to, addresses, changed); err != nil {
 		return nil, err
 	}
 	set := make(map[string]bool, len(addresses))
@@ -244,16 +244,29 @@ func (bf *backfiller) history(ctx context.Context, ss query.StateSource, from, t
 	return found, bf.pastTokenInfo(ctx, found)
 }
 
-// contractCalls adds to changed the blocks from to to with a transaction
-// from, to or creating one of addresses that holds code at to (issue 21,
-// X1): a call to a contract that moves no value, emits no log naming it
-// and changes no nonce (a token's own transfer, a rebase, a payout that
-// passes through) leaves nothing the state search can see, so the blocks
-// of a range with a contract among the addresses are read (their
-// transactions, without receipts or traces, in batches of 256). A
-// contract created and destroyed within one transaction holds no code at
-// either end: it is still searched by state alone (docs/fetcher.md).
-func (bf *backfiller) contractCalls(ctx context.Context, ss query.StateSource, from, to uint64, addresses []string, changed map[uint64]bool) error {
+// unseenCalls adds to changed the blocks from to to holding what the
+// state search cannot see for addresses (issue 21, X1), read for the
+// addresses that could have had it (code and nonces at to):
+//
+//   - a contract (code at to) can be called without a movement of value,
+//     a log naming it or a nonce of its own (a token's own transfer, a
+//     rebase, a payment that passes through): the blocks with a
+//     transaction from, to or creating it;
+//   - an address with neither code nor a nonce at to (creatable: it may
+//     be a counterfactual contract, or an address that never sent) may
+//     have been created and destroyed within one transaction (EIP-6780),
+//     its value burnt or passed on: it holds no code, nonce or balance of
+//     it at any block's end. The blocks with a transaction to or creating
+//     it, and where the node has traces, the blocks whose internal
+//     movements (a CREATE2 by a factory, a self-destruct) touch it. An
+//     address with a nonce and no code sent a transaction: it is not a
+//     contract, so nothing created it (a creation needs a nonce of 0 and
+//     no code, and only the creating transaction can destroy it).
+//
+// The blocks are read 256 a call (transactions only); with traces, each
+// block with transactions is traced once more for creatable addresses.
+// Withdrawals and fee income to these addresses count too.
+func (bf *backfiller) unseenCalls(ctx context.Context, ss query.StateSource, from, to uint64, addresses []string, changed map[uint64]bool) error {
 	cr, ok := ss.(query.CodeReader)
 	if !ok {
 		return nil
@@ -262,27 +275,63 @@ func (bf *backfiller) contractCalls(ctx context.Context, ss query.StateSource, f
 	if err != nil {
 		return err
 	}
+	var codeless []string
 	contracts := make(map[string]bool)
 	for i, a := range addresses {
 		if code[i] {
 			contracts[a] = true
+		} else {
+			codeless = append(codeless, a)
 		}
 	}
-	if len(contracts) == 0 {
+	creatable := make(map[string]bool)
+	if len(codeless) > 0 {
+		states, err := ss.States(ctx, to, codeless, true)
+		if err != nil {
+			return err
+		}
+		for i, a := range codeless {
+			if states[i].Nonce == 0 {
+				creatable[a] = true
+			}
+		}
+	}
+	if len(contracts) == 0 && len(creatable) == 0 {
 		return nil
 	}
+	either := func(a string) bool { return contracts[a] || creatable[a] }
+	isCreatable := func(a string) bool { return creatable[a] }
+	trace := len(creatable) > 0 && bf.facts.traceAPI != ""
 	for lo := from; lo <= to; lo += 256 {
 		hi := min(to, lo+255)
 		blocks, err := bf.cfg.Source.Blocks(ctx, lo, hi)
 		if err != nil {
 			return err
 		}
+		var traced []query.SourceBlock // creatable addresses' blocks to trace
 		for _, b := range blocks {
-			for _, tx := range b.Txs {
-				if contracts[tx.To] || contracts[tx.From] || contracts[tx.Created] {
-					changed[b.Number] = true
-					break
-				}
+			switch {
+			case len(matchBlock(b, nil, nil, either).touched) > 0:
+				changed[b.Number] = true
+			case trace && len(b.Txs) > 0 && !changed[b.Number]:
+				traced = append(traced, b)
+			}
+		}
+		hit := make([]bool, len(traced))
+		err = parallel(ctx, len(traced), 4, func(ctx context.Context, i int) error {
+			moves, err := bf.traces(ctx, traced[i])
+			if err != nil {
+				return fmt.Errorf("traces of block %d: %w", traced[i].Number, err)
+			}
+			hit[i] = len(matchBlock(traced[i], nil, moves, isCreatable).touched) > 0
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i, b := range traced {
+			if hit[i] {
+				changed[b.Number] = true
 			}
 		}
 		if uint64(len(blocks)) < hi-lo+1 {
