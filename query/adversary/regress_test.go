@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -319,5 +320,50 @@ func TestCreatedAndDestroyedHistory(t *testing.T) {
 				t.Errorf("%d burns or self-destructs in the statement, want %d: %+v", listed, want, s.rows(a))
 			}
 		})
+	}
+}
+
+// TestBackfilledChangeOnItsBlock (issue 21, the soak's seed 1032 with
+// the first X1 fix): without traces, a block that names an address (here
+// an ERC-721 mint to it) and pays it ether through a contract (which only
+// traces show) has no native movement of it. A backfill with the node's
+// state compared only rows with movements, so the change landed on a
+// later row: "change" at that block. Now each address a backfilled block
+// touches has its native balance checked at that block, and a difference
+// lands there.
+func TestBackfilledChangeOnItsBlock(t *testing.T) {
+	s := newStack(t, run{seed: 21, traces: false, window: 1000})
+	ctx := context.Background()
+	to := s.gen.Candidates()[4] // a recipient without a key
+	for range 3 {
+		s.act(adversary.ActInternal, to)
+	}
+	s.act(adversary.ActERC721, to)
+	if err := s.gen.Seal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var paid hexutil.Uint64
+	if err := s.gen.RPC().CallContext(ctx, &paid, "eth_blockNumber"); err != nil {
+		t.Fatal(err)
+	}
+	s.act(adversary.ActTransfer, to)
+	if err := s.gen.Seal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.catchUp()
+	s.subscribe(to)
+	head := s.catchUp()
+	for _, v := range s.check(head).Violations {
+		if _, ok := open[v.Rule]; !ok || v.Rule == "change" {
+			t.Errorf("%s", v.Named(s.gen.Names()))
+		}
+	}
+	for _, r := range s.rows(to) {
+		if r.BlockNumber == uint64(paid) && r.Contract == "" && (r.Difference == "0" || len(r.Causes) > 0) {
+			t.Errorf("the row of block %d: %+v, want the payment as its difference and no causes", paid, r)
+		}
+	}
+	if !slices.ContainsFunc(s.rows(to), func(r adversary.Row) bool { return r.BlockNumber == uint64(paid) && r.Contract == "" }) {
+		t.Errorf("no native row at block %d: %+v", paid, s.rows(to))
 	}
 }

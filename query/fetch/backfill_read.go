@@ -19,7 +19,10 @@ type pastBlock struct {
 	time   time.Time
 	txs    []query.Transaction
 	moves  []move
-	traced bool // the block's internal movements were read
+	// touched are the backfilled addresses the block touches: a party of
+	// one of its transactions, its movements, withdrawals or fees.
+	touched []string
+	traced  bool // the block's internal movements were read
 }
 
 // pastReader reads past blocks for a backfill through a Source, with
@@ -67,6 +70,7 @@ func (r pastReader) block(ctx context.Context, b query.SourceBlock, logs []query
 	}
 	out.txs = m.transactions(b, receipts)
 	out.moves = blockMoves(b, out.txs, all, tracked)
+	out.touched = m.touched
 	return out, nil
 }
 

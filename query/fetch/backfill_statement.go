@@ -23,7 +23,9 @@ import (
 // do not lead to it, the slice's lowest row of the holding takes the
 // difference and says so (Reconciled false), so that the statement adds
 // up to the node's balance at both ends. At the end of a job with the
-// node's state, every address's native balance is checked, moved or not.
+// node's state, every address's native balance is checked, moved or not,
+// and with the state each address a found block touches has its native
+// balance checked at that block, moved or not.
 // The genesis allocation of the native coin is a row of its own, at
 // block 0.
 func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, lo uint64, found []pastBlock, state bool) ([]query.BalanceChange, error) {
@@ -39,6 +41,11 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 	for _, p := range found {
 		for _, m := range p.moves {
 			add(query.Holding{Address: m.address, Contract: m.contract})
+		}
+		if state {
+			for _, a := range p.touched {
+				add(query.Holding{Address: a})
+			}
 		}
 	}
 	if lo == job.Low && (state || lo == 0) {
@@ -67,10 +74,22 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 	for i := len(found) - 1; i >= 0; i-- {
 		p := found[i]
 		order, causes, sums := groupMoves(p.moves)
+		if state {
+			// Every address the block touches gets a native row to check
+			// at its block, a movement or not: a change nothing read
+			// explains (an internal one without traces) lands there, not
+			// on a later row (issue 21). One that reconciles and moved
+			// nothing is dropped below.
+			for _, a := range p.touched {
+				if h := (query.Holding{Address: a}); !slices.Contains(order, h) {
+					order = append(order, h)
+				}
+			}
+		}
 		for _, h := range order {
 			sum := sums[h]
 			after, ok := running[h]
-			if sum.IsZero() || !ok {
+			if (sum.IsZero() && !state) || !ok {
 				continue
 			}
 			running[h] = after.Sub(sum)
@@ -166,7 +185,9 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 		rows = append(rows, query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: hi, Time: at.time,
 			Amount: diff, BalanceAfter: running[h], Difference: diff, Traced: at.traced})
 	}
-	return rows, nil
+	// A row of a block that touched the address and moved nothing, or
+	// whose movements cancel out, and that the node agrees with.
+	return slices.DeleteFunc(rows, func(r query.BalanceChange) bool { return r.Amount.IsZero() && r.Difference.IsZero() }), nil
 }
 
 // checkRows compares each of rows (made newest first, for the holdings
