@@ -19,6 +19,8 @@
 # WHARF_BENCH_ADDRESSES and WHARF_BENCH_TXS set smaller data sets while
 # iterating; WHARF_BENCH_PROFILE=DIR writes CPU and allocation profiles of
 # each HTTP read there (query/api/bench_wrk_test.go says how to read them).
+# WHARF_BENCH_ADDRD_PARTS runs some of the parts, by name: "depth http
+# statement" by default; "http" alone is the ratios and the latencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -36,14 +38,24 @@ if ! GOBIN=$bin $GO install "$VEGETA"; then
 fi
 export PATH="$bin:$PATH"
 
-echo "== addrd: deep page vs first page (go test -bench BenchmarkTransactionsDepth ./query/store)"
-$GO test -run '^$' -bench 'BenchmarkTransactionsDepth' -benchtime 300x -timeout 60m ./query/store | tee -a "$out"
+parts=" ${WHARF_BENCH_ADDRD_PARTS:-depth http statement} "
+part() { [[ $parts == *" $1 "* ]]; }
 
-echo "== addrd: HTTP reads vs a constant handler (wrk, go test -bench BenchmarkHTTP ./query/api)"
-$GO test -run '^$' -bench 'BenchmarkHTTP' -benchtime 1x -timeout 60m ./query/api | tee -a "$out"
+if part depth; then
+	echo "== addrd: deep page vs first page (go test -bench BenchmarkTransactionsDepth ./query/store)"
+	$GO test -run '^$' -bench 'BenchmarkTransactionsDepth' -benchtime 300x -timeout 60m ./query/store | tee -a "$out"
+fi
 
-echo "== addrd: statement pages (go test -bench BenchmarkStatement ./query/api): depth 10,000 vs first page (target <= 1.2)"
-$GO test -run '^$' -bench 'BenchmarkStatement' -benchtime 1x -timeout 30m ./query/api | grep -E '^(statement |BenchmarkStatement)' | tee -a "$out"
+if part http; then
+	echo "== addrd: HTTP reads vs a constant handler (wrk, vegeta; go test -bench BenchmarkHTTP ./query/api)"
+	# -v: every log line of the benchmark (without it Go keeps ten).
+	$GO test -v -run '^$' -bench 'BenchmarkHTTP' -benchtime 1x -timeout 60m ./query/api | tee -a "$out"
+fi
+
+if part statement; then
+	echo "== addrd: statement pages (go test -bench BenchmarkStatement ./query/api): depth 10,000 vs first page (target <= 1.2)"
+	$GO test -run '^$' -bench 'BenchmarkStatement' -benchtime 1x -timeout 30m ./query/api | grep -E '^(statement |BenchmarkStatement)' | tee -a "$out"
+fi
 
 echo
 echo "== addrd ratios"

@@ -227,7 +227,10 @@ func parseTxDocInto(t *query.Transaction, chain string, doc string) (plain bool,
 		t.Input, t.CumulativeGasUsed, t.RevertReason = r.string(), r.uint(), r.string()
 	}
 	for r.err == nil && r.s != "" {
-		f := query.Transfer{LogIndex: int(r.int())}
+		// Read in place: a transfer is some 250 bytes to copy.
+		t.Transfers = append(t.Transfers, query.Transfer{})
+		f := &t.Transfers[len(t.Transfers)-1]
+		f.LogIndex = int(r.int())
 		f.Asset, f.Contract, f.From, f.To, f.Amount = r.string(), r.string(), r.string(), r.string(), r.amount()
 		if v != "1" {
 			f.Kind, f.Symbol, f.Decimals = r.string(), r.string(), int(r.int())
@@ -235,7 +238,6 @@ func parseTxDocInto(t *query.Transaction, chain string, doc string) (plain bool,
 		if full {
 			f.Name, f.TokenID, f.CallType, f.CallPath, f.Error = r.string(), r.string(), r.string(), r.string(), r.string()
 		}
-		t.Transfers = append(t.Transfers, f)
 	}
 	if r.err != nil {
 		return false, fmt.Errorf("transaction %s: %w", t.Hash, r.err)
