@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/wharfhq/wharf/internal/testenv"
 )
 
 // The latency of a read at a given load is measured open loop, by vegeta
@@ -35,6 +37,9 @@ type loadResult struct {
 func (s *benchServer) openLoop(path string, rate float64, d time.Duration) loadResult {
 	b := s.b
 	b.Helper()
+	if s.vegeta == "" { // looked up here: BenchmarkBooks runs no open loop
+		s.vegeta = testenv.Tool(b, "vegeta")
+	}
 	dir := b.TempDir()
 	results := filepath.Join(dir, "results.bin")
 	args := []string{"attack", "-duration", d.String(), "-header", s.auth, "-output", results, "-timeout", "30s", "-max-connections", "256", "-max-body", "0"}

@@ -35,7 +35,7 @@ import (
 type benchServer struct {
 	b      *testing.B
 	wrk    string
-	vegeta string
+	vegeta string // found on first use (openLoop)
 	base   string
 	auth   string
 	db     *store.DB
@@ -44,7 +44,7 @@ type benchServer struct {
 
 func newBenchServer(b *testing.B, db *store.DB, name, keyID, secret string) *benchServer {
 	b.Helper()
-	wrk, vegeta := testenv.Tool(b, "wrk"), testenv.Tool(b, "vegeta")
+	wrk := testenv.Tool(b, "wrk")
 	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Logger: log, Metrics: prometheus.NewRegistry(), MaxInFlight: db.Readers()})
 	s.Handle("GET /bench/constant", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +58,7 @@ func newBenchServer(b *testing.B, db *store.DB, name, keyID, secret string) *ben
 	srv := &http.Server{Handler: s}
 	go srv.Serve(ln)
 	b.Cleanup(func() { srv.Close() })
-	return &benchServer{b: b, wrk: wrk, vegeta: vegeta, base: "http://" + ln.Addr().String(), db: db, name: name,
+	return &benchServer{b: b, wrk: wrk, base: "http://" + ln.Addr().String(), db: db, name: name,
 		auth: "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(keyID+":"+secret))}
 }
 
