@@ -323,6 +323,57 @@ func TestCreatedAndDestroyedHistory(t *testing.T) {
 	}
 }
 
+// head returns the node's newest block.
+func (s *stack) head() uint64 {
+	s.t.Helper()
+	var h hexutil.Uint64
+	if err := s.gen.RPC().CallContext(context.Background(), &h, "eth_blockNumber"); err != nil {
+		s.t.Fatal(err)
+	}
+	return uint64(h)
+}
+
+// TestBackfillDifferenceLocated (issue 21, X2): a backfill checks its
+// rows at their blocks, and the balance above the slice; a silent rebase
+// went on the next row of the token (a transfer blocks later), or with
+// none on the slice's top block, unchecked, where nothing happened. It
+// now lands on the rebase's block, checked.
+func TestBackfillDifferenceLocated(t *testing.T) {
+	for name, acts := range map[string][]adversary.Action{
+		"above":    {adversary.ActRebaseTransfer, adversary.ActTransfer, adversary.ActPoke, adversary.ActTransfer},
+		"next row": {adversary.ActRebaseTransfer, adversary.ActPoke, adversary.ActTransfer, adversary.ActRebaseTransfer},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newStack(t, run{seed: 19, traces: true, window: 1000})
+			ctx := context.Background()
+			to := s.gen.Candidates()[4] // a recipient without a key
+			var poke uint64
+			for _, a := range acts {
+				s.act(a, to)
+				if err := s.gen.Seal(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if a == adversary.ActPoke {
+					poke = s.head()
+				}
+			}
+			s.subscribe(to)
+			head := s.catchUp()
+			s.noViolations(head)
+			rebasing := strings.ToLower(s.gen.Token("rebase").Hex())
+			var diffs []adversary.Row
+			for _, r := range s.rows(to) {
+				if r.Difference != "" && r.Difference != "0" {
+					diffs = append(diffs, r)
+				}
+			}
+			if len(diffs) != 1 || diffs[0].Contract != rebasing || diffs[0].BlockNumber != poke || diffs[0].Reconciled == nil || *diffs[0].Reconciled {
+				t.Fatalf("rows with a difference %+v: want one, the rebasing token's at block %d (the rebase), checked", diffs, poke)
+			}
+		})
+	}
+}
+
 // TestBackfilledChangeOnItsBlock (issue 21, the soak's seed 1032 with
 // the first X1 fix): without traces, a block that names an address (here
 // an ERC-721 mint to it) and pays it ether through a contract (which only

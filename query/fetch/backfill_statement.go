@@ -114,6 +114,13 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 		if err != nil {
 			return nil, err
 		}
+		// A difference on a row appeared after the row before it, on
+		// the block where it shows (issue 21, X2).
+		located, err := bf.locateRows(ctx, rows, before, lo, found)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, located...)
 		for h, top := range tops {
 			running[h] = top // the balance the rows lead to, compared with the one above below
 		}
@@ -172,6 +179,17 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 		if i, ok := lowest[h]; ok && !state {
 			r := &rows[i]
 			r.Amount, r.Difference = r.Amount.Add(diff), diff
+			continue
+		}
+		if state && (lo > 0 || newest(rows, h) >= 0) {
+			// Between the rows (or the balance before the slice) and
+			// the balance above: on the blocks where it appeared.
+			from := uint64(max(newest(rows, h), int64(lo)-1))
+			more, err := bf.locateAbove(ctx, h, from, hi, running[h].Sub(diff), diff, found)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, more...)
 			continue
 		}
 		// No row in the slice: the balance above it (read at hi, or the

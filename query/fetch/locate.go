@@ -48,7 +48,7 @@ const splits = 7
 // and goes again between two readings is not seen: only its net shows.
 // The steps of each holding come in block order; their diffs add up to
 // its dHi.
-func (f *follower) locate(ctx context.Context, probes []probe) (map[query.Holding][]step, error) {
+func (c *core) locate(ctx context.Context, probes []probe) (map[query.Holding][]step, error) {
 	type span struct {
 		p      *probe
 		a, b   uint64
@@ -78,7 +78,7 @@ func (f *follower) locate(ctx context.Context, probes []probe) (map[query.Holdin
 	for _, p := range atLo {
 		reads[p.lo] = append(reads[p.lo], p.k)
 	}
-	got, err := f.readAt(ctx, reads)
+	got, err := c.readAt(ctx, reads)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (f *follower) locate(ctx context.Context, probes []probe) (map[query.Holdin
 				reads[x] = append(reads[x], s.p.k)
 			}
 		}
-		got, err := f.readAt(ctx, reads)
+		got, err := c.readAt(ctx, reads)
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +195,7 @@ type readKey struct {
 // batch a block, four blocks at a time. A balance the node does not give
 // (a token that does not answer; a block it keeps no state for) is left
 // out.
-func (f *follower) readAt(ctx context.Context, reads map[uint64][]query.Holding) (map[readKey]query.Amount, error) {
+func (c *core) readAt(ctx context.Context, reads map[uint64][]query.Holding) (map[readKey]query.Amount, error) {
 	blocks := sortedKeys(reads)
 	out := make(map[readKey]query.Amount)
 	var mu sync.Mutex
@@ -208,12 +208,12 @@ func (f *follower) readAt(ctx context.Context, reads map[uint64][]query.Holding)
 		for j, k := range ks {
 			qs[j] = query.BalanceQuery(k)
 		}
-		bals, err := f.cfg.Source.Balances(ctx, at, qs)
+		bals, err := c.cfg.Source.Balances(ctx, at, qs)
 		if errors.Is(err, query.ErrNoState) {
 			return nil
 		}
 		if err != nil {
-			return f.nodeErr(err)
+			return c.nodeErr(err)
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -233,4 +233,125 @@ func compareUint(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// locateRows moves the differences that checkRows put on backfilled rows
+// (rows, of the slice from block lo) to the blocks where they appeared:
+// a row's difference appeared after the holding's previous row (or the
+// balance before the slice, known from before), not necessarily at the
+// row's block. A part that appeared earlier becomes a row of its own,
+// checked and not reconciled; the row keeps the rest (reconciled when
+// none is left). It returns the rows added.
+func (bf *backfiller) locateRows(ctx context.Context, rows []query.BalanceChange, before map[query.Holding]query.Amount, lo uint64, found []pastBlock) ([]query.BalanceChange, error) {
+	byHolding := make(map[query.Holding][]int)
+	for i, r := range rows {
+		h := query.Holding{Address: r.Address, Contract: r.Contract}
+		if _, ok := before[h]; ok && r.Block >= lo {
+			byHolding[h] = append(byHolding[h], i)
+		}
+	}
+	type owner struct {
+		row      int // rows index of the row whose difference it is
+		lo, hi   uint64
+		previous query.Amount // the balance after lo
+	}
+	var (
+		probes []probe
+		owners []owner
+	)
+	for _, h := range sortedHoldings(byHolding) {
+		idx := byHolding[h]
+		slices.SortFunc(idx, func(a, b int) int { return compareUint(rows[a].Block, rows[b].Block) })
+		if lo == 0 {
+			idx = idx[1:] // no block before the genesis to look from
+			if len(idx) == 0 {
+				continue
+			}
+		}
+		prevBlock, prev := lo-1, before[h]
+		if lo == 0 {
+			prevBlock, prev = rows[byHolding[h][0]].Block, rows[byHolding[h][0]].BalanceAfter
+		}
+		for _, i := range idx {
+			r := rows[i]
+			if !r.Difference.IsZero() && r.Checked && r.Block > prevBlock+1 {
+				base, sum, at := prev, r.Amount.Sub(r.Difference), r.Block
+				probes = append(probes, probe{k: h, lo: prevBlock, hi: at, loKnown: true, dHi: r.Difference,
+					expected: func(x uint64) query.Amount {
+						if x < at {
+							return base
+						}
+						return base.Add(sum)
+					}})
+				owners = append(owners, owner{row: i, lo: prevBlock, hi: at, previous: prev})
+			}
+			prevBlock, prev = r.Block, r.BalanceAfter
+		}
+	}
+	if len(probes) == 0 {
+		return nil, nil
+	}
+	steps, err := bf.locate(ctx, probes)
+	if err != nil {
+		return nil, err
+	}
+	var added []query.BalanceChange
+	for j, o := range owners {
+		r := &rows[o.row]
+		bal := o.previous
+		for _, s := range steps[probes[j].k] {
+			if s.block <= o.lo || s.block >= o.hi {
+				continue // another row's, or this row's own block
+			}
+			at, err := bf.pastTime(ctx, s.block, found)
+			if err != nil {
+				return nil, err
+			}
+			bal = bal.Add(s.diff)
+			added = append(added, query.BalanceChange{Chain: bf.cfg.Chain, Address: r.Address, Contract: r.Contract, Block: s.block,
+				Time: at.time, Amount: s.diff, BalanceAfter: bal, Checked: true, Difference: s.diff, Traced: at.traced})
+			r.Amount, r.Difference = r.Amount.Sub(s.diff), r.Difference.Sub(s.diff)
+		}
+		r.Reconciled = r.Difference.IsZero()
+	}
+	return added, nil
+}
+
+// locateAbove locates a difference between the balance backfilled rows
+// of holding h lead to after block from (base) and the balance above
+// the slice, at block hi (base + diff): the rows it returns, one a block
+// where it appeared, checked and not reconciled.
+func (bf *backfiller) locateAbove(ctx context.Context, h query.Holding, from, hi uint64, base, diff query.Amount, found []pastBlock) ([]query.BalanceChange, error) {
+	steps, err := bf.locate(ctx, []probe{{k: h, lo: from, hi: hi, loKnown: true, dHi: diff,
+		expected: func(uint64) query.Amount { return base }}})
+	if err != nil {
+		return nil, err
+	}
+	if len(steps[h]) == 0 {
+		steps[h] = []step{{block: hi, diff: diff}}
+	}
+	var rows []query.BalanceChange
+	bal := base
+	for _, s := range steps[h] {
+		at, err := bf.pastTime(ctx, s.block, found)
+		if err != nil {
+			return nil, err
+		}
+		bal = bal.Add(s.diff)
+		// The balance above may be the statement's, not read here.
+		rows = append(rows, query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: s.block,
+			Time: at.time, Amount: s.diff, BalanceAfter: bal, Checked: s.block != hi, Difference: s.diff, Traced: at.traced})
+	}
+	return rows, nil
+}
+
+// newest returns the block of h's newest row among rows, -1 when none.
+func newest(rows []query.BalanceChange, h query.Holding) int64 {
+	n := int64(-1)
+	for _, r := range rows {
+		if r.Address == h.Address && r.Contract == h.Contract {
+			n = max(n, int64(r.Block))
+		}
+	}
+	return n
 }
