@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"strings"
 	"sync"
@@ -390,5 +391,100 @@ func TestFetchDifferenceLocated(t *testing.T) {
 	}
 	if got := e.counter("addrd_fetch_unreconciled_total"); got != 2 {
 		t.Errorf("unreconciled_total = %v, want 2", got)
+	}
+}
+
+// TestFetchUntracedChangeUndone (issue 21, X2): without traces a
+// contract's payout or a self-destruct moves ether unseen; a change that
+// a later block of the same batch undid left the batch's end agreeing,
+// and the statement said nothing of it. Without traces the native balance
+// of each address a block touches is read at that block: the node says
+// a0 held 1000 wei more at the second of four blocks fetched together
+// only, and the rows of the second and third blocks say so.
+func TestFetchUntracedChangeUndone(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
+	d := e.dev
+	src := e.fault
+	e.useSource(src, fetch.TracesOff)
+	a0 := d.Accounts[0]
+	e.subscribe(a0)
+	e.catchUp()
+	from, _ := d.Head()
+	src.mu.Lock()
+	src.balances = func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
+		bals, err := src.Source.Balances(ctx, at, qs)
+		for i := range bals {
+			if bals[i].Address == addr(a0) && bals[i].Contract == "" && at == from+2 {
+				bals[i].Amount = bals[i].Amount.Add(query.AmountOf(1000))
+			}
+		}
+		return bals, err
+	}
+	src.mu.Unlock()
+	for range 4 { // four blocks, one fetch
+		e.mine(e.must(d.Transfer(ctx, 0, d.Accounts[1], big.NewInt(1))))
+	}
+	e.catchUp()
+	got := make(map[uint64]query.Amount)
+	for _, r := range native(statementOf(t, e.db, e.account, addr(a0))) {
+		if r.Block > from {
+			if !r.Checked {
+				t.Errorf("row %+v: want checked (its block touched a0)", r)
+			}
+			if !r.Difference.IsZero() {
+				got[r.Block] = r.Difference
+			}
+		}
+	}
+	want := map[uint64]query.Amount{from + 2: query.AmountOf(1000), from + 3: query.AmountOf(-1000)}
+	if !maps.Equal(got, want) {
+		t.Errorf("differences by block %v, want %v", got, want)
+	}
+}
+
+// TestBackfillUntracedChangeUndone (issue 21, X2): the backfill's
+// TestFetchUntracedChangeUndone. Without traces, a backfilled block whose
+// transaction touches an address is compared with the node's balance
+// there even when nothing seen moved it: four token transfers call the
+// token contract, sending it no ether, and the node says the contract
+// held 1000 wei more at the second of those blocks only; its statement
+// says so at the second and third, and has no row at the others.
+func TestBackfillUntracedChangeUndone(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{BackfillBlocks: 1000})
+	d := e.dev
+	src := e.fault
+	e.useSource(src, fetch.TracesOff)
+	tk := d.Token // a contract: the backfill reads its every block's transactions
+	e.catchUp()
+	from, _ := d.Head()
+	src.mu.Lock()
+	src.balances = func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
+		bals, err := src.Source.Balances(ctx, at, qs)
+		for i := range bals {
+			if bals[i].Address == addr(tk) && bals[i].Contract == "" && at == from+2 {
+				bals[i].Amount = bals[i].Amount.Add(query.AmountOf(1000))
+			}
+		}
+		return bals, err
+	}
+	src.mu.Unlock()
+	for range 4 { // the token is not subscribed yet: the backfill reads these
+		e.mine(e.must(d.TransferToken(ctx, 1, d.Accounts[2], big.NewInt(1))))
+		e.catchUp()
+	}
+	e.subscribe(tk)
+	e.catchUp()
+	e.catchUp()
+	got := make(map[uint64]query.Amount)
+	for _, r := range native(statementOf(t, e.db, e.account, addr(tk))) {
+		if r.Block > from && r.Block <= from+4 {
+			got[r.Block] = r.Difference
+		}
+	}
+	want := map[uint64]query.Amount{from + 2: query.AmountOf(1000), from + 3: query.AmountOf(-1000)}
+	if !maps.Equal(got, want) {
+		t.Errorf("differences by block %v, want %v", got, want)
 	}
 }

@@ -124,6 +124,7 @@ type chunk struct {
 	balances []query.Balance         // of the touched addresses, at the last block
 	changes  [][]query.BalanceChange // statement rows, per block
 	heads    [][]query.StatementHead // where the statements moved by each block stand after it
+	touched  [][]string              // the tracked addresses each block touched
 	reorg    bool                    // the first block does not extend the checkpoint
 	err      error
 }

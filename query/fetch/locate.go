@@ -14,14 +14,14 @@ import (
 )
 
 // probe is a disagreement to locate: holding k's difference d(b) = node(b)
-// − expected(b) is known at block hi and (as zero) at lo when loKnown,
-// else read there. expected gives the statement's balance after any
+// − expected(b) is known at block hi, and at lo (dLo) when loKnown, else
+// read there. expected gives the statement's balance after any
 // block in [lo, hi].
 type probe struct {
 	k        query.Holding
 	lo, hi   uint64
 	loKnown  bool
-	dHi      query.Amount
+	dLo, dHi query.Amount // dLo when loKnown
 	expected func(block uint64) query.Amount
 }
 
@@ -88,7 +88,7 @@ func (c *core) locate(ctx context.Context, probes []probe) (map[query.Holding][]
 			continue
 		}
 		nHi := p.expected(p.hi).Add(p.dHi)
-		s := span{p: p, a: p.lo, b: p.hi, db: p.dHi, nb: nHi}
+		s := span{p: p, a: p.lo, b: p.hi, da: p.dLo, db: p.dHi, nb: nHi}
 		if !p.loKnown {
 			n, ok := got[readKey{p.lo, p.k}]
 			if !ok {

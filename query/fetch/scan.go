@@ -73,7 +73,9 @@ func (f *follower) scan(ctx context.Context, blocks []query.SourceBlock, set map
 	}
 	touched := make(map[string]bool)
 	hits := 0
+	c.touched = make([][]string, len(ms))
 	for i := range ms {
+		c.touched[i] = ms[i].touched
 		if len(ms[i].hashes) > 0 {
 			hits++
 		}

@@ -72,7 +72,7 @@ func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) erro
 	for i := range c.blocks {
 		groups[i].order, groups[i].causes, groups[i].sums = groupMoves(moves[i])
 	}
-	steps, err := f.disagreements(ctx, c, groups, anchored)
+	steps, agreed, err := f.disagreements(ctx, c, groups, anchored)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) erro
 			h.block, h.dirty = b.Number, true
 			// A row is checked where the node's balance was read: at a
 			// difference, and at the chunk's last block.
-			checked := stepped || (i == len(c.blocks)-1 && read[k])
+			checked := stepped || (i == len(c.blocks)-1 && read[k]) || agreed[readKey{b.Number, k}]
 			c.changes[i] = append(c.changes[i], query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
 				Block: b.Number, Time: b.Time, Amount: sum.Add(diff), BalanceAfter: h.balance, Causes: g.causes[k],
 				Checked: checked, Reconciled: checked && diff.IsZero(), Difference: diff, Traced: traced})
@@ -153,9 +153,29 @@ type grouped struct {
 // add up to it. A holding is looked at from its head's block (within the
 // node's state window; the chunk's start when the head's block is not
 // known) or, anchored in this chunk, from the chunk's start, where it
-// agreed.
-func (f *follower) disagreements(ctx context.Context, c *chunk, groups []grouped, anchored map[query.Holding]bool) (map[query.Holding][]step, error) {
+// agreed. Without traces a contract's payout or a self-destruct moves
+// ether unseen: the native balance of each address a block touched is
+// read at that block too, so that a change there is found even when a
+// later one in the chunk undoes it. It also returns those readings that
+// agreed: their rows are checked.
+func (f *follower) disagreements(ctx context.Context, c *chunk, groups []grouped, anchored map[query.Holding]bool) (map[query.Holding][]step, map[readKey]bool, error) {
 	first, last := c.blocks[0].Number, c.blocks[len(c.blocks)-1].Number
+	var touched map[readKey]query.Amount
+	if f.facts.traceAPI == "" {
+		reads := make(map[uint64][]query.Holding)
+		for i := range len(c.blocks) - 1 {
+			for _, a := range c.touched[i] {
+				if k := (query.Holding{Address: a}); f.heads[k] != nil {
+					reads[c.blocks[i].Number] = append(reads[c.blocks[i].Number], k)
+				}
+			}
+		}
+		var err error
+		if touched, err = f.readAt(ctx, reads); err != nil {
+			return nil, nil, err
+		}
+	}
+	agreed := make(map[readKey]bool)
 	var probes []probe
 	for _, b := range c.balances {
 		if b.Block != last {
@@ -177,45 +197,64 @@ func (f *follower) disagreements(ctx context.Context, c *chunk, groups []grouped
 			}
 			return bal
 		}
-		d := b.Amount.Sub(expected(last))
-		if d.IsZero() {
-			continue
-		}
-		p := probe{k: k, lo: last, hi: last, dHi: d, expected: expected}
-		if first > 0 {
-			p.lo, p.loKnown = first-1, anchored[k]
-			floor := uint64(0)
-			if f.target > stateWindow {
-				floor = f.target - stateWindow
-			}
-			if !p.loKnown && startBlock > 0 && startBlock < first-1 {
-				p.lo = max(startBlock, floor, p.lo-min(p.lo, stateWindow))
-				p.lo = min(p.lo, first-1)
+		// The blocks where the node was read, and the difference there.
+		var pts []uint64
+		ds := make(map[uint64]query.Amount)
+		for _, blk := range c.blocks[:len(c.blocks)-1] {
+			if n, ok := touched[readKey{blk.Number, k}]; ok {
+				pts = append(pts, blk.Number)
+				ds[blk.Number] = n.Sub(expected(blk.Number))
 			}
 		}
-		probes = append(probes, p)
+		pts = append(pts, last)
+		ds[last] = b.Amount.Sub(expected(last))
+		if d := ds[pts[0]]; !d.IsZero() {
+			p := probe{k: k, lo: pts[0], hi: pts[0], dHi: d, expected: expected}
+			if first > 0 {
+				p.lo, p.loKnown = first-1, anchored[k]
+				floor := uint64(0)
+				if f.target > stateWindow {
+					floor = f.target - stateWindow
+				}
+				if !p.loKnown && startBlock > 0 && startBlock < first-1 {
+					p.lo = min(max(startBlock, floor, p.lo-min(p.lo, stateWindow)), first-1)
+				}
+			}
+			probes = append(probes, p)
+		}
+		for i := 1; i < len(pts); i++ {
+			lo, hi := pts[i-1], pts[i]
+			if ds[lo] != ds[hi] {
+				probes = append(probes, probe{k: k, lo: lo, hi: hi, loKnown: true, dLo: ds[lo], dHi: ds[hi], expected: expected})
+			}
+		}
+		for _, x := range pts[:len(pts)-1] {
+			agreed[readKey{x, k}] = true // a step there says so instead
+		}
 	}
 	if len(probes) == 0 {
-		return nil, nil
+		return nil, agreed, nil
 	}
 	steps, err := f.locate(ctx, probes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, p := range probes {
-		if len(steps[p.k]) == 0 { // nothing to read in between
-			steps[p.k] = []step{{block: last, diff: p.dHi, node: p.expected(last).Add(p.dHi)}}
-		}
-		f.metrics.unreconciled.Add(float64(len(steps[p.k])))
-		if !f.mismatched[p.k] {
-			f.mismatched[p.k] = true
-			s := steps[p.k][0]
-			f.log.Warn("fetcher: balance does not reconcile with the movements found",
-				"address", p.k.Address, "contract", p.k.Contract, "block", s.block, "difference", s.diff.String(),
-				"blocks", len(steps[p.k]), "traced", f.facts.traceAPI != "")
+		if p.lo >= p.hi { // nothing to read before it (the genesis)
+			steps[p.k] = append([]step{{block: p.hi, diff: p.dHi, node: p.expected(p.hi).Add(p.dHi)}}, steps[p.k]...)
 		}
 	}
-	return steps, nil
+	for _, k := range sortedHoldings(steps) {
+		f.metrics.unreconciled.Add(float64(len(steps[k])))
+		if !f.mismatched[k] {
+			f.mismatched[k] = true
+			s := steps[k][0]
+			f.log.Warn("fetcher: balance does not reconcile with the movements found",
+				"address", k.Address, "contract", k.Contract, "block", s.block, "difference", s.diff.String(),
+				"blocks", len(steps[k]), "traced", f.facts.traceAPI != "")
+		}
+	}
+	return steps, agreed, nil
 }
 
 // blockTime is the time of block n: stored, else the node's.
