@@ -369,6 +369,11 @@ type Tracked struct {
 	// Covered is true when the address has been covered before (it is
 	// resubscribed): then SyncFrom is where to fill the gap from.
 	Covered bool
+	// Backfilled is true when the address is covered and no backfill of
+	// it is pending; HistoryLow is then the first block of its history,
+	// where the statement of an asset first seen later starts from.
+	Backfilled bool
+	HistoryLow uint64
 }
 
 // BackfillJob is a pending backfill: the past transactions of Addresses

@@ -431,5 +431,4 @@ func (r run) play(t *testing.T, totals *totals) {
 // ADDRD_ADVERSARY_STRICT=1. A fix removes its entry.
 var open = map[string]string{
 	"change": "X2 (a token first found by a backfill gets no rows below the subscription)",
-	"start":  "X2 (a token first seen after the subscription starts at the node's balance, with no row for a silent change before it)",
 }

@@ -422,3 +422,48 @@ func TestBackfilledChangeOnItsBlock(t *testing.T) {
 		t.Errorf("no native row at block %d: %+v", paid, s.rows(to))
 	}
 }
+
+// TestTokenFirstSeenLater (issue 21, X2, the checker's "start"): an
+// address holding a rebasing token since before its history (a window of
+// two blocks) is rebased after its subscription, silently, then receives
+// more of the token: the head follower first sees the token then, and
+// started its statement from the node's balance just before, so the
+// oldest row did not start from the balance before the history and the
+// rebase was in no row. It now looks at the token from the history's
+// start: the rebase is a row of its own, at its block.
+func TestTokenFirstSeenLater(t *testing.T) {
+	s := newStack(t, run{seed: 22, traces: true, window: 2})
+	ctx := context.Background()
+	to := s.gen.Candidates()[4] // a recipient without a key
+	for _, a := range []adversary.Action{adversary.ActRebaseTransfer, adversary.ActTransfer, adversary.ActTransfer, adversary.ActTransfer} {
+		s.act(a, to)
+		if err := s.gen.Seal(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.subscribe(to)
+	s.catchUp() // synced, and the backfill of its two blocks done
+	s.act(adversary.ActPoke, to)
+	if err := s.gen.Seal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	poke := s.head()
+	s.catchUp() // the rebase is stored: the follower has not seen the token yet
+	s.act(adversary.ActRebaseTransfer, to)
+	if err := s.gen.Seal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	head := s.catchUp()
+	s.noViolations(head)
+	for _, v := range s.check(head).Violations {
+		if v.Rule == "start" {
+			t.Errorf("%s", v.Named(s.gen.Names()))
+		}
+	}
+	rebasing := strings.ToLower(s.gen.Token("rebase").Hex())
+	if !slices.ContainsFunc(s.rows(to), func(r adversary.Row) bool {
+		return r.Contract == rebasing && r.BlockNumber == poke && r.Difference != "0" && r.Difference != ""
+	}) {
+		t.Errorf("no row of the rebase at block %d: %+v", poke, s.rows(to))
+	}
+}

@@ -57,6 +57,10 @@ type follower struct {
 	rowless map[query.Holding]bool
 	// mismatched are the assets whose disagreement was logged, once.
 	mismatched map[query.Holding]bool
+	// historyLow is the first block of the history of each followed
+	// address whose backfill has ended, as of the current step: a token
+	// first seen later is looked at from there (anchor).
+	historyLow map[string]uint64
 
 	// The scheduled refresh when FetchOnce runs it inline (no refresher):
 	refreshAfter string    // last address refreshed in the current round
@@ -343,7 +347,11 @@ func (f *follower) fetch(ctx context.Context) (bool, error) {
 	// covers it up to there.
 	set := make(map[string]bool, len(tracked))
 	var fresh []query.Tracked
+	f.historyLow = make(map[string]uint64, len(tracked))
 	for _, t := range tracked {
+		if t.Backfilled {
+			f.historyLow[t.Address] = t.HistoryLow
+		}
 		switch {
 		case !t.NeedsSync:
 			set[t.Address] = true

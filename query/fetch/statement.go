@@ -413,6 +413,9 @@ func (f *follower) anchor(ctx context.Context, keys []query.Holding, c *chunk) (
 			f.heads[k] = &running{block: before, balance: b.Amount, dirty: true}
 			read[k] = true
 		}
+		if err := f.anchorHistory(ctx, c, bals, before); err != nil {
+			return nil, err
+		}
 	}
 	for _, k := range keys {
 		if f.heads[k] != nil {
@@ -424,6 +427,65 @@ func (f *follower) anchor(ctx context.Context, keys []query.Holding, c *chunk) (
 		f.heads[k] = &running{block: before, dirty: true}
 	}
 	return read, nil
+}
+
+// anchorHistory looks at the assets anchored at block before (bals, the
+// node's balances there) from the start of their address's history: an
+// asset first seen after it (a token received before the history, then
+// rebased) may have changed since without a movement. Where the node's
+// balance before the history differs, the difference is located, each
+// part a row of the chunk's first block's rows at its own block, checked
+// and not reconciled, so that the statement starts from the balance
+// before the history like its other assets. Only for addresses whose
+// backfill has ended (a pending one may still find movements there), and
+// where the node has the state.
+func (f *follower) anchorHistory(ctx context.Context, c *chunk, bals []query.Balance, before uint64) error {
+	reads := make(map[uint64][]query.Holding)
+	for _, b := range bals {
+		if low, ok := f.historyLow[b.Address]; ok && low > 0 && low-1 < before {
+			reads[low-1] = append(reads[low-1], query.Holding{Address: b.Address, Contract: b.Contract})
+		}
+	}
+	if len(reads) == 0 {
+		return nil
+	}
+	got, err := f.readAt(ctx, reads)
+	if err != nil {
+		return err
+	}
+	var probes []probe
+	for _, b := range bals {
+		k := query.Holding{Address: b.Address, Contract: b.Contract}
+		low := f.historyLow[b.Address]
+		start, ok := got[readKey{low - 1, k}]
+		if low == 0 || !ok || start == b.Amount {
+			continue
+		}
+		probes = append(probes, probe{k: k, lo: low - 1, hi: before, loKnown: true, dHi: b.Amount.Sub(start),
+			expected: func(uint64) query.Amount { return start }})
+	}
+	if len(probes) == 0 {
+		return nil
+	}
+	steps, err := f.locate(ctx, probes)
+	if err != nil {
+		return err
+	}
+	for _, p := range probes {
+		bal := p.expected(p.lo)
+		f.metrics.unreconciled.Add(float64(len(steps[p.k])))
+		for _, s := range steps[p.k] {
+			t, err := f.blockTime(ctx, s.block)
+			if err != nil {
+				return err
+			}
+			bal = bal.Add(s.diff)
+			c.changes[0] = append(c.changes[0], query.BalanceChange{Chain: f.cfg.Chain, Address: p.k.Address, Contract: p.k.Contract,
+				Block: s.block, Time: t, Amount: s.diff, BalanceAfter: bal, Checked: true, Difference: s.diff,
+				Traced: f.facts.traceAPI != ""})
+		}
+	}
+	return nil
 }
 
 // reconcile compares balances read from the node at block at (a new

@@ -257,18 +257,20 @@ func TestTracked(t *testing.T) {
 		}
 		// One subscriber of A leaves: A stays tracked.
 		db.Unsubscribe(ctx, k1.AccountID, "ETH", addrA)
-		want = []query.Tracked{{Address: addrA, Covered: true}, {Address: addrB, Covered: true}}
+		// Synced at 10 with nothing to backfill (low 11): their history
+		// starts at 11.
+		want = []query.Tracked{{Address: addrA, Covered: true, Backfilled: true, HistoryLow: 11}, {Address: addrB, Covered: true, Backfilled: true, HistoryLow: 11}}
 		if got := tracked(); !slices.Equal(got, want) {
 			t.Fatalf("after one of two left: %v, want %v", got, want)
 		}
 		// The last leaves at checkpoint 20; resubscribing asks for blocks from 20.
 		db.Unsubscribe(ctx, k2.AccountID, "ETH", addrA)
-		if got := tracked(); !slices.Equal(got, []query.Tracked{{Address: addrB, Covered: true}}) {
+		if got := tracked(); !slices.Equal(got, []query.Tracked{{Address: addrB, Covered: true, Backfilled: true, HistoryLow: 11}}) {
 			t.Fatalf("after the last left: %v", got)
 		}
 		db.StoreBlock(ctx, "ETH", query.Block{Number: 30, Hash: "0x30", ParentHash: "0x20"}, nil, nil)
 		db.Subscribe(ctx, k2.AccountID, "ETH", addrA)
-		want = []query.Tracked{{Address: addrA, NeedsSync: true, SyncFrom: 20, Covered: true}, {Address: addrB, Covered: true}}
+		want = []query.Tracked{{Address: addrA, NeedsSync: true, SyncFrom: 20, Covered: true}, {Address: addrB, Covered: true, Backfilled: true, HistoryLow: 11}}
 		if got := tracked(); !slices.Equal(got, want) {
 			t.Fatalf("resubscribed: %v, want %v", got, want)
 		}

@@ -217,19 +217,23 @@ func (db *DB) subscriptions(ctx context.Context, tx bun.IDB, account int64, chai
 // Tracked lists the addresses of chain with at least one subscription.
 func (db *DB) Tracked(ctx context.Context, chain string) ([]query.Tracked, error) {
 	var rows []struct {
-		Address   string
-		NeedsSync bool
-		SyncFrom  uint64
-		Covered   bool
+		Address    string
+		NeedsSync  bool
+		SyncFrom   uint64
+		Covered    bool
+		Backfilled bool
+		HistoryLow uint64
 	}
-	err := db.r.NewRaw(`SELECT address, needs_sync, sync_from, history_start IS NOT NULL AS covered
+	err := db.r.NewRaw(`SELECT address, needs_sync, sync_from, history_start IS NOT NULL AS covered,
+		history_start IS NOT NULL AND backfill_next IS NULL AND NOT needs_sync AS backfilled,
+		CASE WHEN backfill_next IS NULL AND NOT needs_sync THEN COALESCE(history_start, 0) ELSE 0 END AS history_low
 		FROM tracked WHERE chain = ? AND active ORDER BY address`, chain).Scan(ctx, &rows)
 	if err != nil {
 		return nil, wrap("tracked", err)
 	}
 	out := make([]query.Tracked, len(rows))
 	for i, r := range rows {
-		out[i] = query.Tracked{Address: r.Address, NeedsSync: r.NeedsSync, SyncFrom: r.SyncFrom, Covered: r.Covered}
+		out[i] = query.Tracked{Address: r.Address, NeedsSync: r.NeedsSync, SyncFrom: r.SyncFrom, Covered: r.Covered, Backfilled: r.Backfilled, HistoryLow: r.HistoryLow}
 	}
 	return out, nil
 }
