@@ -60,6 +60,38 @@ func (db *DB) ForgetTxDocuments(ctx context.Context) error {
 	return nil
 }
 
+// PlainPagePlans runs the plain statement page of address (the first
+// page, the API's default size) n times as a prepared statement on one
+// PostgreSQL connection, as the store runs it, and returns how many of
+// the runs were planned for their parameters (custom plans) and how many
+// ran the generic plan.
+func (db *DB) PlainPagePlans(ctx context.Context, account int64, chain, address string, n int) (custom, generic int64, err error) {
+	conn, err := db.r.DB.Conn(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close()
+	q, args := changeRangeQuery(db.postgres, account, chain, address, query.Range{}, nil, 51)
+	stmt, err := conn.PrepareContext(ctx, q)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer stmt.Close()
+	for range n {
+		rows, err := stmt.QueryContext(ctx, args...)
+		if err != nil {
+			return 0, 0, err
+		}
+		for rows.Next() {
+		}
+		if err := rows.Close(); err != nil {
+			return 0, 0, err
+		}
+	}
+	err = conn.QueryRowContext(ctx, "SELECT custom_plans, generic_plans FROM pg_prepared_statements WHERE statement = $1", q).Scan(&custom, &generic)
+	return custom, generic, err
+}
+
 // FillBlockTimes runs migration 0035's fill again.
 func (db *DB) FillBlockTimes(ctx context.Context) error {
 	return db.tx(ctx, func(tx bun.Tx) error { return fillBlockTimes(ctx, tx) })
