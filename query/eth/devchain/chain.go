@@ -295,13 +295,17 @@ func (d *Chain) deployToken(ctx context.Context, code []byte) error {
 	if _, err := d.send(ctx, 0, nil, nil, append(code, args...), 2_000_000); err != nil {
 		return fmt.Errorf("dev chain: deploy token: %w", err)
 	}
-	d.beacon.Commit()
+	if err := d.commitAll(); err != nil {
+		return fmt.Errorf("dev chain: deploy token: %w", err)
+	}
 	for i := 1; i < len(d.Accounts); i++ {
 		if _, err := d.sendToken(ctx, 0, d.Accounts[i], devTokens, tokenGas); err != nil {
 			return fmt.Errorf("dev chain: share tokens: %w", err)
 		}
 	}
-	d.beacon.Commit()
+	if err := d.commitAll(); err != nil {
+		return fmt.Errorf("dev chain: share tokens: %w", err)
+	}
 	code, err = d.client.CodeAt(ctx, d.Token, nil)
 	if err != nil || len(code) == 0 {
 		return fmt.Errorf("dev chain: token not deployed at %s: %v", d.Token.Hex(), err)
@@ -319,6 +323,32 @@ func (d *Chain) Commit() common.Hash {
 	h := d.beacon.Commit()
 	d.backend.TxPool().Sync()
 	return h
+}
+
+// commitAll seals the pool's transactions, with the pool synced before
+// and after, and seals again (a few times at most) while the head has
+// not mined them all: the chain then starts with nothing pending, as
+// CommitEmpty requires. A block built while the pool still reset to the
+// previous head once left the setup's transactions pending (TestCommitEmpty
+// failed once in CI, on a loaded machine). d.mu is held.
+func (d *Chain) commitAll() error {
+	pool, bc := d.backend.TxPool(), d.backend.BlockChain()
+	for range 4 {
+		if err := pool.Sync(); err != nil {
+			return err
+		}
+		d.beacon.Commit()
+		if err := pool.Sync(); err != nil {
+			return err
+		}
+		switch unmined, err := d.unmined(pool, bc); {
+		case err != nil:
+			return err
+		case !unmined:
+			return nil
+		}
+	}
+	return errors.New("transactions still pending after 4 blocks")
 }
 
 // unmined reports whether the pool holds a transaction the head has not
