@@ -190,7 +190,7 @@ func BenchmarkHistory(b *testing.B) {
 	}
 
 	// Two addresses: x, which sends (an ordinary account), and one that
-	// only receives (account 1: 400 transfers in, none out), whose nonce
+	// only receives (account 1: 267 transfers in, none out), whose nonce
 	// is 0 at the top with no code: it could be a counterfactual contract
 	// created and destroyed in one transaction, so its history reads
 	// every block (the transactions, and traces of the blocks that have
