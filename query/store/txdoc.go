@@ -90,6 +90,25 @@ type txDocReader struct {
 const maxFieldDigits = 8
 
 func (r *txDocReader) string() string {
+	// Most lengths are one or two digits (an address is 42 bytes, a hash
+	// 66): read those first.
+	if s := r.s; r.err == nil && len(s) >= 3 {
+		c, d := s[0]-'0', s[1]-'0'
+		switch {
+		case c <= 9 && s[1] == ':' && int(c) <= len(s)-2:
+			r.s = s[2+c:]
+			return s[2 : 2+c]
+		case c <= 9 && d <= 9 && s[2] == ':' && int(c)*10+int(d) <= len(s)-3:
+			n := int(c)*10 + int(d)
+			r.s = s[3+n:]
+			return s[3 : 3+n]
+		}
+	}
+	return r.longString()
+}
+
+// longString is string for any length.
+func (r *txDocReader) longString() string {
 	if r.err != nil {
 		return ""
 	}
