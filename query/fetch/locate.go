@@ -259,6 +259,31 @@ func (bf *backfiller) locateRows(ctx context.Context, rows []query.BalanceChange
 		probes []probe
 		owners []owner
 	)
+	// Without traces a row that agrees with the node may hide a change
+	// that came and went since the row before it (ether paid in unseen,
+	// then out at the row's block): the node is read before such a row
+	// too.
+	reads := make(map[uint64][]query.Holding)
+	for _, h := range sortedHoldings(byHolding) {
+		idx := byHolding[h]
+		slices.SortFunc(idx, func(a, b int) int { return compareUint(rows[a].Block, rows[b].Block) })
+		for j, i := range idx {
+			r := rows[i]
+			prevBlock := lo - 1
+			if j > 0 {
+				prevBlock = rows[idx[j-1]].Block
+			} else if lo == 0 {
+				continue
+			}
+			if !r.Traced && r.Checked && r.Difference.IsZero() && r.Block-1 > prevBlock {
+				reads[r.Block-1] = append(reads[r.Block-1], h)
+			}
+		}
+	}
+	got, err := bf.readAt(ctx, reads)
+	if err != nil {
+		return nil, err
+	}
 	for _, h := range sortedHoldings(byHolding) {
 		idx := byHolding[h]
 		slices.SortFunc(idx, func(a, b int) int { return compareUint(rows[a].Block, rows[b].Block) })
@@ -274,7 +299,13 @@ func (bf *backfiller) locateRows(ctx context.Context, rows []query.BalanceChange
 		}
 		for _, i := range idx {
 			r := rows[i]
-			if !r.Difference.IsZero() && r.Checked && r.Block > prevBlock+1 {
+			if n, ok := got[readKey{r.Block - 1, h}]; ok && r.Difference.IsZero() && r.Block > prevBlock+1 && n != prev {
+				// Came before the row's block and went at it.
+				base, at := prev, r.Block
+				probes = append(probes, probe{k: h, lo: prevBlock, hi: at - 1, loKnown: true, dHi: n.Sub(prev),
+					expected: func(uint64) query.Amount { return base }})
+				owners = append(owners, owner{row: i, lo: prevBlock, hi: at, previous: prev})
+			} else if !r.Difference.IsZero() && r.Checked && r.Block > prevBlock+1 {
 				base, sum, at := prev, r.Amount.Sub(r.Difference), r.Block
 				probes = append(probes, probe{k: h, lo: prevBlock, hi: at, loKnown: true, dHi: r.Difference,
 					expected: func(x uint64) query.Amount {

@@ -155,17 +155,26 @@ type grouped struct {
 // known) or, anchored in this chunk, from the chunk's start, where it
 // agreed. Without traces a contract's payout or a self-destruct moves
 // ether unseen: the native balance of each address a block touched is
-// read at that block too, so that a change there is found even when a
-// later one in the chunk undoes it. It also returns those readings that
-// agreed: their rows are checked.
+// read before and after that block too, so that a change there is found
+// even when another between the readings undoes it. It also returns those
+// readings that agreed: their rows are checked.
 func (f *follower) disagreements(ctx context.Context, c *chunk, groups []grouped, anchored map[query.Holding]bool) (map[query.Holding][]step, map[readKey]bool, error) {
 	first, last := c.blocks[0].Number, c.blocks[len(c.blocks)-1].Number
 	var touched map[readKey]query.Amount
 	if f.facts.traceAPI == "" {
+		// Before and after each block: a change there is the node's,
+		// whatever came and went between readings.
 		reads := make(map[uint64][]query.Holding)
-		for i := range len(c.blocks) - 1 {
+		for i := range c.blocks {
 			for _, a := range c.touched[i] {
-				if k := (query.Holding{Address: a}); f.heads[k] != nil {
+				k := query.Holding{Address: a}
+				if f.heads[k] == nil {
+					continue
+				}
+				if n := c.blocks[i].Number; n > 0 {
+					reads[n-1] = append(reads[n-1], k)
+				}
+				if i < len(c.blocks)-1 {
 					reads[c.blocks[i].Number] = append(reads[c.blocks[i].Number], k)
 				}
 			}
@@ -200,6 +209,12 @@ func (f *follower) disagreements(ctx context.Context, c *chunk, groups []grouped
 		// The blocks where the node was read, and the difference there.
 		var pts []uint64
 		ds := make(map[uint64]query.Amount)
+		if first > 0 {
+			if n, ok := touched[readKey{first - 1, k}]; ok {
+				pts = append(pts, first-1)
+				ds[first-1] = n.Sub(expected(first - 1))
+			}
+		}
 		for _, blk := range c.blocks[:len(c.blocks)-1] {
 			if n, ok := touched[readKey{blk.Number, k}]; ok {
 				pts = append(pts, blk.Number)
