@@ -308,33 +308,24 @@ func checkCovered(sub query.Subscription, req bookRequest) error {
 	return nil
 }
 
-// changeRange is GET …/balance_changes, plain or with a range and
-// filters: the statement, labelled.
-func (s *Server) changeRange(w http.ResponseWriter, r *http.Request, a query.Account) error {
+// booksList serves a page of a books list of kind, written as the pages
+// are (read.go), into a pooled buffer: open, then the rows that read
+// appends (the page after the token's cursor, which decode reads),
+// then the page's end with the token of the cursor read returns (nil:
+// the last page). read returns the subscription, checked for the range.
+func (s *Server) booksList(w http.ResponseWriter, r *http.Request, a query.Account, kind byte, open string, decode func(*reader),
+	read func(p pagedRead, req bookRequest, b []byte) ([]byte, query.Subscription, []byte, error)) error {
 	req, err := parseBooks(r, true)
 	if err != nil {
 		return err
 	}
-	var after *query.ChangeCursor
-	p, err := s.readBooksPage(r, a, kindChanges, req, func(rd *reader) {
-		after = &query.ChangeCursor{Block: rd.uvarint(), Contract: rd.string()}
-	})
+	p, err := s.readBooksPage(r, a, kind, req, decode)
 	if err != nil {
 		return err
 	}
-	// Written as the transactions page is (read.go), a row at a time.
 	buf := s.bufs.get()
 	defer s.bufs.put(buf)
-	var (
-		b = append((*buf)[:0], balanceChangePageOpen...)
-		n int
-	)
-	sub, nextAt, err := s.store.SubscriptionChangeRangeFunc(r.Context(), a.ID, p.chain, p.address, req.r, after, p.size, budgetRows,
-		func(c *query.BalanceChange, l query.Label) error {
-			b = appendBalanceChangeItem(b, n, c, l)
-			n++
-			return nil
-		})
+	b, sub, cursor, err := read(p, req, append((*buf)[:0], open...))
 	*buf = b
 	if errors.Is(err, query.ErrNotSubscribed) {
 		return notSubscribed(p.address)
@@ -346,8 +337,8 @@ func (s *Server) changeRange(w http.ResponseWriter, r *http.Request, a query.Acc
 		return err
 	}
 	var next string
-	if nextAt != nil {
-		next = p.next(appendString(appendUvarint(nil, nextAt.Block), nextAt.Contract))
+	if cursor != nil {
+		next = p.next(cursor)
 	}
 	*buf = append(appendPageEnd(b, next), '\n')
 	setState(w, sub)
@@ -355,43 +346,50 @@ func (s *Server) changeRange(w http.ResponseWriter, r *http.Request, a query.Acc
 	return nil
 }
 
+// changeRange is GET …/balance_changes, plain or with a range and
+// filters: the statement, labelled, a row at a time as the store hands
+// it over.
+func (s *Server) changeRange(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	var after *query.ChangeCursor
+	return s.booksList(w, r, a, kindChanges, balanceChangePageOpen, func(rd *reader) {
+		after = &query.ChangeCursor{Block: rd.uvarint(), Contract: rd.string()}
+	}, func(p pagedRead, req bookRequest, b []byte) ([]byte, query.Subscription, []byte, error) {
+		n := 0
+		sub, next, err := s.store.SubscriptionChangeRangeFunc(r.Context(), a.ID, p.chain, p.address, req.r, after, p.size, budgetRows,
+			func(c *query.BalanceChange, l query.Label) error {
+				b = appendBalanceChangeItem(b, n, c, l)
+				n++
+				return nil
+			})
+		if err != nil || next == nil {
+			return b, sub, nil, err
+		}
+		return b, sub, appendString(appendUvarint(nil, next.Block), next.Contract), nil
+	})
+}
+
 // transactionRange is GET …/transactions with a range or filters.
 func (s *Server) transactionRange(w http.ResponseWriter, r *http.Request, a query.Account) error {
-	req, err := parseBooks(r, true)
-	if err != nil {
-		return err
-	}
 	var after *query.TxCursor
-	p, err := s.readBooksPage(r, a, kindTransactions, req, func(rd *reader) {
+	return s.booksList(w, r, a, kindTransactions, transactionPageOpen, func(rd *reader) {
 		after = &query.TxCursor{BlockNumber: rd.uvarint(), Index: uint(rd.uvarint())}
+	}, func(p pagedRead, req bookRequest, b []byte) ([]byte, query.Subscription, []byte, error) {
+		sub, page, err := s.store.SubscriptionTxRange(r.Context(), a.ID, p.chain, p.address, req.r, after, p.size, budgetRows)
+		if err != nil {
+			return b, sub, nil, err
+		}
+		head, err := s.head(r.Context(), p.chain)
+		if err != nil {
+			return b, sub, nil, err
+		}
+		for i := range page.Txs {
+			b = appendTransactionItem(b, i, &page.Txs[i], false, p.address, head)
+		}
+		if page.Next == nil {
+			return b, sub, nil, nil
+		}
+		return b, sub, appendUvarint(appendUvarint(nil, page.Next.BlockNumber), uint64(page.Next.Index)), nil
 	})
-	if err != nil {
-		return err
-	}
-	sub, page, err := s.store.SubscriptionTxRange(r.Context(), a.ID, p.chain, p.address, req.r, after, p.size, budgetRows)
-	if errors.Is(err, query.ErrNotSubscribed) {
-		return notSubscribed(p.address)
-	}
-	if err != nil {
-		return err
-	}
-	if err := checkCovered(sub, req); err != nil {
-		return err
-	}
-	var next string
-	if page.Next != nil {
-		next = p.next(appendUvarint(appendUvarint(nil, page.Next.BlockNumber), uint64(page.Next.Index)))
-	}
-	head, err := s.head(r.Context(), p.chain)
-	if err != nil {
-		return err
-	}
-	buf := s.bufs.get()
-	defer s.bufs.put(buf)
-	*buf = append(appendTransactionPage((*buf)[:0], page.Txs, p.address, next, head), '\n')
-	setState(w, sub)
-	writePage(w, *buf)
-	return nil
 }
 
 // balancesAt is GET …/balances?block_number=N or ?time=T: every balance
