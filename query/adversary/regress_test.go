@@ -432,38 +432,48 @@ func TestBackfilledChangeOnItsBlock(t *testing.T) {
 // rebase was in no row. It now looks at the token from the history's
 // start: the rebase is a row of its own, at its block.
 func TestTokenFirstSeenLater(t *testing.T) {
-	s := newStack(t, run{seed: 22, traces: true, window: 2})
-	ctx := context.Background()
-	to := s.gen.Candidates()[4] // a recipient without a key
-	for _, a := range []adversary.Action{adversary.ActRebaseTransfer, adversary.ActTransfer, adversary.ActTransfer, adversary.ActTransfer} {
-		s.act(a, to)
-		if err := s.gen.Seal(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.subscribe(to)
-	s.catchUp() // synced, and the backfill of its two blocks done
-	s.act(adversary.ActPoke, to)
-	if err := s.gen.Seal(ctx); err != nil {
-		t.Fatal(err)
-	}
-	poke := s.head()
-	s.catchUp() // the rebase is stored: the follower has not seen the token yet
-	s.act(adversary.ActRebaseTransfer, to)
-	if err := s.gen.Seal(ctx); err != nil {
-		t.Fatal(err)
-	}
-	head := s.catchUp()
-	s.noViolations(head)
-	for _, v := range s.check(head).Violations {
-		if v.Rule == "start" {
-			t.Errorf("%s", v.Named(s.gen.Names()))
-		}
-	}
-	rebasing := strings.ToLower(s.gen.Token("rebase").Hex())
-	if !slices.ContainsFunc(s.rows(to), func(r adversary.Row) bool {
-		return r.Contract == rebasing && r.BlockNumber == poke && r.Difference != "0" && r.Difference != ""
-	}) {
-		t.Errorf("no row of the rebase at block %d: %+v", poke, s.rows(to))
+	for _, tc := range []struct {
+		name   string
+		r      run
+		before []adversary.Action // before the subscription
+	}{
+		// Received (logged) before a history of two blocks.
+		{"window", run{seed: 22, traces: true, window: 2},
+			[]adversary.Action{adversary.ActRebaseTransfer, adversary.ActTransfer, adversary.ActTransfer, adversary.ActTransfer}},
+		// Given silently (no log for the backfill to find) in a history
+		// from the genesis (soak seeds 1155 and 1174 on b3550df).
+		{"all", run{seed: 23, traces: true, all: true}, []adversary.Action{adversary.ActPoke, adversary.ActTransfer}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStack(t, tc.r)
+			ctx := context.Background()
+			to := s.gen.Candidates()[4] // a recipient without a key
+			for _, a := range tc.before {
+				s.act(a, to)
+				if err := s.gen.Seal(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.subscribe(to)
+			s.catchUp() // synced, and the backfill done
+			s.act(adversary.ActPoke, to)
+			if err := s.gen.Seal(ctx); err != nil {
+				t.Fatal(err)
+			}
+			poke := s.head()
+			s.catchUp() // the rebase is stored: the follower has not seen the token yet
+			s.act(adversary.ActRebaseTransfer, to)
+			if err := s.gen.Seal(ctx); err != nil {
+				t.Fatal(err)
+			}
+			head := s.catchUp()
+			s.noViolations(head)
+			rebasing := strings.ToLower(s.gen.Token("rebase").Hex())
+			if !slices.ContainsFunc(s.rows(to), func(r adversary.Row) bool {
+				return r.Contract == rebasing && r.BlockNumber == poke && r.Difference != "0" && r.Difference != ""
+			}) {
+				t.Errorf("no row of the rebase at block %d: %+v", poke, s.rows(to))
+			}
+		})
 	}
 }

@@ -455,10 +455,13 @@ func (f *follower) anchor(ctx context.Context, keys []query.Holding, c *chunk) (
 // backfill has ended (a pending one may still find movements there), and
 // where the node has the state.
 func (f *follower) anchorHistory(ctx context.Context, c *chunk, bals []query.Balance, before uint64) error {
+	// The balance before the history: the node's at its start - 1, or
+	// nothing before the genesis (read at block 0, which must hold none).
+	at := func(low uint64) uint64 { return max(low, 1) - 1 }
 	reads := make(map[uint64][]query.Holding)
 	for _, b := range bals {
-		if low, ok := f.historyLow[b.Address]; ok && low > 0 && low-1 < before {
-			reads[low-1] = append(reads[low-1], query.Holding{Address: b.Address, Contract: b.Contract})
+		if low, ok := f.historyLow[b.Address]; ok && at(low) < before {
+			reads[at(low)] = append(reads[at(low)], query.Holding{Address: b.Address, Contract: b.Contract})
 		}
 	}
 	if len(reads) == 0 {
@@ -471,13 +474,21 @@ func (f *follower) anchorHistory(ctx context.Context, c *chunk, bals []query.Bal
 	var probes []probe
 	for _, b := range bals {
 		k := query.Holding{Address: b.Address, Contract: b.Contract}
-		low := f.historyLow[b.Address]
-		start, ok := got[readKey{low - 1, k}]
-		if low == 0 || !ok || start == b.Amount {
+		low, ok := f.historyLow[b.Address]
+		if !ok || at(low) >= before {
 			continue
 		}
-		probes = append(probes, probe{k: k, lo: low - 1, hi: before, loKnown: true, dHi: b.Amount.Sub(start),
-			expected: func(uint64) query.Amount { return start }})
+		start, read := got[readKey{at(low), k}]
+		switch {
+		case low == 0 && (read && !start.IsZero() || k.Contract == ""):
+			continue // a genesis allocation: the backfill's
+		case !read && low > 0:
+			continue // not readable there
+		case start == b.Amount:
+			continue
+		}
+		probes = append(probes, probe{k: k, lo: at(low), hi: before, loKnown: true, dHi: b.Amount.Sub(start),
+			expected: func(uint64) query.Amount { return start }, absentZero: true})
 	}
 	if len(probes) == 0 {
 		return nil
