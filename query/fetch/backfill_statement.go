@@ -5,6 +5,7 @@ package fetch
 // checked against the balance before them where it is known.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -399,8 +400,8 @@ func (bf *backfiller) pastTime(ctx context.Context, lo uint64, found []pastBlock
 }
 
 func compareHoldings(a, b query.Holding) int {
-	if c := compareStrings(a.Address, b.Address); c != 0 {
+	if c := cmp.Compare(a.Address, b.Address); c != 0 {
 		return c
 	}
-	return compareStrings(a.Contract, b.Contract)
+	return cmp.Compare(a.Contract, b.Contract)
 }

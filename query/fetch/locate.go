@@ -5,6 +5,7 @@ package fetch
 // by reading the node's balances at blocks in between (issue 21, X2).
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -151,7 +152,7 @@ func (c *core) locate(ctx context.Context, probes []probe) (map[query.Holding][]
 		spans = next
 	}
 	for k := range out {
-		slices.SortFunc(out[k], func(x, y step) int { return compareUint(x.block, y.block) })
+		slices.SortFunc(out[k], func(x, y step) int { return cmp.Compare(x.block, y.block) })
 		// Two steps on one block (a difference at lo and one just after
 		// it) are one.
 		merged := out[k][:0]
@@ -228,16 +229,6 @@ func (c *core) readAt(ctx context.Context, reads map[uint64][]query.Holding) (ma
 	return out, err
 }
 
-func compareUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // locateRows moves the differences that checkRows put on backfilled rows
 // (rows, of the slice from block lo) to the blocks where they appeared:
 // a row's difference appeared after the holding's previous row (or the
@@ -269,7 +260,7 @@ func (bf *backfiller) locateRows(ctx context.Context, rows []query.BalanceChange
 	reads := make(map[uint64][]query.Holding)
 	for _, h := range sortedHoldings(byHolding) {
 		idx := byHolding[h]
-		slices.SortFunc(idx, func(a, b int) int { return compareUint(rows[a].Block, rows[b].Block) })
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(rows[a].Block, rows[b].Block) })
 		for j, i := range idx {
 			r := rows[i]
 			prevBlock := lo - 1
@@ -289,7 +280,7 @@ func (bf *backfiller) locateRows(ctx context.Context, rows []query.BalanceChange
 	}
 	for _, h := range sortedHoldings(byHolding) {
 		idx := byHolding[h]
-		slices.SortFunc(idx, func(a, b int) int { return compareUint(rows[a].Block, rows[b].Block) })
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(rows[a].Block, rows[b].Block) })
 		if lo == 0 {
 			idx = idx[1:] // no block before the genesis to look from
 			if len(idx) == 0 {

@@ -5,6 +5,7 @@ package fetch
 // the node reports.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -595,9 +596,9 @@ func (f *follower) dirtyHeads() []query.StatementHead {
 	}
 	slices.SortFunc(out, func(a, b query.StatementHead) int {
 		if a.Address != b.Address {
-			return compareStrings(a.Address, b.Address)
+			return cmp.Compare(a.Address, b.Address)
 		}
-		return compareStrings(a.Contract, b.Contract)
+		return cmp.Compare(a.Contract, b.Contract)
 	})
 	return out
 }
@@ -669,14 +670,4 @@ func (f *follower) headsAt(ctx context.Context, balances []query.Balance, at que
 		f.heads[k] = &running{block: at.Number, balance: b.Amount, dirty: true}
 	}
 	return nil
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"slices"
@@ -139,12 +140,12 @@ func (db *DB) putBalances(ctx context.Context, tx bun.IDB, balances []query.Bala
 	// statement may not update a row twice.
 	slices.SortStableFunc(rows, func(a, b balanceRow) int {
 		if a.Chain != b.Chain {
-			return cmpString(a.Chain, b.Chain)
+			return cmp.Compare(a.Chain, b.Chain)
 		}
 		if a.Address != b.Address {
-			return cmpString(a.Address, b.Address)
+			return cmp.Compare(a.Address, b.Address)
 		}
-		return cmpString(a.Contract, b.Contract)
+		return cmp.Compare(a.Contract, b.Contract)
 	})
 	rows = dedupLast(rows)
 	for part := range slices.Chunk(rows, batch) {
@@ -159,16 +160,6 @@ func (db *DB) putBalances(ctx context.Context, tx bun.IDB, balances []query.Bala
 		}
 	}
 	return nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // dedupLast keeps, of sorted rows with one key, the one at the highest

@@ -5,6 +5,7 @@ package store
 // feed never misses one nor tells of a change that was rolled back.
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -66,7 +67,7 @@ func changeEvents(changes []query.BalanceChange, now time.Time) []query.Event {
 	slices.SortStableFunc(changes, func(a, b query.BalanceChange) int {
 		switch {
 		case a.Block != b.Block:
-			return cmpUint(a.Block, b.Block)
+			return cmp.Compare(a.Block, b.Block)
 		case a.Address != b.Address:
 			return strings.Compare(a.Address, b.Address)
 		}
@@ -83,16 +84,6 @@ func changeEvents(changes []query.BalanceChange, now time.Time) []query.Event {
 		}
 	}
 	return out
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // insertChanges inserts statement rows, leaving those already there as
