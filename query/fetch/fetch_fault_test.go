@@ -411,17 +411,7 @@ func TestFetchUntracedChangeUndone(t *testing.T) {
 	e.subscribe(a0)
 	e.catchUp()
 	from, _ := d.Head()
-	src.mu.Lock()
-	src.balances = func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
-		bals, err := src.Source.Balances(ctx, at, qs)
-		for i := range bals {
-			if bals[i].Address == addr(a0) && bals[i].Contract == "" && at == from+2 {
-				bals[i].Amount = bals[i].Amount.Add(query.AmountOf(1000))
-			}
-		}
-		return bals, err
-	}
-	src.mu.Unlock()
+	src.addNative(addr(a0), query.AmountOf(1000), from+2)
 	for range 4 { // four blocks, one fetch
 		e.mine(e.must(d.Transfer(ctx, 0, d.Accounts[1], big.NewInt(1))))
 	}
@@ -459,17 +449,7 @@ func TestBackfillUntracedChangeUndone(t *testing.T) {
 	tk := d.Token // a contract: the backfill reads its every block's transactions
 	e.catchUp()
 	from, _ := d.Head()
-	src.mu.Lock()
-	src.balances = func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
-		bals, err := src.Source.Balances(ctx, at, qs)
-		for i := range bals {
-			if bals[i].Address == addr(tk) && bals[i].Contract == "" && at == from+2 {
-				bals[i].Amount = bals[i].Amount.Add(query.AmountOf(1000))
-			}
-		}
-		return bals, err
-	}
-	src.mu.Unlock()
+	src.addNative(addr(tk), query.AmountOf(1000), from+2)
 	for range 4 { // the token is not subscribed yet: the backfill reads these
 		e.mine(e.must(d.TransferToken(ctx, 1, d.Accounts[2], big.NewInt(1))))
 		e.catchUp()
@@ -507,17 +487,7 @@ func TestFetchUntracedChangeBetweenReadings(t *testing.T) {
 	e.subscribe(a0)
 	e.catchUp()
 	from, _ := d.Head()
-	src.mu.Lock()
-	src.balances = func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
-		bals, err := src.Source.Balances(ctx, at, qs)
-		for i := range bals {
-			if bals[i].Address == addr(a0) && bals[i].Contract == "" && (at == from+1 || at == from+2) {
-				bals[i].Amount = bals[i].Amount.Add(query.AmountOf(1000))
-			}
-		}
-		return bals, err
-	}
-	src.mu.Unlock()
+	src.addNative(addr(a0), query.AmountOf(1000), from+1, from+2)
 	for i := range 4 { // four blocks, one fetch; a0 sends in the third only
 		sender := 1
 		if i == 2 {
@@ -553,17 +523,7 @@ func TestBackfillUntracedChangeBetweenReadings(t *testing.T) {
 	tk := d.Token // a contract: the backfill reads its every block's transactions
 	e.catchUp()
 	from, _ := d.Head()
-	src.mu.Lock()
-	src.balances = func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
-		bals, err := src.Source.Balances(ctx, at, qs)
-		for i := range bals {
-			if bals[i].Address == addr(tk) && bals[i].Contract == "" && (at == from+1 || at == from+2) {
-				bals[i].Amount = bals[i].Amount.Add(query.AmountOf(1000))
-			}
-		}
-		return bals, err
-	}
-	src.mu.Unlock()
+	src.addNative(addr(tk), query.AmountOf(1000), from+1, from+2)
 	for i := range 4 { // the token is not subscribed yet: the backfill reads these
 		if i == 2 {
 			e.mine(e.must(d.TransferToken(ctx, 1, d.Accounts[2], big.NewInt(1))))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -156,6 +157,22 @@ type faultSource struct {
 	mu       sync.Mutex
 	traces   func(ctx context.Context, b query.SourceBlock, api string) ([]query.InternalMove, error)
 	balances func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error)
+}
+
+// addNative makes the node say address held delta more of the native
+// coin at each of blocks than it did: a change no movement explains.
+func (s *faultSource) addNative(address string, delta query.Amount, blocks ...uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.balances = func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error) {
+		bals, err := s.Source.Balances(ctx, at, qs)
+		for i := range bals {
+			if bals[i].Address == address && bals[i].Contract == "" && slices.Contains(blocks, at) {
+				bals[i].Amount = bals[i].Amount.Add(delta)
+			}
+		}
+		return bals, err
+	}
 }
 
 func (s *faultSource) Traces(ctx context.Context, b query.SourceBlock, api string) ([]query.InternalMove, error) {
