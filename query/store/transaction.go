@@ -82,14 +82,16 @@ func (db *DB) Transactions(ctx context.Context, chain, address string, after *qu
 	}
 	txs, err := db.transactionPage(ctx, chain, q, args, limit)
 	if errors.Is(err, errNoDoc) {
-		txs, err = db.transactions(ctx, db.r, chain, address, after, limit)
+		txs, err = db.transactions(ctx, db.r, chain, address, after, 0, limit)
 	}
 	return txs, wrap("transactions", err)
 }
 
 // transactions reads a page by joining transactions and transfers to the
 // key: the way for rows written before migration 0002, without documents.
-func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address string, after *query.TxCursor, limit int) ([]query.Transaction, error) {
+// It reads no transaction of a block below from: a requester's page
+// starts at its covered range's first block.
+func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address string, after *query.TxCursor, from uint64, limit int) ([]query.Transaction, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -100,6 +102,9 @@ func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address strin
 		OrderExpr("a.block_number DESC, a.tx_index DESC").Limit(int64(limit))
 	if after != nil {
 		page.Where("(a.block_number, a.tx_index) < (?, ?)", after.BlockNumber, after.Index)
+	}
+	if from > 0 {
+		page.Where("a.block_number >= ?", from)
 	}
 	var rows []struct {
 		transactionRow
