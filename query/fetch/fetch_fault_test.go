@@ -394,155 +394,97 @@ func TestFetchDifferenceLocated(t *testing.T) {
 	}
 }
 
-// TestFetchUntracedChangeUndone (issue 21, X2): without traces a
-// contract's payout or a self-destruct moves ether unseen; a change that
-// a later block of the same batch undid left the batch's end agreeing,
-// and the statement said nothing of it. Without traces the native balance
-// of each address a block touches is read at that block: the node says
-// a0 held 1000 wei more at the second of four blocks fetched together
-// only, and the rows of the second and third blocks say so.
-func TestFetchUntracedChangeUndone(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
-	d := e.dev
-	src := e.fault
-	e.useSource(src, fetch.TracesOff)
-	a0 := d.Accounts[0]
-	e.subscribe(a0)
-	e.catchUp()
-	from, _ := d.Head()
-	src.addNative(addr(a0), query.AmountOf(1000), from+2)
-	for range 4 { // four blocks, one fetch
-		e.mine(e.must(d.Transfer(ctx, 0, d.Accounts[1], big.NewInt(1))))
+// TestUntracedChanges (issue 21, X2): without traces, a change of a
+// native balance that no movement explains is found at its block, and
+// the rows there say so, checked, whether the blocks are fetched (four
+// blocks in one fetch, the subject subscribed: an account) or backfilled
+// (the subject subscribed after them: the token contract, whose every
+// block's transactions the backfill reads). The node says the subject
+// held 1000 wei more at some of four blocks; a block touches the subject
+// (the account sends, or a token transfer calls the contract) or not (an
+// ether transfer between two others).
+//
+//   - undone: 1000 wei appear at the second block and are gone at the
+//     third, with every block touching the subject: the native balance
+//     of each address a block touches is read at that block, so the
+//     readings around the change disagree where it happened.
+//   - between readings: 1000 wei appear at the first block and leave at
+//     the third, the only one touching the subject (a contract funded by
+//     an internal call, then self-destructing, leaves the readings at the
+//     batch's ends agreeing): the balance is read before and after each
+//     block touching the subject, so the change lands where it appeared
+//     and where it went.
+//
+// Each wants exactly the rows in want, by block after the start, with
+// their differences (0 for a row that agrees).
+func TestUntracedChanges(t *testing.T) {
+	tests := []struct {
+		name     string
+		backfill bool
+		more     []uint64 // blocks (1–4) where the node says the subject held 1000 wei more
+		touches  func(i int) bool
+		want     map[uint64]int64
+	}{
+		{"fetch undone", false, []uint64{2}, func(int) bool { return true }, map[uint64]int64{1: 0, 2: 1000, 3: -1000, 4: 0}},
+		{"backfill undone", true, []uint64{2}, func(int) bool { return true }, map[uint64]int64{2: 1000, 3: -1000}},
+		{"fetch between readings", false, []uint64{1, 2}, func(i int) bool { return i == 3 }, map[uint64]int64{1: 1000, 3: -1000}},
+		{"backfill between readings", true, []uint64{1, 2}, func(i int) bool { return i == 3 }, map[uint64]int64{1: 1000, 3: -1000}},
 	}
-	e.catchUp()
-	got := make(map[uint64]query.Amount)
-	for _, r := range native(statementOf(t, e.db, e.account, addr(a0))) {
-		if r.Block > from {
-			if !r.Checked {
-				t.Errorf("row %+v: want checked (its block touched a0)", r)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			cfg := fetch.Config{}
+			if tt.backfill {
+				cfg.BackfillBlocks = 1000
 			}
-			if !r.Difference.IsZero() {
-				got[r.Block] = r.Difference
+			e := newEnv(t, testenv.SQLite(t), cfg)
+			d := e.dev
+			e.useSource(e.fault, fetch.TracesOff)
+			subject := d.Accounts[0]
+			touch := func() (common.Hash, error) { return d.Transfer(ctx, 0, d.Accounts[2], big.NewInt(1)) }
+			if tt.backfill {
+				subject = d.Token // not subscribed yet: the backfill reads these blocks
+				touch = func() (common.Hash, error) { return d.TransferToken(ctx, 1, d.Accounts[2], big.NewInt(1)) }
+			} else {
+				e.subscribe(subject)
 			}
-		}
-	}
-	want := map[uint64]query.Amount{from + 2: query.AmountOf(1000), from + 3: query.AmountOf(-1000)}
-	if !maps.Equal(got, want) {
-		t.Errorf("differences by block %v, want %v", got, want)
-	}
-}
-
-// TestBackfillUntracedChangeUndone (issue 21, X2): the backfill's
-// TestFetchUntracedChangeUndone. Without traces, a backfilled block whose
-// transaction touches an address is compared with the node's balance
-// there even when nothing seen moved it: four token transfers call the
-// token contract, sending it no ether, and the node says the contract
-// held 1000 wei more at the second of those blocks only; its statement
-// says so at the second and third, and has no row at the others.
-func TestBackfillUntracedChangeUndone(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, testenv.SQLite(t), fetch.Config{BackfillBlocks: 1000})
-	d := e.dev
-	src := e.fault
-	e.useSource(src, fetch.TracesOff)
-	tk := d.Token // a contract: the backfill reads its every block's transactions
-	e.catchUp()
-	from, _ := d.Head()
-	src.addNative(addr(tk), query.AmountOf(1000), from+2)
-	for range 4 { // the token is not subscribed yet: the backfill reads these
-		e.mine(e.must(d.TransferToken(ctx, 1, d.Accounts[2], big.NewInt(1))))
-		e.catchUp()
-	}
-	e.subscribe(tk)
-	e.catchUp()
-	e.catchUp()
-	got := make(map[uint64]query.Amount)
-	for _, r := range native(statementOf(t, e.db, e.account, addr(tk))) {
-		if r.Block > from && r.Block <= from+4 {
-			got[r.Block] = r.Difference
-		}
-	}
-	want := map[uint64]query.Amount{from + 2: query.AmountOf(1000), from + 3: query.AmountOf(-1000)}
-	if !maps.Equal(got, want) {
-		t.Errorf("differences by block %v, want %v", got, want)
-	}
-}
-
-// TestFetchUntracedChangeBetweenReadings (issue 21, X2): without traces,
-// ether that came to an address at a block that does not touch it and
-// left at one that does (a contract funded by an internal call, then
-// self-destructing) left the readings agreeing. The native balance is
-// read before and after each block touching the address: the node says
-// a0 held 1000 wei more at the first two of four blocks fetched together
-// (neither touches a0), and a0 sends in the third. Rows at the first
-// (where it appeared) and the third (where it went) say so.
-func TestFetchUntracedChangeBetweenReadings(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
-	d := e.dev
-	src := e.fault
-	e.useSource(src, fetch.TracesOff)
-	a0 := d.Accounts[0]
-	e.subscribe(a0)
-	e.catchUp()
-	from, _ := d.Head()
-	src.addNative(addr(a0), query.AmountOf(1000), from+1, from+2)
-	for i := range 4 { // four blocks, one fetch; a0 sends in the third only
-		sender := 1
-		if i == 2 {
-			sender = 0
-		}
-		e.mine(e.must(d.Transfer(ctx, sender, d.Accounts[2], big.NewInt(1))))
-	}
-	e.catchUp()
-	got := make(map[uint64]query.Amount)
-	for _, r := range native(statementOf(t, e.db, e.account, addr(a0))) {
-		if r.Block > from && !r.Difference.IsZero() {
-			got[r.Block] = r.Difference
-		}
-	}
-	want := map[uint64]query.Amount{from + 1: query.AmountOf(1000), from + 3: query.AmountOf(-1000)}
-	if !maps.Equal(got, want) {
-		t.Errorf("differences by block %v, want %v", got, want)
-	}
-}
-
-// TestBackfillUntracedChangeBetweenReadings (issue 21, X2): the
-// backfill's TestFetchUntracedChangeBetweenReadings. Without traces a
-// backfilled row that agrees with the node is read before its block too:
-// the node says the token contract held 1000 wei more at the first two
-// of four backfilled blocks (neither touches it), and a token transfer
-// calls it in the third; its statement says so at the first and third.
-func TestBackfillUntracedChangeBetweenReadings(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, testenv.SQLite(t), fetch.Config{BackfillBlocks: 1000})
-	d := e.dev
-	src := e.fault
-	e.useSource(src, fetch.TracesOff)
-	tk := d.Token // a contract: the backfill reads its every block's transactions
-	e.catchUp()
-	from, _ := d.Head()
-	src.addNative(addr(tk), query.AmountOf(1000), from+1, from+2)
-	for i := range 4 { // the token is not subscribed yet: the backfill reads these
-		if i == 2 {
-			e.mine(e.must(d.TransferToken(ctx, 1, d.Accounts[2], big.NewInt(1))))
-		} else {
-			e.mine(e.must(d.Transfer(ctx, 1, d.Accounts[2], big.NewInt(1))))
-		}
-		e.catchUp()
-	}
-	e.subscribe(tk)
-	e.catchUp()
-	e.catchUp()
-	got := make(map[uint64]query.Amount)
-	for _, r := range native(statementOf(t, e.db, e.account, addr(tk))) {
-		if r.Block > from && r.Block <= from+4 {
-			got[r.Block] = r.Difference
-		}
-	}
-	want := map[uint64]query.Amount{from + 1: query.AmountOf(1000), from + 3: query.AmountOf(-1000)}
-	if !maps.Equal(got, want) {
-		t.Errorf("differences by block %v, want %v", got, want)
+			e.catchUp()
+			from, _ := d.Head()
+			var more []uint64
+			for _, b := range tt.more {
+				more = append(more, from+b)
+			}
+			e.fault.addNative(addr(subject), query.AmountOf(1000), more...)
+			for i := 1; i <= 4; i++ {
+				if tt.touches(i) {
+					e.mine(e.must(touch()))
+				} else {
+					e.mine(e.must(d.Transfer(ctx, 1, d.Accounts[2], big.NewInt(1))))
+				}
+				if tt.backfill {
+					e.catchUp()
+				}
+			}
+			if tt.backfill {
+				e.subscribe(subject)
+				e.catchUp()
+			}
+			e.catchUp()
+			got, want := make(map[uint64]query.Amount), make(map[uint64]query.Amount)
+			for b, d := range tt.want {
+				want[b] = query.AmountOf(d)
+			}
+			for _, r := range native(statementOf(t, e.db, e.account, addr(subject))) {
+				if r.Block > from && r.Block <= from+4 {
+					if !r.Checked {
+						t.Errorf("row %+v: want checked", r)
+					}
+					got[r.Block-from] = r.Difference
+				}
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("rows by block after %d: differences %v, want %v", from, got, want)
+			}
+		})
 	}
 }
