@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,232 +34,6 @@ func (a *sqlArgs) add(v any) string {
 	return "$" + strconv.Itoa(len(*a))
 }
 
-// maxBlock is the upper block bound of a range without one.
-const maxBlock = math.MaxInt64
-
-// blockBounds is r's block range narrowed to the cursor's block (the
-// index is entered at the cursor, whatever the database makes of the
-// row-value comparison that follows it); strict excludes the cursor's
-// block itself (one asset: a block holds one row of it). Bounds that
-// cross leave nothing.
-func blockBounds(r query.Range, cursor *uint64, strict bool) (lo, hi uint64) {
-	lo, hi = min(r.FromBlock, maxBlock), uint64(maxBlock)
-	if r.HasToBlock {
-		hi = min(r.ToBlock, maxBlock)
-	}
-	switch {
-	case cursor == nil:
-	case r.Ascending && strict:
-		lo = max(lo, *cursor+1)
-	case r.Ascending:
-		lo = max(lo, *cursor)
-	case strict && *cursor == 0:
-		return 1, 0
-	case strict:
-		hi = min(hi, *cursor-1)
-	default:
-		hi = min(hi, *cursor)
-	}
-	return lo, hi
-}
-
-// timeWhere appends the conditions of r's time range on the rows of
-// table for address ($1 chain, $2 address): each bound is mapped to the
-// first or last block of the address's rows at or after it by one probe
-// of the block_time index.
-func timeWhere(q *strings.Builder, args *sqlArgs, table string, r query.Range) {
-	if !r.FromTime.IsZero() {
-		fmt.Fprintf(q, ` AND block_number >= COALESCE((SELECT block_number FROM %s
-			WHERE chain = $1 AND address = $2 AND block_time >= %s
-			ORDER BY block_time, block_number LIMIT 1), %d)`, table, args.add(ceilUnix(r.FromTime)), int64(maxBlock))
-	}
-	if !r.ToTime.IsZero() {
-		fmt.Fprintf(q, ` AND block_number <= COALESCE((SELECT block_number FROM %s
-			WHERE chain = $1 AND address = $2 AND block_time < %s
-			ORDER BY block_time DESC, block_number DESC LIMIT 1), -1)`, table, args.add(ceilUnix(r.ToTime)))
-	}
-}
-
-// ceilUnix is the first whole second at or after t: block times are
-// whole seconds, so a block at or after (or before) 10.5 s is one at or
-// after (before) 11 s.
-func ceilUnix(t time.Time) int64 {
-	if t.Nanosecond() != 0 {
-		return t.Unix() + 1
-	}
-	return t.Unix()
-}
-
-// changeRangeHead is the head of a statement range read: the state row,
-// then the asset labels (a requester not subscribed gets neither).
-const changeRangeHead = `SELECT ` + subscriptionState + ` FROM ` + subscriptionTables + `
-		WHERE s.account_id = $3 AND s.chain = $1 AND s.address = $2
-		UNION ALL
-		SELECT 'L' || b.asset || ' ' || b.contract || ' ' || CAST(b.decimals AS TEXT) || ' ' || b.symbol FROM balances AS b
-		WHERE b.chain = $1 AND b.address = $2
-		AND ` + subscribed + `
-		UNION ALL
-		`
-
-// subscribed holds when the requester ($3) is subscribed to the address
-// ($1, $2): the range reads check it too, so that a requester not
-// subscribed gets no row at all.
-const subscribed = `EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $3 AND chain = $1 AND address = $2)`
-
-// changeRangeQuery is the statement of a page of a statement in r after
-// the cursor, at most limit rows.
-func changeRangeQuery(postgres bool, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit int) (string, []any) {
-	args := sqlArgs{chain, address, account}
-	var cursor *uint64
-	if after != nil {
-		cursor = &after.Block
-	}
-	if r.HasContract && !postgres {
-		return assetRangeSQLite(&args, r, cursor, limit), args
-	}
-	var q strings.Builder
-	q.WriteString(changeRangeHead + `SELECT p.doc FROM (SELECT doc FROM balance_changes `)
-	dir, cmp := "DESC", "<"
-	if r.Ascending {
-		dir, cmp = "", ">"
-	}
-	var order string
-	if r.HasContract {
-		// One asset on PostgreSQL: a range of balance_changes_contract,
-		// the contract written as a range of one value and ordered by,
-		// rather than as an equality that the planner drops from the
-		// order (and then walks the chain's block index and filters: a
-		// whole history for an asset that seldom moves).
-		lo, hi := blockBounds(r, cursor, true)
-		k := args.add(r.Contract)
-		fmt.Fprintf(&q, "WHERE chain = $1 AND address = $2 AND contract >= %s AND contract <= %s AND block_number BETWEEN %s AND %s",
-			k, k, args.add(lo), args.add(hi))
-		order = fmt.Sprintf("contract %s, block_number %s", dir, dir)
-	} else {
-		lo, hi := blockBounds(r, cursor, false)
-		fmt.Fprintf(&q, "WHERE chain = $1 AND address = $2 AND block_number BETWEEN %s AND %s", args.add(lo), args.add(hi))
-		if after != nil {
-			fmt.Fprintf(&q, " AND (block_number, contract) %s (%s, %s)", cmp, args.add(after.Block), args.add(after.Contract))
-		}
-		order = fmt.Sprintf("block_number %s, contract %s", dir, dir)
-	}
-	timeWhere(&q, &args, "balance_changes", r)
-	fmt.Fprintf(&q, `
-		AND `+subscribed+`
-		ORDER BY %s LIMIT %s) AS p`, order, args.add(limit))
-	return q.String(), args
-}
-
-// denseBlocks bounds the blocks an asset's page reads on SQLite for each
-// row it returns (assetRangeSQLite).
-const denseBlocks = 4
-
-// assetRangeSQLite is changeRangeQuery of one asset on SQLite, where the
-// table is clustered on its primary key (chain, address, block_number,
-// contract) and balance_changes_contract holds the keys alone: a row
-// found through the index costs a descent of the table's B-tree for its
-// document (some 2 µs, over half of a page's read at 1,000,000 rows),
-// while the next row of a primary key range costs a step. So the
-// statement first finds the page's first and last keys in the index (the
-// index is named: SQLite bounds one column of an index by a range), then
-// reads the documents in one of two ways, chosen in the statement: when
-// the two keys are fewer than denseBlocks blocks apart for each row of
-// the page (an asset that moves in most of the address's blocks), as the
-// primary key range between them, keeping the asset's rows; else through
-// the index, a descent each (an asset that seldom moves). Both read
-// exactly the page's rows: between its first and last keys, the asset
-// has no other row. The range reads the address's other rows in those
-// blocks too, a step each: an address with more than a few assets moving
-// in each block would read a page of one of them faster through the
-// index. At 1,000,000 rows (BenchmarkBooks' address, two assets, one
-// read in the same run): a page of 51 rows of the dense asset costs 75 µs
-// of CPU instead of 125 (the first page, 47); of an asset with a row
-// every 5,000 blocks, 155 instead of 143, for the finding of its keys.
-func assetRangeSQLite(args *sqlArgs, r query.Range, cursor *uint64, limit int) string {
-	dir, rev := " DESC", ""
-	if r.Ascending {
-		dir, rev = "", " DESC"
-	}
-	lo, hi := blockBounds(r, cursor, true)
-	var cond strings.Builder
-	k := args.add(r.Contract)
-	cond.WriteString("chain = $1 AND address = $2 AND contract = " + k + " AND block_number BETWEEN " + args.add(lo) + " AND " + args.add(hi))
-	timeWhere(&cond, args, "balance_changes", r)
-	n := args.add(limit)
-	var q strings.Builder
-	q.Grow(4096)
-	key := func(dir, offset string) {
-		q.WriteString("(SELECT block_number FROM balance_changes INDEXED BY balance_changes_contract WHERE ")
-		q.WriteString(cond.String())
-		q.WriteString(" ORDER BY block_number" + dir + " LIMIT 1" + offset + ")")
-	}
-	// The page's first key in its order and its last (the n-th, else
-	// the range's last) are its lower and upper blocks.
-	first := func() { key(dir, "") }
-	last := func() {
-		q.WriteString("COALESCE(")
-		key(dir, " OFFSET "+n+" - 1")
-		q.WriteString(", ")
-		key(rev, "")
-		q.WriteString(")")
-	}
-	q.WriteString("WITH k AS MATERIALIZED (SELECT lo, hi, hi - lo < " + strconv.Itoa(denseBlocks) + " * " + n + ` AS dense
-		FROM (SELECT `)
-	if r.Ascending {
-		first()
-		q.WriteString(" AS lo, ")
-		last()
-	} else {
-		last()
-		q.WriteString(" AS lo, ")
-		first()
-	}
-	q.WriteString(" AS hi))\n" + changeRangeHead)
-	page := func(index, upper string) {
-		q.WriteString("SELECT p.doc FROM (SELECT doc FROM balance_changes " + index + `
-		WHERE chain = $1 AND address = $2 AND contract = ` + k + `
-		AND block_number BETWEEN (SELECT lo FROM k) AND (SELECT ` + upper + ` FROM k) AND ` + subscribed + `
-		ORDER BY block_number` + dir + " LIMIT " + n + ") AS p")
-	}
-	page("NOT INDEXED", "CASE WHEN dense THEN hi ELSE -1 END")
-	q.WriteString("\n\t\tUNION ALL\n\t\t")
-	page("INDEXED BY balance_changes_contract", "CASE WHEN dense THEN -1 ELSE hi END")
-	return q.String()
-}
-
-// txRangeQuery is the statement of a page of an address's transactions
-// in r (its block and time range and order; the filters are read from
-// the documents) and its covered range, after the cursor. A row written
-// before migration 0002, without a document, is its hash after a letter
-// H (see joinTransactions).
-func txRangeQuery(account int64, chain, address string, r query.Range, after *query.TxCursor, limit int) (string, []any) {
-	args := sqlArgs{chain, address, account}
-	var q strings.Builder
-	q.WriteString(`SELECT ` + subscriptionState + ` FROM ` + subscriptionTables + `
-		WHERE s.account_id = $3 AND s.chain = $1 AND s.address = $2
-		UNION ALL
-		SELECT p.doc FROM (SELECT COALESCE(doc, 'H' || hash) AS doc FROM tx_addresses WHERE chain = $1 AND address = $2
-		AND block_number >= ` + coveredFrom)
-	var cursor *uint64
-	if after != nil {
-		cursor = &after.BlockNumber
-	}
-	lo, hi := blockBounds(r, cursor, false)
-	fmt.Fprintf(&q, " AND block_number BETWEEN %s AND %s", args.add(lo), args.add(hi))
-	timeWhere(&q, &args, "tx_addresses", r)
-	dir, cmp := "DESC", "<"
-	if r.Ascending {
-		dir, cmp = "", ">"
-	}
-	if after != nil {
-		fmt.Fprintf(&q, " AND (block_number, tx_index) %s (%s, %s)", cmp, args.add(after.BlockNumber), args.add(after.Index))
-	}
-	fmt.Fprintf(&q, `
-		AND EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $3 AND chain = $1 AND address = $2)
-		ORDER BY block_number %s, tx_index %s LIMIT %s) AS p`, dir, dir, args.add(limit))
-	return q.String(), args
-}
-
 // rangeBatch is the most rows a filtered read asks for at a time.
 const rangeBatch = 500
 
@@ -284,7 +57,7 @@ func (db *DB) SubscriptionChangeRange(ctx context.Context, account int64, chain,
 		// A filter that keeps most rows fills the page from one read of
 		// its size; a sparser one reads twice as many rows each time.
 		n = max(limit+1-len(out.Rows), min(2*n, rangeBatch))
-		q, args := changeRangeQuery(db.postgres, account, chain, address, r, after, n)
+		q, args := db.changeRangeRead(account, chain, address, r, after, n)
 		var rows []query.BalanceChange
 		sub, err = db.readRangePage(ctx, chain, address, q, args, out.Labels, func(doc string) error {
 			c, err := parseChangeDoc(chain, address, doc)
@@ -359,7 +132,7 @@ func (db *DB) SubscriptionChangeRangeFunc(ctx context.Context, account int64, ch
 			n = limit + 1 - sent
 		}
 		docs = docs[:0]
-		q, args := changeRangeQuery(db.postgres, account, chain, address, r, after, n)
+		q, args := db.changeRangeRead(account, chain, address, r, after, n)
 		sub, err = db.readRangePage(ctx, chain, address, q, args, labels, func(doc string) error {
 			docs = append(docs, doc)
 			return nil
@@ -425,7 +198,7 @@ func (db *DB) SubscriptionTxRange(ctx context.Context, account int64, chain, add
 		// A filter that keeps most rows fills the page from one read of
 		// its size; a sparser one reads twice as many rows each time.
 		n = max(limit+1-len(out.Txs), min(2*n, rangeBatch))
-		q, args := txRangeQuery(account, chain, address, r, after, n)
+		q, args := db.txRangeRead(account, chain, address, r, after, n)
 		var (
 			rows    []query.Transaction
 			missing []int // rows without a document

@@ -41,7 +41,8 @@ type DB struct {
 	w *bun.DB
 	// r serves reads outside transactions; on PostgreSQL it is w.
 	r        *bun.DB
-	stmts    stmtCache // the hot reads, prepared on r
+	stmts    stmtCache  // the hot reads, prepared on r
+	texts    rangeTexts // the books reads' texts (rangesql.go)
 	postgres bool
 	now      func() time.Time
 	rand     io.Reader

@@ -1,0 +1,151 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/store"
+)
+
+// genAssetBooks is a statement of one address over 400 blocks whose
+// assets move at different rates, and at different rates in different
+// stretches: the native coin in half the blocks, a token in every block
+// of two stretches and seldom elsewhere, one in every third block, one
+// seldom. A page of one asset on SQLite reads a window of blocks by the
+// primary key, then the rest through the asset's index: here pages end
+// in either part, and rows fall on each side of the window's edge.
+func genAssetBooks(rng *rand.Rand) booksData {
+	d := booksData{addr: fmt.Sprintf("0x%040x", 0xa55e7)}
+	d.tokens = []string{fmt.Sprintf("0x%040x", 0xd01), fmt.Sprintf("0x%040x", 0xd02), fmt.Sprintf("0x%040x", 0xd03)}
+	moves := func(contract string, b uint64) bool {
+		switch contract {
+		case "":
+			return rng.IntN(2) == 0
+		case d.tokens[0]:
+			return b%200 < 60 || rng.IntN(20) == 0
+		case d.tokens[1]:
+			return b%3 == 0
+		default:
+			return rng.IntN(40) == 0
+		}
+	}
+	balance := map[string]int64{}
+	for b := range uint64(400) {
+		for _, contract := range []string{"", d.tokens[0], d.tokens[1], d.tokens[2]} {
+			if !moves(contract, b) {
+				continue
+			}
+			amount := int64(rng.IntN(2000) - 1000)
+			balance[contract] += amount
+			kind := allKinds[rng.IntN(len(allKinds))]
+			d.changes = append(d.changes, query.BalanceChange{Chain: "ETH", Address: d.addr, Contract: contract, Block: b, Time: blockTime(b),
+				Amount: query.AmountOf(amount), BalanceAfter: query.AmountOf(balance[contract]), Traced: true,
+				Causes: []query.Cause{{Kind: kind, TxHash: fmt.Sprintf("0x%064x", b), Amount: query.AmountOf(amount)}}})
+		}
+	}
+	d.balances = []query.Balance{{Chain: "ETH", Address: d.addr, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Block: 400}}
+	for i, tok := range d.tokens {
+		d.balances = append(d.balances, query.Balance{Chain: "ETH", Address: d.addr, Asset: query.AssetERC20, Contract: tok,
+			Symbol: fmt.Sprintf("T%d", i), Decimals: 6, Block: 400})
+	}
+	return d
+}
+
+// TestAssetRanges: pages of one asset, in random block and time ranges,
+// both orders, random page sizes and kinds, read page by page (through
+// the row-at-a-time read the API uses, and the other), are the model's
+// rows in its order: no row of the asset is skipped or read twice where
+// a page's window of blocks ends and its read through the index starts.
+// The seed is printed on failure.
+func TestAssetRanges(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("seed %d", seed)
+		}
+	})
+	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(seed, 0xa55e7))
+		d := genAssetBooks(rng)
+		key, _, err := db.CreateAPIKey(ctx, "books")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Subscribe(ctx, key.AccountID, "ETH", d.addr); err != nil {
+			t.Fatal(err)
+		}
+		cover(t, db, d.addr)
+		if err := db.PutStatement(ctx, "ETH", d.changes, nil, d.balances); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 300 {
+			r := query.Range{HasContract: true, Ascending: rng.IntN(2) == 0}
+			if j := rng.IntN(len(d.tokens) + 1); j < len(d.tokens) {
+				r.Contract = d.tokens[j]
+			}
+			if rng.IntN(2) == 0 {
+				r.FromBlock = uint64(rng.IntN(420))
+			}
+			if rng.IntN(2) == 0 {
+				r.ToBlock, r.HasToBlock = r.FromBlock+uint64(rng.IntN(420)), true
+			}
+			if rng.IntN(4) == 0 {
+				r.FromTime = blockTime(uint64(rng.IntN(420)))
+			}
+			if rng.IntN(4) == 0 {
+				r.ToTime = blockTime(uint64(rng.IntN(420)))
+			}
+			if rng.IntN(4) == 0 {
+				r.Kinds = []string{allKinds[rng.IntN(len(allKinds))], allKinds[rng.IntN(len(allKinds))]}
+			}
+			size := 1 + rng.IntN(12)
+			want := wantChanges(d, r)
+			var got, gotFunc []string
+			var after *query.ChangeCursor
+			for pages := 0; ; pages++ {
+				if pages > 1000 {
+					t.Fatalf("range %d %+v: more than 1000 pages", i, r)
+				}
+				_, page, err := db.SubscriptionChangeRange(ctx, key.AccountID, "ETH", d.addr, r, after, size, 10_000)
+				if err != nil {
+					t.Fatalf("range %d %+v: %v", i, r, err)
+				}
+				for _, c := range page.Rows {
+					got = append(got, fmt.Sprintf("%d/%s", c.Block, c.Contract))
+				}
+				if page.Next == nil {
+					break
+				}
+				after = page.Next
+			}
+			after = nil
+			for pages := 0; ; pages++ {
+				if pages > 1000 {
+					t.Fatalf("range %d %+v: more than 1000 pages", i, r)
+				}
+				_, next, err := db.SubscriptionChangeRangeFunc(ctx, key.AccountID, "ETH", d.addr, r, after, size, 10_000,
+					func(c *query.BalanceChange, _ query.Label) error {
+						gotFunc = append(gotFunc, fmt.Sprintf("%d/%s", c.Block, c.Contract))
+						return nil
+					})
+				if err != nil {
+					t.Fatalf("range %d %+v: %v", i, r, err)
+				}
+				if next == nil {
+					break
+				}
+				after = next
+			}
+			if !slices.Equal(got, want) || !slices.Equal(gotFunc, want) {
+				t.Fatalf("asset range %d %+v, pages of %d:\n got %v\n row at a time %v\nwant %v", i, r, size, got, gotFunc, want)
+			}
+		}
+	})
+}
