@@ -4,9 +4,11 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/rowjson"
 )
 
 // balance is a balance as the API writes it.
@@ -138,14 +140,54 @@ func (s *Server) balances(w http.ResponseWriter, r *http.Request, a query.Accoun
 		return err
 	}
 	setState(w, sub)
-	body := balancesBody{Balances: make([]balance, len(bs))}
-	for i, b := range bs {
-		contract, id := query.SplitHoldingKey(b.Contract)
-		body.Balances[i] = balance{Asset: b.Asset, Contract: contract, TokenID: id, Symbol: b.Symbol, Name: b.Name, Decimals: b.Decimals,
-			Amount: b.Amount, BlockNumber: b.Block, UpdateTime: ptr(timestamp(b.Updated))}
-	}
-	writeJSON(w, http.StatusOK, body)
+	buf := s.bufs.get()
+	defer s.bufs.put(buf)
+	*buf = append(appendBalances(*buf, bs), '\n')
+	writePage(w, *buf)
 	return nil
+}
+
+// toBalance renders b as a balance of the balances read.
+func toBalance(b query.Balance) balance {
+	contract, id := query.SplitHoldingKey(b.Contract)
+	return balance{Asset: b.Asset, Contract: contract, TokenID: id, Symbol: b.Symbol, Name: b.Name, Decimals: b.Decimals,
+		Amount: b.Amount, BlockNumber: b.Block, UpdateTime: ptr(timestamp(b.Updated))}
+}
+
+// appendBalances appends, by hand, what json.Marshal writes of the
+// balancesBody of bs (see toBalance); a test holds the two equal.
+func appendBalances(b []byte, bs []query.Balance) []byte {
+	b = append(b, `{"balances":[`...)
+	for i := range bs {
+		x := &bs[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		contract, id := query.SplitHoldingKey(x.Contract)
+		b = append(b, `{"asset":`...)
+		b = rowjson.AppendString(b, x.Asset)
+		b = append(b, `,"contract":`...)
+		b = rowjson.AppendString(b, contract)
+		b = append(b, `,"token_id":`...)
+		b = rowjson.AppendString(b, id)
+		b = append(b, `,"symbol":`...)
+		b = rowjson.AppendString(b, x.Symbol)
+		b = append(b, `,"name":`...)
+		b = rowjson.AppendString(b, x.Name)
+		b = append(b, `,"decimals":`...)
+		b = strconv.AppendInt(b, int64(x.Decimals), 10)
+		b = append(b, `,"amount":`...)
+		b = rowjson.AppendAmount(b, x.Amount)
+		b = append(b, `,"block_number":`...)
+		b = strconv.AppendUint(b, x.Block, 10)
+		b = append(b, `,"update_time":"`...)
+		if !x.Updated.IsZero() {
+			// Digits, '-', ':', 'T' and 'Z': nothing to escape.
+			b = x.Updated.UTC().AppendFormat(b, time.RFC3339)
+		}
+		b = append(b, `"}`...)
+	}
+	return append(b, `]}`...)
 }
 
 // transactions is GET /v1/chains/{chain}/addresses/{address}/transactions.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -42,13 +43,30 @@ func (db *DB) Balances(ctx context.Context, chain, address string) ([]query.Bala
 // subscriptionBalances reads a requester's subscription state and the
 // address's balances, in one statement: a row for each balance, or one
 // with NULL balance columns when there is none; no row when the
-// requester is not subscribed.
+// requester is not subscribed. The rows are put in order by the reader
+// (sortBalances), not by the statement: on PostgreSQL a sort node was
+// a sixth of what the statement cost (pgbench: 13,400-15,200 against
+// 16,600-21,400 statements a second).
 const subscriptionBalances = `SELECT ` + subscriptionState + `,
 	b.contract, b.asset, b.symbol, b.name, b.decimals, b.amount, b.block_number, b.updated
 	FROM ` + subscriptionTables + `
 	LEFT JOIN balances AS b ON b.chain = s.chain AND b.address = s.address
-	WHERE s.account_id = $1 AND s.chain = $2 AND s.address = $3
-	ORDER BY CASE WHEN b.asset = 'native' THEN 0 ELSE 1 END, b.contract`
+	WHERE s.account_id = $1 AND s.chain = $2 AND s.address = $3`
+
+// sortBalances puts an address's balances in the order Balances reads
+// them: native first, then by contract (byte order, which is SQLite's
+// and PostgreSQL's C collation).
+func sortBalances(bs []query.Balance) {
+	slices.SortFunc(bs, func(a, b query.Balance) int {
+		if an, bn := a.Asset == query.AssetNative, b.Asset == query.AssetNative; an != bn {
+			if an {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Contract, b.Contract)
+	})
+}
 
 // AccountBalances is Balances for a requester, who must be subscribed to
 // address.
@@ -102,6 +120,7 @@ func (db *DB) SubscriptionBalances(ctx context.Context, account int64, chain, ad
 	if !found {
 		return query.Subscription{}, nil, wrap("balances", query.ErrNotSubscribed)
 	}
+	sortBalances(out)
 	return sub, out, nil
 }
 
