@@ -160,10 +160,19 @@ func shapeOf(postgres, tx bool, r query.Range, after bool) rangeShape {
 	return s
 }
 
+// stateRow is the first part of a books read: the requester's
+// subscription state (subscription.go), one row at most, so that the
+// read stops at the first it finds. On PostgreSQL, whose generic plan
+// scans the small subscriptions and tracked tables (BenchmarkBooks has
+// 100 rows in each) rather than probe their keys, it stopped the two
+// scans at the first match: a statement page's PostgreSQL CPU went from
+// 57-67 µs to 40-47 µs for the head alone (one client, same run).
+const stateRow = `SELECT st.v FROM (SELECT ` + subscriptionState + ` AS v FROM ` + subscriptionTables + `
+		WHERE s.account_id = $3 AND s.chain = $1 AND s.address = $2 LIMIT 1) AS st`
+
 // changeRangeHead is the head of a statement range read: the state row,
 // then the asset labels (a requester not subscribed gets neither).
-const changeRangeHead = `SELECT ` + subscriptionState + ` FROM ` + subscriptionTables + `
-		WHERE s.account_id = $3 AND s.chain = $1 AND s.address = $2
+const changeRangeHead = stateRow + `
 		UNION ALL
 		SELECT 'L' || b.asset || ' ' || b.contract || ' ' || CAST(b.decimals AS TEXT) || ' ' || b.symbol FROM balances AS b
 		WHERE b.chain = $1 AND b.address = $2
@@ -318,8 +327,7 @@ func buildTxRange(b *sqlBuilder, account int64, chain, address string, r query.R
 	b.add(chain)
 	b.add(address)
 	b.add(account)
-	b.write(`SELECT ` + subscriptionState + ` FROM ` + subscriptionTables + `
-		WHERE s.account_id = $3 AND s.chain = $1 AND s.address = $2
+	b.write(stateRow + `
 		UNION ALL
 		SELECT p.doc FROM (SELECT COALESCE(doc, 'H' || hash) AS doc FROM tx_addresses WHERE chain = $1 AND address = $2
 		AND block_number >= ` + coveredFrom)
