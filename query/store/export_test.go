@@ -115,7 +115,7 @@ func (db *DB) ExplainBooks(ctx context.Context, account int64, chain, address, c
 			return changeRangeQuery(db.postgres, account, chain, address, query.Range{FromTime: from, ToTime: from.Add(30 * 24 * time.Hour)}, nil, 51)
 		},
 		"transactions time range": func() (string, []any) {
-			return txRangeQuery(account, chain, address, query.Range{FromTime: from, ToTime: from.Add(30 * 24 * time.Hour)}, nil, 51)
+			return txRangeQuery(db.postgres, account, chain, address, query.Range{FromTime: from, ToTime: from.Add(30 * 24 * time.Hour)}, nil, 51)
 		},
 		"balances as of a block": func() (string, []any) {
 			return balancesAtBlock + db.balancesRest(), []any{account, chain, address, 500_000}

@@ -185,6 +185,16 @@ const changeRangeHead = stateRow + `
 // subscribed gets no row at all.
 const subscribed = `EXISTS (SELECT 1 FROM subscriptions WHERE account_id = $3 AND chain = $1 AND address = $2)`
 
+// pageSelect opens the select of a books read's page, of a subquery p
+// that reads it in its order with its LIMIT: on SQLite the page's
+// documents as one value (pageCat), on PostgreSQL a row each.
+func pageSelect(postgres bool) string {
+	if postgres {
+		return "SELECT p.doc FROM ("
+	}
+	return "SELECT " + pageCat + " FROM ("
+}
+
 // changeRangeQuery is the statement of a page of a statement in r after
 // the cursor, at most limit rows, built whole (tests, plans).
 func changeRangeQuery(postgres bool, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit int) (string, []any) {
@@ -214,7 +224,7 @@ func buildChangeRange(b *sqlBuilder, postgres bool, account int64, chain, addres
 		assetRangeSQLite(b, r, cursor, limit)
 		return
 	}
-	b.write(changeRangeHead + `SELECT p.doc FROM (SELECT doc FROM balance_changes `)
+	b.write(changeRangeHead, pageSelect(postgres), "SELECT doc FROM balance_changes ")
 	dir, cmp := " DESC", " < "
 	if r.Ascending {
 		dir, cmp = "", " > "
@@ -272,7 +282,7 @@ const denseBlocks = 4
 func assetRangeSQLite(b *sqlBuilder, r query.Range, cursor *uint64, limit int) {
 	lo, hi := blockBounds(r, cursor, true)
 	window := int64(denseBlocks) * int64(limit)
-	b.write(changeRangeHead + `SELECT p.doc FROM (`)
+	b.write(changeRangeHead, pageSelect(false))
 	part := func(index, bounds, dir string, skipFrom, skipTo bool) {
 		b.write("SELECT doc FROM (SELECT doc FROM balance_changes ", index, `
 		WHERE chain = $1 AND address = $2 AND contract = `, b.add(r.Contract), " AND block_number BETWEEN ", bounds)
@@ -313,24 +323,24 @@ func assetRangeSQLite(b *sqlBuilder, r query.Range, cursor *uint64, limit int) {
 // the documents) and its covered range, after the cursor, built whole
 // (tests, plans). A row written before migration 0002, without a
 // document, is its hash after a letter H (see joinTransactions).
-func txRangeQuery(account int64, chain, address string, r query.Range, after *query.TxCursor, limit int) (string, []any) {
+func txRangeQuery(postgres bool, account int64, chain, address string, r query.Range, after *query.TxCursor, limit int) (string, []any) {
 	var t rangeTexts
-	return t.read(shapeOf(false, true, r, after != nil), func(b *sqlBuilder) { buildTxRange(b, account, chain, address, r, after, limit) })
+	return t.read(shapeOf(postgres, true, r, after != nil), func(b *sqlBuilder) { buildTxRange(b, postgres, account, chain, address, r, after, limit) })
 }
 
 // txRangeRead is txRangeQuery with the text kept in db.
 func (db *DB) txRangeRead(account int64, chain, address string, r query.Range, after *query.TxCursor, limit int) (string, []any) {
-	return db.texts.read(shapeOf(db.postgres, true, r, after != nil), func(b *sqlBuilder) { buildTxRange(b, account, chain, address, r, after, limit) })
+	return db.texts.read(shapeOf(db.postgres, true, r, after != nil), func(b *sqlBuilder) { buildTxRange(b, db.postgres, account, chain, address, r, after, limit) })
 }
 
-func buildTxRange(b *sqlBuilder, account int64, chain, address string, r query.Range, after *query.TxCursor, limit int) {
+func buildTxRange(b *sqlBuilder, postgres bool, account int64, chain, address string, r query.Range, after *query.TxCursor, limit int) {
 	b.add(chain)
 	b.add(address)
 	b.add(account)
-	b.write(stateRow + `
+	b.write(stateRow+`
 		UNION ALL
-		SELECT p.doc FROM (SELECT COALESCE(doc, 'H' || hash) AS doc FROM tx_addresses WHERE chain = $1 AND address = $2
-		AND block_number >= ` + coveredFrom)
+		`, pageSelect(postgres), `SELECT COALESCE(doc, 'H' || hash) AS doc FROM tx_addresses WHERE chain = $1 AND address = $2
+		AND block_number >= `+coveredFrom)
 	var cursor *uint64
 	if after != nil {
 		cursor = &after.BlockNumber
