@@ -70,7 +70,7 @@ func (b *sqlBuilder) add(v any) string {
 // read returns the text and arguments of a read of shape, which build
 // writes: the kept text when there is one.
 func (t *rangeTexts) read(shape rangeShape, build func(*sqlBuilder)) (string, []any) {
-	b := sqlBuilder{args: make([]any, 0, 12)}
+	b := sqlBuilder{args: make([]any, 0, 16)}
 	if p := t[shape].Load(); p != nil {
 		build(&b)
 		return *p, b.args
@@ -281,39 +281,32 @@ const denseBlocks = 4
 // address, an asset in every other block): see docs/addrd.md.
 func assetRangeSQLite(b *sqlBuilder, r query.Range, cursor *uint64, limit int) {
 	lo, hi := blockBounds(r, cursor, true)
-	window := int64(denseBlocks) * int64(limit)
+	// Each value is a parameter once, however often the text names it.
+	k, l, h, w := b.add(r.Contract), b.add(int64(lo)), b.add(int64(hi)), b.add(int64(denseBlocks)*int64(limit))
 	b.write(changeRangeHead, pageSelect(false))
 	part := func(index, bounds, dir string, skipFrom, skipTo bool) {
 		b.write("SELECT doc FROM (SELECT doc FROM balance_changes ", index, `
-		WHERE chain = $1 AND address = $2 AND contract = `, b.add(r.Contract), " AND block_number BETWEEN ", bounds)
+		WHERE chain = $1 AND address = $2 AND contract = `, k, " AND block_number BETWEEN ", bounds)
 		timeWhere(b, "balance_changes", r, skipFrom, skipTo)
 		b.write(" AND "+subscribed+"\n\t\tORDER BY block_number", dir, ")")
 	}
 	if r.Ascending {
 		// The window's first block: the range's, or the time bound's.
-		first := func() string {
-			l := b.add(int64(lo))
-			if r.FromTime.IsZero() {
-				return l
-			}
-			return "max(" + l + ", " + fromTimeBlock(b, "balance_changes", r) + ")"
+		first := l
+		if !r.FromTime.IsZero() {
+			first = "max(" + l + ", " + fromTimeBlock(b, "balance_changes", r) + ")"
 		}
-		w := func() string { return b.add(window) }
-		part("NOT INDEXED", first()+" AND min("+b.add(int64(hi))+", "+first()+" + "+w()+")", "", true, false)
+		part("NOT INDEXED", first+" AND min("+h+", "+first+" + "+w+")", "", true, false)
 		b.write("\n\t\tUNION ALL\n\t\t")
-		part("INDEXED BY balance_changes_contract", first()+" + "+w()+" + 1 AND "+b.add(int64(hi)), "", true, false)
+		part("INDEXED BY balance_changes_contract", first+" + "+w+" + 1 AND "+h, "", true, false)
 	} else {
-		last := func() string {
-			h := b.add(int64(hi))
-			if r.ToTime.IsZero() {
-				return h
-			}
-			return "min(" + h + ", " + toTimeBlock(b, "balance_changes", r) + ")"
+		last := h
+		if !r.ToTime.IsZero() {
+			last = "min(" + h + ", " + toTimeBlock(b, "balance_changes", r) + ")"
 		}
-		w := func() string { return b.add(window) }
-		part("NOT INDEXED", "max("+b.add(int64(lo))+", "+last()+" - "+w()+") AND "+last(), " DESC", false, true)
+		part("NOT INDEXED", "max("+l+", "+last+" - "+w+") AND "+last, " DESC", false, true)
 		b.write("\n\t\tUNION ALL\n\t\t")
-		part("INDEXED BY balance_changes_contract", b.add(int64(lo))+" AND "+last()+" - "+w()+" - 1", " DESC", false, true)
+		part("INDEXED BY balance_changes_contract", l+" AND "+last+" - "+w+" - 1", " DESC", false, true)
 	}
 	b.write(" LIMIT ", b.add(limit), ") AS p")
 }
