@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,30 +16,29 @@ import (
 	"github.com/wharfhq/wharf/query/store"
 )
 
-// pageCatRunes are what the strings of TestPageCat's transactions are
-// made of: the framing's own bytes (digits, ':', '-', the letters that
-// mark a state, label or page row), bytes JSON escapes, and multibyte
-// UTF-8, so that a length in characters rather than bytes, or a document
-// split at the wrong colon, shows.
-var pageCatRunes = []rune("0123456789::--PSAL \"\\<é日本🙂")
+// oddRunes are what the strings of TestTransactionPages' transactions
+// are made of: the documents' framing bytes (digits, ':', '-', the
+// letters that mark a state, label or page row), bytes JSON escapes, and
+// multibyte UTF-8, so that a length in characters rather than bytes, or
+// a document split at the wrong colon, shows.
+var oddRunes = []rune("0123456789::--PSAL \"\\<é日本🙂")
 
-func pageCatString(rng *rand.Rand) string {
+func oddString(rng *rand.Rand) string {
 	var b strings.Builder
 	for range rng.IntN(12) {
-		b.WriteRune(pageCatRunes[rng.IntN(len(pageCatRunes))])
+		b.WriteRune(oddRunes[rng.IntN(len(oddRunes))])
 	}
 	return b.String()
 }
 
-// TestPageCat: a requester's pages of transactions, which SQLite reads
-// as one concatenated value (pagecat.go) and PostgreSQL a row each, are
-// the address's transactions of its covered range, newest first, whole
-// and in order, for random transactions whose strings hold the
-// framing's bytes and multibyte UTF-8: pages of every size up to more
-// than the address has (so that some page is exactly the limit and the
-// next empty), with rows written before documents existed (read by
-// joins), and not subscribed. The seed is printed on failure.
-func TestPageCat(t *testing.T) {
+// TestTransactionPages: a requester's pages of transactions are the
+// address's transactions of its covered range, newest first, whole and
+// in order, for random transactions whose strings hold the documents'
+// framing bytes and multibyte UTF-8: pages of every size up to more than
+// the address has (so that some page is exactly the limit and the next
+// empty), with rows written before documents existed (read by joins),
+// and not subscribed. The seed is printed on failure.
+func TestTransactionPages(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -75,8 +75,8 @@ func TestPageCat(t *testing.T) {
 				from, to = b, a
 			}
 			tr := tx(uint64(1+n/2), uint(n%2), from, to)
-			tr.Method, tr.RevertReason, tr.Input = pageCatString(rng), pageCatString(rng), pageCatString(rng)
-			tr.Transfers[1].Name, tr.Transfers[1].Symbol = pageCatString(rng), pageCatString(rng)
+			tr.Method, tr.RevertReason, tr.Input = oddString(rng), oddString(rng), oddString(rng)
+			tr.Transfers[1].Name, tr.Transfers[1].Symbol = oddString(rng), oddString(rng)
 			if rng.IntN(4) == 0 {
 				tr.Transfers = tr.Transfers[:1]
 			}
@@ -85,12 +85,16 @@ func TestPageCat(t *testing.T) {
 		if err := db.PutTransactions(ctx, "ETH", txs); err != nil {
 			t.Fatal(err)
 		}
+		same := func(a, b []query.Transaction) bool { return reflect.DeepEqual(a, b) }
 		if rng.IntN(3) == 0 {
 			// Rows of even blocks lose their documents, as rows written
-			// before migration 0002 have none.
+			// before migration 0002 have none. A page holding one is read
+			// by joins, which keep fewer fields than a document (and so
+			// does want, read as one page): compare those.
 			if err := db.ForgetTxDocuments(ctx); err != nil {
 				t.Fatal(err)
 			}
+			same = func(a, b []query.Transaction) bool { return slices.Equal(joinedFields(a), joinedFields(b)) }
 		}
 		sub, err := db.Subscription(ctx, alice.AccountID, "ETH", a)
 		if err != nil {
@@ -127,7 +131,7 @@ func TestPageCat(t *testing.T) {
 				last := page[len(page)-1]
 				after = &query.TxCursor{BlockNumber: last.BlockNumber, Index: last.Index}
 			}
-			if !reflect.DeepEqual(got, want) {
+			if !same(got, want) {
 				t.Fatalf("pages of %d:\n%+v\nwant %+v", size, got, want)
 			}
 		}
@@ -137,4 +141,17 @@ func TestPageCat(t *testing.T) {
 			}
 		}
 	})
+}
+
+// joinedFields are the fields of txs that a page read by joins keeps.
+func joinedFields(txs []query.Transaction) []string {
+	var out []string
+	for _, t := range txs {
+		k := fmt.Sprintf("%s %d %d %s %s %s %s", t.Hash, t.BlockNumber, t.Index, t.From, t.To, t.Value, t.Fee)
+		for _, f := range t.Transfers {
+			k += fmt.Sprintf(" [%d %s %s %s %s]", f.LogIndex, f.Asset, f.From, f.To, f.Amount)
+		}
+		out = append(out, k)
+	}
+	return out
 }
