@@ -14,7 +14,7 @@ import (
 // TransactionsJoined reads a page the way rows without a document are
 // read, by joining transactions and transfers, for comparing the two.
 func (db *DB) TransactionsJoined(ctx context.Context, chain, address string, after *query.TxCursor, limit int) ([]query.Transaction, error) {
-	return db.transactions(ctx, db.r, chain, address, after, 0, limit)
+	return db.transactions(ctx, db.r, chain, address, after, 0, limit, false)
 }
 
 // ExpireLease ends chain's lease now, as if its holder had stopped

@@ -82,7 +82,7 @@ func (db *DB) Transactions(ctx context.Context, chain, address string, after *qu
 	}
 	txs, err := db.transactionPage(ctx, chain, q, args, limit)
 	if errors.Is(err, errNoDoc) {
-		txs, err = db.transactions(ctx, db.r, chain, address, after, 0, limit)
+		txs, err = db.transactions(ctx, db.r, chain, address, after, 0, limit, true)
 	}
 	return txs, wrap("transactions", err)
 }
@@ -90,8 +90,10 @@ func (db *DB) Transactions(ctx context.Context, chain, address string, after *qu
 // transactions reads a page by joining transactions and transfers to the
 // key: the way for rows written before migration 0002, without documents.
 // It reads no transaction of a block below from: a requester's page
-// starts at its covered range's first block.
-func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address string, after *query.TxCursor, from uint64, limit int) ([]query.Transaction, error) {
+// starts at its covered range's first block. With docs, a transaction
+// whose row has a document is read from it (see below); without, from
+// the columns alone.
+func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address string, after *query.TxCursor, from uint64, limit int, docs bool) ([]query.Transaction, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -115,7 +117,11 @@ func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address strin
 		FTo      *string       `bun:"f_to"`
 		Amount   *query.Amount `bun:"f_amount"`
 	}
-	err := tx.NewSelect().ColumnExpr(txColumns).
+	doc := "NULL AS doc"
+	if docs {
+		doc = "t.doc"
+	}
+	err := tx.NewSelect().ColumnExpr(txColumns+", "+doc).
 		ColumnExpr("f.log_index AS f_log_index, f.asset AS f_asset, f.contract AS f_contract").
 		ColumnExpr("f.from_address AS f_from, f.to_address AS f_to, f.amount AS f_amount").
 		TableExpr("(?) AS p", page).
@@ -128,7 +134,21 @@ func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address strin
 	}
 	var txs []query.Transaction
 	for _, r := range rows {
+		if n := len(txs); n > 0 && txs[n-1].Hash == r.Hash && r.Doc != nil {
+			continue // read whole from its document
+		}
 		if n := len(txs); n == 0 || txs[n-1].Hash != r.Hash {
+			// A transaction with a document (a page mixes rows of an
+			// older binary with newer ones) reads as a page of
+			// documents would: with the fields only documents hold.
+			if r.Doc != nil {
+				t, err := parseTxDoc(chain, *r.Doc)
+				if err != nil {
+					return nil, err
+				}
+				txs = append(txs, t)
+				continue
+			}
 			txs = append(txs, r.transaction())
 		}
 		if r.LogIndex != nil {

@@ -110,7 +110,7 @@ func (db *DB) SubscriptionTransactionsFunc(ctx context.Context, account int64, c
 	}
 	if noDoc {
 		// A row written before migration 0002: the page by joins.
-		txs, err := db.transactions(ctx, db.r, chain, address, after, sub.HistoryStart, limit)
+		txs, err := db.transactions(ctx, db.r, chain, address, after, sub.HistoryStart, limit, true)
 		if err != nil {
 			return query.Subscription{}, wrap("transactions", err)
 		}
