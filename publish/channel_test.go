@@ -131,7 +131,7 @@ func TestChannelGenerated(t *testing.T) {
 	ctx := context.Background()
 	s, _ := testSigner(t)
 	pub, _ := s.PublicKey(ctx)
-	seed := uint64(time.Now().UnixNano())
+	seed := testenv.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	for i := range 200 {
 		c := publish.Channel{

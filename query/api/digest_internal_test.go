@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 )
 
@@ -38,7 +39,7 @@ func digestFmt(r query.Range) []byte {
 // quotes and non-ASCII), and nil for the plain list only. The seed is
 // printed on failure.
 func TestDigest(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := testenv.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 24))
 	strs := []string{"", "0x00000000000000000000000000000000000000c0", "0xc0/12345", `a"b\\c`, "日本\x00\xff"}
 	times := []time.Time{{}, time.Unix(0, 0), time.Unix(1_700_000_000, 500), time.Unix(-5, 0)}

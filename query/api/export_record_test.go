@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
 )
@@ -20,7 +21,7 @@ import (
 // decimal columns exactly base units ÷ 10^decimals. The seed is printed
 // on failure.
 func TestExportRecord(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := testenv.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 24))
 	pieces := []string{"A", "b", ",", `"`, "\n", "\r\n", " ", "=", "+", "-", "@", "\t", "é", "1"}
 	for i := range 2000 {

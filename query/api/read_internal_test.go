@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 )
 
@@ -17,7 +18,7 @@ import (
 // uint256-sized amounts, zero and other update times. The seed is
 // printed on failure.
 func TestAppendBalancesJSON(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := testenv.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 26))
 	odd := []string{"", "ETH", "0x" + "ab12", `q"b\`, "<a>&", "\t\n\x00\x7f", "é日本🙂", "\u2028", "bad \xff", "T/1"}
 	str := func() string { return odd[rng.IntN(len(odd))] }

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/events"
 )
 
 func TestCursor(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := testenv.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	for range 1000 {
 		acct, pos := rng.Int64N(1<<40), rng.Int64N(1<<50)
@@ -95,7 +96,7 @@ func TestWatcher(t *testing.T) {
 // is byte for byte json.Marshal of its ChangeData, for seeded statement
 // rows whose strings now and then hold bytes JSON escapes.
 func TestChangeJSON(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := testenv.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	odd := []string{"", "0xab", `"`, `\`, "<&>", "\x00\n", "é", "\u2028", "\xff"}
 	str := func() string { return odd[rng.IntN(len(odd))] + "0x" + odd[rng.IntN(len(odd))] }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
@@ -24,7 +23,7 @@ import (
 // confirmations the forks retract rows; with 3 no retraction is ever
 // written, since no stored block is ever replaced.
 func TestEventsFollowReorgs(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := testenv.Seed(t)
 	if s := os.Getenv("ADDRD_EVENTS_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}

@@ -16,14 +16,8 @@ import (
 func TestAccountReads(t *testing.T) {
 	each(t, func(t *testing.T, db *store.DB, clk *testenv.Clock) {
 		ctx := context.Background()
-		alice, _, err := db.CreateAPIKey(ctx, "alice")
-		if err != nil {
-			t.Fatal(err)
-		}
-		bob, _, err := db.CreateAPIKey(ctx, "bob")
-		if err != nil {
-			t.Fatal(err)
-		}
+		alice := newKey(t, db, "alice")
+		bob := newKey(t, db, "bob")
 		for _, s := range []struct {
 			account int64
 			addr    string

@@ -55,10 +55,7 @@ func TestEventFeedGenerated(t *testing.T) {
 		addrs := []string{addrA, addrB, addrC, "0x00000000000000000000000000000000000000dd"}
 		var accounts []int64
 		for i := range 3 {
-			k, _, err := db.CreateAPIKey(ctx, fmt.Sprintf("acct%d", i))
-			if err != nil {
-				t.Fatal(err)
-			}
+			k := newKey(t, db, fmt.Sprintf("acct%d", i))
 			accounts = append(accounts, k.AccountID)
 		}
 		var (

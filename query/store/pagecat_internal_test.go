@@ -9,7 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/wharfhq/wharf/internal/testenv"
 )
 
 // pageCatRunes are what TestPageCatSQLite's documents are made of: the
@@ -24,7 +25,7 @@ var pageCatRunes = []rune("0123456789::--PSAL \"\\é日本🙂")
 // multibyte UTF-8 (empty ones too), pages of every size from empty to
 // more than the table holds. The seed is printed on failure.
 func TestPageCatSQLite(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := testenv.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 28))
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "pagecat.db"))

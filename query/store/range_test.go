@@ -199,20 +199,12 @@ func wantTxs(d booksData, r query.Range) []string {
 // balances'. Balances as of a random block or time are what the
 // statement's rows say. The seed is printed on failure.
 func TestRanges(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("seed %d", seed)
-		}
-	})
+	seed := testenv.Seed(t)
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(seed, 24))
 		d := genBooks(rng)
-		key, _, err := db.CreateAPIKey(ctx, "books")
-		if err != nil {
-			t.Fatal(err)
-		}
+		key := newKey(t, db, "books")
 		if _, err := db.Subscribe(ctx, key.AccountID, "ETH", d.addr); err != nil {
 			t.Fatal(err)
 		}
@@ -457,12 +449,7 @@ func cover(t *testing.T, db *store.DB, address string) {
 // a transaction's value and ERC-20 Transfer logs only, as here). Before
 // it, such a range answered an error. The seed is printed on failure.
 func TestTxRangeWithoutDocuments(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("seed %d", seed)
-		}
-	})
+	seed := testenv.Seed(t)
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(seed, 2))
@@ -482,10 +469,7 @@ func TestTxRangeWithoutDocuments(t *testing.T) {
 			}
 			tx.Transfers = fs
 		}
-		key, _, err := db.CreateAPIKey(ctx, "books")
-		if err != nil {
-			t.Fatal(err)
-		}
+		key := newKey(t, db, "books")
 		if _, err := db.Subscribe(ctx, key.AccountID, "ETH", d.addr); err != nil {
 			t.Fatal(err)
 		}
@@ -561,10 +545,7 @@ func TestPlainPageGenericPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	key, _, err := db.CreateAPIKey(ctx, "plans")
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := newKey(t, db, "plans")
 	// 20,000 rows for one address, one for each of 99 others; Seed
 	// analyses the tables.
 	if err := benchdata.Seed(ctx, db, benchdata.Config{Chain: "ETH", Account: key.AccountID, Addresses: 100,

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
@@ -64,20 +63,12 @@ func genAssetBooks(rng *rand.Rand) booksData {
 // a page's window of blocks ends and its read through the index starts.
 // The seed is printed on failure.
 func TestAssetRanges(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("seed %d", seed)
-		}
-	})
+	seed := testenv.Seed(t)
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(seed, 0xa55e7))
 		d := genAssetBooks(rng)
-		key, _, err := db.CreateAPIKey(ctx, "books")
-		if err != nil {
-			t.Fatal(err)
-		}
+		key := newKey(t, db, "books")
 		if _, err := db.Subscribe(ctx, key.AccountID, "ETH", d.addr); err != nil {
 			t.Fatal(err)
 		}

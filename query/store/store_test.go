@@ -565,3 +565,14 @@ func TestOpenRefusesSchemes(t *testing.T) {
 		db.Close()
 	}
 }
+
+// newKey creates an API key named name, its account's, and fails t when
+// it cannot.
+func newKey(t *testing.T, db *store.DB, name string) query.APIKey {
+	t.Helper()
+	key, _, err := db.CreateAPIKey(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}

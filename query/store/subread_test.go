@@ -25,23 +25,12 @@ import (
 // transactions and statement rows (half the time some without their
 // documents), paged at random sizes. The seed is printed on failure.
 func TestSubscriptionReads(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("seed %d", seed)
-		}
-	})
+	seed := testenv.Seed(t)
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(seed, 26))
-		alice, _, err := db.CreateAPIKey(ctx, "alice")
-		if err != nil {
-			t.Fatal(err)
-		}
-		bob, _, err := db.CreateAPIKey(ctx, "bob")
-		if err != nil {
-			t.Fatal(err)
-		}
+		alice := newKey(t, db, "alice")
+		bob := newKey(t, db, "bob")
 		var addrs []string
 		for i := range 2 + rng.IntN(5) {
 			addrs = append(addrs, fmt.Sprintf("0x%040x", 0xad0+i))

@@ -30,14 +30,8 @@ func covered(t *testing.T, db *store.DB, addresses ...string) {
 func TestCoverage(t *testing.T) {
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
-		alice, _, err := db.CreateAPIKey(ctx, "alice")
-		if err != nil {
-			t.Fatal(err)
-		}
-		bob, _, err := db.CreateAPIKey(ctx, "bob")
-		if err != nil {
-			t.Fatal(err)
-		}
+		alice := newKey(t, db, "alice")
+		bob := newKey(t, db, "bob")
 		// Bob tracked B from block 1: transactions between A and B are stored.
 		db.Subscribe(ctx, bob.AccountID, "ETH", addrB)
 		covered(t, db, addrB)
@@ -132,10 +126,7 @@ func TestCoverage(t *testing.T) {
 func TestBackfillUnsubscribed(t *testing.T) {
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
-		alice, _, err := db.CreateAPIKey(ctx, "alice")
-		if err != nil {
-			t.Fatal(err)
-		}
+		alice := newKey(t, db, "alice")
 		db.Subscribe(ctx, alice.AccountID, "ETH", addrA)
 		if err := db.StoreBlock(ctx, "ETH", query.Block{Number: 10, Hash: "0x10"}, nil, nil); err != nil {
 			t.Fatal(err)

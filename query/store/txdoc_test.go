@@ -27,10 +27,7 @@ func TestTransactionsDocuments(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			key, _, err := db.CreateAPIKey(ctx, "docs")
-			if err != nil {
-				t.Fatal(err)
-			}
+			key := newKey(t, db, "docs")
 			err = benchdata.Seed(ctx, db, benchdata.Config{Chain: "ETH", Account: key.AccountID,
 				Addresses: 20, Transactions: 2000, HotEvery: 5})
 			if err != nil {

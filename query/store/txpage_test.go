@@ -38,23 +38,12 @@ func oddString(rng *rand.Rand) string {
 // empty), with rows written before documents existed (read by joins),
 // and not subscribed. The seed is printed on failure.
 func TestTransactionPages(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("seed %d", seed)
-		}
-	})
+	seed := testenv.Seed(t)
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(seed, 27))
-		alice, _, err := db.CreateAPIKey(ctx, "alice")
-		if err != nil {
-			t.Fatal(err)
-		}
-		bob, _, err := db.CreateAPIKey(ctx, "bob")
-		if err != nil {
-			t.Fatal(err)
-		}
+		alice := newKey(t, db, "alice")
+		bob := newKey(t, db, "bob")
 		a, b := fmt.Sprintf("0x%040x", 0xa1), fmt.Sprintf("0x%040x", 0xb1)
 		if _, err := db.Subscribe(ctx, alice.AccountID, "ETH", a); err != nil {
 			t.Fatal(err)
