@@ -204,11 +204,7 @@ func TestRanges(t *testing.T) {
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(seed, 24))
 		d := genBooks(rng)
-		key := newKey(t, db, "books")
-		if _, err := db.Subscribe(ctx, key.AccountID, "ETH", d.addr); err != nil {
-			t.Fatal(err)
-		}
-		cover(t, db, d.addr)
+		key := booksKey(t, db, d.addr)
 		if err := db.PutTransactions(ctx, "ETH", d.txs); err != nil {
 			t.Fatal(err)
 		}
@@ -429,6 +425,18 @@ func TestFillBlockTimes(t *testing.T) {
 	})
 }
 
+// booksKey is a new API key ("books") subscribed to address, which is
+// covered from block 0.
+func booksKey(t *testing.T, db *store.DB, address string) query.APIKey {
+	t.Helper()
+	key := newKey(t, db, "books")
+	if _, err := db.Subscribe(context.Background(), key.AccountID, "ETH", address); err != nil {
+		t.Fatal(err)
+	}
+	cover(t, db, address)
+	return key
+}
+
 // cover makes address covered from block 0, as a finished backfill does.
 func cover(t *testing.T, db *store.DB, address string) {
 	t.Helper()
@@ -469,11 +477,7 @@ func TestTxRangeWithoutDocuments(t *testing.T) {
 			}
 			tx.Transfers = fs
 		}
-		key := newKey(t, db, "books")
-		if _, err := db.Subscribe(ctx, key.AccountID, "ETH", d.addr); err != nil {
-			t.Fatal(err)
-		}
-		cover(t, db, d.addr)
+		key := booksKey(t, db, d.addr)
 		if err := db.PutTransactions(ctx, "ETH", d.txs); err != nil {
 			t.Fatal(err)
 		}

@@ -68,11 +68,7 @@ func TestAssetRanges(t *testing.T) {
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(seed, 0xa55e7))
 		d := genAssetBooks(rng)
-		key := newKey(t, db, "books")
-		if _, err := db.Subscribe(ctx, key.AccountID, "ETH", d.addr); err != nil {
-			t.Fatal(err)
-		}
-		cover(t, db, d.addr)
+		key := booksKey(t, db, d.addr)
 		if err := db.PutStatement(ctx, "ETH", d.changes, nil, d.balances); err != nil {
 			t.Fatal(err)
 		}
