@@ -35,12 +35,24 @@ type Range struct {
 	// Counterparty keeps the rows with a movement whose transaction has
 	// this address as a party; "" keeps all.
 	Counterparty string
+	// Collection, when not "", keeps the statement rows of every ERC-1155
+	// id of this contract (holding keys contract/id): what a statement
+	// read makes of Contract when it names an ERC-1155 contract without
+	// an id. The transactions list matches a contract's ids by Contract.
+	Collection string
 }
 
 // Filtered reports whether r keeps fewer rows than its block and time
 // range holds: a filter that the store applies row by row.
 func (r Range) Filtered() bool {
-	return len(r.Kinds) > 0 || r.Counterparty != "" || r.TokensOnly
+	return len(r.Kinds) > 0 || r.Counterparty != "" || r.TokensOnly || r.Collection != ""
+}
+
+// InCollection reports whether the holding key contract is an id of
+// r's Collection.
+func (r Range) InCollection(contract string) bool {
+	c, id := SplitHoldingKey(contract)
+	return id != "" && c == r.Collection
 }
 
 // Label names the asset of a statement row as balances name it.

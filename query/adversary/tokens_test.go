@@ -67,7 +67,8 @@ func (s *stack) transactions(a common.Address) []apiTx {
 // --dev: ERC-721 and ERC-1155 transfers (a TransferBatch of two ids) are
 // listed with their token ids, held per collection (ERC-721, a count)
 // and per id (ERC-1155) in /balances and the statement, which the
-// checker holds to the node's balanceOf; a payout inside a call that
+// checker holds to the node's balanceOf, and listed all together by
+// contract=; a payout inside a call that
 // reverted is listed with its error, type and path, moving nothing; a
 // failed transaction says why (Error(string) decoded), with its input
 // and cumulative gas.
@@ -144,6 +145,21 @@ func TestTokensAndReverts(t *testing.T) {
 			}
 			if rowsOf1155 == 0 {
 				t.Errorf("no statement row of an ERC-1155 id: %+v", s.rows(to))
+			}
+			// contract= alone: the rows of every id of the contract.
+			var byContract struct {
+				Rows []adversary.Row `json:"balance_changes"`
+			}
+			s.get("/v1/chains/"+chainName+"/addresses/"+strings.ToLower(to.Hex())+"/balance_changes?page_size=1000&contract="+multi, &byContract)
+			ids := map[string]bool{}
+			for _, r := range byContract.Rows {
+				ids[r.TokenID] = true
+				if r.Contract != multi || r.TokenID == "" {
+					t.Errorf("a row of contract=%s: %+v", multi, r)
+				}
+			}
+			if len(byContract.Rows) != rowsOf1155 || len(ids) == 0 {
+				t.Errorf("contract=%s: %d rows of ids %v, want the statement's %d rows of its ids", multi, len(byContract.Rows), ids, rowsOf1155)
 			}
 
 			var bounced bool

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"net/url"
 	"strings"
@@ -11,8 +12,9 @@ import (
 )
 
 // TestBooksTokenID: contract= with token_id= names one ERC-1155 holding,
-// in the statement and in the transaction list; token_id alone, or not a
-// canonical decimal, is 400; a page token refuses a changed token_id.
+// in the statement and in the transaction list, and contract= alone
+// every id of the contract; token_id alone, or not a canonical decimal,
+// is 400; a page token refuses a changed token_id.
 func TestBooksTokenID(t *testing.T) {
 	const multi = "0x00000000000000000000000000000000000000d1"
 	dialects(t, func(t *testing.T, e *env) {
@@ -69,6 +71,11 @@ func TestBooksTokenID(t *testing.T) {
 			{a + "/balance_changes?contract=" + multi + "&token_id=7&order_by=block_number", "balance_changes", "1 3 5"},
 			{a + "/balance_changes?contract=" + multi + "&token_id=8&order_by=block_number", "balance_changes", "2 4 6"},
 			{a + "/balance_changes?contract=" + multi + "&token_id=9", "balance_changes", ""},
+			// The contract alone: every id of it.
+			{a + "/balance_changes?contract=" + multi + "&order_by=block_number", "balance_changes", "1 2 3 4 5 6"},
+			{a + "/balance_changes?contract=" + multi + "&start_block=2&end_block=5", "balance_changes", "5 4 3 2"},
+			{a + "/balance_changes?contract=" + multi + "&kind=token&start_block=6", "balance_changes", "6"},
+			{a + "/transactions?contract=" + multi + "&order_by=block_number", "transactions", "1 2 3 4 5 6"},
 			{a + "/transactions?contract=" + multi + "&token_id=8&order_by=block_number", "transactions", "2 4 6"},
 		} {
 			if got := strings.Join(blocks(tc.path, tc.list), " "); got != tc.want {
@@ -87,8 +94,44 @@ func TestBooksTokenID(t *testing.T) {
 				t.Errorf("%s: message %q, want it to say %q", tc.path, msg, tc.message)
 			}
 		}
+		// The contract's ids, two rows a page: every row once, in order.
+		var paged []string
+		for tok, pages := "", 0; ; pages++ {
+			if pages > 6 {
+				t.Fatal("more than 6 pages of 6 rows")
+			}
+			r := e.do("GET", a+"/balance_changes?contract="+multi+"&page_size=2&page_token="+url.QueryEscape(tok), e.alice)
+			e.want(r, 200, 0)
+			body := r.json(t)
+			for _, item := range body["balance_changes"].([]any) {
+				m := item.(map[string]any)
+				paged = append(paged, fmt.Sprint(m["block_number"], "/", m["token_id"]))
+			}
+			if tok, _ = body["next_page_token"].(string); tok == "" {
+				break
+			}
+		}
+		if got, want := strings.Join(paged, " "), "6/8 5/7 4/8 3/7 2/8 1/7"; got != want {
+			t.Errorf("pages of the contract's ids: %q, want %q", got, want)
+		}
+		// The export of the contract: its six rows, oldest first, by id.
+		r := e.do("GET", a+"/balance_changes:export?contract="+multi, e.alice)
+		if r.status != 200 {
+			t.Fatalf("export: %d\n%s", r.status, r.body)
+		}
+		records, err := csv.NewReader(strings.NewReader(string(r.body))).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exported []string
+		for _, rec := range records[1:] {
+			exported = append(exported, rec[2]+"/"+rec[6]) // block_number, token_id
+		}
+		if got, want := strings.Join(exported, " "), "1/7 2/8 3/7 4/8 5/7 6/8"; got != want {
+			t.Errorf("export of the contract's ids: %q, want %q", got, want)
+		}
 		// A page of id 7, then its token under id 8: refused.
-		r := e.do("GET", a+"/balance_changes?contract="+multi+"&token_id=7&page_size=1", e.alice)
+		r = e.do("GET", a+"/balance_changes?contract="+multi+"&token_id=7&page_size=1", e.alice)
 		e.want(r, 200, 0)
 		tok := r.json(t)["next_page_token"].(string)
 		if tok == "" {

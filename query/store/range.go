@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,8 +38,60 @@ func (a *sqlArgs) add(v any) string {
 // rangeBatch is the most rows a filtered read asks for at a time.
 const rangeBatch = 500
 
+// An ERC-1155 contract's statement rows are its ids' (holding keys
+// contract/id), none of them the contract's own, so a read of one
+// contract finds none of them by the asset's index. A read of one
+// contract that finds no row at all, of an address whose labels (its
+// balances, which keep every holding it has had) name ids of that
+// contract, is read again as the collection: the address's rows in the
+// range, kept by their holding key row by row, as a kind is. A page token
+// of such a read (a cursor on one of the ids) goes to the collection at
+// once.
+
+// asCollection is r reading the ids of its contract.
+func asCollection(r query.Range) query.Range {
+	r.Collection, r.Contract, r.HasContract = r.Contract, "", false
+	return r
+}
+
+// namesContract reports whether r keeps one token contract, not a
+// holding of one id.
+func namesContract(r query.Range) bool {
+	return r.HasContract && r.Contract != "" && !strings.Contains(r.Contract, "/")
+}
+
+// collectionCursor reports whether after is on an id of r's contract.
+func collectionCursor(r query.Range, after *query.ChangeCursor) bool {
+	return namesContract(r) && after != nil && asCollection(r).InCollection(after.Contract)
+}
+
+// collectionLabels reports whether labels name an id of r's contract.
+func collectionLabels(r query.Range, labels map[string]query.Label) bool {
+	if !namesContract(r) {
+		return false
+	}
+	c := asCollection(r)
+	for k := range labels {
+		if c.InCollection(k) {
+			return true
+		}
+	}
+	return false
+}
+
 // SubscriptionChangeRange implements query.Books.
 func (db *DB) SubscriptionChangeRange(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int) (query.Subscription, query.ChangeRange, error) {
+	if collectionCursor(r, after) {
+		return db.changeRange(ctx, account, chain, address, asCollection(r), after, limit, budget)
+	}
+	sub, out, err := db.changeRange(ctx, account, chain, address, r, after, limit, budget)
+	if err == nil && len(out.Rows) == 0 && out.Next == nil && collectionLabels(r, out.Labels) {
+		return db.changeRange(ctx, account, chain, address, asCollection(r), after, limit, budget)
+	}
+	return sub, out, err
+}
+
+func (db *DB) changeRange(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int) (query.Subscription, query.ChangeRange, error) {
 	out := query.ChangeRange{Labels: map[string]query.Label{}}
 	if limit <= 0 {
 		sub, err := db.Subscription(ctx, account, chain, address)
@@ -104,11 +157,33 @@ func (db *DB) SubscriptionChangeRange(ctx context.Context, account int64, chain,
 // SubscriptionChangeRange are passed on.
 func (db *DB) SubscriptionChangeRangeFunc(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int,
 	fn func(*query.BalanceChange, query.Label) error) (query.Subscription, *query.ChangeCursor, error) {
+	if collectionCursor(r, after) {
+		return db.changeRangeFunc(ctx, account, chain, address, asCollection(r), after, limit, budget, fn, nil)
+	}
+	labels, sent := map[string]query.Label{}, 0
+	sub, next, err := db.changeRangeFunc(ctx, account, chain, address, r, after, limit, budget, func(c *query.BalanceChange, l query.Label) error {
+		sent++
+		return fn(c, l)
+	}, labels)
+	if err == nil && sent == 0 && next == nil && collectionLabels(r, labels) {
+		return db.changeRangeFunc(ctx, account, chain, address, asCollection(r), after, limit, budget, fn, nil)
+	}
+	return sub, next, err
+}
+
+// changeRangeFunc is SubscriptionChangeRangeFunc of r as it is; it reads
+// the address's labels into labels when not nil.
+func (db *DB) changeRangeFunc(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int,
+	fn func(*query.BalanceChange, query.Label) error, labels map[string]query.Label) (query.Subscription, *query.ChangeCursor, error) {
+	if labels == nil {
+		labels = map[string]query.Label{}
+	}
 	if r.Counterparty != "" || limit <= 0 {
-		sub, page, err := db.SubscriptionChangeRange(ctx, account, chain, address, r, after, limit, budget)
+		sub, page, err := db.changeRange(ctx, account, chain, address, r, after, limit, budget)
 		if err != nil {
 			return query.Subscription{}, nil, err
 		}
+		maps.Copy(labels, page.Labels)
 		for i := range page.Rows {
 			if err := fn(&page.Rows[i], query.LabelOf(page.Labels, page.Rows[i].Contract)); err != nil {
 				return query.Subscription{}, nil, err
@@ -117,7 +192,6 @@ func (db *DB) SubscriptionChangeRangeFunc(ctx context.Context, account int64, ch
 		return sub, page.Next, nil
 	}
 	var (
-		labels     = map[string]query.Label{}
 		docs       = make([]string, 0, min(limit+1, 64))
 		c          query.BalanceChange
 		sub        query.Subscription
@@ -172,7 +246,7 @@ func (db *DB) SubscriptionChangeRangeFunc(ctx context.Context, account int64, ch
 // document: a token's row when r asks for tokens, a cause of one of r's
 // kinds.
 func rowKept(r query.Range, c *query.BalanceChange) bool {
-	if r.TokensOnly && c.Contract == "" {
+	if r.TokensOnly && c.Contract == "" || r.Collection != "" && !r.InCollection(c.Contract) {
 		return false
 	}
 	return len(r.Kinds) == 0 || slices.ContainsFunc(c.Causes, func(cs query.Cause) bool { return slices.Contains(r.Kinds, cs.Kind) })

@@ -146,7 +146,7 @@ func wantChanges(d booksData, r query.Range) []string {
 	}
 	var out []string
 	for _, c := range d.changes {
-		if !inRange(r, c.Block, c.Time) || r.HasContract && c.Contract != r.Contract || r.TokensOnly && c.Contract == "" {
+		if !inRange(r, c.Block, c.Time) || r.HasContract && !holds(r.Contract, c.Contract) || r.TokensOnly && c.Contract == "" {
 			continue
 		}
 		ok := false
@@ -165,6 +165,13 @@ func wantChanges(d booksData, r query.Range) []string {
 		slices.Reverse(out)
 	}
 	return out
+}
+
+// holds reports whether a filter contract= keeps a row of holding: the
+// asset itself, or an id of the ERC-1155 contract it names.
+func holds(contract, holding string) bool {
+	c, id := query.SplitHoldingKey(holding)
+	return holding == contract || id != "" && c == contract
 }
 
 // wantTxs is the model of a transactions range.

@@ -16,12 +16,15 @@ import (
 // assets move at different rates, and at different rates in different
 // stretches: the native coin in half the blocks, a token in every block
 // of two stretches and seldom elsewhere, one in every third block, one
-// seldom. A page of one asset on SQLite reads a window of blocks by the
-// primary key, then the rest through the asset's index: here pages end
-// in either part, and rows fall on each side of the window's edge.
+// seldom, and three ids of an ERC-1155 contract (d.tokens[3]), one often,
+// two seldom. A page of one asset on SQLite reads a window of blocks by
+// the primary key, then the rest through the asset's index: here pages
+// end in either part, and rows fall on each side of the window's edge.
 func genAssetBooks(rng *rand.Rand) booksData {
 	d := booksData{addr: fmt.Sprintf("0x%040x", 0xa55e7)}
-	d.tokens = []string{fmt.Sprintf("0x%040x", 0xd01), fmt.Sprintf("0x%040x", 0xd02), fmt.Sprintf("0x%040x", 0xd03)}
+	d.tokens = []string{fmt.Sprintf("0x%040x", 0xd01), fmt.Sprintf("0x%040x", 0xd02), fmt.Sprintf("0x%040x", 0xd03), fmt.Sprintf("0x%040x", 0xd04)}
+	ids := []string{query.HoldingKey(query.AssetERC1155, d.tokens[3], "1"), query.HoldingKey(query.AssetERC1155, d.tokens[3], "2"),
+		query.HoldingKey(query.AssetERC1155, d.tokens[3], "77")}
 	moves := func(contract string, b uint64) bool {
 		switch contract {
 		case "":
@@ -30,13 +33,16 @@ func genAssetBooks(rng *rand.Rand) booksData {
 			return b%200 < 60 || rng.IntN(20) == 0
 		case d.tokens[1]:
 			return b%3 == 0
+		case ids[0]:
+			return rng.IntN(4) == 0
 		default:
 			return rng.IntN(40) == 0
 		}
 	}
 	balance := map[string]int64{}
 	for b := range uint64(400) {
-		for _, contract := range []string{"", d.tokens[0], d.tokens[1], d.tokens[2]} {
+		// In (block, contract) order, as wantChanges has it.
+		for _, contract := range append([]string{"", d.tokens[0], d.tokens[1], d.tokens[2]}, ids...) {
 			if !moves(contract, b) {
 				continue
 			}
@@ -49,19 +55,24 @@ func genAssetBooks(rng *rand.Rand) booksData {
 		}
 	}
 	d.balances = []query.Balance{{Chain: "ETH", Address: d.addr, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Block: 400}}
-	for i, tok := range d.tokens {
+	for i, tok := range d.tokens[:3] {
 		d.balances = append(d.balances, query.Balance{Chain: "ETH", Address: d.addr, Asset: query.AssetERC20, Contract: tok,
 			Symbol: fmt.Sprintf("T%d", i), Decimals: 6, Block: 400})
+	}
+	for _, id := range ids {
+		d.balances = append(d.balances, query.Balance{Chain: "ETH", Address: d.addr, Asset: query.AssetERC1155, Contract: id, Block: 400})
 	}
 	return d
 }
 
-// TestAssetRanges: pages of one asset, in random block and time ranges,
-// both orders, random page sizes and kinds, read page by page (through
-// the row-at-a-time read the API uses, and the other), are the model's
-// rows in its order: no row of the asset is skipped or read twice where
-// a page's window of blocks ends and its read through the index starts.
-// The seed is printed on failure.
+// TestAssetRanges: pages of one asset (or of every id of an ERC-1155
+// contract, or one id), in random block and time ranges, both orders,
+// random page sizes, kinds and budgets, read page by page (through the
+// row-at-a-time read the API uses, and the other), are the model's rows
+// in its order: no row of the asset is skipped or read twice where a
+// page's window of blocks ends and its read through the index starts, or
+// where a read of a contract turns to its ids. The seed is printed on
+// failure.
 func TestAssetRanges(t *testing.T) {
 	seed := testenv.Seed(t)
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
@@ -74,8 +85,11 @@ func TestAssetRanges(t *testing.T) {
 		}
 		for i := range 300 {
 			r := query.Range{HasContract: true, Ascending: rng.IntN(2) == 0}
-			if j := rng.IntN(len(d.tokens) + 1); j < len(d.tokens) {
+			switch j := rng.IntN(len(d.tokens) + 2); {
+			case j < len(d.tokens):
 				r.Contract = d.tokens[j]
+			case j == len(d.tokens):
+				r.Contract = query.HoldingKey(query.AssetERC1155, d.tokens[3], "2")
 			}
 			if rng.IntN(2) == 0 {
 				r.FromBlock = uint64(rng.IntN(420))
@@ -92,7 +106,10 @@ func TestAssetRanges(t *testing.T) {
 			if rng.IntN(4) == 0 {
 				r.Kinds = []string{allKinds[rng.IntN(len(allKinds))], allKinds[rng.IntN(len(allKinds))]}
 			}
-			size := 1 + rng.IntN(12)
+			size, budget := 1+rng.IntN(12), 10_000
+			if rng.IntN(3) == 0 {
+				budget = 1 + rng.IntN(40) // short pages, each with a token
+			}
 			want := wantChanges(d, r)
 			var got, gotFunc []string
 			var after *query.ChangeCursor
@@ -100,7 +117,7 @@ func TestAssetRanges(t *testing.T) {
 				if pages > 1000 {
 					t.Fatalf("range %d %+v: more than 1000 pages", i, r)
 				}
-				_, page, err := db.SubscriptionChangeRange(ctx, key.AccountID, "ETH", d.addr, r, after, size, 10_000)
+				_, page, err := db.SubscriptionChangeRange(ctx, key.AccountID, "ETH", d.addr, r, after, size, budget)
 				if err != nil {
 					t.Fatalf("range %d %+v: %v", i, r, err)
 				}
@@ -117,7 +134,7 @@ func TestAssetRanges(t *testing.T) {
 				if pages > 1000 {
 					t.Fatalf("range %d %+v: more than 1000 pages", i, r)
 				}
-				_, next, err := db.SubscriptionChangeRangeFunc(ctx, key.AccountID, "ETH", d.addr, r, after, size, 10_000,
+				_, next, err := db.SubscriptionChangeRangeFunc(ctx, key.AccountID, "ETH", d.addr, r, after, size, budget,
 					func(c *query.BalanceChange, _ query.Label) error {
 						gotFunc = append(gotFunc, fmt.Sprintf("%d/%s", c.Block, c.Contract))
 						return nil
@@ -131,7 +148,7 @@ func TestAssetRanges(t *testing.T) {
 				after = next
 			}
 			if !slices.Equal(got, want) || !slices.Equal(gotFunc, want) {
-				t.Fatalf("asset range %d %+v, pages of %d:\n got %v\n row at a time %v\nwant %v", i, r, size, got, gotFunc, want)
+				t.Fatalf("asset range %d %+v, pages of %d, budget %d:\n got %v\n row at a time %v\nwant %v", i, r, size, budget, got, gotFunc, want)
 			}
 		}
 	})
