@@ -142,6 +142,13 @@ type FetchStore interface {
 	// transaction; rows already there are left as they are.
 	PutStatement(ctx context.Context, chain string, changes []BalanceChange, heads []StatementHead, balances []Balance) error
 
+	// FillBlockTimes writes the block time of chain's statement and
+	// transaction rows stored without one (a fetcher of a binary older
+	// than the books, during a rolling upgrade, writes them so) and
+	// returns how many rows it wrote. A fetcher calls it when it takes
+	// the chain's lease: no older fetcher writes after that.
+	FillBlockTimes(ctx context.Context, chain string) (int, error)
+
 	// LeaseStore elects the one fetcher of each chain. Every write above
 	// made with a ctx carrying a lease (WithLease) fails with
 	// ErrLeaseLost, writing nothing, once that lease is no longer held.

@@ -31,6 +31,14 @@ func (f *Fetcher) lead(ctx context.Context, l query.Lease) {
 	f.follow.tokens = make(map[string][]string)
 	f.core.log.Info("fetcher: leading", "holder", l.Holder, "generation", l.Generation)
 	f.core.metrics.leader.Set(1)
+	// Rows the last leader stored without a block time (an older binary,
+	// in a rolling upgrade) would fall outside every time range.
+	switch n, err := f.core.cfg.Store.FillBlockTimes(lead, l.Chain); {
+	case err != nil && lead.Err() == nil:
+		f.core.log.Warn("fetcher: filling block times", "err", err)
+	case n > 0:
+		f.core.log.Info("fetcher: filled the block times of rows stored without one", "rows", n)
+	}
 	f.loop(lead)
 	cancel()
 	<-renewed

@@ -92,8 +92,8 @@ func (db *DB) PlainPagePlans(ctx context.Context, account int64, chain, address 
 	return custom, generic, err
 }
 
-// FillBlockTimes runs migration 0035's fill again.
-func (db *DB) FillBlockTimes(ctx context.Context) error {
+// FillMigrationBlockTimes runs migration 0035's fill again.
+func (db *DB) FillMigrationBlockTimes(ctx context.Context) error {
 	return db.tx(ctx, func(tx bun.Tx) error { return fillBlockTimes(ctx, tx) })
 }
 

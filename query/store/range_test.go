@@ -383,53 +383,88 @@ func hasRowAtOrBefore(d booksData, contract string, n uint64) bool {
 	return false
 }
 
-// TestFillBlockTimes: rows stored before migration 0035 (block_time NULL)
-// get their block's time from their documents and transactions, and a
+// TestFillBlockTimes: rows stored without a block time (before migration
+// 0035, or by an older binary's fetcher during a rolling upgrade) get
+// their block's time from their documents (and transactions), by the
+// migration's fill and by the fill of a fetcher taking the lease, and a
 // time range then finds them.
 func TestFillBlockTimes(t *testing.T) {
-	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
-		ctx := context.Background()
-		rng := rand.New(rand.NewPCG(1, 24))
-		d := genBooks(rng)
-		key, _, _ := db.CreateAPIKey(ctx, "books")
-		db.Subscribe(ctx, key.AccountID, "ETH", d.addr)
-		cover(t, db, d.addr)
-		if err := db.PutTransactions(ctx, "ETH", d.txs); err != nil {
-			t.Fatal(err)
+	for _, fill := range []struct {
+		name string
+		run  func(context.Context, *store.DB) (int, error)
+	}{
+		{"migration", func(ctx context.Context, db *store.DB) (int, error) { return -1, db.FillMigrationBlockTimes(ctx) }},
+		{"lease", func(ctx context.Context, db *store.DB) (int, error) { return db.FillBlockTimes(ctx, "ETH") }},
+	} {
+		t.Run(fill.name, func(t *testing.T) {
+			each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
+				ctx := context.Background()
+				rng := rand.New(rand.NewPCG(1, 24))
+				d := genBooks(rng)
+				key := booksKey(t, db, d.addr)
+				if err := db.PutTransactions(ctx, "ETH", d.txs); err != nil {
+					t.Fatal(err)
+				}
+				if err := db.PutStatement(ctx, "ETH", d.changes, nil, d.balances); err != nil {
+					t.Fatal(err)
+				}
+				r := query.Range{FromTime: blockTime(30), ToTime: blockTime(70), Ascending: true}
+				read := func() ([]query.BalanceChange, []query.Transaction) {
+					_, cs, err := db.SubscriptionChangeRange(ctx, key.AccountID, "ETH", d.addr, r, nil, 1000, 1000)
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, ts, err := db.SubscriptionTxRange(ctx, key.AccountID, "ETH", d.addr, r, nil, 1000, 1000)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return cs.Rows, ts.Txs
+				}
+				wantC, wantT := read()
+				if len(wantC) == 0 || len(wantT) == 0 {
+					t.Fatalf("the range holds %d rows and %d transactions", len(wantC), len(wantT))
+				}
+				if err := db.ForgetBlockTimes(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if c, tx := read(); len(c) != 0 || len(tx) != 0 {
+					t.Fatalf("without block times, a time range holds %d rows and %d transactions", len(c), len(tx))
+				}
+				n, err := fill.run(ctx, db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rows := len(d.changes) + countTxRows(d); n >= 0 && n != rows {
+					t.Errorf("the fill wrote %d rows, want %d (every statement and transaction row)", n, rows)
+				}
+				gotC, gotT := read()
+				if len(gotC) != len(wantC) || len(gotT) != len(wantT) {
+					t.Fatalf("after the fill: %d rows and %d transactions, want %d and %d", len(gotC), len(gotT), len(wantC), len(wantT))
+				}
+				if n, err := fill.run(ctx, db); err != nil || n > 0 {
+					t.Errorf("a second fill wrote %d rows (%v), want none", n, err)
+				}
+			})
+		})
+	}
+}
+
+// countTxRows is the number of tx_addresses rows d's transactions have:
+// one for each distinct address a transaction touches.
+func countTxRows(d booksData) int {
+	n := 0
+	for _, tx := range d.txs {
+		parties := map[string]bool{tx.From: true}
+		if tx.To != "" {
+			parties[tx.To] = true
 		}
-		if err := db.PutStatement(ctx, "ETH", d.changes, nil, d.balances); err != nil {
-			t.Fatal(err)
+		for _, f := range tx.Transfers {
+			parties[f.From], parties[f.To] = true, true
 		}
-		r := query.Range{FromTime: blockTime(30), ToTime: blockTime(70), Ascending: true}
-		read := func() ([]query.BalanceChange, []query.Transaction) {
-			_, cs, err := db.SubscriptionChangeRange(ctx, key.AccountID, "ETH", d.addr, r, nil, 1000, 1000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, ts, err := db.SubscriptionTxRange(ctx, key.AccountID, "ETH", d.addr, r, nil, 1000, 1000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return cs.Rows, ts.Txs
-		}
-		wantC, wantT := read()
-		if len(wantC) == 0 || len(wantT) == 0 {
-			t.Fatalf("the range holds %d rows and %d transactions", len(wantC), len(wantT))
-		}
-		if err := db.ForgetBlockTimes(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if c, tx := read(); len(c) != 0 || len(tx) != 0 {
-			t.Fatalf("without block times, a time range holds %d rows and %d transactions", len(c), len(tx))
-		}
-		if err := db.FillBlockTimes(ctx); err != nil {
-			t.Fatal(err)
-		}
-		gotC, gotT := read()
-		if len(gotC) != len(wantC) || len(gotT) != len(wantT) {
-			t.Fatalf("after the fill: %d rows and %d transactions, want %d and %d", len(gotC), len(gotT), len(wantC), len(wantT))
-		}
-	})
+		delete(parties, "")
+		n += len(parties)
+	}
+	return n
 }
 
 // booksKey is a new API key ("books") subscribed to address, which is
