@@ -99,6 +99,15 @@ func (e *env) fetcher(st fetch.Store, src query.Source, cfg fetch.Config) *fetch
 	return f
 }
 
+// start runs the fetcher until the function it returns, which stops it
+// and waits for Run to return.
+func (e *env) start() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.f.Run(ctx) }()
+	return func() { cancel(); <-done }
+}
+
 // newFetcher replaces the fetcher with a new one over st, as after a restart.
 func (e *env) newFetcher(st fetch.Store) {
 	e.t.Helper()

@@ -21,10 +21,7 @@ func TestLeaderFillsBlockTimes(t *testing.T) {
 	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
 	st := &fillOrder{DB: e.db, filled: make(chan fill, 1)}
 	e.newFetcher(st)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); e.f.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer e.start()()
 	select {
 	case f := <-st.filled:
 		if f.chain != "ETH" {

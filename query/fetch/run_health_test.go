@@ -136,10 +136,8 @@ func TestLeaseRecordsFirstHead(t *testing.T) {
 	st := &headLease{DB: e.db, recorded: make(chan uint64, 1)}
 	e.cfg.LeaseTTL = 30 * time.Minute // the timed renewal: after 10 minutes
 	e.newFetcher(st)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); e.f.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer e.start()()
+	ctx := context.Background()
 	select {
 	case head := <-st.recorded:
 		l, err := e.db.ChainLease(ctx, "ETH")

@@ -211,13 +211,7 @@ func TestRanges(t *testing.T) {
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(seed, 24))
 		d := genBooks(rng)
-		key := booksKey(t, db, d.addr)
-		if err := db.PutTransactions(ctx, "ETH", d.txs); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.PutStatement(ctx, "ETH", d.changes, nil, d.balances); err != nil {
-			t.Fatal(err)
-		}
+		key := putBooks(t, db, d)
 		for i := range 60 {
 			r := genRange(rng, d)
 			size, budget := 1+rng.IntN(9), 1+rng.IntN(40)
@@ -401,13 +395,7 @@ func TestFillBlockTimes(t *testing.T) {
 				ctx := context.Background()
 				rng := rand.New(rand.NewPCG(1, 24))
 				d := genBooks(rng)
-				key := booksKey(t, db, d.addr)
-				if err := db.PutTransactions(ctx, "ETH", d.txs); err != nil {
-					t.Fatal(err)
-				}
-				if err := db.PutStatement(ctx, "ETH", d.changes, nil, d.balances); err != nil {
-					t.Fatal(err)
-				}
+				key := putBooks(t, db, d)
 				r := query.Range{FromTime: blockTime(30), ToTime: blockTime(70), Ascending: true}
 				read := func() ([]query.BalanceChange, []query.Transaction) {
 					_, cs, err := db.SubscriptionChangeRange(ctx, key.AccountID, "ETH", d.addr, r, nil, 1000, 1000)
@@ -465,6 +453,21 @@ func countTxRows(d booksData) int {
 		n += len(parties)
 	}
 	return n
+}
+
+// putBooks stores d's transactions and statement and returns a key
+// subscribed to d's address (booksKey).
+func putBooks(t *testing.T, db *store.DB, d booksData) query.APIKey {
+	t.Helper()
+	key := booksKey(t, db, d.addr)
+	ctx := context.Background()
+	if err := db.PutTransactions(ctx, "ETH", d.txs); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutStatement(ctx, "ETH", d.changes, nil, d.balances); err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
 
 // booksKey is a new API key ("books") subscribed to address, which is
