@@ -52,6 +52,10 @@ type EventFilter struct {
 	Chain   string
 	Address string
 	Kinds   []string
+	// FromBlock and, when HasToBlock, ToBlock bound the events' blocks,
+	// both included (a feed read only: webhooks take no block range).
+	FromBlock, ToBlock uint64
+	HasToBlock         bool
 }
 
 // EventPage is a read of the feed: the events after a position, in

@@ -97,10 +97,23 @@ func (s *Server) eventParams(r *http.Request, a query.Account) (eventRead, error
 					p.filter.Kinds = append(p.filter.Kinds, kind)
 				}
 			}
+		case "start_block", "end_block":
+			n, err := strconv.ParseUint(v[0], 10, 63)
+			if err != nil {
+				return eventRead{}, errorf(codeInvalidArgument, "%s must be a block number (a non-negative decimal integer), not %s", k, quote(v[0]))
+			}
+			if k == "start_block" {
+				p.filter.FromBlock = n
+			} else {
+				p.filter.ToBlock, p.filter.HasToBlock = n, true
+			}
 		default:
 			return eventRead{}, errorf(codeInvalidArgument,
-				"unknown query parameter %s (this list takes after, page_size, wait_seconds, chain, address and kind)", quote(k))
+				"unknown query parameter %s (this list takes after, page_size, wait_seconds, chain, address, kind, start_block and end_block)", quote(k))
 		}
+	}
+	if p.filter.HasToBlock && p.filter.FromBlock > p.filter.ToBlock {
+		return eventRead{}, errorf(codeInvalidArgument, "start_block %d is after end_block %d: the range is reversed", p.filter.FromBlock, p.filter.ToBlock)
 	}
 	return p, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -100,6 +101,25 @@ func TestEvents(t *testing.T) {
 		if p := e.feed(e.alice, "?kind=balance_change_retracted,subscription_state"); len(p.Events) != 0 {
 			t.Fatalf("kind filter: %+v", p)
 		}
+		// Block ranges: alice's events are of blocks 1 (ETH, TST) and 2.
+		for _, tc := range []struct {
+			q    string
+			want []float64
+		}{
+			{"?start_block=2", []float64{2}},
+			{"?end_block=1", []float64{1, 1}},
+			{"?start_block=1&end_block=1&chain=ETH", []float64{1}},
+			{"?start_block=3", nil},
+			{"?start_block=0&end_block=9223372036854775807", []float64{1, 1, 2}},
+		} {
+			var got []float64
+			for _, ev := range e.feed(e.alice, tc.q).Events {
+				got = append(got, ev.Data["block_number"].(float64))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("events%s: blocks %v, want %v", tc.q, got, tc.want)
+			}
+		}
 		// Read on from the end: nothing, and the same cursor.
 		if p := e.feed(e.alice, "?after="+f.NextCursor); len(p.Events) != 0 || p.NextCursor != f.NextCursor {
 			t.Fatalf("after the end: %+v", p)
@@ -122,6 +142,7 @@ func TestEvents(t *testing.T) {
 		bobs := e.feed(e.bob, "").NextCursor
 		for _, q := range []string{"?after=x", "?after=" + url.QueryEscape(bobs), "?after=" + bobs + "A", "?page_size=-1",
 			"?wait_seconds=21", "?wait_seconds=x", "?chain=NOPE", "?address=0x12", "?kind=balance", "?kind=", "?foo=1",
+			"?start_block=-1", "?end_block=x", "?start_block=9223372036854775808", "?start_block=5&end_block=4",
 			"?after=" + f.NextCursor + "&after=" + f.NextCursor} {
 			r := e.do("GET", "/v1/events"+q, e.alice)
 			e.want(r, 400, 3)

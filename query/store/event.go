@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -277,6 +278,14 @@ func (db *DB) AccountEvents(ctx context.Context, account int64, after int64, f q
 	if len(f.Kinds) > 0 {
 		q.WriteString(" AND e.kind IN (?)")
 		args = append(args, bun.List(f.Kinds))
+	}
+	if f.FromBlock > 0 {
+		q.WriteString(" AND e.block_number >= ?")
+		args = append(args, int64(min(f.FromBlock, math.MaxInt64)))
+	}
+	if f.HasToBlock {
+		q.WriteString(" AND e.block_number <= ?")
+		args = append(args, int64(min(f.ToBlock, math.MaxInt64)))
 	}
 	q.WriteString(" ORDER BY e.id LIMIT ?")
 	args = append(args, limit)
