@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,16 +39,19 @@ func (a *sqlArgs) add(v any) string {
 const rangeBatch = 500
 
 // An ERC-1155 contract's statement rows are its ids' (holding keys
-// contract/id), none of them the contract's own, so a read of one
-// contract finds none of them by the asset's index. A read of one
-// contract that finds no row at all, of an address whose labels (its
-// balances, which keep every holding it has had) name ids of that
-// contract, is read again as the collection: the address's rows in the
-// range, kept by their holding key row by row, as a kind is. A page token
-// of such a read (a cursor on one of the ids) goes to the collection at
-// once.
+// contract/id), so a read of one contract through the asset's index
+// finds none of them. A read of one contract whose first statement
+// brings labels (the address's balances, which keep every holding it
+// has had) naming ids of that contract stops there, before it passes on
+// a row, and the contract is read as a collection instead: the address's
+// rows in the range, kept row by row, as a kind is, when they are the
+// contract's own or one of its ids'. A page token of such a read (a
+// cursor on one of the ids) goes to the collection at once.
 
-// asCollection is r reading the ids of its contract.
+// errCollection stops a read of one contract that names ids of it.
+var errCollection = errors.New("the contract has ERC-1155 ids: read as a collection")
+
+// asCollection is r reading its contract's rows and its ids'.
 func asCollection(r query.Range) query.Range {
 	r.Collection, r.Contract, r.HasContract = r.Contract, "", false
 	return r
@@ -85,7 +88,7 @@ func (db *DB) SubscriptionChangeRange(ctx context.Context, account int64, chain,
 		return db.changeRange(ctx, account, chain, address, asCollection(r), after, limit, budget)
 	}
 	sub, out, err := db.changeRange(ctx, account, chain, address, r, after, limit, budget)
-	if err == nil && len(out.Rows) == 0 && out.Next == nil && collectionLabels(r, out.Labels) {
+	if errors.Is(err, errCollection) {
 		return db.changeRange(ctx, account, chain, address, asCollection(r), after, limit, budget)
 	}
 	return sub, out, err
@@ -119,6 +122,9 @@ func (db *DB) changeRange(ctx context.Context, account int64, chain, address str
 		})
 		if err != nil {
 			return query.Subscription{}, query.ChangeRange{}, wrap("statement range", err)
+		}
+		if read == 0 && collectionLabels(r, out.Labels) {
+			return query.Subscription{}, query.ChangeRange{}, errCollection
 		}
 		full := len(rows) == n
 		var last *query.ChangeCursor
@@ -158,32 +164,24 @@ func (db *DB) changeRange(ctx context.Context, account int64, chain, address str
 func (db *DB) SubscriptionChangeRangeFunc(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int,
 	fn func(*query.BalanceChange, query.Label) error) (query.Subscription, *query.ChangeCursor, error) {
 	if collectionCursor(r, after) {
-		return db.changeRangeFunc(ctx, account, chain, address, asCollection(r), after, limit, budget, fn, nil)
+		return db.changeRangeFunc(ctx, account, chain, address, asCollection(r), after, limit, budget, fn)
 	}
-	labels, sent := map[string]query.Label{}, 0
-	sub, next, err := db.changeRangeFunc(ctx, account, chain, address, r, after, limit, budget, func(c *query.BalanceChange, l query.Label) error {
-		sent++
-		return fn(c, l)
-	}, labels)
-	if err == nil && sent == 0 && next == nil && collectionLabels(r, labels) {
-		return db.changeRangeFunc(ctx, account, chain, address, asCollection(r), after, limit, budget, fn, nil)
+	sub, next, err := db.changeRangeFunc(ctx, account, chain, address, r, after, limit, budget, fn)
+	if errors.Is(err, errCollection) {
+		return db.changeRangeFunc(ctx, account, chain, address, asCollection(r), after, limit, budget, fn)
 	}
 	return sub, next, err
 }
 
-// changeRangeFunc is SubscriptionChangeRangeFunc of r as it is; it reads
-// the address's labels into labels when not nil.
+// changeRangeFunc is SubscriptionChangeRangeFunc of r as it is (or
+// errCollection, before any row is passed on).
 func (db *DB) changeRangeFunc(ctx context.Context, account int64, chain, address string, r query.Range, after *query.ChangeCursor, limit, budget int,
-	fn func(*query.BalanceChange, query.Label) error, labels map[string]query.Label) (query.Subscription, *query.ChangeCursor, error) {
-	if labels == nil {
-		labels = map[string]query.Label{}
-	}
+	fn func(*query.BalanceChange, query.Label) error) (query.Subscription, *query.ChangeCursor, error) {
 	if r.Counterparty != "" || limit <= 0 {
 		sub, page, err := db.changeRange(ctx, account, chain, address, r, after, limit, budget)
 		if err != nil {
 			return query.Subscription{}, nil, err
 		}
-		maps.Copy(labels, page.Labels)
 		for i := range page.Rows {
 			if err := fn(&page.Rows[i], query.LabelOf(page.Labels, page.Rows[i].Contract)); err != nil {
 				return query.Subscription{}, nil, err
@@ -192,6 +190,7 @@ func (db *DB) changeRangeFunc(ctx context.Context, account int64, chain, address
 		return sub, page.Next, nil
 	}
 	var (
+		labels     = map[string]query.Label{}
 		docs       = make([]string, 0, min(limit+1, 64))
 		c          query.BalanceChange
 		sub        query.Subscription
@@ -213,6 +212,9 @@ func (db *DB) changeRangeFunc(ctx context.Context, account int64, chain, address
 		})
 		if err != nil {
 			return query.Subscription{}, nil, wrap("statement range", err)
+		}
+		if read == 0 && collectionLabels(r, labels) {
+			return query.Subscription{}, nil, errCollection
 		}
 		read += len(docs)
 		for _, doc := range docs {
@@ -246,7 +248,7 @@ func (db *DB) changeRangeFunc(ctx context.Context, account int64, chain, address
 // document: a token's row when r asks for tokens, a cause of one of r's
 // kinds.
 func rowKept(r query.Range, c *query.BalanceChange) bool {
-	if r.TokensOnly && c.Contract == "" || r.Collection != "" && !r.InCollection(c.Contract) {
+	if r.TokensOnly && c.Contract == "" || r.Collection != "" && c.Contract != r.Collection && !r.InCollection(c.Contract) {
 		return false
 	}
 	return len(r.Kinds) == 0 || slices.ContainsFunc(c.Causes, func(cs query.Cause) bool { return slices.Contains(r.Kinds, cs.Kind) })

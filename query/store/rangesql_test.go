@@ -17,7 +17,8 @@ import (
 // stretches: the native coin in half the blocks, a token in every block
 // of two stretches and seldom elsewhere, one in every third block, one
 // seldom, and three ids of an ERC-1155 contract (d.tokens[3]), one often,
-// two seldom. A page of one asset on SQLite reads a window of blocks by
+// two seldom, beside a few rows of that contract's own (no token does
+// that; the store allows it). A page of one asset on SQLite reads a window of blocks by
 // the primary key, then the rest through the asset's index: here pages
 // end in either part, and rows fall on each side of the window's edge.
 func genAssetBooks(rng *rand.Rand) booksData {
@@ -35,6 +36,8 @@ func genAssetBooks(rng *rand.Rand) booksData {
 			return b%3 == 0
 		case ids[0]:
 			return rng.IntN(4) == 0
+		case d.tokens[3]: // rows of its own beside its ids'
+			return rng.IntN(30) == 0
 		default:
 			return rng.IntN(40) == 0
 		}
@@ -42,7 +45,7 @@ func genAssetBooks(rng *rand.Rand) booksData {
 	balance := map[string]int64{}
 	for b := range uint64(400) {
 		// In (block, contract) order, as wantChanges has it.
-		for _, contract := range append([]string{"", d.tokens[0], d.tokens[1], d.tokens[2]}, ids...) {
+		for _, contract := range append([]string{"", d.tokens[0], d.tokens[1], d.tokens[2], d.tokens[3]}, ids...) {
 			if !moves(contract, b) {
 				continue
 			}
@@ -55,7 +58,7 @@ func genAssetBooks(rng *rand.Rand) booksData {
 		}
 	}
 	d.balances = []query.Balance{{Chain: "ETH", Address: d.addr, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Block: 400}}
-	for i, tok := range d.tokens[:3] {
+	for i, tok := range d.tokens {
 		d.balances = append(d.balances, query.Balance{Chain: "ETH", Address: d.addr, Asset: query.AssetERC20, Contract: tok,
 			Symbol: fmt.Sprintf("T%d", i), Decimals: 6, Block: 400})
 	}
