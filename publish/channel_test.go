@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -131,8 +130,7 @@ func TestChannelGenerated(t *testing.T) {
 	ctx := context.Background()
 	s, _ := testSigner(t)
 	pub, _ := s.PublicKey(ctx)
-	seed := testenv.Seed(t)
-	rng := rand.New(rand.NewPCG(seed, 1))
+	rng := testenv.Rand(t, 1)
 	for i := range 200 {
 		c := publish.Channel{
 			Sequence: 1 + rng.Uint64N(1e15),
@@ -150,10 +148,10 @@ func TestChannelGenerated(t *testing.T) {
 		}
 		b, err := c.Sign(ctx, s)
 		if err != nil {
-			t.Fatalf("seed %d, record %d: Sign(%+v): %v", seed, i, c, err)
+			t.Fatalf("record %d: Sign(%+v): %v", i, c, err)
 		}
 		if got, err := publish.VerifyChannel(pub, b, time.Time{}); err != nil || got != c {
-			t.Fatalf("seed %d, record %d: VerifyChannel = %+v, %v; want %+v\n%s", seed, i, got, err, c, b)
+			t.Fatalf("record %d: VerifyChannel = %+v, %v; want %+v\n%s", i, got, err, c, b)
 		}
 	}
 }

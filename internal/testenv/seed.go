@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
@@ -26,4 +27,11 @@ func Seed(t testing.TB) uint64 {
 		}
 	})
 	return seed
+}
+
+// Rand is a generator for a generated test, seeded by Seed (so logged on
+// failure and set again by WHARF_TEST_SEED), on its own stream.
+func Rand(t testing.TB, stream uint64) *rand.Rand {
+	t.Helper()
+	return rand.New(rand.NewPCG(Seed(t), stream))
 }

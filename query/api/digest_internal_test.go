@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -39,8 +38,7 @@ func digestFmt(r query.Range) []byte {
 // quotes and non-ASCII), and nil for the plain list only. The seed is
 // printed on failure.
 func TestDigest(t *testing.T) {
-	seed := testenv.Seed(t)
-	rng := rand.New(rand.NewPCG(seed, 24))
+	rng := testenv.Rand(t, 24)
 	strs := []string{"", "0x00000000000000000000000000000000000000c0", "0xc0/12345", `a"b\\c`, "日本\x00\xff"}
 	times := []time.Time{{}, time.Unix(0, 0), time.Unix(1_700_000_000, 500), time.Unix(-5, 0)}
 	if digest(query.Range{}) != nil {
@@ -61,7 +59,7 @@ func TestDigest(t *testing.T) {
 			r.Kinds = append(r.Kinds, strs[rng.IntN(len(strs))])
 		}
 		if got, want := digest(r), digestFmt(r); !bytes.Equal(got, want) || (got == nil) != (want == nil) {
-			t.Fatalf("seed %d: digest(%+v) = %x, want %x", seed, r, got, want)
+			t.Fatalf("digest(%+v) = %x, want %x", r, got, want)
 		}
 	}
 }

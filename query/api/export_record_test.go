@@ -3,7 +3,6 @@ package api_test
 import (
 	"encoding/csv"
 	"math/big"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,8 +20,7 @@ import (
 // decimal columns exactly base units ÷ 10^decimals. The seed is printed
 // on failure.
 func TestExportRecord(t *testing.T) {
-	seed := testenv.Seed(t)
-	rng := rand.New(rand.NewPCG(seed, 24))
+	rng := testenv.Rand(t, 24)
 	pieces := []string{"A", "b", ",", `"`, "\n", "\r\n", " ", "=", "+", "-", "@", "\t", "é", "1"}
 	for i := range 2000 {
 		var sym strings.Builder
@@ -44,7 +42,7 @@ func TestExportRecord(t *testing.T) {
 		line := api.ExportRecord("ETH", "0xa", c, l)
 		recs, err := csv.NewReader(strings.NewReader(line)).ReadAll()
 		if err != nil || len(recs) != 1 || len(recs[0]) != 17 {
-			t.Fatalf("seed %d: %q reads as %q, %v", seed, line, recs, err)
+			t.Fatalf("%q reads as %q, %v", line, recs, err)
 		}
 		r := recs[0]
 		wantSym := l.Symbol
@@ -53,18 +51,18 @@ func TestExportRecord(t *testing.T) {
 		}
 		// encoding/csv reads \r\n inside a quoted field as \n.
 		if r[7] != strings.ReplaceAll(wantSym, "\r\n", "\n") {
-			t.Fatalf("seed %d: symbol %q read back as %q from %q", seed, l.Symbol, r[7], line)
+			t.Fatalf("symbol %q read back as %q from %q", l.Symbol, r[7], line)
 		}
 		scale := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(l.Decimals)), nil))
 		for _, pair := range [][2]int{{9, 10}, {11, 12}} {
 			base, _ := new(big.Rat).SetString(r[pair[0]])
 			dec, ok := new(big.Rat).SetString(r[pair[1]])
 			if !ok || dec.Cmp(new(big.Rat).Quo(base, scale)) != 0 || strings.HasSuffix(r[pair[1]], "0") && strings.Contains(r[pair[1]], ".") {
-				t.Fatalf("seed %d: %s with %d decimals written %s", seed, r[pair[0]], l.Decimals, r[pair[1]])
+				t.Fatalf("%s with %d decimals written %s", r[pair[0]], l.Decimals, r[pair[1]])
 			}
 		}
 		if r[13] != "fee token" || r[14] != "0xh1 0xh2" {
-			t.Fatalf("seed %d: kinds %q, hashes %q", seed, r[13], r[14])
+			t.Fatalf("kinds %q, hashes %q", r[13], r[14])
 		}
 	}
 }

@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"math/big"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -18,8 +17,7 @@ import (
 // uint256-sized amounts, zero and other update times. The seed is
 // printed on failure.
 func TestAppendBalancesJSON(t *testing.T) {
-	seed := testenv.Seed(t)
-	rng := rand.New(rand.NewPCG(seed, 26))
+	rng := testenv.Rand(t, 26)
 	odd := []string{"", "ETH", "0x" + "ab12", `q"b\`, "<a>&", "\t\n\x00\x7f", "é日本🙂", "\u2028", "bad \xff", "T/1"}
 	str := func() string { return odd[rng.IntN(len(odd))] }
 	for n := range 200 {
@@ -44,7 +42,7 @@ func TestAppendBalancesJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := appendBalances(nil, bs); string(got) != string(want) {
-			t.Fatalf("seed %d, %d balances:\n got %s\nwant %s", seed, len(bs), got, want)
+			t.Fatalf("%d balances:\n got %s\nwant %s", len(bs), got, want)
 		}
 	}
 }

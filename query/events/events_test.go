@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,16 +15,15 @@ import (
 )
 
 func TestCursor(t *testing.T) {
-	seed := testenv.Seed(t)
-	rng := rand.New(rand.NewPCG(seed, 1))
+	rng := testenv.Rand(t, 1)
 	for range 1000 {
 		acct, pos := rng.Int64N(1<<40), rng.Int64N(1<<50)
 		c := events.Cursor(acct, pos)
 		if got, err := events.ParseCursor(acct, c); err != nil || got != pos {
-			t.Fatalf("seed %d: ParseCursor(%d, Cursor(%d, %d)) = %d, %v", seed, acct, acct, pos, got, err)
+			t.Fatalf("ParseCursor(%d, Cursor(%d, %d)) = %d, %v", acct, acct, pos, got, err)
 		}
 		if _, err := events.ParseCursor(acct+1, c); !errors.Is(err, events.ErrOtherCursor) {
-			t.Fatalf("seed %d: a cursor of account %d read by %d: %v", seed, acct, acct+1, err)
+			t.Fatalf("a cursor of account %d read by %d: %v", acct, acct+1, err)
 		}
 	}
 	for _, bad := range []string{"", "x", "AQ", "AgEB", events.Cursor(1, 2) + "A", events.Cursor(1, 2) + "=", "!!!!",
@@ -96,8 +94,7 @@ func TestWatcher(t *testing.T) {
 // is byte for byte json.Marshal of its ChangeData, for seeded statement
 // rows whose strings now and then hold bytes JSON escapes.
 func TestChangeJSON(t *testing.T) {
-	seed := testenv.Seed(t)
-	rng := rand.New(rand.NewPCG(seed, 2))
+	rng := testenv.Rand(t, 2)
 	odd := []string{"", "0xab", `"`, `\`, "<&>", "\x00\n", "é", "\u2028", "\xff"}
 	str := func() string { return odd[rng.IntN(len(odd))] + "0x" + odd[rng.IntN(len(odd))] }
 	amount := func() query.Amount { return query.AmountOf(rng.Int64() - rng.Int64()) }
@@ -122,7 +119,7 @@ func TestChangeJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := events.ChangeJSON(c); got != string(want) {
-			t.Fatalf("seed %d:\n got %s\nwant %s", seed, got, want)
+			t.Fatalf("got %s\nwant %s", got, want)
 		}
 	}
 }

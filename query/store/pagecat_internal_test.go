@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,8 +24,7 @@ var pageCatRunes = []rune("0123456789::--PSAL \"\\é日本🙂")
 // multibyte UTF-8 (empty ones too), pages of every size from empty to
 // more than the table holds. The seed is printed on failure.
 func TestPageCatSQLite(t *testing.T) {
-	seed := testenv.Seed(t)
-	rng := rand.New(rand.NewPCG(seed, 28))
+	rng := testenv.Rand(t, 28)
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "pagecat.db"))
 	if err != nil {
@@ -65,14 +63,14 @@ func TestPageCatSQLite(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(v, "P") {
-			t.Fatalf("seed %d, limit %d: %q does not begin with P", seed, limit, v)
+			t.Fatalf("limit %d: %q does not begin with P", limit, v)
 		}
 		var got []doc
 		if err := eachPageDoc(v[1:], func(s string, ok bool) error { got = append(got, doc{s, ok}); return nil }); err != nil {
-			t.Fatalf("seed %d, limit %d: %v", seed, limit, err)
+			t.Fatalf("limit %d: %v", limit, err)
 		}
 		if want := newest[:min(limit, len(newest))]; !slices.Equal(got, want) {
-			t.Fatalf("seed %d, limit %d:\n got %+v\nwant %+v", seed, limit, got, want)
+			t.Fatalf("limit %d:\n got %+v\nwant %+v", limit, got, want)
 		}
 	}
 }

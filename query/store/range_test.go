@@ -206,73 +206,17 @@ func wantTxs(d booksData, r query.Range) []string {
 // balances'. Balances as of a random block or time are what the
 // statement's rows say. The seed is printed on failure.
 func TestRanges(t *testing.T) {
-	seed := testenv.Seed(t)
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
-		rng := rand.New(rand.NewPCG(seed, 24))
+		rng := testenv.Rand(t, 24)
 		d := genBooks(rng)
 		key := putBooks(t, db, d)
 		for i := range 60 {
 			r := genRange(rng, d)
 			size, budget := 1+rng.IntN(9), 1+rng.IntN(40)
-			var got []string
-			var after *query.ChangeCursor
-			for pages := 0; ; pages++ {
-				if pages > 1000 {
-					t.Fatalf("range %d %+v: more than 1000 pages", i, r)
-				}
-				_, page, err := db.SubscriptionChangeRange(ctx, key.AccountID, "ETH", d.addr, r, after, size, budget)
-				if err != nil {
-					t.Fatalf("range %d %+v: %v", i, r, err)
-				}
-				if len(page.Rows) > size {
-					t.Fatalf("range %d: %d rows in a page of %d", i, len(page.Rows), size)
-				}
-				for _, c := range page.Rows {
-					got = append(got, fmt.Sprintf("%d/%s", c.Block, c.Contract))
-					l := query.LabelOf(page.Labels, c.Contract)
-					if want := labelOf(d, c.Contract); l != want {
-						t.Fatalf("row %d/%s: label %+v, want %+v", c.Block, c.Contract, l, want)
-					}
-				}
-				if page.Next == nil {
-					break
-				}
-				after = page.Next
-			}
-			if want := wantChanges(d, r); !slices.Equal(got, want) {
-				t.Fatalf("statement range %d %+v, pages of %d, budget %d:\n got %v\nwant %v", i, r, size, budget, got, want)
-			}
-			// The same through the row-at-a-time read the API pages with.
-			var gotFunc []string
-			after = nil
-			for pages := 0; ; pages++ {
-				if pages > 1000 {
-					t.Fatalf("range %d %+v: more than 1000 pages", i, r)
-				}
-				n := 0
-				_, next, err := db.SubscriptionChangeRangeFunc(ctx, key.AccountID, "ETH", d.addr, r, after, size, budget,
-					func(c *query.BalanceChange, l query.Label) error {
-						n++
-						gotFunc = append(gotFunc, fmt.Sprintf("%d/%s", c.Block, c.Contract))
-						if want := labelOf(d, c.Contract); l != want {
-							t.Fatalf("row %d/%s: label %+v, want %+v", c.Block, c.Contract, l, want)
-						}
-						return nil
-					})
-				if err != nil {
-					t.Fatalf("range %d %+v: %v", i, r, err)
-				}
-				if n > size {
-					t.Fatalf("range %d: %d rows in a page of %d", i, n, size)
-				}
-				if next == nil {
-					break
-				}
-				after = next
-			}
-			if !slices.Equal(gotFunc, got) {
-				t.Fatalf("statement range %d %+v row at a time, pages of %d, budget %d:\n got %v\nwant %v", i, r, size, budget, gotFunc, got)
+			got, gotFunc := readChanges(t, db, key, d, r, size, budget)
+			if want := wantChanges(d, r); !slices.Equal(got, want) || !slices.Equal(gotFunc, want) {
+				t.Fatalf("statement range %d %+v, pages of %d, budget %d:\n got %v\n row at a time %v\nwant %v", i, r, size, budget, got, gotFunc, want)
 			}
 
 			var gotTx []string
@@ -281,7 +225,7 @@ func TestRanges(t *testing.T) {
 				if pages > 1000 {
 					t.Fatalf("range %d %+v: more than 1000 pages", i, r)
 				}
-				_, page, err := db.SubscriptionTxRange(ctx, key.AccountID, "ETH", d.addr, r, tafter, size, budget)
+				_, page, err := db.SubscriptionTxRange(context.Background(), key.AccountID, "ETH", d.addr, r, tafter, size, budget)
 				if err != nil {
 					t.Fatalf("range %d %+v: %v", i, r, err)
 				}
@@ -328,6 +272,69 @@ func TestRanges(t *testing.T) {
 	})
 }
 
+// readChanges reads the statement of d's address in r page by page, at
+// most size rows a page and budget rows read, through both reads
+// (SubscriptionChangeRange, and SubscriptionChangeRangeFunc, which the
+// API pages with), holding each page to size rows and each row's label to
+// d's balances, and returns the rows each read listed, as block/contract.
+func readChanges(t *testing.T, db *store.DB, key query.APIKey, d booksData, r query.Range, size, budget int) (pages, rowAtATime []string) {
+	t.Helper()
+	ctx := context.Background()
+	row := func(c *query.BalanceChange, l query.Label) string {
+		if want := labelOf(d, c.Contract); l != want {
+			t.Fatalf("range %+v: row %d/%s: label %+v, want %+v", r, c.Block, c.Contract, l, want)
+		}
+		return fmt.Sprintf("%d/%s", c.Block, c.Contract)
+	}
+	// read reads one page after the cursor with one of the two reads,
+	// and returns its rows and the next cursor.
+	var lists [2][]string
+	for k, read := range []func(after *query.ChangeCursor) ([]string, *query.ChangeCursor, error){
+		func(after *query.ChangeCursor) ([]string, *query.ChangeCursor, error) {
+			_, page, err := db.SubscriptionChangeRange(ctx, key.AccountID, "ETH", d.addr, r, after, size, budget)
+			var rows []string
+			for i := range page.Rows {
+				rows = append(rows, row(&page.Rows[i], query.LabelOf(page.Labels, page.Rows[i].Contract)))
+			}
+			return rows, page.Next, err
+		},
+		func(after *query.ChangeCursor) ([]string, *query.ChangeCursor, error) {
+			var rows []string
+			_, next, err := db.SubscriptionChangeRangeFunc(ctx, key.AccountID, "ETH", d.addr, r, after, size, budget,
+				func(c *query.BalanceChange, l query.Label) error {
+					rows = append(rows, row(c, l))
+					return nil
+				})
+			return rows, next, err
+		},
+	} {
+		var (
+			all   []string
+			after *query.ChangeCursor
+		)
+		for pages := 0; ; pages++ {
+			if pages > 1000 {
+				t.Fatalf("range %+v: more than 1000 pages", r)
+			}
+			rows, next, err := read(after)
+			if err != nil {
+				t.Fatalf("range %+v: %v", r, err)
+			}
+			if len(rows) > size {
+				t.Fatalf("range %+v: %d rows in a page of %d", r, len(rows), size)
+			}
+			all = append(all, rows...)
+			if next == nil {
+				break
+			}
+			after = next
+		}
+		lists[k] = all
+	}
+	return lists[0], lists[1]
+}
+
+// labelOf is the label d's balances give contract.
 func labelOf(d booksData, contract string) query.Label {
 	for _, b := range d.balances {
 		if b.Contract == contract {
@@ -502,10 +509,9 @@ func cover(t *testing.T, db *store.DB, address string) {
 // a transaction's value and ERC-20 Transfer logs only, as here). Before
 // it, such a range answered an error. The seed is printed on failure.
 func TestTxRangeWithoutDocuments(t *testing.T) {
-	seed := testenv.Seed(t)
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
-		rng := rand.New(rand.NewPCG(seed, 2))
+		rng := testenv.Rand(t, 2)
 		d := genBooks(rng)
 		for i := range d.txs {
 			tx := &d.txs[i]

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -77,15 +76,10 @@ func genAssetBooks(rng *rand.Rand) booksData {
 // where a read of a contract turns to its ids. The seed is printed on
 // failure.
 func TestAssetRanges(t *testing.T) {
-	seed := testenv.Seed(t)
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
-		ctx := context.Background()
-		rng := rand.New(rand.NewPCG(seed, 0xa55e7))
+		rng := testenv.Rand(t, 0xa55e7)
 		d := genAssetBooks(rng)
-		key := booksKey(t, db, d.addr)
-		if err := db.PutStatement(ctx, "ETH", d.changes, nil, d.balances); err != nil {
-			t.Fatal(err)
-		}
+		key := putBooks(t, db, d)
 		for i := range 300 {
 			r := query.Range{HasContract: true, Ascending: rng.IntN(2) == 0}
 			switch j := rng.IntN(len(d.tokens) + 2); {
@@ -114,42 +108,7 @@ func TestAssetRanges(t *testing.T) {
 				budget = 1 + rng.IntN(40) // short pages, each with a token
 			}
 			want := wantChanges(d, r)
-			var got, gotFunc []string
-			var after *query.ChangeCursor
-			for pages := 0; ; pages++ {
-				if pages > 1000 {
-					t.Fatalf("range %d %+v: more than 1000 pages", i, r)
-				}
-				_, page, err := db.SubscriptionChangeRange(ctx, key.AccountID, "ETH", d.addr, r, after, size, budget)
-				if err != nil {
-					t.Fatalf("range %d %+v: %v", i, r, err)
-				}
-				for _, c := range page.Rows {
-					got = append(got, fmt.Sprintf("%d/%s", c.Block, c.Contract))
-				}
-				if page.Next == nil {
-					break
-				}
-				after = page.Next
-			}
-			after = nil
-			for pages := 0; ; pages++ {
-				if pages > 1000 {
-					t.Fatalf("range %d %+v: more than 1000 pages", i, r)
-				}
-				_, next, err := db.SubscriptionChangeRangeFunc(ctx, key.AccountID, "ETH", d.addr, r, after, size, budget,
-					func(c *query.BalanceChange, _ query.Label) error {
-						gotFunc = append(gotFunc, fmt.Sprintf("%d/%s", c.Block, c.Contract))
-						return nil
-					})
-				if err != nil {
-					t.Fatalf("range %d %+v: %v", i, r, err)
-				}
-				if next == nil {
-					break
-				}
-				after = next
-			}
+			got, gotFunc := readChanges(t, db, key, d, r, size, budget)
 			if !slices.Equal(got, want) || !slices.Equal(gotFunc, want) {
 				t.Fatalf("asset range %d %+v, pages of %d, budget %d:\n got %v\n row at a time %v\nwant %v", i, r, size, budget, got, gotFunc, want)
 			}

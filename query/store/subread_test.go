@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strconv"
@@ -25,10 +24,9 @@ import (
 // transactions and statement rows (half the time some without their
 // documents), paged at random sizes. The seed is printed on failure.
 func TestSubscriptionReads(t *testing.T) {
-	seed := testenv.Seed(t)
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
-		rng := rand.New(rand.NewPCG(seed, 26))
+		rng := testenv.Rand(t, 26)
 		alice := newKey(t, db, "alice")
 		bob := newKey(t, db, "bob")
 		var addrs []string
@@ -159,20 +157,9 @@ func TestSubscriptionReads(t *testing.T) {
 				}
 			}
 			size := 1 + rng.IntN(7)
-			var gotTxs []query.Transaction
-			var after *query.TxCursor
-			for {
-				sub, page, err := db.SubscriptionTransactions(ctx, alice.AccountID, "ETH", a, after, size)
-				if !sameSub("SubscriptionTransactions", sub, err) {
-					break
-				}
-				gotTxs = append(gotTxs, page...)
-				if len(page) < size {
-					break
-				}
-				last := page[len(page)-1]
-				after = &query.TxCursor{BlockNumber: last.BlockNumber, Index: last.Index}
-			}
+			gotTxs := txPages(db, alice.AccountID, a, size, func(sub query.Subscription, err error) bool {
+				return sameSub("SubscriptionTransactions", sub, err)
+			})
 			if !reflect.DeepEqual(gotTxs, wantTxs) {
 				t.Fatalf("SubscriptionTransactions of %s (%+v), pages of %d:\n%+v\nwant %+v", a, want, size, gotTxs, wantTxs)
 			}

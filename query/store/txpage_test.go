@@ -38,10 +38,9 @@ func oddString(rng *rand.Rand) string {
 // empty), with rows written before documents existed (read by joins),
 // and not subscribed. The seed is printed on failure.
 func TestTransactionPages(t *testing.T) {
-	seed := testenv.Seed(t)
 	each(t, func(t *testing.T, db *store.DB, _ *testenv.Clock) {
 		ctx := context.Background()
-		rng := rand.New(rand.NewPCG(seed, 27))
+		rng := testenv.Rand(t, 27)
 		alice := newKey(t, db, "alice")
 		bob := newKey(t, db, "bob")
 		a, b := fmt.Sprintf("0x%040x", 0xa1), fmt.Sprintf("0x%040x", 0xb1)
@@ -98,25 +97,15 @@ func TestTransactionPages(t *testing.T) {
 		}
 		sub.Created = time.Time{}
 		for size := 1; size <= len(want)+1; size++ {
-			var (
-				got   []query.Transaction
-				after *query.TxCursor
-			)
-			for {
-				s, page, err := db.SubscriptionTransactions(ctx, alice.AccountID, "ETH", a, after, size)
+			got := txPages(db, alice.AccountID, a, size, func(s query.Subscription, err error) bool {
 				if err != nil {
 					t.Fatalf("pages of %d: %v", size, err)
 				}
 				if s != sub {
 					t.Fatalf("pages of %d: subscription %+v, want %+v", size, s, sub)
 				}
-				got = append(got, page...)
-				if len(page) < size {
-					break
-				}
-				last := page[len(page)-1]
-				after = &query.TxCursor{BlockNumber: last.BlockNumber, Index: last.Index}
-			}
+				return true
+			})
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("pages of %d:\n%+v\nwant %+v", size, got, want)
 			}
@@ -127,4 +116,26 @@ func TestTransactionPages(t *testing.T) {
 			}
 		}
 	})
+}
+
+// txPages reads account's transactions of address, newest first, in pages
+// of size, handing each page's subscription and error to check, which
+// says whether to read on, and returns the transactions read.
+func txPages(db *store.DB, account int64, address string, size int, check func(query.Subscription, error) bool) []query.Transaction {
+	var (
+		got   []query.Transaction
+		after *query.TxCursor
+	)
+	for {
+		sub, page, err := db.SubscriptionTransactions(context.Background(), account, "ETH", address, after, size)
+		if !check(sub, err) {
+			return got
+		}
+		got = append(got, page...)
+		if len(page) < size {
+			return got
+		}
+		last := page[len(page)-1]
+		after = &query.TxCursor{BlockNumber: last.BlockNumber, Index: last.Index}
+	}
 }
