@@ -38,14 +38,7 @@ func BenchmarkBooks(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rounds := 3
-	if v := os.Getenv("WHARF_BENCH_ROUNDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			b.Fatalf("WHARF_BENCH_ROUNDS=%q: want a positive number", v)
-		}
-		rounds = n
-	}
+	rounds := benchRounds(b)
 	for _, d := range testenv.DBs() {
 		b.Run(d.Name, func(b *testing.B) {
 			ctx := context.Background()
@@ -105,8 +98,7 @@ func BenchmarkBooks(b *testing.B) {
 				for _, r := range perRound {
 					vs = append(vs, r[m])
 				}
-				slices.Sort(vs)
-				rps[m] = vs[len(vs)/2]
+				rps[m] = median(vs)
 				b.ReportMetric(rps[m], m)
 			}
 
@@ -174,4 +166,26 @@ func meanCost(cs []cost) cost {
 		m.bytes += c.bytes / float64(len(cs))
 	}
 	return m
+}
+
+// benchRounds is the number of ABBA rounds a benchmark measures its reads
+// in: WHARF_BENCH_ROUNDS, 3 when it is not set.
+func benchRounds(b *testing.B) int {
+	b.Helper()
+	v := os.Getenv("WHARF_BENCH_ROUNDS")
+	if v == "" {
+		return 3
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("WHARF_BENCH_ROUNDS=%q: want a positive number", v)
+	}
+	return n
+}
+
+// median is the median of vs (the upper one of an even count).
+func median(vs []float64) float64 {
+	vs = slices.Clone(vs)
+	slices.Sort(vs)
+	return vs[len(vs)/2]
 }

@@ -111,8 +111,10 @@ func us(d time.Duration) float64 { return d.Seconds() * 1e6 }
 // WHARF_BENCH_PROFILE=DIR it writes the run's CPU profile and the
 // allocation profiles before and after it there:
 //
-//	go tool pprof -top DIR/PostgreSQL-balances.cpu.pprof
-//	go tool pprof -top -sample_index=alloc_space -base DIR/PostgreSQL-balances.allocs-before.pprof DIR/PostgreSQL-balances.allocs.pprof
+//	go tool pprof -top DIR/PostgreSQL-balances-0.cpu.pprof
+//	go tool pprof -top -sample_index=alloc_space -base DIR/PostgreSQL-balances-0.allocs-before.pprof DIR/PostgreSQL-balances-0.allocs.pprof
+//
+// (label: the read and its run's number in the benchmark, from 0).
 func (s *benchServer) measure(label, path string, d time.Duration) (wrkResult, cost) {
 	s.b.Helper()
 	s.run(path, 2*time.Second)
