@@ -3,7 +3,6 @@ package api_test
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"slices"
@@ -54,7 +53,7 @@ func BenchmarkBooks(b *testing.B) {
 			b.Logf("seeded %d statement rows in %v", rows, time.Since(start).Round(time.Second))
 			s := newBenchServer(b, db, d.Name, key.ID, secret)
 			hot := "/v1/chains/ETH/addresses/" + benchdata.Address(1)
-			reads := []struct{ name, path string }{
+			reads := []benchRead{
 				{"constant", "/bench/constant"},
 				{"statement", hot + "/balance_changes"},
 				{"range", hot + "/balance_changes?start_block=" + strconv.Itoa(rows/5) + "&end_block=" + strconv.Itoa(rows*4/5) +
@@ -71,18 +70,9 @@ func BenchmarkBooks(b *testing.B) {
 				s.check(rd.path, key.ID, secret)
 			}
 			for round := range rounds {
-				sum := map[string]float64{}
-				for pass := range 2 {
-					for i := range reads {
-						rd := reads[i]
-						if pass == 1 {
-							rd = reads[len(reads)-1-i]
-						}
-						r, c := s.measure(fmt.Sprintf("%s-%d", rd.name, 2*round+pass), rd.path, 3*time.Second)
-						sum[rd.name] += r.rps / 2
-						costs[rd.name] = append(costs[rd.name], c)
-					}
-				}
+				sum := s.abbaRound(round, reads, func(name string, _ wrkResult, c cost) {
+					costs[name] = append(costs[name], c)
+				})
 				b.Logf("round %d: range/constant %.3f, first-page/range %.3f, balances/balances-at %.3f (constant %.0f, statement %.0f, range %.0f, balances %.0f, balances-at %.0f req/s)",
 					round+1, sum["range"]/sum["constant"], sum["statement"]/sum["range"], sum["balances"]/sum["balances-at"],
 					sum["constant"], sum["statement"], sum["range"], sum["balances"], sum["balances-at"])

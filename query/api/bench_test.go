@@ -35,12 +35,12 @@ func BenchmarkHTTP(b *testing.B) {
 		}
 		s := newBenchServer(b, db, name, keyID, secret)
 		const constant = "/bench/constant"
-		reads := []struct{ name, path string }{
+		reads := []benchRead{
 			{"balances", "/v1/chains/ETH/addresses/" + benchdata.Address(2) + "/balances"},
 			{"transactions", "/v1/chains/ETH/addresses/" + benchdata.Address(1) + "/transactions"},
 			{"statement", "/v1/chains/ETH/addresses/" + benchdata.Address(1) + "/balance_changes"},
 		}
-		all := append([]struct{ name, path string }{{"constant", constant}}, reads...)
+		all := append([]benchRead{{"constant", constant}}, reads...)
 		for _, rd := range all {
 			s.check(rd.path, keyID, secret) // the answer, before measuring it
 		}
@@ -52,20 +52,11 @@ func BenchmarkHTTP(b *testing.B) {
 			costs    = map[string][]cost{}
 		)
 		for round := range rounds {
-			sum := map[string]float64{}
-			for pass := range 2 {
-				for i := range all {
-					rd := all[i]
-					if pass == 1 {
-						rd = all[len(all)-1-i]
-					}
-					r, c := s.measure(fmt.Sprintf("%s-%d", rd.name, 2*round+pass), rd.path, 3*time.Second)
-					b.Logf("%-12s %8.0f req/s  p99 %6.2f ms at saturation; %v", rd.name, r.rps, ms(r.p99), c)
-					sum[rd.name] += r.rps / 2
-					p99s[rd.name] = append(p99s[rd.name], ms(r.p99))
-					costs[rd.name] = append(costs[rd.name], c)
-				}
-			}
+			sum := s.abbaRound(round, all, func(name string, r wrkResult, c cost) {
+				b.Logf("%-12s %8.0f req/s  p99 %6.2f ms at saturation; %v", name, r.rps, ms(r.p99), c)
+				p99s[name] = append(p99s[name], ms(r.p99))
+				costs[name] = append(costs[name], c)
+			})
 			line := fmt.Sprintf("round %d: constant %.0f req/s", round+1, sum["constant"])
 			for _, rd := range reads {
 				ratios[rd.name] = append(ratios[rd.name], sum[rd.name]/sum["constant"])

@@ -256,3 +256,29 @@ func parseWrk(out string) (wrkResult, error) {
 	}
 	return r, nil
 }
+
+// A benchRead is a read a benchmark measures: its name in the figures,
+// and its path.
+type benchRead struct{ name, path string }
+
+// abbaRound measures each read flat out for 3 seconds, in order and then
+// in reverse (ABBA), and returns each read's mean rate over its two runs:
+// a load that drifts over the round cancels out of their ratios. each
+// gets every run's result and cost; round numbers the runs' labels (the
+// names of their profiles).
+func (s *benchServer) abbaRound(round int, reads []benchRead, each func(name string, r wrkResult, c cost)) map[string]float64 {
+	s.b.Helper()
+	sum := map[string]float64{}
+	for pass := range 2 {
+		for i := range reads {
+			rd := reads[i]
+			if pass == 1 {
+				rd = reads[len(reads)-1-i]
+			}
+			r, c := s.measure(fmt.Sprintf("%s-%d", rd.name, 2*round+pass), rd.path, 3*time.Second)
+			sum[rd.name] += r.rps / 2
+			each(rd.name, r, c)
+		}
+	}
+	return sum
+}
