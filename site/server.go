@@ -15,6 +15,12 @@ import (
 	"github.com/wharfhq/wharf/publish"
 )
 
+// DefaultPresignExpiry is how long a presigned URL is valid unless
+// Config.PresignExpiry says otherwise: long enough for a client to follow
+// the redirect (and a slow start to reach the bucket), short enough that a
+// URL copied before its key was revoked stops working soon after.
+const DefaultPresignExpiry = 30 * time.Second
+
 // Config configures a Server. Store is required; every other field has a
 // usable zero value.
 type Config struct {
@@ -39,7 +45,9 @@ type Config struct {
 	// Presign answers canonical downloads with a 302 to a short-lived
 	// presigned URL when the store implements publish.Presigner (S3).
 	Presign bool
-	// PresignExpiry is how long a presigned URL is valid; 0 means 5 minutes.
+	// PresignExpiry is how long a presigned URL is valid; 0 means
+	// DefaultPresignExpiry. Whoever holds the URL can download until then,
+	// even after the credential that obtained it is revoked.
 	PresignExpiry time.Duration
 	// Metrics is where the server registers its collectors and what
 	// /metrics serves; nil makes a registry of the server's own.
@@ -124,7 +132,7 @@ func New(cfg Config) (*Server, error) {
 		s.now = time.Now
 	}
 	if s.expiry <= 0 {
-		s.expiry = 5 * time.Minute
+		s.expiry = DefaultPresignExpiry
 	}
 	if s.minRate <= 0 {
 		s.minRate = 16 << 10

@@ -710,6 +710,17 @@ func TestPresign(t *testing.T) {
 	if _, err := site.New(site.Config{Store: tr.store, Presign: true}); err == nil {
 		t.Error("Presign on a directory store: no error")
 	}
+	t.Run("DefaultExpiry", func(t *testing.T) {
+		url, _ := serve(t, site.Config{Store: presignStore{tr.store}, Auth: cr.db, Now: c.Now, Presign: true})
+		resp, _ := get(t, "GET", url+"/"+k, "Authorization", "Bearer "+cr.alice)
+		loc := resp.Header.Get("Location")
+		if want := fmt.Sprintf("&expires=%d", int(site.DefaultPresignExpiry.Seconds())); !strings.HasSuffix(loc, want) {
+			t.Errorf("presigned without PresignExpiry: %q, want it to end %q", loc, want)
+		}
+		if site.DefaultPresignExpiry > time.Minute {
+			t.Errorf("DefaultPresignExpiry %s: a URL outlives its key's revocation by more than a minute", site.DefaultPresignExpiry)
+		}
+	})
 }
 
 // TestGracefulShutdown: a download in flight when the server is told to

@@ -42,6 +42,7 @@ Example:
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "`ADDR` to listen on", EnvVars: []string{"WHARF_LISTEN"}},
 			dbFlag(),
 			&cli.BoolFlag{Name: "presign", Usage: "answer downloads from S3 with a 302 to a short-lived presigned URL", EnvVars: []string{"WHARF_PRESIGN"}},
+			&cli.DurationFlag{Name: "presign-expiry", Value: site.DefaultPresignExpiry, Usage: "how long (`DURATION`) a presigned URL is valid: it keeps working that long after its key is revoked", EnvVars: []string{"WHARF_PRESIGN_EXPIRY"}},
 			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` for MinIO and other non-AWS stores: a URL (http://127.0.0.1:9000), or host:port for HTTPS", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
 			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the server for the page's commands (default: from each request)", EnvVars: []string{"WHARF_BASE_URL"}},
 			&cli.StringFlag{Name: "session-secret", Usage: "`SECRET` (32+ bytes) signing browser sessions; default: random, so logins end with a restart", EnvVars: []string{"WHARF_SESSION_SECRET"}},
@@ -82,6 +83,9 @@ func serve(c *cli.Context) error {
 	rateKey, err := shell.ParseRate(c.String("rate-key"))
 	if err != nil {
 		return shell.Usagef("serve: --rate-key %q: %w", c.String("rate-key"), err)
+	}
+	if d := c.Duration("presign-expiry"); d <= 0 || d > 7*24*time.Hour {
+		return shell.Usagef("serve: --presign-expiry %s: want more than 0 and at most 168h (S3's limit)", d)
 	}
 	proxies, err := clientip.Parse(c.StringSlice("trusted-proxy"))
 	if err != nil {
@@ -131,6 +135,7 @@ func serve(c *cli.Context) error {
 		Page:             page,
 		Logger:           log,
 		Presign:          c.Bool("presign"),
+		PresignExpiry:    c.Duration("presign-expiry"),
 		Metrics:          reg,
 		RefreshInterval:  c.Duration("refresh"),
 		RateIP:           rate.Limit(rateIP.PerSecond),
