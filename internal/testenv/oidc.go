@@ -121,3 +121,34 @@ func (is *OIDCIssuer) KeyFetches(tb testing.TB) int {
 	}
 	return n
 }
+
+// HoldKeys makes the issuer slow: fetches of its key set wait, without an
+// answer, until ReleaseKeys.
+func (is *OIDCIssuer) HoldKeys(tb testing.TB) { is.post(tb, "/hold") }
+
+// ReleaseKeys lets the fetches HoldKeys holds be answered, and the next
+// ones at once.
+func (is *OIDCIssuer) ReleaseKeys(tb testing.TB) { is.post(tb, "/release") }
+
+// WaitKeysHeld returns once a fetch of the key set is being held (one
+// per call).
+func (is *OIDCIssuer) WaitKeysHeld(tb testing.TB) {
+	tb.Helper()
+	resp, err := http.Get(is.URL + "/held")
+	if err != nil {
+		tb.Fatalf("held: %v", err)
+	}
+	resp.Body.Close()
+}
+
+func (is *OIDCIssuer) post(tb testing.TB, path string) {
+	tb.Helper()
+	resp, err := http.Post(is.URL+path, "text/plain", nil)
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		tb.Fatalf("%s: %s", path, resp.Status)
+	}
+}

@@ -43,9 +43,18 @@ type OIDC struct {
 	// a 10 s timeout.
 	Client *http.Client
 
-	mu    sync.Mutex
-	keys  map[string]any // kid -> *rsa.PublicKey or *ecdsa.PublicKey
-	tried time.Time      // last fetch of the keys, successful or not
+	mu       sync.Mutex
+	keys     map[string]any // kid -> *rsa.PublicKey or *ecdsa.PublicKey
+	tried    time.Time      // start of the last fetch of the keys, successful or not
+	fetching *keyFetch      // the fetch under way, nil when none
+}
+
+// keyFetch is one fetch of the issuer's keys, which every token that needs
+// it waits for.
+type keyFetch struct {
+	done chan struct{} // closed when keys and err are set
+	keys map[string]any
+	err  error
 }
 
 // Check reports a configuration that must not be used: no issuer, or no
@@ -72,26 +81,54 @@ func (o *OIDC) userClaim() string {
 const minKeyRefresh = time.Minute
 
 // key returns the issuer's key of kid, fetching the key set when the kid
-// is unknown (at most once a minute).
+// is unknown (at most once a minute). The fetch runs without the lock,
+// so a slow issuer delays only the tokens that need its answer, and
+// those all wait for the one fetch under way.
 func (o *OIDC) key(ctx context.Context, kid string, now time.Time) (any, error) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if k, ok := o.keys[kid]; ok {
+		o.mu.Unlock()
 		return k, nil
 	}
-	if !o.tried.IsZero() && now.Sub(o.tried) < minKeyRefresh {
-		return nil, fmt.Errorf("oidc: unknown key id %q (keys fetched less than %v ago)", kid, minKeyRefresh)
+	f := o.fetching
+	if f == nil {
+		if !o.tried.IsZero() && now.Sub(o.tried) < minKeyRefresh {
+			o.mu.Unlock()
+			return nil, fmt.Errorf("oidc: unknown key id %q (keys fetched less than %v ago)", kid, minKeyRefresh)
+		}
+		o.tried = now
+		f = &keyFetch{done: make(chan struct{})}
+		o.fetching = f
+		// The fetch outlives a caller that gives up: the others wait
+		// for it. The client's timeout bounds it.
+		go o.fetch(context.WithoutCancel(ctx), f)
 	}
-	o.tried = now
-	keys, err := o.fetchKeys(ctx)
-	if err != nil {
-		return nil, err
+	o.mu.Unlock()
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("oidc: keys of %s: %w", o.Issuer, context.Cause(ctx))
 	}
-	o.keys = keys
-	if k, ok := keys[kid]; ok {
+	if f.err != nil {
+		return nil, f.err
+	}
+	if k, ok := f.keys[kid]; ok {
 		return k, nil
 	}
 	return nil, fmt.Errorf("oidc: unknown key id %q", kid)
+}
+
+// fetch runs f and makes its keys the known ones when it succeeds.
+func (o *OIDC) fetch(ctx context.Context, f *keyFetch) {
+	keys, err := o.fetchKeys(ctx)
+	o.mu.Lock()
+	if err == nil {
+		o.keys = keys
+	}
+	o.fetching = nil
+	o.mu.Unlock()
+	f.keys, f.err = keys, err
+	close(f.done)
 }
 
 func (o *OIDC) client() *http.Client {

@@ -167,3 +167,93 @@ func TestTokenStrictClaims(t *testing.T) {
 		})
 	}
 }
+
+// TestOIDCSlowIssuer: while the keys are being fetched from a slow issuer
+// for a token with an unknown key id, tokens with known key ids are
+// checked at once; and tokens that need a fetch under way wait for that
+// one instead of starting their own or being refused.
+func TestOIDCSlowIssuer(t *testing.T) {
+	ctx := context.Background()
+	is := testenv.NewOIDCIssuer(t)
+	c := testenv.NewClock(time.Now().UTC().Truncate(time.Second))
+	newDB := func(t *testing.T) *auth.DB {
+		db := mustOpen(t, filepath.Join(t.TempDir(), "wharf.db"))
+		db.Now = c.Now
+		db.OIDC = &auth.OIDC{Issuer: is.URL, Audience: "wharf-dl"}
+		mustOrg(t, db, "globex", site.LevelFull)
+		mustUser(t, db, "alice@example.com", "globex")
+		return db
+	}
+	claims := map[string]any{"iss": is.URL, "aud": "wharf-dl", "email": "alice@example.com",
+		"email_verified": true, "iat": c.Now().Unix(), "exp": c.Now().Add(time.Hour).Unix()}
+	known := is.Mint(t, "RS256", "r1", nil, claims)
+	unknownKid := is.Mint(t, "RS256", "zz", nil, claims)
+	const logins = 8
+	tokens := func(db *auth.DB, tok string) chan error {
+		done := make(chan error, logins)
+		for range logins {
+			go func() {
+				_, err := db.Token(ctx, tok)
+				done <- err
+			}()
+		}
+		return done
+	}
+
+	t.Run("KnownKidDuringFetch", func(t *testing.T) {
+		db := newDB(t)
+		if _, err := db.Token(ctx, known); err != nil {
+			t.Fatalf("first token: %v", err)
+		}
+		// Later than the refetch limit, a token of an unknown key id
+		// makes wharf ask the issuer again, and the issuer does not answer.
+		c.Advance(2 * time.Minute)
+		is.HoldKeys(t)
+		defer is.ReleaseKeys(t)
+		unknown := make(chan error, 1)
+		go func() {
+			_, err := db.Token(ctx, unknownKid)
+			unknown <- err
+		}()
+		is.WaitKeysHeld(t)
+		done := tokens(db, known)
+		timeout := time.After(10 * time.Second)
+		for range logins {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("known kid during a slow fetch: %v", err)
+				}
+			case <-timeout:
+				t.Fatal("tokens of a known key id waited for a slow issuer's answer to another token's unknown key id")
+			}
+		}
+		is.ReleaseKeys(t)
+		if err := <-unknown; !errors.Is(err, site.ErrUnauthenticated) {
+			t.Errorf("unknown kid: %v, want ErrUnauthenticated", err)
+		}
+	})
+
+	t.Run("OneFetchForAll", func(t *testing.T) {
+		db := newDB(t)
+		before := is.KeyFetches(t)
+		is.HoldKeys(t)
+		defer is.ReleaseKeys(t)
+		first := tokens(db, known)
+		is.WaitKeysHeld(t)
+		// More tokens whose kid the fetch under way brings: they join
+		// it, none is refused for "keys fetched recently".
+		more := tokens(db, is.Mint(t, "ES256", "e1", nil, claims))
+		is.ReleaseKeys(t)
+		for _, ch := range []chan error{first, more} {
+			for range logins {
+				if err := <-ch; err != nil {
+					t.Errorf("a kid the fetch under way brings: %v", err)
+				}
+			}
+		}
+		if n := is.KeyFetches(t) - before; n != 1 {
+			t.Errorf("%d fetches of the keys for %d tokens that needed one", n, 2*logins)
+		}
+	})
+}

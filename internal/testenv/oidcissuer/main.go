@@ -7,7 +7,9 @@
 // listens. POST /mint with {"alg": "RS256"|"ES256", "kid": "...",
 // "header": {...}, "claims": {...}} answers the signed token; "header"
 // adds or replaces header fields (crit, typ). GET /hits answers how many
-// times the key set was fetched. It stops on SIGTERM or
+// times the key set was fetched. POST /hold makes the key set's answers
+// wait until POST /release (a slow issuer, without a clock); GET /held
+// answers once a fetch of the key set is waiting so. It stops on SIGTERM or
 // when its standard input closes (its test ended).
 package main
 
@@ -25,6 +27,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -69,8 +72,45 @@ func handler(url string, rsaKey *rsa.PrivateKey, ecKey *ecdsa.PrivateKey) http.H
 	mux.HandleFunc("GET /hits", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, hits.Load())
 	})
+	var gate struct {
+		sync.Mutex
+		open chan struct{} // closed by /release; nil when not holding
+	}
+	held := make(chan struct{}, 1024) // one per fetch waiting at the gate
+	mux.HandleFunc("POST /hold", func(w http.ResponseWriter, r *http.Request) {
+		gate.Lock()
+		defer gate.Unlock()
+		if gate.open == nil {
+			gate.open = make(chan struct{})
+		}
+	})
+	mux.HandleFunc("POST /release", func(w http.ResponseWriter, r *http.Request) {
+		gate.Lock()
+		defer gate.Unlock()
+		if gate.open != nil {
+			close(gate.open)
+			gate.open = nil
+		}
+	})
+	mux.HandleFunc("GET /held", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-held:
+		case <-r.Context().Done():
+		}
+	})
 	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
+		gate.Lock()
+		open := gate.open
+		gate.Unlock()
+		if open != nil {
+			held <- struct{}{}
+			select {
+			case <-open:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{
 			{"kid": "r1", "kty": "RSA", "use": "sig", "alg": "RS256", "n": b64(rsaKey.N.Bytes()), "e": b64(big.NewInt(int64(rsaKey.E)).Bytes())},
 			{"kid": "e1", "kty": "EC", "use": "sig", "alg": "ES256", "crv": "P-256", "x": b64(ecRaw[1:33]), "y": b64(ecRaw[33:65])},
