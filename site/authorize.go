@@ -41,11 +41,15 @@ func (s *Server) authorize(w *request, r *http.Request, access string) error {
 // principal finds who the request is authenticated as: the Authorization
 // header (Bearer access token, or Basic with an API key as the user name
 // or password), else the browser session. It is nil for an anonymous
-// request; a header that does not check out is ErrUnauthenticated.
+// request; a header that does not check out, or credentials that can be
+// read more than one way (see ambiguous), are ErrUnauthenticated.
 //
 // With cached, an Authorization header's answer comes from and is kept in
 // s.creds (a browser session has its own recheck).
 func (s *Server) principal(r *http.Request, cached bool) (*Principal, error) {
+	if err := ambiguous(r.Header); err != nil {
+		return nil, err
+	}
 	h := r.Header.Get("Authorization")
 	if cached && h != "" {
 		if p, err, ok := s.creds.get(h); ok {

@@ -30,7 +30,8 @@ const (
 // authRequest answers whether the credentials of r (Authorization header
 // or browser session) may download the artifact the proxy names: 204 when
 // they may, 401 with WWW-Authenticate when they are missing or invalid,
-// 403 when their level is too low or the path is no published artifact.
+// 403 when their level is too low or the path is no artifact, 404 for a
+// file that is no published download (see unpublished).
 // Only artifacts are answered 204: the pointers, short URLs, signatures and
 // checksums are served by the proxies without asking, so a question about
 // one is not from them. It never opens an object: the proxy serves the
@@ -57,11 +58,11 @@ func (s *Server) authRequest(w *request, r *http.Request) error {
 	}
 	version := strings.Split(t.key, "/")[1]
 	if _, ok := snap.manifest.Find(version); !ok {
-		return denied(fmt.Sprintf("version %s has not been published", version))
+		return unpublished(r.Header, fmt.Sprintf("version %s has not been published", version))
 	}
 	a, ok := snap.byKey[t.key]
 	if !ok {
-		return denied("not a published download: " + t.key)
+		return unpublished(r.Header, "not a published download: "+t.key)
 	}
 	// The decision is a download's: counted, audited and limited per
 	// credential as one wharf serves itself; once, not again when nginx
@@ -114,6 +115,19 @@ func askedURI(h http.Header) (string, error) {
 		return fwd[0], nil
 	}
 	return "", badRequest("ask about a path in " + HeaderOriginalURI + " or " + HeaderForwardURI)
+}
+
+// unpublished is the answer about a file of the tree that is no
+// published download: 404, as wharf answers a download of it, so that a
+// proxy does not tell a file that is there (a release being published)
+// from one that is not. Only nginx's first question (auth_request, which
+// turns anything but 2xx, 401 and 403 into 500) gets 403; nginx then asks
+// again (HeaderReplay) for the answer it passes on, which is the 404.
+func unpublished(h http.Header, msg string) error {
+	if h.Get(HeaderReplay) == "" && h.Get(HeaderOriginalURI) != "" {
+		return denied(msg)
+	}
+	return notFound(msg)
 }
 
 // allowed answers 204: the proxy may serve the file.

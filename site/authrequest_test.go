@@ -50,6 +50,12 @@ func TestAuthRequest(t *testing.T) {
 		{"ErrShortAnonymous", "X-Forwarded-Uri", "/x86/engine", "", 403},
 		{"ErrNotPublishedVersion", "X-Original-URI", "/bin/26.9.9/engine-26.9.9-linux-amd64.tar.gz", keyAuth(e.cr.fullKey), 403},
 		{"ErrNotADownload", "X-Original-URI", "/bin/26.1.2/.wharf.lock", keyAuth(e.cr.fullKey), 403},
+		// A file that is no published download is 404, as a download of
+		// it from wharf, except to nginx's auth_request (which passes on
+		// 401 and 403 only, and asks again for the answer it sends).
+		{"ErrNotPublishedVersionCaddy", "X-Forwarded-Uri", "/bin/26.9.9/engine-26.9.9-linux-amd64.tar.gz", keyAuth(e.cr.fullKey), 404},
+		{"ErrNotPublishedNameCaddy", "X-Forwarded-Uri", "/bin/26.1.2/stray-26.1.2-linux-amd64.tar.gz", "", 404},
+		{"ErrNotPublishedName", "X-Original-URI", "/bin/26.1.2/stray-26.1.2-linux-amd64.tar.gz", "", 403},
 		{"ErrOutsideTree", "X-Original-URI", "/bin/26.1.2/%2e%2e/%2e%2e/etc/passwd", keyAuth(e.cr.fullKey), 403},
 		{"ErrNoPath", "", "", keyAuth(e.cr.fullKey), 400},
 	}
