@@ -114,9 +114,11 @@ wharf_pid=$!
 pids+=("$wharf_pid")
 
 hport=$(port) nport=$(port)
+# nginx's per-key limit on but never reached (wharf's is off): a download
+# pays for its count.
 "$wharf" hosting nginx --root "$work/public" --upstream "http://127.0.0.1:$wport" \
   --listen "127.0.0.1:$hport" --cache-dir "$work/cache" --auth-cache "$work/auth-cache" \
-  --access-log off >"$work/hosting.conf"
+  --access-log off --rate-key 1000000/s >"$work/hosting.conf"
 user=""
 if [ "$(id -u)" = 0 ]; then user="user root;"; fi
 cat >"$work/nginx.conf" <<CONF
@@ -153,7 +155,7 @@ pids+=("$nginx_pid")
 pport=$(port)
 "$wharf" hosting nginx --root "$work/public" --upstream "http://127.0.0.1:$wport" \
   --listen "127.0.0.1:$pport" --cache-dir "$work/cache2" --auth-cache "$work/auth-cache2" \
-  --access-log off --pin-latest >"$work/pinned.conf" 2>/dev/null
+  --access-log off --rate-key 1000000/s --pin-latest >"$work/pinned.conf" 2>/dev/null
 mkdir -p "$work/n2"
 sed -e "s|^pid .*|pid $work/nginx2.pid;|" -e "s|error_log .*|error_log $work/nginx2-error.log;|" \
   -e "s|_temp_path $work/|_temp_path $work/n2/|" -e "s|include $work/hosting.conf;|include $work/pinned.conf;|" \

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/site/hosting"
 )
@@ -58,7 +59,8 @@ Example:
 				Flags: append(proxyFlags("`ADDR` nginx listens on (default 80)"),
 					&cli.StringFlag{Name: "cache-dir", Value: "/var/cache/nginx/wharf", Usage: "`DIR` where nginx keeps wharf's latest/preview redirects for a second", EnvVars: []string{"WHARF_HOSTING_CACHE_DIR"}},
 					&cli.StringFlag{Name: "auth-cache", Value: "/run/nginx-wharf-auth", Usage: "`DIR` (tmpfs: its keys hold credentials) where nginx keeps wharf's allowed answers a tenth of a second; off asks wharf for every download", EnvVars: []string{"WHARF_HOSTING_AUTH_CACHE"}},
-					&cli.StringFlag{Name: "access-log", Value: "/var/log/nginx/access.log", Usage: "nginx's access log `FILE` (written without the basic-auth user, which holds API keys)", EnvVars: []string{"WHARF_HOSTING_ACCESS_LOG"}}),
+					&cli.StringFlag{Name: "access-log", Value: "/var/log/nginx/access.log", Usage: "nginx's access log `FILE` (written without the basic-auth user, which holds API keys)", EnvVars: []string{"WHARF_HOSTING_ACCESS_LOG"}},
+					&cli.StringFlag{Name: "rate-key", Value: "10/s", Usage: "downloads per API key or user wharf allowed, counted by nginx (its cached answers too): wharf serve's --rate-key, `RATE` = N/s, N/m or N/h (0: no limit)", EnvVars: []string{"WHARF_HOSTING_RATE_KEY"}}),
 				Action: func(c *cli.Context) error { return hostingProxy(c, hosting.Nginx) },
 			},
 			{
@@ -149,6 +151,11 @@ func hostingProxy(c *cli.Context, render func(w io.Writer, o hosting.Options) er
 		o.CacheDir = c.String("cache-dir")
 		o.AccessLog = c.String("access-log")
 		o.AuthCache = c.String("auth-cache")
+		r, err := shell.ParseRate(c.String("rate-key"))
+		if err != nil {
+			return shell.Usagef("%s: --rate-key %q: %w", name, c.String("rate-key"), err)
+		}
+		o.KeyRate, o.KeyBurst = r.PerSecond, r.Burst
 	}
 	if err := render(c.App.Writer, o); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -275,24 +282,40 @@ func readHistory(c *cli.Context, root string, local bool) (*publish.Manifest, er
 	return nil, nil
 }
 
-// noSymlinks refuses a tree that holds a symbolic link: a static server
-// that follows it (Caddy) could serve a file from outside the tree, or a
-// non-public file under a public name.
+// noSymlinks refuses a tree that holds a symbolic link, naming every one
+// (the first 20): Caddy's file_server follows them, out of the tree too,
+// and has no setting to refuse them when it serves; wharf publish never
+// writes one.
 func noSymlinks(root string) error {
 	// The root itself may be a link (/srv/public -> /data/public).
-	root, err := filepath.EvalSymlinks(root)
+	real, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return err
 	}
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	var links []string
+	err = filepath.WalkDir(real, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("the tree holds a symbolic link, %s, which Caddy would follow: remove it (wharf publish never writes one)", path)
+			rel, _ := filepath.Rel(real, path)
+			links = append(links, filepath.ToSlash(rel))
 		}
 		return nil
 	})
+	switch {
+	case err != nil:
+		return err
+	case len(links) == 0:
+		return nil
+	}
+	shown := links[:min(len(links), 20)]
+	more := ""
+	if len(links) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(links)-len(shown))
+	}
+	return fmt.Errorf("the tree %s holds %d symbolic links, which Caddy would follow (out of the tree too): %s%s; remove them (wharf publish never writes one)",
+		root, len(links), strings.Join(shown, ", "), more)
 }
 
 // hostingPolicy prints the bucket policy.

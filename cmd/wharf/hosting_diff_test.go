@@ -105,9 +105,17 @@ type diffTree struct {
 	bySize  map[int][]*fileEntry
 	paths   []string // base request paths
 	newConf string
+	db      string
+	// secret holds each credential's value by name (basic-key, full-key,
+	// revoked-key, basic-token, full-token, basic-session, full-session,
+	// logged-out-session), and ids the key ids of the two live keys.
+	secret map[string]string
+	ids    map[string]string
 }
 
-func newDiffTree(t *testing.T) *diffTree {
+// newDiffTree publishes the tree and starts wharf serve over it, with
+// serveArgs after the suite's own flags (no limits by default).
+func newDiffTree(t *testing.T, serveArgs ...string) *diffTree {
 	t.Helper()
 	dir := t.TempDir()
 	d := &diffTree{store: filepath.Join(dir, "public")}
@@ -121,15 +129,23 @@ func newDiffTree(t *testing.T) *diffTree {
 	db := filepath.Join(dir, "wharf.db")
 	mustRun(t, "org", "create", "acme", "--level", "basic", "--db", db)
 	mustRun(t, "org", "create", "globex", "--level", "full", "--db", db)
-	basicKey := lastLine(mustRun(t, "apikey", "create", "--org", "acme", "--db", db))
-	fullKey := lastLine(mustRun(t, "apikey", "create", "--org", "globex", "--db", db))
-	out := mustRun(t, "apikey", "create", "--org", "globex", "--db", db)
-	revoked := lastLine(out)
-	m := regexp.MustCompile(`API key (\S+) for`).FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("apikey create printed no id:\n%s", out)
+	d.db, d.ids = db, map[string]string{}
+	keyID := func(out string) string {
+		m := regexp.MustCompile(`API key (\S+) for`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("apikey create printed no id:\n%s", out)
+		}
+		return m[1]
 	}
-	mustRun(t, "apikey", "revoke", m[1], "--db", db)
+	out := mustRun(t, "apikey", "create", "--org", "acme", "--db", db)
+	basicKey := lastLine(out)
+	d.ids["basic-key"] = keyID(out)
+	out = mustRun(t, "apikey", "create", "--org", "globex", "--db", db)
+	fullKey := lastLine(out)
+	d.ids["full-key"] = keyID(out)
+	out = mustRun(t, "apikey", "create", "--org", "globex", "--db", db)
+	revoked := lastLine(out)
+	mustRun(t, "apikey", "revoke", keyID(out), "--db", db)
 	mustRun(t, "user", "add", "bob", "--org", "acme", "--db", db)
 	mustRun(t, "user", "add", "alice", "--org", "globex", "--db", db)
 	bob := lastLine(mustRun(t, "token", "create", "--user", "bob", "--db", db))
@@ -146,12 +162,12 @@ func newDiffTree(t *testing.T) *diffTree {
 		{"malformed", []string{"Authorization: Basic !!!"}, levelAnon},
 		{"other-scheme", []string{"Authorization: Digest " + fullKey}, levelAnon},
 		{"full-key-in-cookie", []string{"Cookie: wharf_session=" + fullKey}, levelAnon},
-		{"basic-then-full", []string{basic(basicKey + ":"), basic(fullKey + ":")}, levelBasic},
+		{"basic-then-full", []string{basic(basicKey + ":"), basic(fullKey + ":")}, levelAnon}, // refused: which one is meant?
 		{"revoked-then-full", []string{basic(revoked + ":"), "Authorization: Bearer " + alice}, levelAnon},
 	}
 	addr := testenv.FreeAddr(t)
 	d.wharf = addr
-	startServe(t, "--store", d.store, "--listen", addr, "--db", db, "--refresh", "0", "--rate-ip", "0", "--rate-key", "0", "--log-level", "error")
+	startServe(t, append([]string{"--store", d.store, "--listen", addr, "--db", db, "--refresh", "0", "--rate-ip", "0", "--rate-key", "0", "--log-level", "error"}, serveArgs...)...)
 	// Browser sessions: of a basic and a full key, and one logged out.
 	basicSession, _ := diffLogin(t, "http://"+addr, basicKey, false)
 	fullSession, _ := diffLogin(t, "http://"+addr, fullKey, false)
@@ -161,6 +177,8 @@ func newDiffTree(t *testing.T) *diffTree {
 		diffCred{"full-session", []string{"Cookie: " + site.SessionCookie + "=" + fullSession}, levelFull},
 		diffCred{"logged-out-session", []string{"Cookie: " + site.SessionCookie + "=" + outSession}, levelAnon},
 	)
+	d.secret = map[string]string{"basic-key": basicKey, "full-key": fullKey, "revoked-key": revoked, "basic-token": bob, "full-token": alice,
+		"basic-session": basicSession, "full-session": fullSession, "logged-out-session": outSession}
 	return d
 }
 
@@ -665,6 +683,9 @@ func (d *diffTree) check(v variant, w, p rawResponse, st *diffStats) []string {
 			out = append(out, fmt.Sprintf("proxy %d with the bytes of %v, which wharf refuses %s", p.status, names, v.cred.name))
 		}
 	}
+	if msg := wharfOwn(p); msg != "" {
+		out = append(out, msg)
+	}
 	if w.status/100 == 2 {
 		st.wharf2xx++
 	}
@@ -691,6 +712,23 @@ func (d *diffTree) check(v variant, w, p rawResponse, st *diffStats) []string {
 		}
 	}
 	return out
+}
+
+// wharfOwn says how a proxy's answer is one of wharf's operational
+// endpoints' (rule 3), or "": the auth endpoint's 204 (nothing a proxy
+// serves is one), /metrics' series, /healthz's report.
+func wharfOwn(p rawResponse) string {
+	switch {
+	case p.status == http.StatusNoContent:
+		return "proxy 204: the auth endpoint's answer reached the client"
+	case p.status/100 != 2:
+		return ""
+	case bytes.Contains(p.body, []byte("# TYPE wharf_")):
+		return "proxy 2xx with wharf's /metrics"
+	case bytes.Contains(p.body, []byte(`{"status":"ok"`)):
+		return "proxy 2xx with wharf's /healthz"
+	}
+	return ""
 }
 
 // runDiff sends n variants of the seed to wharf and to each proxy, four
@@ -754,6 +792,20 @@ func (d *diffTree) runDiff(t *testing.T, seed uint64, n int, proxies map[string]
 	}
 }
 
+// proxy starts nginx or Caddy as wharf hosting configures them for the
+// tree (nginx: its caches in temporary directories, no access log and no
+// limit of its own unless extra says so).
+func (d *diffTree) proxy(t *testing.T, kind string, extra ...string) *testenv.Proxy {
+	t.Helper()
+	addr := testenv.FreeAddr(t)
+	args := []string{"hosting", kind, "--root", d.store, "--upstream", "http://" + d.wharf, "--listen", addr, "--config", d.newConf}
+	if kind == "nginx" {
+		args = append(args, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--auth-cache", filepath.Join(t.TempDir(), "auth"), "--access-log", "off", "--rate-key", "0")
+		return testenv.NewNginx(t, addr, mustRun(t, append(args, extra...)...))
+	}
+	return testenv.NewCaddy(t, addr, mustRun(t, append(args, extra...)...))
+}
+
 // TestHostingDifferential is the differential conformance suite against
 // the real nginx and Caddy. Caddy runs over the tree as wharf hosting
 // caddy accepts it (no symbolic link: it refuses to print a configuration
@@ -765,15 +817,7 @@ func TestHostingDifferential(t *testing.T) {
 	d := newDiffTree(t)
 	n, seed := diffVariants(t), diffSeed(t)
 	t.Logf("seed %d, %d variants per proxy (WHARF_HOSTING_SEED, WHARF_HOSTING_VARIANTS)", seed, n)
-	proxy := func(kind string, extra ...string) *testenv.Proxy {
-		addr := testenv.FreeAddr(t)
-		args := []string{"hosting", kind, "--root", d.store, "--upstream", "http://" + d.wharf, "--listen", addr, "--config", d.newConf}
-		if kind == "nginx" {
-			args = append(args, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--auth-cache", filepath.Join(t.TempDir(), "auth"), "--access-log", "off")
-			return testenv.NewNginx(t, addr, mustRun(t, append(args, extra...)...))
-		}
-		return testenv.NewCaddy(t, addr, mustRun(t, append(args, extra...)...))
-	}
+	proxy := func(kind string, extra ...string) *testenv.Proxy { return d.proxy(t, kind, extra...) }
 	// Each proxy twice: asking wharf for latest and preview short URLs,
 	// and with them written in (--pin-latest).
 	caddy, caddyPinned := proxy("caddy"), proxy("caddy", "--pin-latest")

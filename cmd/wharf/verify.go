@@ -178,5 +178,10 @@ func verifyTree(c *cli.Context, pub *ecdsa.PublicKey, dir string) error {
 			return fmt.Errorf("verify %s: INVALID: the channel record names %s, which %s does not list", dir, v, publish.KeyManifest)
 		}
 	}
+	// A link is no file wharf published, and Caddy serves what it points to.
+	if err := noSymlinks(dir); err != nil {
+		return fmt.Errorf("verify %s: INVALID: %w", dir, err)
+	}
+	fmt.Fprintf(c.App.Writer, "%s: no symbolic link\n", dir)
 	return nil
 }

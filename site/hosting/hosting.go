@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -65,6 +66,12 @@ type Options struct {
 	// Artifacts are every artifact the tree may hold, with its access
 	// class; see Artifacts.
 	Artifacts []publish.ArtifactSpec
+	// KeyRate is the downloads per second nginx allows each key or user
+	// wharf allowed them for, in bursts of up to KeyBurst: wharf serve's
+	// --rate-key, which answers behind nginx's auth cache count only the
+	// first of. 0: no limit in nginx.
+	KeyRate  float64
+	KeyBurst int
 	// Latest and Preview, when set, are the releases the tree's pointers
 	// named when the configuration was generated (wharf hosting
 	// --pin-latest): the proxy answers their short URLs itself, at the
@@ -131,9 +138,16 @@ type build struct {
 // templateData is what the nginx and Caddy templates are rendered with.
 type templateData struct {
 	Root, Upstream, UpstreamHost, Listen, ServerName, CacheDir string
-	AccessLog, AuthCache, SessionCookie, PrincipalVar          string // nginx
-	Address, Bind                                              string // Caddy
-	AuthPath                                                   string
+	AccessLog, AuthCache, PrincipalVar                         string // nginx
+	// KeyRate is nginx's limit_req rate ("10r/s"), "" for none; KeyBurst
+	// the requests it lets through at once beyond the first.
+	KeyRate  string
+	KeyBurst int
+	// IndexPolicy is the Content-Security-Policy of the published
+	// index.html.
+	IndexPolicy   string
+	Address, Bind string // Caddy
+	AuthPath      string
 	// Header is the header the proxy names the asked path in (fixed per
 	// proxy kind); HeaderOther the other one, which it removes;
 	// HeaderReplay marks nginx's second question about a refusal.
@@ -179,24 +193,28 @@ func (o Options) data() (*templateData, error) {
 		}
 	}
 	d := &templateData{
-		Root:          filepath.Clean(o.Root),
-		Upstream:      u.Scheme + "://" + u.Host,
-		UpstreamHost:  host,
-		Listen:        o.Listen,
-		ServerName:    o.ServerName,
-		CacheDir:      o.CacheDir,
-		AccessLog:     o.AccessLog,
-		AuthCache:     o.AuthCache,
-		SessionCookie: site.SessionCookie,
-		PrincipalVar:  strings.ReplaceAll(strings.ToLower(site.HeaderPrincipal), "-", "_"),
-		AuthPath:      site.AuthPath,
-		VersionRE:     versionRE,
-		FileNameRE:    fileNameRE,
-		HeaderReplay:  site.HeaderReplay,
-		Immutable:     publish.CacheImmutable,
-		Private:       publish.CachePrivate,
-		Revalidate:    publish.CacheRevalidate,
+		Root:         filepath.Clean(o.Root),
+		Upstream:     u.Scheme + "://" + u.Host,
+		UpstreamHost: host,
+		Listen:       o.Listen,
+		ServerName:   o.ServerName,
+		CacheDir:     o.CacheDir,
+		AccessLog:    o.AccessLog,
+		AuthCache:    o.AuthCache,
+		IndexPolicy:  IndexPolicy,
+		PrincipalVar: strings.ReplaceAll(strings.ToLower(site.HeaderPrincipal), "-", "_"),
+		AuthPath:     site.AuthPath,
+		VersionRE:    versionRE,
+		FileNameRE:   fileNameRE,
+		HeaderReplay: site.HeaderReplay,
+		Immutable:    publish.CacheImmutable,
+		Private:      publish.CachePrivate,
+		Revalidate:   publish.CacheRevalidate,
 	}
+	if o.KeyRate < 0 || o.KeyBurst < 0 {
+		return nil, fmt.Errorf("the key rate %v in bursts of %d is negative", o.KeyRate, o.KeyBurst)
+	}
+	d.KeyRate, d.KeyBurst = nginxRate(o.KeyRate, o.KeyBurst)
 	if d.Listen == "" {
 		d.Listen = "80"
 	}
@@ -267,6 +285,28 @@ func (o Options) data() (*templateData, error) {
 		d.Pins, d.PinnedPreview = append(d.Pins, p...), o.Preview.Version
 	}
 	return d, nil
+}
+
+// IndexPolicy is the Content-Security-Policy the proxies send with the
+// published index.html: the page wharf serves itself gets the same, but
+// the static page carries its stylesheet inline.
+const IndexPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// nginxRate writes a rate per second and a burst (a token bucket of that
+// many) as nginx's limit_req counts them: requests per second, or per
+// minute when that is not whole, never below 1r/m; the burst is what it
+// lets through beyond the first. 0 is no limit ("").
+func nginxRate(perSecond float64, burst int) (string, int) {
+	if perSecond <= 0 {
+		return "", 0
+	}
+	if burst < 1 {
+		burst = 1
+	}
+	if perSecond >= 1 && perSecond == math.Trunc(perSecond) {
+		return fmt.Sprintf("%dr/s", int64(perSecond)), burst - 1
+	}
+	return fmt.Sprintf("%dr/m", max(1, int64(math.Round(perSecond*60)))), burst - 1
 }
 
 // Nginx writes the nginx configuration of o: an http-level file for

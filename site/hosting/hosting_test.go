@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -45,6 +46,43 @@ func defaultOptions() hosting.Options {
 		Listen:     "80",
 		ServerName: "dl.example.com",
 		Artifacts:  hosting.Artifacts(publish.DefaultConfig(), nil),
+		KeyRate:    10, // wharf serve's --rate-key 10/s
+		KeyBurst:   10,
+	}
+}
+
+// TestNginxKeyRate: wharf's --rate-key as nginx's limit_req counts it
+// (per second, or per minute when that is not whole; the burst beyond the
+// first request), and no limit at all for 0.
+func TestNginxKeyRate(t *testing.T) {
+	for _, tt := range []struct {
+		rate  float64
+		burst int
+		want  []string // in the configuration; nil: no limit_req
+	}{
+		{10, 10, []string{"rate=10r/s;", "burst=9 nodelay;"}},
+		{1, 1, []string{"rate=1r/s;", "burst=0 nodelay;"}},
+		{0.5, 30, []string{"rate=30r/m;", "burst=29 nodelay;"}},
+		{1.0 / 3600, 1, []string{"rate=1r/m;", "burst=0 nodelay;"}},
+		{0, 0, nil},
+	} {
+		t.Run(fmt.Sprint(tt.rate), func(t *testing.T) {
+			o := defaultOptions()
+			o.KeyRate, o.KeyBurst = tt.rate, tt.burst
+			var buf bytes.Buffer
+			if err := hosting.Nginx(&buf, o); err != nil {
+				t.Fatal(err)
+			}
+			conf := buf.String()
+			if tt.want == nil && strings.Contains(conf, "limit_req") {
+				t.Errorf("rate 0: the configuration limits")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(conf, w) {
+					t.Errorf("rate %v, burst %d: no %q in the configuration", tt.rate, tt.burst, w)
+				}
+			}
+		})
 	}
 }
 
@@ -145,6 +183,7 @@ func TestOptionErrors(t *testing.T) {
 		{"UpstreamNotURL", func(o *hosting.Options) { o.Upstream = "127.0.0.1:8080" }},
 		{"UpstreamWithPath", func(o *hosting.Options) { o.Upstream = "http://127.0.0.1:8080/wharf" }},
 		{"ServerNameWithBrace", func(o *hosting.Options) { o.ServerName = "a}b" }},
+		{"NegativeKeyRate", func(o *hosting.Options) { o.KeyRate = -1 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := defaultOptions()
