@@ -181,13 +181,14 @@ func serverOptionsFrom(c *cli.Context) (serverOptions, error) {
 
 // newServer opens the database and builds the API server.
 func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOptions, chains []chain) (*server, error) {
-	db, err := store.Open(ctx, dsn, store.WithMaxSubscriptions(o.maxSubscriptions), store.WithMaxWebhooks(o.events.maxEndpoints))
-	if err != nil {
-		return nil, err
-	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		buildinfo.Read().Collector("addrd"))
+	db, err := store.Open(ctx, dsn, store.WithMaxSubscriptions(o.maxSubscriptions), store.WithMaxWebhooks(o.events.maxEndpoints),
+		store.WithQuarantine(quarantineLog(log, reg)))
+	if err != nil {
+		return nil, err
+	}
 	names := make([]string, len(chains))
 	for i, c := range chains {
 		names[i] = c.Name

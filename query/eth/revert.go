@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
+
+	"github.com/wharfhq/wharf/query"
 )
 
 // Selectors of the revert data Solidity writes.
@@ -36,8 +38,14 @@ var panicCodes = map[uint64]string{
 // such as "execution reverted" or "out of gas") and the revert data
 // (output): the message of an Error(string); "Panic(0x11): arithmetic
 // underflow or overflow" for a Panic(uint256); the data in 0x-hex when
-// it is neither; errText when there is no data.
+// it is neither; errText when there is no data. The contract and the
+// node choose its bytes: it is query.ChainText of at most
+// query.MaxReason characters.
 func RevertReason(errText string, output []byte) string {
+	return query.ChainText(revertReason(errText, output), query.MaxReason)
+}
+
+func revertReason(errText string, output []byte) string {
 	switch {
 	case len(output) == 0:
 		return errText
@@ -60,21 +68,27 @@ func RevertReason(errText string, output []byte) string {
 // abiString decodes an ABI-encoded string argument; false when b does
 // not hold one, or it is not UTF-8.
 func abiString(b []byte) (string, bool) {
-	if len(b) < 64 {
+	s, ok := abiBytes(b)
+	if !ok || !utf8.Valid(s) {
 		return "", false
+	}
+	return string(s), true
+}
+
+// abiBytes decodes an ABI-encoded bytes or string argument; false when b
+// does not hold one: an offset or a length that points outside b.
+func abiBytes(b []byte) ([]byte, bool) {
+	if len(b) < 64 {
+		return nil, false
 	}
 	off := new(big.Int).SetBytes(b[:32])
 	if !off.IsUint64() || off.Uint64() > uint64(len(b))-32 {
-		return "", false
+		return nil, false
 	}
 	o := off.Uint64()
 	n := new(big.Int).SetBytes(b[o : o+32])
 	if !n.IsUint64() || n.Uint64() > uint64(len(b))-o-32 {
-		return "", false
+		return nil, false
 	}
-	s := b[o+32 : o+32+n.Uint64()]
-	if !utf8.Valid(s) {
-		return "", false
-	}
-	return string(s), true
+	return b[o+32 : o+32+n.Uint64()], true
 }

@@ -696,7 +696,7 @@ func (s *Source) readTokenMeta(ctx context.Context, queries []query.BalanceQuery
 				return s.unavailable(ctx, "eth_call", err)
 			}
 		}
-		m.Symbol, m.Name = decodeSymbol(answer(0)), decodeSymbol(answer(1))
+		m.Symbol, m.Name = decodeSymbol(answer(0), query.MaxSymbol), decodeSymbol(answer(1), query.MaxName)
 		if d := answer(2); len(d) >= 32 {
 			if n := new(big.Int).SetBytes(d[:32]); n.IsUint64() && n.Uint64() <= 255 {
 				m.Decimals = int(n.Uint64())
@@ -727,24 +727,17 @@ func (s *Source) Token(ctx context.Context, contract string) (query.TokenMeta, e
 }
 
 // decodeSymbol decodes an ABI string, or the bytes32 some old tokens
-// return (a symbol or a name).
-func decodeSymbol(b []byte) string {
+// return (a symbol or a name), as query.ChainText of at most max
+// characters: a contract may answer anything; "" when it is neither.
+func decodeSymbol(b []byte, max int) string {
 	if len(b) == 32 {
-		return string(bytes.TrimRight(b, "\x00"))
+		return query.ChainText(string(bytes.TrimRight(b, "\x00")), max)
 	}
-	if len(b) < 64 {
+	s, ok := abiBytes(b)
+	if !ok {
 		return ""
 	}
-	off := new(big.Int).SetBytes(b[:32])
-	if !off.IsUint64() || off.Uint64()+32 > uint64(len(b)) {
-		return ""
-	}
-	o := off.Uint64()
-	n := new(big.Int).SetBytes(b[o : o+32])
-	if !n.IsUint64() || o+32+n.Uint64() > uint64(len(b)) {
-		return ""
-	}
-	return strings.ToValidUTF8(string(b[o+32:o+32+n.Uint64()]), "")
+	return query.ChainText(string(s), max)
 }
 
 // batch sends calls in batches of at most BatchSize. Errors of single

@@ -148,7 +148,7 @@ func (s *Source) callTraces(ctx context.Context, b query.SourceBlock) ([]query.I
 			// top-level call carries the reason.
 			failed = RevertReason(t.Result.Error, t.Result.Output.bytes())
 			top := query.InternalMove{TxHash: hash, Kind: query.KindTransaction, From: addrLower(t.Result.From),
-				CallType: strings.ToUpper(t.Result.Type), Error: failed}
+				CallType: callType(t.Result.Type), Error: failed}
 			if t.Result.To != nil {
 				top.To = addrLower(*t.Result.To)
 			}
@@ -191,7 +191,7 @@ func walkFrames(out []query.InternalMove, hash string, parent []int, failed stri
 			to = addrLower(*f.To)
 		}
 		from := addrLower(f.From)
-		typ := strings.ToUpper(f.Type)
+		typ := callType(f.Type)
 		mv := query.InternalMove{TxHash: hash, From: from, To: to, Amount: value, CallType: typ, Error: errText}
 		switch typ {
 		case "CALL":
@@ -362,14 +362,20 @@ func (s *Source) parityTraces(ctx context.Context, b query.SourceBlock) ([]query
 
 // parityCallType is the call type of a trace_block entry, spelled as
 // geth's callTracer spells it (CALL, DELEGATECALL, CREATE, SELFDESTRUCT...).
-func parityCallType(typ, callType string) string {
+func parityCallType(typ, ct string) string {
 	switch typ {
 	case "call":
-		return strings.ToUpper(callType)
+		return callType(ct)
 	case "suicide":
 		return "SELFDESTRUCT"
 	}
-	return strings.ToUpper(typ) // create (trace_block does not tell CREATE2), reward
+	return callType(typ) // create (trace_block does not tell CREATE2), reward
+}
+
+// callType is a trace frame's type as the node spells it, in capitals:
+// the node's string, made query.ChainText.
+func callType(typ string) string {
+	return query.ChainText(strings.ToUpper(typ), query.MaxCallType)
 }
 
 // tracePath writes a trace address as a call path: "0.2.1".

@@ -139,12 +139,19 @@ func (db *DB) PutBalances(ctx context.Context, balances []query.Balance) error {
 	if err := validate(nil, balances); err != nil {
 		return wrap("put balances", err)
 	}
-	return wrap("put balances", db.tx(ctx, func(tx bun.Tx) error { return db.putBalances(ctx, tx, balances) }))
+	q := db.newQuarantine()
+	return wrap("put balances", db.tell(q, db.tx(ctx, func(tx bun.Tx) error { return db.putBalances(ctx, tx, balances, q) })))
 }
 
-func (db *DB) putBalances(ctx context.Context, tx bun.IDB, balances []query.Balance) error {
+// putBalances upserts balances, their fields made storable (q collects
+// and records those it changed).
+func (db *DB) putBalances(ctx context.Context, tx bun.IDB, balances []query.Balance, q *quarantine) error {
 	if len(balances) == 0 {
 		return nil
+	}
+	balances = q.scrubBalances(balances)
+	if err := q.record(ctx, tx); err != nil {
+		return err
 	}
 	rows := make([]balanceRow, 0, len(balances))
 	for _, b := range balances {

@@ -85,21 +85,22 @@ func (db *DB) StoreBlocks(ctx context.Context, chain string, blocks []query.Bloc
 		return wrap("store blocks", err)
 	}
 	heads = lastHeads(heads)
-	return wrap("store blocks", db.eventTx(ctx, func(tx bun.Tx) error {
+	q := db.newQuarantine()
+	return wrap("store blocks", db.tell(q, db.eventTx(ctx, func(tx bun.Tx) error {
 		if err := putBlocks(ctx, tx, chain, blocks); err != nil {
 			return err
 		}
-		if err := db.putTransactions(ctx, tx, chain, txs); err != nil {
+		if err := db.putTransactions(ctx, tx, chain, txs, q); err != nil {
 			return err
 		}
-		if err := db.putBalances(ctx, tx, balances); err != nil {
+		if err := db.putBalances(ctx, tx, balances, q); err != nil {
 			return err
 		}
 		if err := db.putStatement(ctx, tx, chain, changes, heads); err != nil {
 			return err
 		}
 		return db.setCheckpoint(ctx, tx, chain, blocks[len(blocks)-1].Block)
-	}))
+	})))
 }
 
 // lastHeads keeps the last of the heads of each asset (one statement may

@@ -286,12 +286,13 @@ func (db *DB) PutStatement(ctx context.Context, chain string, changes []query.Ba
 	if err := validate(nil, balances); err != nil {
 		return wrap("put statement", err)
 	}
-	return wrap("put statement", db.eventTx(ctx, func(tx bun.Tx) error {
+	q := db.newQuarantine()
+	return wrap("put statement", db.tell(q, db.eventTx(ctx, func(tx bun.Tx) error {
 		if err := db.putStatement(ctx, tx, chain, changes, heads); err != nil {
 			return err
 		}
-		return db.putBalances(ctx, tx, balances)
-	}))
+		return db.putBalances(ctx, tx, balances, q)
+	})))
 }
 
 func (db *DB) putStatement(ctx context.Context, tx bun.IDB, chain string, changes []query.BalanceChange, heads []query.StatementHead) error {

@@ -48,6 +48,8 @@ type DB struct {
 	rand     io.Reader
 	// maxSubscriptions bounds the subscriptions of an account; 0: none.
 	maxSubscriptions int
+	// quarantined is told of each field stored changed (quarantine.go).
+	quarantined func(query.Quarantined)
 	// maxWebhooks bounds the webhook endpoints of an account; 0: none.
 	maxWebhooks int
 	// onEvents is called after a commit that may have written events.

@@ -307,8 +307,9 @@ func (db *DB) StoreBackfill(ctx context.Context, chain string, job query.Backfil
 		return wrap("store backfill", fmt.Errorf("next %d not below the job's %d", next, job.Next))
 	}
 	done := next < int64(job.Low)
-	return wrap("store backfill", db.eventTx(ctx, func(tx bun.Tx) error {
-		if err := db.putTransactions(ctx, tx, chain, txs); err != nil {
+	q := db.newQuarantine()
+	return wrap("store backfill", db.tell(q, db.eventTx(ctx, func(tx bun.Tx) error {
+		if err := db.putTransactions(ctx, tx, chain, txs, q); err != nil {
 			return err
 		}
 		if err := db.putStatement(ctx, tx, chain, changes, nil); err != nil {
@@ -335,7 +336,7 @@ func (db *DB) StoreBackfill(ctx context.Context, chain string, job query.Backfil
 		// The addresses whose backfill ended are ACTIVE: in the feed.
 		slices.Sort(ended)
 		return db.stateEvents(ctx, tx, chain, ended, job.Next)
-	}))
+	})))
 }
 
 // The columns of a requester's subscription with its state, and the

@@ -286,15 +286,22 @@ func (db *DB) PutTransactions(ctx context.Context, chain string, txs []query.Tra
 	if err := validate(txs, nil); err != nil {
 		return wrap("put transactions", err)
 	}
-	return wrap("put transactions", db.tx(ctx, func(tx bun.Tx) error { return db.putTransactions(ctx, tx, chain, txs) }))
+	q := db.newQuarantine()
+	return wrap("put transactions", db.tell(q, db.tx(ctx, func(tx bun.Tx) error { return db.putTransactions(ctx, tx, chain, txs, q) })))
 }
 
 // batch bounds the rows of one INSERT statement.
 const batch = 500
 
-func (db *DB) putTransactions(ctx context.Context, tx bun.IDB, chain string, txs []query.Transaction) error {
+// putTransactions stores txs, their fields made storable (q collects
+// and records those it changed).
+func (db *DB) putTransactions(ctx context.Context, tx bun.IDB, chain string, txs []query.Transaction, q *quarantine) error {
 	if len(txs) == 0 {
 		return nil
+	}
+	txs = q.scrubTransactions(chain, txs)
+	if err := q.record(ctx, tx); err != nil {
+		return err
 	}
 	var (
 		trs   []transactionRow
