@@ -84,7 +84,7 @@ soak: geth ## the adversarial chains of query/adversary over SEEDS seeds (defaul
 	ADDRD_ADVERSARY_SEEDS=$(or $(SEEDS),200) ADDRD_ADVERSARY_STRICT=1 PATH="$(GOBIN):$$PATH" $(GO) test -count=1 -timeout 3h -run 'TestAdversarial' -v ./query/adversary/ | grep -E '^(=== RUN|--- FAIL|FAIL|ok|PASS)|violations|adversary_test'
 
 .PHONY: fuzz
-fuzz: ## run every fuzz target for FUZZTIME each (default 30s), then the hosting differential suite with HOSTING_VARIANTS variants per proxy (default 20000; a quarter as many sequences) and a random seed; a failure leaves its input under testdata/fuzz or prints its seed
+fuzz: ## run every fuzz target for FUZZTIME each (default 30s), then the hosting differential suite with HOSTING_VARIANTS variants per proxy (default 20000; a quarter as many sequences), the signing contexts over SIGN_ROUNDS rounds (2000) and the install script generator over INSTALL_CASES cases (300), each with a random seed; a failure leaves its input under testdata/fuzz or prints its seed
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$f"; \
@@ -94,8 +94,13 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 30s), then the hosting
 	@echo "== hosting differential suite, $(HOSTING_VARIANTS) variants per proxy"
 	WHARF_HOSTING_VARIANTS=$(HOSTING_VARIANTS) PATH="$(GOBIN):$$PATH" $(GO) test -count=1 -timeout 60m -v \
 	  -run '^(TestHostingDifferential|TestHostingSequences|TestHostingS3Policy)$$' ./cmd/wharf | grep -E '^(---|ok|FAIL|PASS)|variants|trials|violation|seed'
+	@echo "== signing contexts ($(SIGN_ROUNDS) rounds of every pair of kinds) and the install script generator ($(INSTALL_CASES) cases)"
+	WHARF_FUZZ_ROUNDS=$(SIGN_ROUNDS) $(GO) test -count=1 -run '^TestNoSignatureCrossesKinds$$' -v ./publish | grep -E '^(---|ok|FAIL|PASS)|attempts|seed'
+	WHARF_INSTALL_CASES=$(INSTALL_CASES) $(GO) test -count=1 -timeout 60m -run '^TestInstallScriptGenerated$$' -v ./site | grep -E '^(---|ok|FAIL|PASS)|cases|violation|seed'
 FUZZTIME ?= 30s
 HOSTING_VARIANTS ?= 20000
+SIGN_ROUNDS ?= 2000
+INSTALL_CASES ?= 300
 
 .PHONY: bench
 bench: build $(MINIO) ## benchmarks, each reported as a ratio against a reference in the same run

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strconv"
@@ -17,7 +16,23 @@ const KeyChannel = "channel"
 
 // channelMagic is the first line of a channel record: the format and its
 // version, so that a later format is refused rather than misread.
-const channelMagic = "wharf-channel 1"
+// Format 1 was signed bare, as an artifact is; it is read only for its
+// sequence, which a new record carries on from, and never verified.
+const (
+	channelMagic   = "wharf-channel 2"
+	channelMagicV1 = "wharf-channel 1"
+)
+
+// DefaultChannelExpiry is how long a channel record is valid when the
+// vendor says nothing: long enough for a weekly or monthly re-sign job to
+// miss a run, short enough that a mirror cannot hold a machine on an old
+// release for a season.
+const DefaultChannelExpiry = 30 * 24 * time.Hour
+
+// MaxChannelExpiry is the longest validity a record may have: a vendor
+// who does not want to re-sign chooses it on purpose. A record without
+// an expiry is never written, and install scripts refuse one.
+const MaxChannelExpiry = 10 * 365 * 24 * time.Hour
 
 // maxChannelSize bounds a channel record; a real one is about 250 bytes.
 const maxChannelSize = 4 << 10
@@ -40,7 +55,7 @@ var (
 // ever (freeze, bounded by Expires). It is one small text file, laid out
 // so that a POSIX shell with sed, awk and openssl can check it:
 //
-//	wharf-channel 1
+//	wharf-channel 2
 //	sequence 12
 //	issued 1764151200 2026-11-26T10:00:00Z
 //	expires 1764756000 2026-12-03T10:00:00Z
@@ -50,10 +65,11 @@ var (
 //	signature MEUCIQ...
 //
 // The signature line is last; it is the base64 of the ASN.1 DER ECDSA
-// P-256 signature over the SHA-256 of every byte before it, as every .sig
-// of the tree. Times are Unix seconds, followed by the same time in RFC
-// 3339 for people. expires, latest and preview are left out when there
-// is none. The record is one object, so that it is replaced in one
+// P-256 signature over the SHA-256 of SignContext(PayloadType(
+// SignedChannel, URL+"/channel"), every byte before it): a context that
+// no artifact and no other metadata can be. Times are Unix seconds,
+// followed by the same time in RFC 3339 for people. latest and preview
+// are left out when there is none; expires is always there. The record is one object, so that it is replaced in one
 // conditional write and no reader or cache ever pairs a record with the
 // signature of another.
 type Channel struct {
@@ -61,7 +77,8 @@ type Channel struct {
 	// install script refuses one lower than it has seen.
 	Sequence uint64
 	Issued   time.Time
-	// Expires is when the record stops being valid; zero for never.
+	// Expires is when the record stops being valid; a record without one
+	// is refused.
 	Expires time.Time
 	// URL is the download server the record is for, so that a record of
 	// another tree signed with the same key (staging) is refused.
@@ -95,13 +112,15 @@ func (c Channel) Sign(ctx context.Context, signer Signer) ([]byte, error) {
 		return nil, err
 	}
 	body := c.Body()
-	sum := sha256.Sum256(body)
-	der, err := signer.SignDigest(ctx, sum[:])
+	sig, err := SignMetadata(ctx, signer, SignedChannel, c.ObjectURL(), body)
 	if err != nil {
-		return nil, fmt.Errorf("sign %s: %w", KeyChannel, err)
+		return nil, err
 	}
-	return append(append(body, "signature "...), append(SignatureText(der), '\n')...), nil
+	return append(append(body, "signature "...), append(sig, '\n')...), nil
 }
+
+// ObjectURL is where the record is published, which its signature names.
+func (c Channel) ObjectURL() string { return c.URL + "/" + KeyChannel }
 
 // check refuses a record that ParseChannel would refuse.
 func (c Channel) check() error {
@@ -110,6 +129,9 @@ func (c Channel) check() error {
 	}
 	if c.URL == "" || strings.ContainsAny(c.URL, " \t\r\n") {
 		return fmt.Errorf("%w: url %q", ErrChannelMalformed, c.URL)
+	}
+	if c.Expires.IsZero() || !c.Expires.After(c.Issued) {
+		return fmt.Errorf("%w: a record needs an expiry after it is issued", ErrChannelMalformed)
 	}
 	if err := checkChannelVersion(c.Latest, KindRelease); err != nil {
 		return err
@@ -140,11 +162,21 @@ func kindPointer(kind string) string {
 
 // ParseChannel reads a record without checking its signature: the
 // record, the signed bytes and the signature text. It is strict: the
-// lines in the order Body writes them, each once, nothing else.
-// Errors: ErrChannelMalformed.
+// lines in the order Body writes them, each once, nothing else; a record
+// of format 1 (signed bare) is refused. Errors: ErrChannelMalformed.
 func ParseChannel(b []byte) (c Channel, body, sig []byte, err error) {
-	bad := func(format string, args ...any) (Channel, []byte, []byte, error) {
-		return Channel{}, nil, nil, fmt.Errorf("%w: %s", ErrChannelMalformed, fmt.Sprintf(format, args...))
+	c, body, sig, v1, err := parseChannel(b)
+	if err == nil && v1 {
+		return Channel{}, nil, nil, fmt.Errorf("%w: format 1, signed before wharf signed metadata in a context of its own; write a new record with wharf channel resign", ErrChannelMalformed)
+	}
+	return c, body, sig, err
+}
+
+// parseChannel is ParseChannel that also reads format 1 (v1 true), whose
+// expires was optional.
+func parseChannel(b []byte) (c Channel, body, sig []byte, v1 bool, err error) {
+	bad := func(format string, args ...any) (Channel, []byte, []byte, bool, error) {
+		return Channel{}, nil, nil, false, fmt.Errorf("%w: %s", ErrChannelMalformed, fmt.Sprintf(format, args...))
 	}
 	if len(b) > maxChannelSize {
 		return bad("larger than %d bytes", maxChannelSize)
@@ -152,21 +184,27 @@ func ParseChannel(b []byte) (c Channel, body, sig []byte, err error) {
 	if len(b) == 0 || b[len(b)-1] != '\n' {
 		return bad("does not end with a newline (cut off?)")
 	}
+	for i, x := range b {
+		if (x < 0x20 && x != '\n') || x > 0x7e {
+			return bad("byte %#02x at offset %d: a record is lines of printable ASCII", x, i)
+		}
+	}
 	i := bytes.LastIndex(b[:len(b)-1], []byte("\n"))
 	if i < 0 {
 		return bad("one line")
 	}
 	body, last := b[:i+1], string(b[i+1:len(b)-1])
 	sigText, ok := strings.CutPrefix(last, "signature ")
-	if !ok || sigText == "" {
+	if !ok || !isBase64(sigText) {
 		return bad("the last line is not the signature")
 	}
 	lines := strings.Split(strings.TrimSuffix(string(body), "\n"), "\n")
-	if lines[0] != channelMagic {
+	v1 = lines[0] == channelMagicV1
+	if lines[0] != channelMagic && !v1 {
 		return bad("first line %.40q, want %q", lines[0], channelMagic)
 	}
 	order := []string{"sequence", "issued", "expires", "url", "latest", "preview"}
-	optional := map[string]bool{"expires": true, "latest": true, "preview": true}
+	optional := map[string]bool{"expires": v1, "latest": true, "preview": true}
 	next := 0
 	for _, line := range lines[1:] {
 		name, value, _ := strings.Cut(line, " ")
@@ -226,7 +264,7 @@ func ParseChannel(b []byte) (c Channel, body, sig []byte, err error) {
 	if !c.Expires.IsZero() && !c.Expires.After(c.Issued) {
 		return bad("expires before it was issued")
 	}
-	return c, body, []byte(sigText), nil
+	return c, body, []byte(sigText), v1, nil
 }
 
 // parseChannelTime reads "UNIX RFC3339": both must name the same second.
@@ -251,12 +289,25 @@ func VerifyChannel(pub *ecdsa.PublicKey, b []byte, now time.Time) (Channel, erro
 	if err != nil {
 		return Channel{}, err
 	}
-	sum := sha256.Sum256(body)
-	if err := VerifyDigest(pub, sum[:], sig); err != nil {
+	if err := VerifyMetadata(pub, SignedChannel, c.ObjectURL(), body, sig); err != nil {
 		return Channel{}, fmt.Errorf("%s: %w", KeyChannel, err)
 	}
-	if !now.IsZero() && !c.Expires.IsZero() && !now.Before(c.Expires) {
+	if !now.IsZero() && !now.Before(c.Expires) {
 		return c, fmt.Errorf("%w at %s (sequence %d): re-sign it with wharf channel resign", ErrChannelExpired, c.Expires.Format(time.RFC3339), c.Sequence)
 	}
 	return c, nil
+}
+
+// isBase64 reports whether s is padded standard base64 and nothing else.
+func isBase64(s string) bool {
+	if s == "" || len(s)%4 != 0 {
+		return false
+	}
+	t := strings.TrimSuffix(strings.TrimSuffix(s, "="), "=")
+	for _, r := range t {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+' || r == '/') {
+			return false
+		}
+	}
+	return true
 }

@@ -41,7 +41,7 @@ func TestChannelRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "wharf-channel 1\nsequence 12\nissued 1795687200 2026-11-26T10:00:00Z\nexpires 1796292000 2026-12-03T10:00:00Z\nurl https://dl.example.com\nlatest 26.1.2\npreview 26.1.3-pre.4\nsignature "
+	want := "wharf-channel 2\nsequence 12\nissued 1795687200 2026-11-26T10:00:00Z\nexpires 1796292000 2026-12-03T10:00:00Z\nurl https://dl.example.com\nlatest 26.1.2\npreview 26.1.3-pre.4\nsignature "
 	if !strings.HasPrefix(string(b), want) {
 		t.Errorf("record =\n%s\nwant it to start with\n%s", b, want)
 	}
@@ -49,10 +49,10 @@ func TestChannelRoundTrip(t *testing.T) {
 	if err != nil || got != sampleChannel() {
 		t.Fatalf("VerifyChannel = %+v, %v; want %+v", got, err, sampleChannel())
 	}
-	// openssl checks the body with the signature line's base64, as the
-	// install script does.
+	// openssl checks the body with the signature line's base64 in the
+	// channel's context, as the install script does.
 	_, body, sig, _ := publish.ParseChannel(b)
-	opensslVerify(t, pubPEMOf(t, s), body, sig)
+	opensslVerifyMetadata(t, pubPEMOf(t, s), publish.SignedChannel, "https://dl.example.com/channel", body, sig)
 
 	t.Run("ErrExpired", func(t *testing.T) {
 		_, err := publish.VerifyChannel(pub, b, channelT0.Add(8*24*time.Hour))
@@ -73,14 +73,47 @@ func TestChannelRoundTrip(t *testing.T) {
 			t.Errorf("err = %v, want ErrBadSignature", err)
 		}
 	})
-	t.Run("NoExpiryNoVersions", func(t *testing.T) {
-		c := publish.Channel{Sequence: 1, Issued: channelT0, URL: "http://127.0.0.1:8080"}
+	t.Run("NoVersions", func(t *testing.T) {
+		c := publish.Channel{Sequence: 1, Issued: channelT0, Expires: channelT0.Add(time.Minute), URL: "http://127.0.0.1:8080"}
 		b, err := c.Sign(ctx, s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := publish.VerifyChannel(pub, b, channelT0.AddDate(50, 0, 0)); err != nil || got != c {
+		if got, err := publish.VerifyChannel(pub, b, channelT0); err != nil || got != c {
 			t.Errorf("VerifyChannel = %+v, %v; want %+v", got, err, c)
+		}
+	})
+	t.Run("ErrNoExpiry", func(t *testing.T) {
+		c := publish.Channel{Sequence: 1, Issued: channelT0, URL: "http://127.0.0.1:8080"}
+		if b, err := c.Sign(ctx, s); !errors.Is(err, publish.ErrChannelMalformed) {
+			t.Errorf("Sign = %q, %v; want ErrChannelMalformed", b, err)
+		}
+	})
+	t.Run("ErrOtherTree", func(t *testing.T) {
+		// The url line edited to the tree's own: the signature names the
+		// tree it was made for.
+		c := sampleChannel()
+		c.URL = "https://staging.example.com"
+		b, err := c.Sign(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := bytes.Replace(b, []byte("url https://staging.example.com"), []byte("url https://dl.example.com"), 1)
+		if _, err := publish.VerifyChannel(pub, moved, time.Time{}); !errors.Is(err, publish.ErrBadSignature) {
+			t.Errorf("err = %v, want ErrBadSignature", err)
+		}
+	})
+	t.Run("ErrSignedBare", func(t *testing.T) {
+		// A format 1 record, signed bare as the release before this one
+		// signed it: refused, whatever its signature.
+		v1 := strings.Replace(string(sampleChannel().Body()), "wharf-channel 2", "wharf-channel 1", 1)
+		sig, err := s.SignDigest(ctx, sha256Of([]byte(v1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := v1 + "signature " + string(publish.SignatureText(sig)) + "\n"
+		if _, err := publish.VerifyChannel(pub, []byte(rec), time.Time{}); !errors.Is(err, publish.ErrChannelMalformed) {
+			t.Errorf("err = %v, want ErrChannelMalformed", err)
 		}
 	})
 }
@@ -97,7 +130,18 @@ func TestParseChannelErrors(t *testing.T) {
 		{"Empty", func() string { return "" }},
 		{"CutOff", func() string { return string(good[:len(good)-5]) }},
 		{"NoSignature", func() string { return strings.Join(lines[:7], "") }},
-		{"OtherFormat", func() string { return "wharf-channel 2\n" + strings.Join(lines[1:], "") }},
+		{"OtherFormat", func() string { return "wharf-channel 3\n" + strings.Join(lines[1:], "") }},
+		{"Format1", func() string { return "wharf-channel 1\n" + strings.Join(lines[1:], "") }},
+		{"NoExpiry", func() string { return strings.Join(lines[:3], "") + strings.Join(lines[4:], "") }},
+		{"NUL", func() string {
+			return strings.Replace(string(good), "url https://dl.example.com", "url https://dl.example.com\x00", 1)
+		}},
+		{"Tab", func() string { return strings.Replace(string(good), "latest 26.1.2", "latest\t26.1.2", 1) }},
+		{"HighByte", func() string {
+			return strings.Replace(string(good), "url https://dl.example.com", "url https://dl.exämple.com", 1)
+		}},
+		{"SignatureNotBase64", func() string { return strings.Join(lines[:7], "") + "signature MEUC!IQ==\n" }},
+		{"SignatureEmpty", func() string { return strings.Join(lines[:7], "") + "signature \n" }},
 		{"TwoSequences", func() string { return lines[0] + lines[1] + strings.Join(lines[1:], "") }},
 		{"Reordered", func() string { return lines[0] + lines[2] + lines[1] + strings.Join(lines[3:], "") }},
 		{"UnknownLine", func() string { return strings.Join(lines[:6], "") + "mirror yes\n" + strings.Join(lines[6:], "") }},
@@ -137,9 +181,7 @@ func TestChannelGenerated(t *testing.T) {
 			Issued:   time.Unix(1+rng.Int64N(4e9), 0).UTC(),
 			URL:      fmt.Sprintf("https://dl%d.example.com/p%d", rng.IntN(100), rng.IntN(100)),
 		}
-		if rng.IntN(2) == 0 {
-			c.Expires = c.Issued.Add(time.Duration(1+rng.Int64N(1e6)) * time.Second)
-		}
+		c.Expires = c.Issued.Add(time.Duration(1+rng.Int64N(1e6)) * time.Second)
 		if rng.IntN(3) > 0 {
 			c.Latest = fmt.Sprintf("%02d.%d.%d", rng.IntN(100), 1+rng.IntN(20), 1+rng.IntN(20))
 		}
@@ -163,6 +205,7 @@ func FuzzParseChannel(f *testing.F) {
 	}
 	good, _ := sampleChannel().Sign(context.Background(), s)
 	f.Add(good)
+	f.Add([]byte("wharf-channel 2\nsequence 1\nissued 1 1970-01-01T00:00:01Z\nexpires 2 1970-01-01T00:00:02Z\nurl x\nsignature AA==\n"))
 	f.Add([]byte("wharf-channel 1\nsequence 1\nissued 1 1970-01-01T00:00:01Z\nurl x\nsignature AA==\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, body, sig, err := publish.ParseChannel(b)
@@ -233,6 +276,7 @@ func TestChannelUpdate(t *testing.T) {
 		wrote           bool
 		want            publish.Channel
 	}{
+		// With nothing said, a record is valid for DefaultChannelExpiry.
 		{"First", "26.1.1", "", false, 0, true, publish.Channel{Sequence: 1, Latest: "26.1.1"}},
 		{"Nothing new", "", "", false, 0, false, publish.Channel{Sequence: 1, Latest: "26.1.1"}},
 		{"Preview", "", "26.1.2-pre.3", false, 0, true, publish.Channel{Sequence: 2, Latest: "26.1.1", Preview: "26.1.2-pre.3"}},
@@ -263,6 +307,9 @@ func TestChannelUpdate(t *testing.T) {
 		}
 		if wrote && st.expiry > 0 && !got.Expires.Equal(clock.Now().Truncate(time.Second).Add(st.expiry)) {
 			t.Errorf("%s: expires %v, want now + %v", st.name, got.Expires, st.expiry)
+		}
+		if st.name == "First" && !got.Expires.Equal(clock.Now().Truncate(time.Second).Add(publish.DefaultChannelExpiry)) {
+			t.Errorf("%s: expires %v, want now + %v", st.name, got.Expires, publish.DefaultChannelExpiry)
 		}
 		if st.name == "KeepExpiry" && !got.Expires.Equal(clock.Now().Truncate(time.Second).Add(2*time.Hour)) {
 			t.Errorf("%s: expires %v, want now + 2h kept from the record before", st.name, got.Expires)

@@ -24,9 +24,9 @@ type ChannelUpdate struct {
 	// URL is the download server's URL, written into the record; "" keeps
 	// the one of the record there.
 	URL string
-	// Expiry is how long a new record is valid; 0 for no expiry, or,
-	// with KeepExpiry, for as long as the record there was (issued to
-	// expires).
+	// Expiry is how long a new record is valid, at most
+	// MaxChannelExpiry; 0 for DefaultChannelExpiry, or, with KeepExpiry,
+	// for as long as the record there was (issued to expires).
 	Expiry time.Duration
 	// KeepExpiry makes a zero Expiry keep the validity of the record there
 	// (publish without --channel-expiry): a vendor who rotates the expiry
@@ -57,8 +57,8 @@ func (u *ChannelUpdate) Run(ctx context.Context) (Channel, bool, error) {
 		valid := false
 		if err == nil {
 			// The sequence carries on from any record that parses, even
-			// one of another key: clients have seen it.
-			if c, _, _, perr := ParseChannel(old); perr == nil {
+			// one of another key or of format 1: clients have seen it.
+			if c, _, _, _, perr := parseChannel(old); perr == nil {
 				cur = c
 				_, verr := VerifyChannel(pub, old, time.Time{})
 				valid = verr == nil
@@ -88,13 +88,11 @@ func (u *ChannelUpdate) Run(ctx context.Context) (Channel, bool, error) {
 		if next.URL == "" {
 			return Channel{}, false, fmt.Errorf("%s: no URL to write into it (publish first, or give --base-url)", KeyChannel)
 		}
-		expiry := u.Expiry
-		if expiry == 0 && u.KeepExpiry && !cur.Expires.IsZero() {
-			expiry = cur.Expires.Sub(cur.Issued)
+		expiry, err := u.expiry(cur)
+		if err != nil {
+			return Channel{}, false, err
 		}
-		if expiry > 0 {
-			next.Expires = now.Add(expiry)
-		}
+		next.Expires = now.Add(expiry)
 		if valid && !u.Force && next.Latest == cur.Latest && next.Preview == cur.Preview && next.URL == cur.URL && !u.expiresSoon(cur, now) {
 			return cur, false, nil
 		}
@@ -124,13 +122,42 @@ func (u *ChannelUpdate) Run(ctx context.Context) (Channel, bool, error) {
 	}
 }
 
-// expiresSoon: with an expiry asked for, a record without one, or with
-// less than half of it left, is written again.
-func (u *ChannelUpdate) expiresSoon(c Channel, now time.Time) bool {
-	if u.Expiry <= 0 {
-		return false
+// expiry is how long the next record is valid.
+func (u *ChannelUpdate) expiry(cur Channel) (time.Duration, error) {
+	d := u.Expiry
+	if d == 0 && u.KeepExpiry && !cur.Expires.IsZero() {
+		d = cur.Expires.Sub(cur.Issued)
 	}
-	return c.Expires.IsZero() || c.Expires.Sub(now) < u.Expiry/2
+	if d == 0 {
+		d = DefaultChannelExpiry
+	}
+	if err := CheckChannelExpiry(d); err != nil {
+		return 0, fmt.Errorf("%s: %w", KeyChannel, err)
+	}
+	return d, nil
+}
+
+// CheckChannelExpiry refuses a validity a record may not have.
+func CheckChannelExpiry(d time.Duration) error {
+	if d < time.Minute || d > MaxChannelExpiry {
+		return fmt.Errorf("expiry %s: want from 1m to %s (%d days); a record without an expiry is refused by install scripts", d, MaxChannelExpiry, MaxChannelExpiry/(24*time.Hour))
+	}
+	return nil
+}
+
+// expiresSoon: a record with less than half of the validity asked for
+// left is written again, and so is one valid for longer than asked (the
+// vendor shortened it: a mirror could freeze machines on it that long).
+func (u *ChannelUpdate) expiresSoon(c Channel, now time.Time) bool {
+	want := u.Expiry
+	if want == 0 {
+		if u.KeepExpiry {
+			return false
+		}
+		want = DefaultChannelExpiry
+	}
+	left := c.Expires.Sub(now)
+	return left < want/2 || left > want
 }
 
 func (u *ChannelUpdate) logf(format string, args ...any) {
@@ -220,8 +247,5 @@ func orNone(s string) string {
 }
 
 func expiryNote(c Channel) string {
-	if c.Expires.IsZero() {
-		return ", no expiry"
-	}
 	return ", expires " + c.Expires.Format(time.RFC3339)
 }

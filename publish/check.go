@@ -51,6 +51,17 @@ func checkContent(in Input) error {
 		return err
 	}
 	defer f.Close()
+	head := make([]byte, SignContextMagicLen)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if IsSignContext(head[:n]) {
+		return ErrLooksLikeMetadata
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
 	switch in.Form {
 	case FormExecutable:
 		head := make([]byte, 4096)

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -68,6 +69,30 @@ func opensslVerify(t *testing.T, pubPEM, content, sigText []byte) {
 	out, err := exec.Command(openssl, "dgst", "-sha256", "-verify", pub, "-signature", der, file).CombinedOutput()
 	if err != nil {
 		t.Fatalf("openssl dgst -verify refused the signature: %v\n%s", err, out)
+	}
+}
+
+// opensslVerifyMetadata checks sigText as a signature of content as
+// metadata of kind at url with the commands docs/publish.md gives a
+// customer: the context built with printf, then openssl, under dash.
+func opensslVerifyMetadata(t *testing.T, pubPEM []byte, kind, url string, content, sigText []byte) {
+	t.Helper()
+	openssl := testenv.Tool(t, "openssl")
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"dl.pub": pubPEM, "file": content, "file.sig": sigText} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `t="application/vnd.wharf.$KIND.v2; url=$URL"
+{ printf 'DSSEv1 %d %s %d ' "${#t}" "$t" "$(wc -c <file)"; cat file; } >file.pae
+"$OPENSSL" base64 -d -A -in file.sig -out file.der
+"$OPENSSL" dgst -sha256 -verify dl.pub -signature file.der file.pae`
+	cmd := exec.Command(testenv.Tool(t, "dash"), "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KIND="+kind, "URL="+url, "OPENSSL="+openssl)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("openssl dgst -verify of the %s context refused the signature: %v\n%s", kind, err, out)
 	}
 }
 
@@ -139,4 +164,9 @@ func writeFile(t testing.TB, p string, b []byte, mode os.FileMode) {
 	if err := os.WriteFile(p, b, mode); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func sha256Of(b []byte) []byte {
+	sum := sha256.Sum256(b)
+	return sum[:]
 }

@@ -2,9 +2,7 @@ package publish
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
-	"fmt"
 )
 
 // signManifest writes releases.json.sig for the manifest there now,
@@ -17,20 +15,19 @@ func (r *publishRun) signManifest(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(m)
 	key := SigKey(KeyManifest)
 	old, etag, err := r.readSmall(ctx, key)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	if err == nil && r.validSig(ctx, sum[:], old) {
+	if err == nil && r.validMetadataSig(ctx, SignedManifest, KeyManifest, m, old) {
 		return nil
 	}
-	der, err := r.Signer.SignDigest(ctx, sum[:])
+	sig, err := SignMetadata(ctx, r.Signer, SignedManifest, r.BaseURL+"/"+KeyManifest, m)
 	if err != nil {
-		return fmt.Errorf("sign %s: %w", KeyManifest, err)
+		return err
 	}
-	err = r.putSmall(ctx, key, SignatureText(der), PutOptions{ContentType: "text/plain; charset=utf-8", IfMatch: etag, IfNoneMatch: etag == ""})
+	err = r.putSmall(ctx, key, sig, PutOptions{ContentType: "text/plain; charset=utf-8", IfMatch: etag, IfNoneMatch: etag == ""})
 	if errors.Is(err, ErrPreconditionFailed) {
 		return nil // another publisher signed meanwhile; the caller's loop checks
 	}

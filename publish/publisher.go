@@ -27,8 +27,8 @@ var ErrOtherKey = errors.New("version already published, signed by another key")
 
 // Publisher lays a signed release into a Store, in the order of
 // docs/design.md ("Publish semantics"): artifacts and their signatures,
-// SHA256SUMS, the manifest, the redirect rules, the page, dl.pub and the
-// install script, and the latest/preview pointers last. A crash at any point leaves the
+// SHA256SUMS, the manifest, the redirect rules, the page, dl.pub, the
+// latest/preview pointers, the channel record and the install script. A crash at any point leaves the
 // previous release fully served; running the same publish again finishes
 // it. Build one with NewPublisher; the exported fields may be changed
 // before Publish.
@@ -43,10 +43,11 @@ type Publisher struct {
 	DryRun   bool             // plan only: report the keys and write nothing
 	// ChannelExpiry is how long the channel record a publish writes is
 	// valid (install scripts refuse it afterwards, so a mirror cannot
-	// freeze a machine on an old release); 0 for no expiry.
+	// freeze a machine on an old release), at most MaxChannelExpiry; 0
+	// for DefaultChannelExpiry.
 	ChannelExpiry time.Duration
 	// KeepChannelExpiry makes a zero ChannelExpiry keep the validity
-	// period of the record there rather than write one without expiry.
+	// period of the record there (DefaultChannelExpiry for a new tree).
 	KeepChannelExpiry bool
 	// Notes are the release notes in Markdown ("" for none), rendered by
 	// RenderNotes and kept in releases.json with the release. Publishing a
@@ -169,8 +170,9 @@ func (p *Publisher) Publish(ctx context.Context, version string, inputs []Input)
 //   - sums.go: SHA256SUMS and its signature, per kind
 //   - merge.go: the release into releases.json (mergeManifest)
 //   - derived.go: _redirects and index.html from the manifest
-//   - small.go: dl.pub; install.go: the install script
-//   - pointer.go: latest or preview, last
+//   - small.go: dl.pub
+//   - pointer.go: latest or preview; channel_write.go: the channel record
+//   - install.go: the install script, with the record's sequence
 //
 // cleantemp.go removes what killed publishes left, before all this.
 func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
@@ -232,13 +234,6 @@ func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
 	if err := r.putIfChanged(ctx, KeyPublicKey, pubPEM, "application/x-pem-file", true); err != nil {
 		return err
 	}
-	script, err := r.renderInstall(pubPEM)
-	if err != nil {
-		return err
-	}
-	if err := r.putIfChanged(ctx, KeyInstall, script, "text/x-shellscript; charset=utf-8", false); err != nil {
-		return err
-	}
 	pointer := KeyLatest
 	if r.v.IsPreview() {
 		pointer = KeyPreview
@@ -247,6 +242,13 @@ func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
 		return err
 	}
 	if err := r.writeChannel(ctx); err != nil {
+		return err
+	}
+	// The install script carries the sequence of the record written just
+	// before it, and refuses any older record: it is written after the
+	// record, so a crash between the two leaves the previous script,
+	// whose minimum is lower still.
+	if err := r.writeInstall(ctx, pubPEM); err != nil {
 		return err
 	}
 	r.res.Latest, _ = r.readPointer(ctx, KeyLatest)

@@ -202,7 +202,7 @@ func TestPublishTree(t *testing.T) {
 	}
 	for _, kind := range []string{"bin", "img"} {
 		sums := kind + "/26.1.1/SHA256SUMS"
-		opensslVerify(t, pubPEM, readKey(t, s, sums), readKey(t, s, sums+".sig"))
+		opensslVerifyMetadata(t, pubPEM, publish.SignedSums, baseURL+"/"+sums, readKey(t, s, sums), readKey(t, s, sums+".sig"))
 		sha256sum := testenv.Tool(t, "sha256sum")
 		cmd := exec.Command(sha256sum, "--strict", "-c", "SHA256SUMS")
 		cmd.Dir = filepath.Join(root, kind, "26.1.1")

@@ -57,6 +57,16 @@ func (r *publishRun) validSig(ctx context.Context, digest, sigText []byte) bool 
 	return VerifyDigest(pub, digest, sigText) == nil
 }
 
+// validMetadataSig reports whether sigText is a valid signature of body
+// as metadata of kind at key of this tree.
+func (r *publishRun) validMetadataSig(ctx context.Context, kind, key string, body, sigText []byte) bool {
+	pub, err := r.Signer.PublicKey(ctx)
+	if err != nil {
+		return false
+	}
+	return VerifyMetadata(pub, kind, r.BaseURL+"/"+key, body, sigText) == nil
+}
+
 // ensureSigs rewrites a missing or wrong .sig of a published release from
 // the manifest, so a re-run repairs what an interrupted one left.
 func (r *publishRun) ensureSigs(ctx context.Context, arts []Artifact) error {

@@ -3,7 +3,6 @@ package publish
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,7 +10,9 @@ import (
 )
 
 // writeSums writes SHA256SUMS (sha256sum format) and its .sig for each
-// kind of the release.
+// kind of the release. The signature is of metadata (SignMetadata) at the
+// file's URL: it names the tree and the version, so a SHA256SUMS of
+// another tree or another version signed by the same key is refused.
 func (r *publishRun) writeSums(ctx context.Context, arts []Artifact, inputs []Input) error {
 	kinds := map[string][]Artifact{}
 	var order []string
@@ -48,21 +49,78 @@ func (r *publishRun) writeSums(ctx context.Context, arts []Artifact, inputs []In
 		}
 		if err == nil && bytes.Equal(old, b.Bytes()) {
 			// Same content; keep its signature if it is valid.
-			sum := sha256.Sum256(old)
-			if sig, _, err := r.readSmall(ctx, SigKey(key)); err == nil && r.validSig(ctx, sum[:], sig) {
+			if sig, _, err := r.readSmall(ctx, SigKey(key)); err == nil && r.validMetadataSig(ctx, SignedSums, key, old, sig) {
 				continue
 			}
 		} else if err := r.putSmall(ctx, key, b.Bytes(), PutOptions{ContentType: "text/plain; charset=utf-8"}); err != nil {
 			return err
 		}
-		sum := sha256.Sum256(b.Bytes())
-		der, err := r.Signer.SignDigest(ctx, sum[:])
+		sig, err := SignMetadata(ctx, r.Signer, SignedSums, r.BaseURL+"/"+key, b.Bytes())
 		if err != nil {
-			return fmt.Errorf("sign %s: %w", key, err)
+			return err
 		}
-		if err := r.putSmall(ctx, SigKey(key), SignatureText(der), PutOptions{ContentType: "text/plain; charset=utf-8"}); err != nil {
+		if err := r.putSmall(ctx, SigKey(key), sig, PutOptions{ContentType: "text/plain; charset=utf-8"}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ErrSumsMalformed is returned by ParseSums for bytes that are not a
+// SHA256SUMS as publish writes it.
+var ErrSumsMalformed = errors.New("malformed SHA256SUMS")
+
+// maxSumsSize bounds a SHA256SUMS; a real one is about 100 bytes a file.
+const maxSumsSize = 64 << 10
+
+// SumsEntry is one line of a SHA256SUMS.
+type SumsEntry struct {
+	SHA256 string // 64 lower-case hex digits
+	Name   string // the canonical file name
+}
+
+// ParseSums reads a SHA256SUMS strictly, as the install script does:
+// every line "<64 lower-case hex>  <name>" with a name of letters, digits
+// and . _ + -, the names in increasing byte order, each line ending with a
+// newline, nothing else. Errors: ErrSumsMalformed.
+func ParseSums(b []byte) ([]SumsEntry, error) {
+	bad := func(format string, args ...any) ([]SumsEntry, error) {
+		return nil, fmt.Errorf("%w: %s", ErrSumsMalformed, fmt.Sprintf(format, args...))
+	}
+	if len(b) == 0 || len(b) > maxSumsSize {
+		return bad("%d bytes, want 1 to %d", len(b), maxSumsSize)
+	}
+	if b[len(b)-1] != '\n' {
+		return bad("does not end with a newline (cut off?)")
+	}
+	var out []SumsEntry
+	for i, line := range bytes.Split(b[:len(b)-1], []byte("\n")) {
+		if len(line) < 67 || line[64] != ' ' || line[65] != ' ' || !isLowerHex(line[:64]) || !isSumsName(line[66:]) {
+			return bad("line %d %.80q is not a SHA-256 and a file name", i+1, line)
+		}
+		e := SumsEntry{SHA256: string(line[:64]), Name: string(line[66:])}
+		if len(out) > 0 && e.Name <= out[len(out)-1].Name {
+			return bad("line %d: %s is out of order", i+1, e.Name)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func isLowerHex(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func isSumsName(b []byte) bool {
+	for _, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '+' || c == '-') {
+			return false
+		}
+	}
+	return len(b) > 0
 }

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -55,6 +56,10 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, er
 		defer pr.Close()
 		src, size = pr, -1
 	}
+	src, err = refuseSignContext(src)
+	if err != nil {
+		return a, fmt.Errorf("%s: %w", in.Path, err)
+	}
 	tr := r.Progress.Start(key, size)
 	cr := newCountingReader(src, tr)
 	info, err := r.Store.Put(ctx, key, cr, size, PutOptions{ContentType: ctype, CacheControl: CacheControl(key, a.Access), IfNoneMatch: true})
@@ -75,6 +80,25 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, er
 	}
 	r.wrote(key)
 	return r.sign(ctx, a)
+}
+
+// ErrLooksLikeMetadata is returned by Publish and CheckInput for an input
+// that starts as the context metadata is signed in (IsSignContext): its
+// artifact signature would be a signature of metadata.
+var ErrLooksLikeMetadata = errors.New("starts with \"" + contextMagic + "\", the context wharf signs metadata in: its signature would pass for a channel record's or a SHA256SUMS'; not publishing it")
+
+// refuseSignContext returns a reader of the same bytes as src, after
+// checking its first bytes are no metadata signing context.
+func refuseSignContext(src io.Reader) (io.Reader, error) {
+	br := bufio.NewReaderSize(src, 64<<10)
+	head, err := br.Peek(SignContextMagicLen)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if IsSignContext(head) {
+		return nil, ErrLooksLikeMetadata
+	}
+	return br, nil
 }
 
 // adoptExisting handles an artifact key that already holds an object: it

@@ -47,7 +47,7 @@ type tree struct {
 	files    map[string][]byte // every artifact's bytes by key
 	big      map[string]int    // artifact name -> size for large image payloads
 	// channelExpiry is the expiry of the channel records publish writes
-	// (0: none).
+	// (0: publish's default).
 	channelExpiry time.Duration
 }
 
@@ -165,7 +165,7 @@ func (tr *tree) publish(version string) {
 	}
 	for key, sb := range sums {
 		tr.put(key, []byte(sb.String()))
-		tr.put(publish.SigKey(key), tr.sign([]byte(sb.String())))
+		tr.put(publish.SigKey(key), tr.signMetadata(publish.SignedSums, key, []byte(sb.String())))
 	}
 	tr.manifest.Merge(rel)
 	var mb bytes.Buffer
@@ -174,13 +174,35 @@ func (tr *tree) publish(version string) {
 	}
 	tr.put(publish.KeyManifest, mb.Bytes())
 	tr.put(publish.KeyPublicKey, tr.pubPEM)
-	tr.put(publish.KeyInstall, renderInstall(tr.tb, tr.baseURL, string(tr.pubPEM)))
 	pointer := publish.KeyLatest
 	if v.IsPreview() {
 		pointer = publish.KeyPreview
 	}
 	tr.put(pointer, []byte(version+"\n"))
-	tr.writeChannel(time.Now(), tr.channelExpiry)
+	c := tr.writeChannel(time.Now(), tr.channelExpiry)
+	tr.put(publish.KeyInstall, renderInstall(tr.tb, tr.baseURL, string(tr.pubPEM), c.Sequence))
+}
+
+// signMetadata signs body as metadata of kind at key of the tree.
+func (tr *tree) signMetadata(kind, key string, body []byte) []byte {
+	tr.tb.Helper()
+	s, err := publish.NewSigner(tr.priv)
+	if err != nil {
+		tr.tb.Fatal(err)
+	}
+	sig, err := publish.SignMetadata(context.Background(), s, kind, tr.url()+"/"+key, body)
+	if err != nil {
+		tr.tb.Fatal(err)
+	}
+	return sig
+}
+
+// url is the tree's base URL as its signatures name it.
+func (tr *tree) url() string {
+	if tr.baseURL == "" {
+		return "http://dl.example.invalid" // a tree no install script runs against
+	}
+	return tr.baseURL
 }
 
 // writeChannel writes the signed channel record as the publisher does
@@ -191,11 +213,7 @@ func (tr *tree) writeChannel(now time.Time, expiry time.Duration) publish.Channe
 	if err != nil {
 		tr.tb.Fatal(err)
 	}
-	url := tr.baseURL
-	if url == "" {
-		url = "http://dl.example.invalid" // a tree no install script runs against
-	}
-	u := &publish.ChannelUpdate{Store: tr.store, Signer: s, URL: url, Expiry: expiry, Force: true,
+	u := &publish.ChannelUpdate{Store: tr.store, Signer: s, URL: tr.url(), Expiry: expiry, Force: true,
 		Now: func() time.Time { return now }}
 	c, _, err := u.Run(context.Background())
 	if err != nil {
@@ -204,14 +222,15 @@ func (tr *tree) writeChannel(now time.Time, expiry time.Duration) publish.Channe
 	return c
 }
 
-// renderInstall renders the install script as the publisher does.
-func renderInstall(tb testing.TB, baseURL, pubPEM string) []byte {
+// renderInstall renders the install script as the publisher does, with
+// the sequence of the channel record written before it.
+func renderInstall(tb testing.TB, baseURL, pubPEM string, minSequence uint64) []byte {
 	tb.Helper()
 	tmpl, err := templates.Text(templates.Install)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	data := templates.InstallData{BaseURL: baseURL, PublicKey: strings.TrimSpace(pubPEM)}
+	data := templates.InstallData{BaseURL: baseURL, PublicKey: strings.TrimSpace(pubPEM), MinSequence: minSequence}
 	for _, spec := range publish.DefaultArtifacts() {
 		if spec.Kind == publish.KindBinary {
 			data.Binaries = append(data.Binaries, templates.InstallBinary{Name: spec.Name, Executable: spec.Executable, Access: spec.Access})

@@ -26,7 +26,7 @@ func TestInstallScriptShellcheck(t *testing.T) {
 	pub, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	pem, _ := publish.PublicKeyPEM(&pub.PublicKey)
 	script := filepath.Join(t.TempDir(), "install")
-	writeFile(t, script, renderInstall(t, "https://dl.example.com", string(pem)))
+	writeFile(t, script, renderInstall(t, "https://dl.example.com", string(pem), 1))
 	if out, err := exec.Command(sc, "--shell=sh", "--severity=style", script).CombinedOutput(); err != nil {
 		t.Errorf("shellcheck: %v\n%s", err, out)
 	}
@@ -169,7 +169,7 @@ func TestInstallScript(t *testing.T) {
 			}
 			t.Run("ErrServerDown", func(t *testing.T) {
 				script := filepath.Join(t.TempDir(), "install")
-				writeFile(t, script, renderInstall(t, "http://"+testenv.FreeAddr(t), string(e.tr.pubPEM)))
+				writeFile(t, script, renderInstall(t, "http://"+testenv.FreeAddr(t), string(e.tr.pubPEM), 1))
 				wantFailure(t, runInstall(t, shell, e.url, script, true, ""), "cannot download")
 			})
 			t.Run("ErrSignature", func(t *testing.T) {
@@ -177,14 +177,14 @@ func TestInstallScript(t *testing.T) {
 				other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 				pem, _ := publish.PublicKeyPEM(&other.PublicKey)
 				script := filepath.Join(t.TempDir(), "install")
-				writeFile(t, script, renderInstall(t, e.url, string(pem)))
+				writeFile(t, script, renderInstall(t, e.url, string(pem), 1))
 				wantFailure(t, runInstall(t, shell, e.url, script, true, ""), "signature verification of the channel record FAILED")
 				// An explicit version needs no channel record; its
 				// SHA256SUMS is refused the same way.
 				wantFailure(t, runInstall(t, shell, e.url, script, true, "", "version=26.1.2"), "signature verification of SHA256SUMS of 26.1.2 FAILED")
 			})
 			t.Run("Truncated", func(t *testing.T) {
-				full := renderInstall(t, e.url, string(e.tr.pubPEM))
+				full := renderInstall(t, e.url, string(e.tr.pubPEM), 1)
 				for _, cut := range []int{len(full) / 3, len(full) / 2, len(full) - len("wharf_install \"$@\"\n") - 2} {
 					script := filepath.Join(t.TempDir(), "install")
 					writeFile(t, script, full[:cut])
@@ -340,7 +340,7 @@ func TestInstallScriptWrongArchive(t *testing.T) {
 			}
 			sk := "bin/26.1.2/SHA256SUMS"
 			e.tr.put(sk, []byte(sums.String()))
-			e.tr.put(publish.SigKey(sk), e.tr.sign([]byte(sums.String())))
+			e.tr.put(publish.SigKey(sk), e.tr.signMetadata(publish.SignedSums, sk, []byte(sums.String())))
 			x86 := key(t, "26.1.2", "treasury-cli", "x86")
 			e.tr.put(x86, e.tr.files[arm])
 			e.tr.put(publish.SigKey(x86), e.tr.sign(e.tr.files[arm]))

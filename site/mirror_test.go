@@ -81,10 +81,18 @@ func (m *mirror) record(t *testing.T, c publish.Channel) []byte {
 	return b
 }
 
-// rawRecord signs body as it is, with no check of what it says: a record
-// the vendor's key signed by mistake.
-func rawRecord(body string, sign func([]byte) []byte) []byte {
-	return []byte(body + "signature " + string(sign([]byte(body))) + "\n")
+// rawRecord signs body as a channel record of the tree as it is, with no
+// check of what it says: a record the vendor's key signed by mistake.
+func (m *mirror) rawRecord(body string) []byte {
+	return []byte(body + "signature " + string(m.tr.signMetadata(publish.SignedChannel, publish.KeyChannel, []byte(body))) + "\n")
+}
+
+// oldScript makes the proxy answer /install with the script as the vendor
+// published it when the channel record had sequence minSequence: a mirror
+// keeps old scripts as well as old records.
+func (m *mirror) oldScript(t *testing.T, minSequence uint64) {
+	t.Helper()
+	m.serveInstead(t, "install", renderInstall(t, m.url, string(m.tr.pubPEM), minSequence))
 }
 
 // machine is one customer machine: its HOME (the install script's state
@@ -162,8 +170,9 @@ func TestInstallThroughMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	swapped := rawRecord(fmt.Sprintf("wharf-channel 1\nsequence 3\nissued %d %s\nurl %s\nlatest 26.1.3-pre.4\npreview 26.1.2\n",
-		now.Unix(), now.Format(time.RFC3339), m.url), m.tr.sign)
+	later := now.Add(time.Hour)
+	swapped := m.rawRecord(fmt.Sprintf("wharf-channel 2\nsequence 3\nissued %d %s\nexpires %d %s\nurl %s\nlatest 26.1.3-pre.4\npreview 26.1.2\n",
+		now.Unix(), now.Format(time.RFC3339), later.Unix(), later.Format(time.RFC3339), m.url))
 
 	for name, shell := range shells(t) {
 		t.Run(name, func(t *testing.T) {
@@ -177,10 +186,18 @@ func TestInstallThroughMirror(t *testing.T) {
 				mc.ok(t, mc.install(t, m.url), "26.1.2")
 				mc.ok(t, mc.install(t, m.url, "version=preview"), "26.1.3-pre.4")
 			})
+			t.Run("ErrReplayOlderThanScript", func(t *testing.T) {
+				// A fresh machine has seen no record: the script itself
+				// carries the sequence it was published with.
+				m.serveInstead(t, "channel", old)
+				mc := fresh()
+				mc.refused(t, mc.install(t, m.url), "sequence 1, older than 3 that this install script was published with", "")
+			})
 			t.Run("ErrReplayOfOlderRecord", func(t *testing.T) {
 				mc := fresh()
 				mc.ok(t, mc.install(t, m.url), "26.1.2") // sees sequence 3
 				m.serveInstead(t, "channel", old)
+				m.oldScript(t, 1)
 				mc.refused(t, mc.install(t, m.url), "sequence 1, older than 3 already seen on this machine", "26.1.2")
 			})
 			t.Run("ErrRollbackOfInstalledBinary", func(t *testing.T) {
@@ -189,6 +206,7 @@ func TestInstallThroughMirror(t *testing.T) {
 				mc := fresh()
 				mc.ok(t, mc.install(t, m.url, "version=26.1.2"), "26.1.2")
 				m.serveInstead(t, "channel", old)
+				m.oldScript(t, 1)
 				mc.refused(t, mc.install(t, m.url), "is 26.1.2, newer than 26.1.1 that latest names: not replacing it by an older version", "26.1.2")
 			})
 			t.Run("ExplicitDowngrade", func(t *testing.T) {
@@ -201,8 +219,8 @@ func TestInstallThroughMirror(t *testing.T) {
 			t.Run("ErrPreviewSwap", func(t *testing.T) {
 				m.serveInstead(t, "channel", swapped)
 				mc := fresh()
-				mc.refused(t, mc.install(t, m.url, "version=preview"), "the channel record's preview '26.1.2' is not a preview version", "")
-				mc.refused(t, mc.install(t, m.url), "the channel record's latest '26.1.3-pre.4' is not a release version", "")
+				mc.refused(t, mc.install(t, m.url, "version=preview"), "the channel record is malformed (its latest is not a release version)", "")
+				mc.refused(t, mc.install(t, m.url), "the channel record is malformed (its latest is not a release version)", "")
 			})
 			t.Run("ErrExpiredRecord", func(t *testing.T) {
 				m.serveInstead(t, "channel", expired)

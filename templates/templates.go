@@ -28,6 +28,10 @@ type InstallData struct {
 	BaseURL   string          // the download server's URL, no trailing slash
 	PublicKey string          // PEM of dl.pub, pinned into the script
 	Binaries  []InstallBinary // every configured binary
+	// MinSequence is the sequence of the channel record the script was
+	// published with: it refuses an older record even on a machine that
+	// has seen none.
+	MinSequence uint64
 }
 
 // InstallBinary is a binary the install script can install.

@@ -40,9 +40,40 @@ func TestChannelCommands(t *testing.T) {
 		t.Errorf("verify CHANNEL printed %q", out)
 	}
 
+	// SHA256SUMS and releases.json by hand: their signatures name the
+	// URL they are published at.
+	sums := filepath.Join(store, "bin", "26.1.1", "SHA256SUMS")
+	if out := mustRun(t, "verify", "--key", pub, "--url", "http://127.0.0.1:8080/bin/26.1.1/SHA256SUMS", sums); !strings.Contains(out, "signature OK as the sha256sums at http://127.0.0.1:8080/bin/26.1.1/SHA256SUMS") {
+		t.Errorf("verify SHA256SUMS printed %q", out)
+	}
+	mustRun(t, "verify", "--key", pub, "--url", "http://127.0.0.1:8080/releases.json", filepath.Join(store, "releases.json"))
+	metadata := []struct {
+		name string
+		args []string
+		want string
+		code int
+	}{
+		{"ErrSumsNoURL", []string{sums}, "give it with --url", 2},
+		{"ErrSumsOtherTree", []string{"--url", "https://staging.example.com/bin/26.1.1/SHA256SUMS", sums}, "INVALID", 1},
+		{"ErrSumsOtherVersion", []string{"--url", "http://127.0.0.1:8080/bin/26.1.2/SHA256SUMS", sums}, "INVALID", 1},
+		{"ErrSumsAsManifest", []string{"--url", "http://127.0.0.1:8080/releases.json", sums, sums + ".sig"}, "INVALID", 1},
+		// The bytes a SHA256SUMS signature covers, presented as a
+		// download with that signature.
+		{"ErrContextAsDownload", []string{contextFile(t, "sha256sums", "http://127.0.0.1:8080/bin/26.1.1/SHA256SUMS", sums), sums + ".sig"}, "starts as the context wharf signs metadata in", 1},
+	}
+	for _, tt := range metadata {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := pubRun(t, append([]string{"verify", "--key", pub}, tt.args...)...)
+			if err == nil || shell.ExitCode(err) != tt.code || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("verify %v: %v (exit %d), want %q, exit %d", tt.args, err, shell.ExitCode(err), tt.want, tt.code)
+			}
+		})
+	}
+
 	tampered := []struct{ name, file, from, to string }{
 		{"ChannelEdited", "channel", "latest 26.1.1", "latest 26.1.2"},
 		{"ManifestEdited", "releases.json", `"26.1.1"`, `"26.1.9"`},
+		{"SumsEdited", "bin/26.1.1/SHA256SUMS", "  ", " *"},
 	}
 	for _, tt := range tampered {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,4 +115,19 @@ func TestChannelCommands(t *testing.T) {
 			t.Error("resign of an empty store succeeded")
 		}
 	})
+}
+
+// contextFile writes the bytes a metadata signature of the file at src
+// covers (its context), as an attacker's download would hold them.
+func contextFile(t *testing.T, kind, url, src string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "treasury-cli-26.1.1-linux-amd64.tar.gz")
+	if err := os.WriteFile(p, publish.SignContext(publish.PayloadType(kind, url), b), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -55,7 +55,7 @@ Examples:
 			&cli.BoolFlag{Name: "allow-missing", Usage: "publish a partial release when configured artifacts have no file", EnvVars: []string{"WHARF_ALLOW_MISSING"}},
 			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` for MinIO and other non-AWS stores: a URL (http://127.0.0.1:9000), or host:port for HTTPS", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
 			&cli.IntFlag{Name: "parallel", Value: 4, Usage: "`N` concurrent artifact uploads", EnvVars: []string{"WHARF_PARALLEL"}},
-			&cli.DurationFlag{Name: "channel-expiry", Usage: "the signed channel record expires after `DURATION` (e.g. 168h); install scripts refuse it then, so re-sign it in time (wharf channel resign); 0: never; unset: as long as the record there", EnvVars: []string{"WHARF_CHANNEL_EXPIRY"}},
+			&cli.DurationFlag{Name: "channel-expiry", Usage: "the signed channel record expires after `DURATION` (from 1m to 87600h); install scripts refuse it then, so re-sign it in time (wharf channel resign); unset: as long as the record there, or 720h", EnvVars: []string{"WHARF_CHANNEL_EXPIRY"}},
 			&cli.StringFlag{Name: "input-dir", Hidden: true, EnvVars: []string{"WHARF_INPUT_DIR"}},
 		},
 		Action: publishAction,
@@ -115,10 +115,12 @@ func publishAction(c *cli.Context) error {
 	p.DryRun = c.Bool("dry-run")
 	p.Notes = notes
 	p.Parallel = c.Int("parallel")
-	if p.ChannelExpiry = c.Duration("channel-expiry"); p.ChannelExpiry < 0 || p.ChannelExpiry > 0 && p.ChannelExpiry < time.Minute {
-		return shell.Usagef("publish: --channel-expiry must be 0 (never) or at least 1m")
-	}
 	p.KeepChannelExpiry = !c.IsSet("channel-expiry")
+	if p.ChannelExpiry = c.Duration("channel-expiry"); !p.KeepChannelExpiry {
+		if err := publish.CheckChannelExpiry(p.ChannelExpiry); err != nil {
+			return shell.Usagef("publish: --channel-expiry: %w", err)
+		}
+	}
 	p.Progress = progressFor(c)
 	return runPublish(ctx, c, p, c.String("version"), inputs)
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -24,16 +26,25 @@ import (
 func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
-		Usage:     "check a download's signature, a channel record or a whole tree against dl.pub; exit 0 only if valid",
+		Usage:     "check a download's signature, a channel record, a SHA256SUMS or releases.json, or a whole tree against dl.pub; exit 0 only if valid",
 		ArgsUsage: "FILE [SIG] | CHANNEL | TREE_DIR",
 		Description: `SIG is the detached signature (base64 of an ASN.1 DER ECDSA P-256
-signature over the SHA-256 of FILE), by default FILE.sig. The same check
-as: openssl dgst -sha256 -verify dl.pub -signature <(base64 -d FILE.sig) FILE
+signature over the SHA-256 of FILE), by default FILE.sig. For a download
+it is the same check as:
+   openssl dgst -sha256 -verify dl.pub -signature <(base64 -d FILE.sig) FILE
 
-A channel record (a file starting "wharf-channel 1") carries its own
-signature on its last line; it is checked, and refused once expired.
-A directory is a published tree: its channel record, releases.json
-against releases.json.sig, and that the versions the record names are
+A SHA256SUMS or a releases.json is signed as metadata, over a context
+that names what it is and the URL it is published at: give that URL with
+--url (a file of that name without --url is refused). A file that starts
+as that context does ("DSSEv1") is never a download, and is refused as
+one.
+
+A channel record (a file starting "wharf-channel ") carries its own
+signature on its last line, in the context of the URL it names; it is
+checked, and refused once expired or without an expiry.
+A directory is a published tree: its channel record, releases.json and
+every SHA256SUMS against their signatures (each in the context of the
+URL the record names), and that the versions the record names are
 published.
 
 Exit status: 0 a valid signature, 1 an invalid one, 2 usage or I/O errors
@@ -47,10 +58,14 @@ Example:
    curl -fsSL -o treasury-cli-26.1.2-linux-amd64.tar.gz.sig \
        https://dl.example.com/bin/26.1.2/treasury-cli-26.1.2-linux-amd64.tar.gz/sig
    wharf verify --key dl.pub treasury-cli-26.1.2-linux-amd64.tar.gz
+   curl -fsSLO https://dl.example.com/bin/26.1.2/SHA256SUMS
+   curl -fsSLO https://dl.example.com/bin/26.1.2/SHA256SUMS.sig
+   wharf verify --key dl.pub --url https://dl.example.com/bin/26.1.2/SHA256SUMS SHA256SUMS
    curl -fsSLO https://dl.example.com/channel && wharf verify --key dl.pub channel
    wharf verify --key dl.pub ./public`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "key", Value: "dl.pub", Usage: "public key `FILE` (PEM)", EnvVars: []string{"WHARF_VERIFY_KEY"}},
+			&cli.StringFlag{Name: "url", Usage: "the `URL` a SHA256SUMS or releases.json was downloaded from, which its signature names", EnvVars: []string{"WHARF_VERIFY_URL"}},
 		},
 		Action: verify,
 	}
@@ -80,6 +95,9 @@ func verify(c *cli.Context) error {
 		_, err := verifyChannelFile(c, pub, file)
 		return err
 	}
+	if kind := metadataKind(c.String("url"), file); kind != "" {
+		return verifyMetadataFile(c, pub, kind, file, sigFile)
+	}
 	sig, err := os.ReadFile(sigFile)
 	if err != nil {
 		return shell.Usagef("verify: signature: %w", err)
@@ -90,6 +108,14 @@ func verify(c *cli.Context) error {
 		return shell.Usagef("verify: %w", err)
 	}
 	defer f.Close()
+	head := make([]byte, publish.SignContextMagicLen)
+	n, _ := io.ReadFull(f, head)
+	if publish.IsSignContext(head[:n]) {
+		return fmt.Errorf("verify %s: INVALID: it starts as the context wharf signs metadata in, which no download does", file)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return shell.Usagef("verify %s: %w", file, err)
+	}
 	if err := publish.Verify(pub, f, sig); err != nil {
 		if errors.Is(err, publish.ErrBadSignature) {
 			return fmt.Errorf("verify %s: INVALID: %s is not a valid signature of this file under %s (%w)", file, sigFile, c.String("key"), err)
@@ -102,6 +128,57 @@ func verify(c *cli.Context) error {
 		sigFile += ", DER: base64-decoded already"
 	}
 	fmt.Fprintf(c.App.Writer, "%s: signature OK (%s, key %s)\n", file, sigFile, c.String("key"))
+	return nil
+}
+
+// metadataKind is the kind of metadata a file is, by the last element of
+// the URL it was downloaded from, else by its own name; "" for a
+// download.
+func metadataKind(url, file string) string {
+	name := filepath.Base(file)
+	if url != "" {
+		name = path.Base(url)
+	}
+	switch name {
+	case "SHA256SUMS":
+		return publish.SignedSums
+	case publish.KeyManifest:
+		return publish.SignedManifest
+	}
+	return ""
+}
+
+// verifyMetadataFile checks a SHA256SUMS or releases.json against its
+// signature in the context of the URL it was downloaded from.
+func verifyMetadataFile(c *cli.Context, pub *ecdsa.PublicKey, kind, file, sigFile string) error {
+	url := c.String("url")
+	if url == "" {
+		return shell.Usagef("verify %s: its signature names the URL it is published at: give it with --url (e.g. --url https://dl.example.com/bin/26.1.2/SHA256SUMS)", file)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return shell.Usagef("verify: %w", err)
+	}
+	sig, err := os.ReadFile(sigFile)
+	if err != nil {
+		return shell.Usagef("verify: signature: %w", err)
+	}
+	sig, decoded := sigText(sig)
+	if err := publish.VerifyMetadata(pub, kind, url, b, sig); err != nil {
+		return fmt.Errorf("verify %s: INVALID: %s is not a valid signature of this file as the %s at %s under %s (%w)", file, sigFile, kind, url, c.String("key"), err)
+	}
+	what := ""
+	if kind == publish.SignedSums {
+		entries, err := publish.ParseSums(b)
+		if err != nil {
+			return fmt.Errorf("verify %s: INVALID: %w", file, err)
+		}
+		what = fmt.Sprintf(", %d files", len(entries))
+	}
+	if decoded {
+		sigFile += ", DER: base64-decoded already"
+	}
+	fmt.Fprintf(c.App.Writer, "%s: signature OK as the %s at %s (%s, key %s%s)\n", file, kind, url, sigFile, c.String("key"), what)
 	return nil
 }
 
@@ -140,39 +217,58 @@ func verifyChannelFile(c *cli.Context, pub *ecdsa.PublicKey, file string) (publi
 	if err != nil {
 		return ch, fmt.Errorf("verify %s: INVALID: %w", file, err)
 	}
-	expires := "no expiry"
-	if !ch.Expires.IsZero() {
-		expires = "expires " + ch.Expires.Format(time.RFC3339)
-	}
-	fmt.Fprintf(c.App.Writer, "%s: channel record OK (key %s): sequence %d, latest %s, preview %s, issued %s, %s, for %s\n",
-		file, c.String("key"), ch.Sequence, orNone(ch.Latest), orNone(ch.Preview), ch.Issued.Format(time.RFC3339), expires, ch.URL)
+	fmt.Fprintf(c.App.Writer, "%s: channel record OK (key %s): sequence %d, latest %s, preview %s, issued %s, expires %s, for %s\n",
+		file, c.String("key"), ch.Sequence, orNone(ch.Latest), orNone(ch.Preview), ch.Issued.Format(time.RFC3339), ch.Expires.Format(time.RFC3339), ch.URL)
 	return ch, nil
 }
 
 // verifyTree checks a published tree: the channel record, releases.json
-// and its signature, and that the record names published versions.
+// and every SHA256SUMS against their signatures in the context of the
+// URL the record names, and that the record names published versions.
 func verifyTree(c *cli.Context, pub *ecdsa.PublicKey, dir string) error {
 	manifestFile := filepath.Join(dir, publish.KeyManifest)
 	b, err := os.ReadFile(manifestFile)
 	if err != nil {
 		return shell.Usagef("verify: not a published tree: %w", err)
 	}
+	ch, err := verifyChannelFile(c, pub, filepath.Join(dir, publish.KeyChannel))
+	if err != nil {
+		return err
+	}
 	sig, err := os.ReadFile(manifestFile + ".sig")
 	if err != nil {
-		return shell.Usagef("verify: %w (published before wharf signed it: publish again to add it)", err)
+		return shell.Usagef("verify: %w (published before wharf signed it: run wharf channel resign to add it)", err)
 	}
-	if err := publish.Verify(pub, bytes.NewReader(b), sig); err != nil {
-		return fmt.Errorf("verify %s: INVALID: %w", manifestFile, err)
+	if err := publish.VerifyMetadata(pub, publish.SignedManifest, ch.URL+"/"+publish.KeyManifest, b, sig); err != nil {
+		return fmt.Errorf("verify %s: INVALID: %w (a tree published by an earlier wharf: wharf channel resign signs it again)", manifestFile, err)
 	}
 	m, err := publish.ReadManifest(bytes.NewReader(b))
 	if err != nil {
 		return fmt.Errorf("verify %s: INVALID: %w", manifestFile, err)
 	}
 	fmt.Fprintf(c.App.Writer, "%s: signature OK (%d releases)\n", manifestFile, len(m.Releases))
-	ch, err := verifyChannelFile(c, pub, filepath.Join(dir, publish.KeyChannel))
-	if err != nil {
-		return err
+	sums := 0
+	for _, rel := range m.Releases {
+		v, err := publish.ParseVersion(rel.Version)
+		if err != nil {
+			return fmt.Errorf("verify %s: INVALID: %w", manifestFile, err)
+		}
+		kinds := map[string]bool{}
+		for _, a := range rel.Artifacts {
+			kinds[a.Kind] = true
+		}
+		for _, kind := range []string{publish.KindBinary, publish.KindImage} {
+			if !kinds[kind] {
+				continue
+			}
+			key := publish.SumsKey(kind, v)
+			if err := verifyTreeSums(pub, dir, ch.URL, key, rel); err != nil {
+				return err
+			}
+			sums++
+		}
 	}
+	fmt.Fprintf(c.App.Writer, "%s: %d SHA256SUMS OK, each listing its release's files\n", dir, sums)
 	for _, v := range []string{ch.Latest, ch.Preview} {
 		if _, ok := m.Find(v); v != "" && !ok {
 			return fmt.Errorf("verify %s: INVALID: the channel record names %s, which %s does not list", dir, v, publish.KeyManifest)
@@ -183,5 +279,46 @@ func verifyTree(c *cli.Context, pub *ecdsa.PublicKey, dir string) error {
 		return fmt.Errorf("verify %s: INVALID: %w", dir, err)
 	}
 	fmt.Fprintf(c.App.Writer, "%s: no symbolic link\n", dir)
+	return nil
+}
+
+// verifyTreeSums checks one SHA256SUMS of a tree: its signature, its
+// form, and that it lists the release's files of its kind as the manifest
+// does.
+func verifyTreeSums(pub *ecdsa.PublicKey, dir, baseURL, key string, rel publish.Release) error {
+	file := filepath.Join(dir, filepath.FromSlash(key))
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return shell.Usagef("verify: %w", err)
+	}
+	sig, err := os.ReadFile(file + ".sig")
+	if err != nil {
+		return shell.Usagef("verify: %w", err)
+	}
+	if err := publish.VerifyMetadata(pub, publish.SignedSums, baseURL+"/"+key, b, sig); err != nil {
+		return fmt.Errorf("verify %s: INVALID: %w (a tree published by an earlier wharf: wharf channel resign signs it again)", file, err)
+	}
+	entries, err := publish.ParseSums(b)
+	if err != nil {
+		return fmt.Errorf("verify %s: INVALID: %w", file, err)
+	}
+	listed := map[string]string{}
+	for _, e := range entries {
+		listed[e.Name] = e.SHA256
+	}
+	dirOf := path.Dir(key)
+	n := 0
+	for _, a := range rel.Artifacts {
+		if path.Dir(a.Key) != dirOf {
+			continue
+		}
+		n++
+		if listed[a.FileName()] != a.SHA256 {
+			return fmt.Errorf("verify %s: INVALID: it lists %s with sha256 %q, %s says %s", file, a.FileName(), listed[a.FileName()], publish.KeyManifest, a.SHA256)
+		}
+	}
+	if n != len(entries) {
+		return fmt.Errorf("verify %s: INVALID: it lists %d files, %s %d", file, len(entries), publish.KeyManifest, n)
+	}
 	return nil
 }
