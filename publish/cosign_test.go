@@ -50,4 +50,24 @@ func TestSignCosign(t *testing.T) {
 	if out, err := verify(other); err == nil {
 		t.Fatalf("cosign verify-blob accepted the signature for other bytes:\n%s", out)
 	}
+
+	// Through a real publish: a download's .sig verifies, and the
+	// signature of a SHA256SUMS (metadata, in its context) does not pass
+	// for the file it signs.
+	root := t.TempDir()
+	p := newPublisher(t, dirStore(t, root), s)
+	mustPublish(t, p, "26.1.1", "cosign")
+	run := func(sigFile, target string) ([]byte, error) {
+		cmd := exec.Command(cosign, "verify-blob", "--key", pubPath, "--signature", sigFile, "--insecure-ignore-tlog=true", target)
+		cmd.Env = append(os.Environ(), "HOME="+dir, "TUF_ROOT="+filepath.Join(dir, "tuf"), "SIGSTORE_NO_CACHE=true")
+		return cmd.CombinedOutput()
+	}
+	archive := filepath.Join(root, "bin", "26.1.1", "treasury-cli-26.1.1-linux-amd64.tar.gz")
+	if out, err := run(archive+".sig", archive); err != nil {
+		t.Fatalf("cosign verify-blob refused a published download: %v\n%s", err, out)
+	}
+	sums := filepath.Join(root, "bin", "26.1.1", "SHA256SUMS")
+	if out, err := run(sums+".sig", sums); err == nil {
+		t.Fatalf("cosign verify-blob took the SHA256SUMS signature as one of the file:\n%s", out)
+	}
 }

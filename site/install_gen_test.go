@@ -85,7 +85,7 @@ const (
 
 func (g *installGen) next(t *testing.T) installCase {
 	t.Helper()
-	attacks := []func(*testing.T) installCase{g.artifactAsMetadata, g.otherTree, g.oldRecord, g.malformedRecord, g.malformedSums}
+	attacks := []func(*testing.T) installCase{g.artifactAsMetadata, g.metadataAsArchive, g.otherTree, g.oldRecord, g.malformedRecord, g.malformedSums}
 	c := attacks[g.rng.IntN(len(attacks))](t)
 	c.stateful = g.rng.IntN(2) == 0
 	return c
@@ -124,6 +124,33 @@ func (g *installGen) artifactAsMetadata(t *testing.T) installCase {
 		c.files["bin/26.1.2/"+genName+".sig"] = asig
 	}
 	return c
+}
+
+// metadataAsArchive: the archive answered is the bytes the genuine
+// SHA256SUMS signature covers, with that signature as its .sig: a valid
+// signature of those bytes, which must still not pass for a download.
+func (g *installGen) metadataAsArchive(t *testing.T) installCase {
+	t.Helper()
+	sums, sig := g.stored(t, genSums), g.stored(t, genSums+".sig")
+	return installCase{name: "MetadataAsArchive", files: map[string][]byte{
+		"bin/26.1.2/" + genName:          sumsSignedBytes(g.m.url+"/"+genSums, sums),
+		"bin/26.1.2/" + genName + ".sig": sig,
+	}}
+}
+
+// stored is the genuine tree's object at key.
+func (g *installGen) stored(t *testing.T, key string) []byte {
+	t.Helper()
+	o, err := g.m.tr.store.Open(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	b, err := io.ReadAll(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // otherTree: the vendor's staging tree, signed by the same key, built
@@ -197,16 +224,7 @@ func (g *installGen) mutate(lines []string) []string {
 // the Go parser does.
 func (g *installGen) malformedRecord(t *testing.T) installCase {
 	t.Helper()
-	o, err := g.m.tr.store.Open(context.Background(), publish.KeyChannel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored, err := io.ReadAll(o)
-	o.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur, _, _, err := publish.ParseChannel(stored)
+	cur, _, _, err := publish.ParseChannel(g.stored(t, publish.KeyChannel))
 	if err != nil {
 		t.Fatal(err)
 	}
