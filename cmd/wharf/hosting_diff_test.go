@@ -108,9 +108,18 @@ type diffTree struct {
 	db      string
 	// secret holds each credential's value by name (basic-key, full-key,
 	// revoked-key, basic-token, full-token, basic-session, full-session,
-	// logged-out-session), and ids the key ids of the two live keys.
+	// logged-out-session).
 	secret map[string]string
-	ids    map[string]string
+}
+
+// apiKeyID is the id wharf apikey create printed with a key.
+func apiKeyID(t *testing.T, out string) string {
+	t.Helper()
+	m := regexp.MustCompile(`API key (\S+) for`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("apikey create printed no id:\n%s", out)
+	}
+	return m[1]
 }
 
 // newDiffTree publishes the tree and starts wharf serve over it, with
@@ -129,23 +138,12 @@ func newDiffTree(t *testing.T, serveArgs ...string) *diffTree {
 	db := filepath.Join(dir, "wharf.db")
 	mustRun(t, "org", "create", "acme", "--level", "basic", "--db", db)
 	mustRun(t, "org", "create", "globex", "--level", "full", "--db", db)
-	d.db, d.ids = db, map[string]string{}
-	keyID := func(out string) string {
-		m := regexp.MustCompile(`API key (\S+) for`).FindStringSubmatch(out)
-		if m == nil {
-			t.Fatalf("apikey create printed no id:\n%s", out)
-		}
-		return m[1]
-	}
-	out := mustRun(t, "apikey", "create", "--org", "acme", "--db", db)
-	basicKey := lastLine(out)
-	d.ids["basic-key"] = keyID(out)
-	out = mustRun(t, "apikey", "create", "--org", "globex", "--db", db)
-	fullKey := lastLine(out)
-	d.ids["full-key"] = keyID(out)
-	out = mustRun(t, "apikey", "create", "--org", "globex", "--db", db)
+	d.db = db
+	basicKey := lastLine(mustRun(t, "apikey", "create", "--org", "acme", "--db", db))
+	fullKey := lastLine(mustRun(t, "apikey", "create", "--org", "globex", "--db", db))
+	out := mustRun(t, "apikey", "create", "--org", "globex", "--db", db)
 	revoked := lastLine(out)
-	mustRun(t, "apikey", "revoke", keyID(out), "--db", db)
+	mustRun(t, "apikey", "revoke", apiKeyID(t, out), "--db", db)
 	mustRun(t, "user", "add", "bob", "--org", "acme", "--db", db)
 	mustRun(t, "user", "add", "alice", "--org", "globex", "--db", db)
 	bob := lastLine(mustRun(t, "token", "create", "--user", "bob", "--db", db))

@@ -291,7 +291,7 @@ func TestHostingKeyLimit(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// A key of its own: the buckets are per key.
 			out := mustRun(t, "apikey", "create", "--org", "acme", "--db", d.db)
-			key, id := lastLine(out), strings.Fields(out[strings.Index(out, "API key ")+8:])[0]
+			key, id := lastLine(out), apiKeyID(t, out)
 			creds := spelled{auth: []string{"Basic " + b64(key+":")}}
 			const sent = 120
 			var mu sync.Mutex
