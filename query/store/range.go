@@ -359,10 +359,11 @@ func TxMatches(t query.Transaction, address string, r query.Range) bool {
 	return true
 }
 
-// txParty reports whether a is a party of t: its sender, recipient or
-// one side of a transfer.
+// txParty reports whether a is a party of t: its sender, recipient, the
+// contract it created (a creation has no recipient) or one side of a
+// transfer.
 func txParty(t query.Transaction, a string) bool {
-	if t.From == a || t.To == a {
+	if t.From == a || t.To == a || t.Created == a {
 		return true
 	}
 	for _, f := range t.Transfers {
