@@ -3,6 +3,7 @@ package adversary_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/big"
 	"net/http"
@@ -123,6 +124,7 @@ type run struct {
 	window   uint64 // else --backfill-blocks window
 	refresh  bool   // every step refreshes the balances
 	rounds   int
+	logs     io.Writer // the fetcher's and the API's logs, as JSON lines; nil: discarded
 }
 
 func newRun(seed uint64, geth bool, rounds int) run {
@@ -268,14 +270,18 @@ func newStack(t *testing.T, r run) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Config{Store: db, Chains: []string{chainName}}))
+	log := slog.New(slog.DiscardHandler)
+	if r.logs != nil {
+		log = slog.New(slog.NewJSONHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	srv := httptest.NewServer(api.New(api.Config{Store: db, Chains: []string{chainName}, Logger: log}))
 	t.Cleanup(srv.Close)
 	src, err := eth.Dial(ctx, chain.URL(), eth.SourceConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	cfg := fetch.Config{Chain: chainName, Store: db, Source: src, Logger: slog.New(slog.DiscardHandler),
+	cfg := fetch.Config{Chain: chainName, Store: db, Source: src, Logger: log,
 		BackfillAll: r.all, BackfillBlocks: r.window, Traces: fetch.TracesOff}
 	if r.traces {
 		cfg.Traces = fetch.TracesOn
