@@ -3,6 +3,7 @@ package site_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,6 +64,20 @@ func (m *mirror) serveInstead(t *testing.T, path string, body []byte) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(filepath.Join(m.overrides, path)) })
+}
+
+// serveMirrorFile makes the proxy answer path, which may be in a
+// directory, with body.
+func (m *mirror) serveMirrorFile(t *testing.T, path string, body []byte) {
+	t.Helper()
+	full := filepath.Join(m.overrides, filepath.FromSlash(path))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(full) })
 }
 
 // record is a channel record signed with the vendor's key, as one the
@@ -240,6 +255,48 @@ func TestInstallThroughMirror(t *testing.T) {
 				m.serveInstead(t, "channel", staging)
 				mc := fresh()
 				mc.refused(t, mc.install(t, m.url), "the channel record is for https://staging.example.com, not "+m.url, "")
+			})
+			t.Run("ErrDownloadSignatureAsRecord", func(t *testing.T) {
+				// The key signed, as a download, the bytes of a record
+				// naming an old release with a huge sequence (an image
+				// whose bytes they are): the record's signature is of
+				// another context, so it does not verify, and the
+				// machine still installs from the genuine record after.
+				body := fmt.Sprintf("wharf-channel 2\nsequence 999999\nissued %d %s\nexpires %d %s\nurl %s\nlatest 26.1.1\n",
+					now.Unix(), now.Format(time.RFC3339), later.Unix(), later.Format(time.RFC3339), m.url)
+				m.serveInstead(t, "channel", []byte(body+"signature "+string(m.tr.sign([]byte(body)))+"\n"))
+				mc := fresh()
+				mc.refused(t, mc.install(t, m.url), "signature verification of the channel record FAILED", "")
+				os.Remove(filepath.Join(m.overrides, "channel"))
+				mc.ok(t, mc.install(t, m.url), "26.1.2")
+			})
+			t.Run("ErrDownloadSignatureAsSums", func(t *testing.T) {
+				// The same for a SHA256SUMS listing an archive holding
+				// another treasury, itself validly signed as a download.
+				evil := binaryArchive(t, "treasury", "pwned")
+				sums := fmt.Sprintf("%x  treasury-cli-26.1.2-linux-amd64.tar.gz\n", sha256.Sum256(evil))
+				m.serveMirrorFile(t, "bin/26.1.2/SHA256SUMS", []byte(sums))
+				m.serveMirrorFile(t, "bin/26.1.2/SHA256SUMS.sig", m.tr.sign([]byte(sums)))
+				m.serveMirrorFile(t, "bin/26.1.2/treasury-cli-26.1.2-linux-amd64.tar.gz", evil)
+				m.serveMirrorFile(t, "bin/26.1.2/treasury-cli-26.1.2-linux-amd64.tar.gz.sig", m.tr.sign(evil))
+				for _, env := range [][]string{nil, {"version=26.1.2"}} {
+					mc := fresh()
+					mc.refused(t, mc.install(t, m.url, env...), "signature verification of SHA256SUMS of 26.1.2 FAILED", "")
+				}
+			})
+			t.Run("ErrOtherTreeSums", func(t *testing.T) {
+				// The staging tree's 26.1.2, built otherwise, signed by
+				// the same key for its own URL.
+				archive := binaryArchive(t, "treasury", "26.1.2 staging")
+				sums := fmt.Sprintf("%x  treasury-cli-26.1.2-linux-amd64.tar.gz\n", sha256.Sum256(archive))
+				m.serveMirrorFile(t, "bin/26.1.2/SHA256SUMS", []byte(sums))
+				m.serveMirrorFile(t, "bin/26.1.2/SHA256SUMS.sig", signSumsFor(m.tr, "https://staging.example.com", "bin/26.1.2/SHA256SUMS", []byte(sums)))
+				m.serveMirrorFile(t, "bin/26.1.2/treasury-cli-26.1.2-linux-amd64.tar.gz", archive)
+				m.serveMirrorFile(t, "bin/26.1.2/treasury-cli-26.1.2-linux-amd64.tar.gz.sig", m.tr.sign(archive))
+				for _, env := range [][]string{nil, {"version=26.1.2"}} {
+					mc := fresh()
+					mc.refused(t, mc.install(t, m.url, env...), "signature verification of SHA256SUMS of 26.1.2 FAILED", "")
+				}
 			})
 			t.Run("ErrMissing", func(t *testing.T) {
 				m.serveInstead(t, "channel.gone", nil)
