@@ -366,12 +366,25 @@ func TestHostingNonDownloads(t *testing.T) {
 			if got := resp.header.Get("Content-Security-Policy"); resp.status != 200 || got != hosting.IndexPolicy {
 				t.Errorf("GET /index.html = %d with Content-Security-Policy %q, want 200 with %q", resp.status, got, hosting.IndexPolicy)
 			}
-			for file := range stray {
+			// Each stray file beside one of the same kind that is not
+			// there: the answers must not tell them apart.
+			for file, absent := range map[string]string{
+				"bin/26.9.9/engine-26.9.9-linux-amd64.tar.gz": "bin/26.9.8/engine-26.9.8-linux-amd64.tar.gz",
+				"bin/26.1.2/stray-26.1.2-linux-amd64.tar.gz":  "bin/26.1.2/gone-26.1.2-linux-amd64.tar.gz",
+			} {
 				for _, c := range []spelled{{}, {auth: []string{"Basic " + b64(d.secret["full-key"]+":")}}} {
 					w := rawDo(t, d.wharf, seqRequest(d.wharf, "/"+file, "stray", c), "GET")
 					got := rawDo(t, p.Addr, seqRequest(p.Addr, "/"+file, "stray", c), "GET")
+					none := rawDo(t, p.Addr, seqRequest(p.Addr, "/"+absent, "stray", c), "GET")
 					if got.status != w.status || w.status != http.StatusNotFound {
 						t.Errorf("GET /%s with %q: %d, wharf %d; want 404 from both", file, c.lines(), got.status, w.status)
+					}
+					// wharf's message names the file or its version.
+					gotBody := strings.ReplaceAll(strings.ReplaceAll(string(got.body), file, "FILE"), strings.Split(file, "/")[1], "V")
+					noneBody := strings.ReplaceAll(strings.ReplaceAll(string(none.body), absent, "FILE"), strings.Split(absent, "/")[1], "V")
+					if got.status != none.status || got.header.Get("Content-Type") != none.header.Get("Content-Type") || gotBody != noneBody {
+						t.Errorf("with %q, /%s (there) and /%s (not there) answer apart: %d %q %q, %d %q %q", c.lines(), file, absent,
+							got.status, got.header.Get("Content-Type"), got.body, none.status, none.header.Get("Content-Type"), none.body)
 					}
 				}
 			}
