@@ -24,6 +24,21 @@ type Lease struct {
 	Left time.Duration
 	// Head is the node's latest block as the holder last saw it.
 	Head uint64
+	// Progress is how long ago, when the lease was read, the holder last
+	// advanced (a step of its head follower ended well); negative when
+	// it has not said since it took the lease. Problem is what it last
+	// reported failing, "" for nothing.
+	Progress time.Duration
+	Problem  string
+}
+
+// LeaderReport is what the holder of a lease says of its fetching at
+// each renewal, for every replica's /healthz: the node's head, how long
+// ago it last advanced (negative: not yet), and what fails, if anything.
+type LeaderReport struct {
+	Head     uint64
+	Progress time.Duration
+	Problem  string
 }
 
 // LeaseStore keeps the fetchers' leases.
@@ -32,9 +47,10 @@ type LeaseStore interface {
 	// free or has expired, with the next generation. Otherwise held is
 	// false and l is the current lease.
 	AcquireLease(ctx context.Context, chain, holder string, ttl time.Duration) (l Lease, held bool, err error)
-	// RenewLease extends l to ttl from now and records the node's head.
-	// Errors: ErrLeaseLost when l has expired or another holds the chain.
-	RenewLease(ctx context.Context, l Lease, ttl time.Duration, head uint64) (Lease, error)
+	// RenewLease extends l to ttl from now and records the holder's
+	// report. Errors: ErrLeaseLost when l has expired or another holds
+	// the chain.
+	RenewLease(ctx context.Context, l Lease, ttl time.Duration, r LeaderReport) (Lease, error)
 	// ReleaseLease ends l at once, if it is still held, so that another
 	// replica may take over without waiting for it to expire.
 	ReleaseLease(ctx context.Context, l Lease) error

@@ -86,9 +86,8 @@ type Store interface {
 // FetchStore is the storage the fetcher writes. Inserts ignore conflicts on
 // (chain, hash, log index), so storing a block twice duplicates nothing.
 type FetchStore interface {
-	// RecordChainID records id as the chain ID of chain unless one is
-	// recorded already, and returns the recorded one.
-	RecordChainID(ctx context.Context, chain string, id uint64) (uint64, error)
+	// ChainGuard records the chain's identity and its stops.
+	ChainGuard
 	// Tracked lists the addresses of chain with at least one subscription.
 	Tracked(ctx context.Context, chain string) ([]Tracked, error)
 	// MarkSynced records that the fetcher has synced these addresses up to

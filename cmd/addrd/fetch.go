@@ -34,6 +34,8 @@ func fetchFlags() []cli.Flag {
 			Usage: "internal transfers from the node's trace API (debug_traceBlockByNumber callTracer, or trace_block), `MODE`: auto (when the node has one), on (required) or off"},
 		&cli.DurationFlag{Name: "lease-ttl", Value: fetch.DefaultLeaseTTL, EnvVars: []string{"ADDRD_LEASE_TTL"},
 			Usage: "how long (`DURATION`) a replica's lease on a chain's fetching lasts unless renewed: a frozen or cut-off leader loses it within this, and another replica takes over"},
+		&cli.Uint64Flag{Name: "max-reorg-depth", Value: fetch.DefaultMaxReorgDepth, EnvVars: []string{"ADDRD_MAX_REORG_DEPTH"},
+			Usage: "the deepest reorg applied, in `BLOCKS`: a deeper one, or one below the node's finalized block, stops the chain's fetching, deleting nothing, until addrd chain resume or addrd chain rewind"},
 		&cli.BoolFlag{Name: "dev", EnvVars: []string{"ADDRD_DEV"},
 			Usage: "run an in-process Ethereum dev chain as ETH, with demo accounts and a ready API key (a fresh temporary database unless --db is given)"},
 	}
@@ -49,6 +51,7 @@ type fetchOptions struct {
 	interval       time.Duration
 	traces         string
 	leaseTTL       time.Duration
+	maxReorgDepth  uint64
 	holder         string // this replica in the leases: host:pid
 }
 
@@ -60,6 +63,7 @@ func fetchOptionsFrom(c *cli.Context) (fetchOptions, error) {
 		interval:      2 * time.Second,
 		traces:        c.String("traces"),
 		leaseTTL:      c.Duration("lease-ttl"),
+		maxReorgDepth: c.Uint64("max-reorg-depth"),
 		holder:        holderName(),
 	}
 	switch v := c.String("backfill-blocks"); v {
@@ -71,6 +75,9 @@ func fetchOptionsFrom(c *cli.Context) (fetchOptions, error) {
 			return o, shell.Usagef("--backfill-blocks %q: want a number of blocks, such as 1000, or all", v)
 		}
 		o.backfillBlocks = n
+	}
+	if o.maxReorgDepth == 0 {
+		return o, shell.Usagef("--max-reorg-depth 0: want at least 1 block")
 	}
 	if o.refresh < time.Second {
 		return o, shell.Usagef("--refresh-interval %s: want at least 1s", o.refresh)
@@ -113,6 +120,7 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 			Traces:          o.traces,
 			Holder:          o.holder,
 			LeaseTTL:        o.leaseTTL,
+			MaxReorgDepth:   o.maxReorgDepth,
 		})
 		if err != nil {
 			src.Close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
+	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -25,7 +26,10 @@ type health struct {
 	fetchers []chainFetcher // this replica's; none with --fetch=false
 	self     string         // this replica's holder name
 	ttl      time.Duration
-	started  time.Time
+	// stallAfter is the fetchers' StallAfter: a leader whose report
+	// says it has not advanced for longer is degraded.
+	stallAfter time.Duration
+	started    time.Time
 
 	leaderDesc, leftDesc, lagDesc, leadingDesc *prometheus.Desc
 
@@ -37,7 +41,7 @@ type health struct {
 var _ api.ChainReporter = (*health)(nil)
 
 func newHealth(db *store.DB, chains []chain) *health {
-	h := &health{db: db, started: time.Now(),
+	h := &health{db: db, started: time.Now(), stallAfter: fetch.DefaultStallAfter,
 		leaderDesc: prometheus.NewDesc("addrd_chain_leader_info", "1, labelled with the replica that holds the chain's fetch lease (empty: none).",
 			[]string{"chain", "leader"}, nil),
 		leftDesc: prometheus.NewDesc("addrd_chain_lease_seconds_left", "How long the chain's fetch lease runs unless renewed; negative: expired that long ago.",
@@ -92,10 +96,27 @@ func (h *health) state(ctx context.Context, chain string) (api.ChainHealth, erro
 		s.LeaseGeneration, s.LeaseSecondsLeft, s.NodeHead = l.Generation, l.Left.Seconds(), l.Head
 		if l.Left > 0 {
 			s.Leader, s.ThisReplica = l.Holder, l.Holder == h.self
+			// The leader's own report, which every replica reads: what
+			// fails, and when it last advanced (by the database's clock,
+			// not the node head it last recorded).
+			switch stall := h.stallAfter + h.ttl/3; {
+			case l.Problem != "":
+				s.Problem = "leader " + l.Holder + ": " + l.Problem
+			case l.Progress > stall:
+				s.Problem = fmt.Sprintf("leader %s: has not advanced for %s", l.Holder, l.Progress.Round(time.Second))
+			}
 		} else if -l.Left > h.ttl {
 			s.Problem = fmt.Sprintf("no replica has held the lease of %s for %s", chain, (-l.Left).Round(time.Second))
 			s.SyncProblem, s.SyncProblemSince = s.Problem, time.Now().Add(l.Left)
 		}
+	}
+	stop, err := h.db.ChainStop(ctx, chain)
+	if err != nil {
+		return s, err
+	}
+	if stop.Stopped() {
+		s.Problem = fmt.Sprintf("fetching %s stopped since %s: %s", chain, stop.Since.Format(time.RFC3339), stop.Reason)
+		s.SyncProblem, s.SyncProblemSince = s.Problem, stop.Since
 	}
 	cp, ok, err := h.db.Checkpoint(ctx, chain)
 	if err != nil {

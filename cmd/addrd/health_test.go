@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -42,7 +43,7 @@ func TestHealthLeader(t *testing.T) {
 	if _, held, err := db.AcquireLease(ctx, "ETH", "elsewhere:7", time.Minute); err != nil || !held {
 		t.Fatalf("AcquireLease: %v, %v", held, err)
 	}
-	if _, err := db.RenewLease(ctx, mustLease(t, db), time.Minute, 12); err != nil {
+	if _, err := db.RenewLease(ctx, mustLease(t, db), time.Minute, query.LeaderReport{Head: 12}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "ok with a leader", func() bool {
@@ -97,4 +98,70 @@ func mustLease(t *testing.T, db *store.DB) query.Lease {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// TestHealthReplicaSaysLeadersTrouble: a replica that does not fetch
+// reads the leader's own report in the lease: what fails (a node whose
+// answers are cut short), that it has not advanced for minutes (a hung
+// node), and that the chain's fetching stopped; every one is degraded
+// naming it. Only the leader said so; every other replica said ok, its
+// lag the head the leader last recorded.
+func TestHealthReplicaSaysLeadersTrouble(t *testing.T) {
+	testenv.ForEachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db, err := store.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		srv := startServe(t, "--db", dsn, "--chain", "ETH=http://127.0.0.1:1", "--fetch=false")
+		if _, held, err := db.AcquireLease(ctx, "ETH", "elsewhere:7", time.Minute); err != nil || !held {
+			t.Fatalf("AcquireLease: %v, %v", held, err)
+		}
+		health := func() healthz {
+			t.Helper()
+			status, body := srv.do(t, "", "GET", "/healthz")
+			var h healthz
+			if err := json.Unmarshal(body, &h); err != nil || status != 200 {
+				t.Fatalf("/healthz: %d %s", status, body)
+			}
+			return h
+		}
+		for _, tc := range []struct {
+			name   string
+			report query.LeaderReport
+			want   string // in the problem; "" for ok
+		}{
+			{"Advancing", query.LeaderReport{Head: 12, Progress: time.Second}, ""},
+			{"Failing", query.LeaderReport{Head: 12, Progress: time.Second, Problem: "fetching ETH: failing since 2026-12-01T00:00:00Z: eth_blockNumber: unavailable: the node's answer was cut short"}, "leader elsewhere:7: fetching ETH: failing since 2026-12-01T00:00:00Z: eth_blockNumber: unavailable: the node's answer was cut short"},
+			{"NotAdvancing", query.LeaderReport{Head: 12, Progress: 3 * time.Minute}, "leader elsewhere:7: has not advanced for 3m0s"},
+			{"AdvancingAgain", query.LeaderReport{Head: 14, Progress: 0}, ""},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if _, err := db.RenewLease(ctx, mustLease(t, db), time.Minute, tc.report); err != nil {
+					t.Fatal(err)
+				}
+				eventually(t, 10*time.Second, tc.name, func() bool {
+					h := health()
+					if tc.want == "" {
+						return h.Status == "ok" && h.Chains["ETH"].NodeHead == tc.report.Head
+					}
+					return h.Status == "degraded" && strings.HasPrefix(h.Fetch["ETH"], tc.want)
+				})
+			})
+		}
+		t.Run("Stopped", func(t *testing.T) {
+			if err := db.StopChain(ctx, "ETH", "a reorg deeper than 128 blocks (--max-reorg-depth) under block 40: refused, nothing deleted"); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 10*time.Second, "stopped", func() bool {
+				h := health()
+				return h.Status == "degraded" && strings.Contains(h.Fetch["ETH"], "fetching ETH stopped since") && strings.Contains(h.Fetch["ETH"], "deeper than 128 blocks")
+			})
+			if err := db.ResumeChain(ctx, "ETH"); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 10*time.Second, "resumed", func() bool { return health().Status == "ok" })
+		})
+	})
 }

@@ -98,9 +98,11 @@ type Server struct {
 	store  query.Store
 	chains []string
 	health ChainReporter // nil: /healthz is the database's ping
-	log    *slog.Logger
-	now    func() time.Time
-	mux    *http.ServeMux
+	// healthTurn is held by the one reading of /healthz under way.
+	healthTurn chan struct{}
+	log        *slog.Logger
+	now        func() time.Time
+	mux        *http.ServeMux
 
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
@@ -132,12 +134,13 @@ type Server struct {
 // New returns the API over cfg.Store.
 func New(cfg Config) *Server {
 	s := &Server{
-		store:  cfg.Store,
-		health: cfg.Health,
-		chains: slices.Clone(cfg.Chains),
-		log:    logger(cfg.Logger),
-		now:    cfg.Now,
-		mux:    http.NewServeMux(),
+		store:      cfg.Store,
+		health:     cfg.Health,
+		healthTurn: make(chan struct{}, 1),
+		chains:     slices.Clone(cfg.Chains),
+		log:        logger(cfg.Logger),
+		now:        cfg.Now,
+		mux:        http.NewServeMux(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "addrd_http_requests_total", Help: "HTTP requests by method, route and status code.",
 		}, []string{"method", "route", "code"}),

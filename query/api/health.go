@@ -4,6 +4,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 )
@@ -45,29 +46,65 @@ type ChainReporter interface {
 	ChainHealth(ctx context.Context) (map[string]ChainHealth, error)
 }
 
-// healthz answers 503 when the database does not answer. Else 200: "ok",
-// or "degraded" naming the chains whose fetching fails (a ChainHealth
-// with a Problem), with each chain's leader and lag; the API still serves what
-// is stored, so a failing fetch must not take replicas out of a load
-// balancer.
+// healthDeadline is how long /healthz waits for the database: a frozen
+// one (a backend that neither answers nor lets its connection close)
+// is 503 after it, whatever the driver does with the cancellation.
+const healthDeadline = 2 * time.Second
+
+// healthAnswer is what /healthz answers: the status and the body.
+type healthAnswer struct {
+	code int
+	body any
+}
+
+// healthz answers 503 when the database does not answer within
+// healthDeadline. Else 200: "ok", or "degraded" naming the chains whose
+// fetching fails (a ChainHealth with a Problem), with each chain's
+// leader and lag; the API still serves what is stored, so a failing
+// fetch must not take replicas out of a load balancer.
+//
+// The reading runs apart from the request, one at a time: a database
+// that hangs holds one reading, not one goroutine per probe.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), healthDeadline)
 	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
-		s.log.WarnContext(ctx, "health check failed", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+	select {
+	case s.healthTurn <- struct{}{}:
+	case <-ctx.Done():
+		// A reading is still running since a probe before this one.
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "the database has not answered for " + healthDeadline.String()})
 		return
 	}
+	done := make(chan healthAnswer, 1)
+	go func() {
+		defer func() { <-s.healthTurn }()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healthDeadline)
+		defer cancel()
+		done <- s.readHealth(rctx)
+	}()
+	select {
+	case a := <-done:
+		writeJSON(w, a.code, a.body)
+	case <-ctx.Done():
+		s.log.WarnContext(ctx, "health check: the database does not answer", "deadline", healthDeadline)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "the database has not answered for " + healthDeadline.String()})
+	}
+}
+
+// readHealth reads what /healthz answers.
+func (s *Server) readHealth(ctx context.Context) healthAnswer {
+	if err := s.store.Ping(ctx); err != nil {
+		s.log.WarnContext(ctx, "health check failed", "err", err)
+		return healthAnswer{http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": dbReason(err)}}
+	}
 	if s.health == nil {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-		return
+		return healthAnswer{http.StatusOK, map[string]string{"status": "ok"}}
 	}
 	states, err := s.health.ChainHealth(ctx)
 	if err != nil {
 		// The database answered the ping: what it stores is served.
 		s.log.WarnContext(ctx, "health check: the chains' state", "err", err)
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-		return
+		return healthAnswer{http.StatusOK, map[string]string{"status": "ok"}}
 	}
 	status, failing, untraced := "ok", make(map[string]string), make(map[string]string)
 	for name, c := range states {
@@ -85,5 +122,13 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	if len(untraced) > 0 {
 		body["traces"] = untraced
 	}
-	writeJSON(w, http.StatusOK, body)
+	return healthAnswer{http.StatusOK, body}
+}
+
+// dbReason says in a few words why the database failed a ping.
+func dbReason(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "the database has not answered for " + healthDeadline.String()
+	}
+	return "the database does not answer"
 }

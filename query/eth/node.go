@@ -12,6 +12,7 @@ package eth
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -158,12 +159,15 @@ func (e *nodeError) Error() string { return e.reason }
 func (e *nodeError) Unwrap() error { return e.err }
 
 // reason is the short reason of a node error: timeout, node unreachable,
-// HTTP 401 Unauthorized, or the node's JSON-RPC error code and message.
+// HTTP 401 Unauthorized, an answer cut short or not JSON, or the node's
+// JSON-RPC error code and message.
 func reason(err error, sec secrets) string {
 	var (
 		herr HTTPError
 		rerr rpc.Error
 		nerr net.Error
+		serr *json.SyntaxError
+		terr *json.UnmarshalTypeError
 	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &nerr) && nerr.Timeout():
@@ -176,8 +180,13 @@ func reason(err error, sec secrets) string {
 			msg = msg[:200] + "…"
 		}
 		return "node error " + strconv.Itoa(rerr.ErrorCode()) + ": " + msg
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// The node answered, and its answer stopped mid-way.
+		return "the node's answer was cut short"
+	case errors.As(err, &serr), errors.As(err, &terr):
+		return "the node's answer is not valid JSON-RPC"
 	case errors.As(err, &nerr), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+		errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		return "node unreachable"
 	}
 	var uerr *url.Error

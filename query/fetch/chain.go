@@ -1,6 +1,9 @@
 package fetch
 
-// Checking the chain: the node serves the chain ID recorded for the name, and its native coin.
+// Checking the chain: the node serves the chain recorded for the name
+// (its chain ID and genesis), and its native coin. The identity is read
+// again after every failed step (a reconnection: behind the same URL
+// another node may answer), at IdentityInterval, and before any rewind.
 
 import (
 	"context"
@@ -10,9 +13,10 @@ import (
 	"github.com/wharfhq/wharf/query"
 )
 
-// ErrChainMismatch: the node behind a chain name serves another chain ID
-// than the one recorded for that name.
-var ErrChainMismatch = errors.New("chain ID mismatch")
+// ErrChainMismatch: the node behind a chain name serves another chain
+// than the one recorded for that name (another chain ID, or another
+// genesis block).
+var ErrChainMismatch = errors.New("chain mismatch")
 
 // networkName names a chain ID for messages.
 func networkName(id uint64) string {
@@ -22,24 +26,43 @@ func networkName(id uint64) string {
 	return fmt.Sprint(id)
 }
 
-// CheckChain asks the node its chain ID, records it for the chain name
-// on first start, and refuses a node of another chain ID than recorded
-// (a mainnet database pointed at a testnet node must never mix data). It
-// also settles the native coin: Config.Native, else the table's.
-// Every step runs it until it succeeds once. Errors: ErrChainMismatch,
+// CheckChain asks the node its chain ID and genesis block, records them
+// for the chain name on first start, and refuses a node of another chain
+// than recorded (a mainnet database pointed at a testnet node must never
+// mix data). It also settles the native coin: Config.Native, else the
+// table's. Steps run it until it succeeds, then again after a failed
+// step and every IdentityInterval. Errors: ErrChainMismatch,
 // ErrUnavailable, and an unknown chain ID without a native coin given.
 func (f *Fetcher) CheckChain(ctx context.Context) error { return f.follow.checkChain(ctx) }
 
-// checkChain is CheckChain.
+// checkChain is CheckChain: it reads the identity when it is due.
 func (f *follower) checkChain(ctx context.Context) error {
-	if f.checked {
+	if f.checked && f.cfg.Clock.Now().Before(f.identityDue) {
 		return nil
 	}
+	return f.verifyIdentity(ctx)
+}
+
+// verifyIdentity reads the node's identity now and compares it with the
+// recorded one; on the first success it settles the native coin.
+func (f *follower) verifyIdentity(ctx context.Context) error {
+	f.checked = false
 	id, err := f.cfg.Source.ChainID(ctx)
 	if err != nil {
 		return f.nodeErr(fmt.Errorf("chain %s: asking the node its chain ID: %w", f.cfg.Chain, err))
 	}
-	native := f.cfg.Native
+	genesis, err := f.cfg.Source.Blocks(ctx, 0, 0)
+	if err != nil {
+		return f.nodeErr(fmt.Errorf("chain %s: asking the node its genesis block: %w", f.cfg.Chain, err))
+	}
+	node := query.ChainIdentity{ID: id}
+	if len(genesis) == 1 {
+		node.Genesis = genesis[0].Hash
+	}
+	native := f.facts.native
+	if native.Symbol == "" {
+		native = f.cfg.Native
+	}
 	if native.Symbol == "" {
 		n, ok := query.KnownNetwork(id)
 		if !ok {
@@ -47,16 +70,37 @@ func (f *follower) checkChain(ctx context.Context) error {
 		}
 		native = n.Native
 	}
-	recorded, err := f.cfg.Store.RecordChainID(ctx, f.cfg.Chain, id)
+	recorded, err := f.cfg.Store.RecordChainIdentity(ctx, f.cfg.Chain, node)
 	if err != nil {
 		return err
 	}
-	if recorded != id {
-		return fmt.Errorf("chain %s: the node serves chain ID %s but this database holds chain ID %s under that name: refusing to fetch; point --chain %s at a node of chain ID %d, or use another name or database: %w",
-			f.cfg.Chain, networkName(id), networkName(recorded), f.cfg.Chain, recorded, ErrChainMismatch)
+	if recorded.ID != id {
+		return fmt.Errorf("chain %s: the node serves chain ID %s but this database holds chain ID %s under that name: refusing to fetch (nothing is deleted); point --chain %s at a node of chain ID %d, or use another name or database: %w",
+			f.cfg.Chain, networkName(id), networkName(recorded.ID), f.cfg.Chain, recorded.ID, ErrChainMismatch)
+	}
+	if recorded.Genesis != "" && node.Genesis != "" && recorded.Genesis != node.Genesis {
+		return fmt.Errorf("chain %s: the node serves another chain of chain ID %d (genesis block %s, this database holds genesis %s under that name): refusing to fetch (nothing is deleted); point --chain %s at a node of the chain recorded: %w",
+			f.cfg.Chain, id, node.Genesis, recorded.Genesis, f.cfg.Chain, ErrChainMismatch)
+	}
+	if f.facts.native.Symbol == "" {
+		f.log.Info("fetcher: chain", "chain_id", id, "genesis", node.Genesis, "native", native.Symbol, "decimals", native.Decimals)
 	}
 	f.facts.native = native
 	f.checked = true
-	f.log.Info("fetcher: chain", "chain_id", id, "native", native.Symbol, "decimals", native.Decimals)
+	f.identityDue = f.cfg.Clock.Now().Add(f.cfg.IdentityInterval)
 	return nil
+}
+
+// finalized is the node's finalized block, below which no reorg is
+// applied; 0 when the node says none (the depth bound alone then).
+func (f *follower) finalized(ctx context.Context) uint64 {
+	fz, ok := f.cfg.Source.(query.Finalizer)
+	if !ok {
+		return 0
+	}
+	n, err := fz.Finalized(ctx)
+	if err != nil {
+		return 0
+	}
+	return n
 }

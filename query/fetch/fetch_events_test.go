@@ -34,6 +34,10 @@ func TestEventsFollowReorgs(t *testing.T) {
 				ctx := context.Background()
 				rng := rand.New(rand.NewPCG(seed, confirmations))
 				e := newEnv(t, dsn, fetch.Config{Confirmations: confirmations})
+				// The dev chain finalizes every 32nd block and these forks
+				// may cross one, which no real chain does (the fetcher
+				// refuses it): the node here has no finalized tag.
+				e.useSource(unfinal{e.fault, e.fault}, fetch.TracesAuto)
 				d := e.dev
 				for i := range 3 {
 					e.subscribe(d.Accounts[i])

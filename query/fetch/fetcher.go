@@ -86,6 +86,19 @@ type Config struct {
 	// take it every fifth, so it takes over at most LeaseTTL/5 after the
 	// lease lapsed.
 	LeaseTTL time.Duration
+	// IdentityInterval is how often the node's chain identity (chain ID
+	// and genesis) is read again while steps succeed; after a failed step
+	// it is read at once. Default DefaultIdentityInterval.
+	IdentityInterval time.Duration
+	// MaxReorgDepth is the deepest reorg applied; a deeper one stops the
+	// chain, deleting nothing, until an operator resumes or rewinds it.
+	// Reorgs below the node's finalized block are refused whatever it
+	// says. Default DefaultMaxReorgDepth.
+	MaxReorgDepth uint64
+	// StallAfter: Health fails when the head follower has not advanced
+	// (no step ended well) for this long: a hung or lying node shows
+	// within it. Default DefaultStallAfter.
+	StallAfter time.Duration
 	// Traces says whether internal movements are read from the node's
 	// trace API: TracesAuto (the default: when the node has one),
 	// TracesOn (a node without one is an error) or TracesOff.
@@ -104,6 +117,19 @@ const (
 // (issue 21, N1: with a minute, 31 s after a 33 s outage). A failing
 // step costs the node one call or a few: retrying every 5 s is no load.
 const DefaultMaxBackoff = 5 * time.Second
+
+// DefaultIdentityInterval is Config.IdentityInterval when it is zero.
+const DefaultIdentityInterval = 30 * time.Second
+
+// DefaultMaxReorgDepth is Config.MaxReorgDepth when it is zero: twice
+// the depth at which Ethereum's blocks are final (two epochs of 32
+// slots), so that no reorg of a proof-of-stake Ethereum chain reaches it
+// and a node serving another chain does.
+const DefaultMaxReorgDepth = 128
+
+// DefaultStallAfter is Config.StallAfter when it is zero: five of the
+// default Interval, where a healthy follower ends a step every one.
+const DefaultStallAfter = 10 * time.Second
 
 // DefaultLeaseTTL is Config.LeaseTTL when it is zero.
 const DefaultLeaseTTL = 15 * time.Second
@@ -135,7 +161,7 @@ type core struct {
 	metrics *fetchMetrics
 	health  *health
 	// headRead is signalled when the head follower reads a new head
-	// of the node, for renew.
+	// of the node, or its health changes, for renew.
 	headRead chan struct{}
 }
 
@@ -190,6 +216,15 @@ func New(cfg Config) (*Fetcher, error) {
 	}
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = DefaultLeaseTTL
+	}
+	if cfg.IdentityInterval <= 0 {
+		cfg.IdentityInterval = DefaultIdentityInterval
+	}
+	if cfg.MaxReorgDepth == 0 {
+		cfg.MaxReorgDepth = DefaultMaxReorgDepth
+	}
+	if cfg.StallAfter <= 0 {
+		cfg.StallAfter = DefaultStallAfter
 	}
 	switch cfg.Traces {
 	case "":

@@ -23,6 +23,16 @@ type follower struct {
 	// workers get a copy of (settled).
 	checked, probed bool
 	facts           chainFacts
+	// identityDue is when the chain's identity is read again
+	// (IdentityInterval after the last check).
+	identityDue time.Time
+	// accept says the operator resumed the chain after a refused reorg:
+	// the next one is applied whatever its depth. rewound is set by a
+	// rewind of this step; reorgsInRow counts the steps in a row that
+	// rewound or stored nothing while behind.
+	accept      bool
+	rewound     bool
+	reorgsInRow int
 
 	// learned are the tokens the backfiller found (takeLearned);
 	// refreshed the balances the refresher read (takeRefreshed), while
@@ -90,7 +100,12 @@ func (f *follower) settled() (chainFacts, bool) {
 // step is one step of the head follower (FetchOnce without the
 // backfills); more reports that blocks remain to be fetched.
 func (f *follower) step(ctx context.Context) (more bool, err error) {
+	f.stepStarted()
 	more, err = f.fetch(ctx)
+	if err != nil {
+		// The next step may reach another node behind the same URL.
+		f.checked = false
+	}
 	f.record(err)
 	if err == nil {
 		// Tell the backfiller (which may have new jobs) that a step ended.
@@ -132,6 +147,10 @@ type chunk struct {
 	reorg    bool                    // the first block does not extend the checkpoint
 	err      error
 }
+
+// maxReorgsInRow is how many steps in a row may rewind or store nothing
+// while behind before the node is taken for failing.
+const maxReorgsInRow = 3
 
 // chunkBlocks is the number of blocks scanned together: the blocks are
 // read in one batch, the Transfer logs in one call.
@@ -225,6 +244,9 @@ func (f *follower) readChunks(ctx context.Context, cp query.Block, end uint64, s
 			return
 		}
 		if len(blocks) == 0 {
+			if lo == cp.Number+1 {
+				send(chunk{err: f.nodeErr(fmt.Errorf("fetch %s: the node's head is at least %d but it serves no block %d: %w", f.cfg.Chain, end, lo, query.ErrUnavailable))})
+			}
 			return
 		}
 		// A checkpoint without a hash is a rewind below the first stored
@@ -295,17 +317,37 @@ func (f *follower) storeChunks(ctx context.Context, cs []chunk) (int, error) {
 
 // rewind handles a reorg under the checkpoint cp: it walks back to the
 // newest stored block that is still on the node's chain and rewinds the
-// store to it; the next step fetches the new blocks.
+// store to it; the next step fetches the new blocks. A chain that no
+// longer extends the stored one may be another chain behind the same
+// URL: the node's identity is read first. A fork deeper than
+// MaxReorgDepth, or below the node's finalized block, is refused:
+// nothing is deleted, and the chain is stopped (StopChain) until an
+// operator resumes or rewinds it.
 func (f *follower) rewind(ctx context.Context, cp query.Block) error {
-	const maxDepth = 1024
+	if err := f.verifyIdentity(ctx); err != nil {
+		return err
+	}
+	limit := f.cfg.MaxReorgDepth
+	if f.accept {
+		limit = ^uint64(0)
+	}
 	n := cp.Number
-	for depth := 0; ; depth++ {
-		if depth > maxDepth || n == 0 {
-			break
+	// above is the lowest stored block walked, and the node's block of
+	// its number.
+	var above, aboveNode query.Block
+	for depth := uint64(0); n > 0; depth++ {
+		if depth > limit {
+			return f.refuse(ctx, cp, fmt.Sprintf("a reorg deeper than %d blocks (--max-reorg-depth) under block %d", limit, cp.Number))
 		}
 		stored, err := f.cfg.Store.StoredBlock(ctx, f.cfg.Chain, n)
 		if errors.Is(err, query.ErrNotFound) {
-			break // below the first stored block: nothing older to compare
+			// Below the first stored block: the fork is under it only when
+			// the node's block there has the same parent; else the node's
+			// chain shares no stored block at all.
+			if above.Number != 0 && aboveNode.ParentHash != above.ParentHash && !f.accept {
+				return f.refuse(ctx, cp, fmt.Sprintf("the node's chain shares no block with the stored one, down to the first stored block %d", above.Number))
+			}
+			break
 		}
 		if err != nil {
 			return err
@@ -317,19 +359,78 @@ func (f *follower) rewind(ctx context.Context, cp query.Block) error {
 		if len(blocks) == 1 && blocks[0].Hash == stored.Hash {
 			break
 		}
+		above, aboveNode = stored, query.Block{}
+		if len(blocks) == 1 {
+			aboveNode = blocks[0].Block
+		}
 		n--
+	}
+	if fin := f.finalized(ctx); n < fin && !f.accept {
+		return f.refuse(ctx, cp, fmt.Sprintf("a reorg to block %d, below block %d, which the node says is finalized", n, fin))
 	}
 	f.log.Warn("fetcher: reorg", "checkpoint", cp.Number, "fork", n)
 	f.metrics.reorgs.Inc()
 	if err := f.cfg.Store.Rewind(ctx, f.cfg.Chain, n); err != nil {
 		return err
 	}
+	f.rewound = true
+	if f.accept {
+		if err := f.cfg.Store.DoneChainOrders(ctx, f.cfg.Chain, true, -1); err != nil {
+			return err
+		}
+		f.accept = false
+	}
 	f.metrics.checkpoint.Set(float64(n))
 	return nil
 }
 
+// refuse stops the chain rather than apply the reorg under cp that why
+// says, and returns the error that says so.
+func (f *follower) refuse(ctx context.Context, cp query.Block, why string) error {
+	reason := fmt.Sprintf("%s: refused, nothing deleted; the stored block %d is %s; "+
+		"`addrd chain resume --chain %s` applies the reorg, `addrd chain rewind --chain %s --to N` fetches again from block N+1",
+		why, cp.Number, cp.Hash, f.cfg.Chain, f.cfg.Chain)
+	f.log.Error("fetcher: chain stopped", "reason", reason)
+	if err := f.cfg.Store.StopChain(ctx, f.cfg.Chain, reason); err != nil {
+		return err
+	}
+	return fmt.Errorf("fetch %s: %s: %w", f.cfg.Chain, reason, query.ErrChainStopped)
+}
+
+// orders reads the chain's stop and carries out the operator's orders: a
+// stopped chain is not fetched; a rewind asked for is made; a resume
+// accepts the next reorg.
+func (f *follower) orders(ctx context.Context) error {
+	s, err := f.cfg.Store.ChainStop(ctx, f.cfg.Chain)
+	if err != nil {
+		return err
+	}
+	if s.Stopped() {
+		return fmt.Errorf("fetch %s: stopped since %s: %s: %w", f.cfg.Chain, s.Since.Format(time.RFC3339), s.Reason, query.ErrChainStopped)
+	}
+	f.accept = s.Accept
+	if s.RewindTo < 0 {
+		return nil
+	}
+	cp, ok, err := f.cfg.Store.Checkpoint(ctx, f.cfg.Chain)
+	if err != nil {
+		return err
+	}
+	if ok && uint64(s.RewindTo) < cp.Number {
+		f.log.Warn("fetcher: rewinding as the operator asked", "checkpoint", cp.Number, "to", s.RewindTo)
+		if err := f.cfg.Store.Rewind(ctx, f.cfg.Chain, uint64(s.RewindTo)); err != nil {
+			return err
+		}
+		f.metrics.checkpoint.Set(float64(s.RewindTo))
+	}
+	return f.cfg.Store.DoneChainOrders(ctx, f.cfg.Chain, false, s.RewindTo)
+}
+
 func (f *follower) fetch(ctx context.Context) (bool, error) {
 	chain := f.cfg.Chain
+	if err := f.orders(ctx); err != nil {
+		return false, err
+	}
 	if err := f.checkChain(ctx); err != nil {
 		return false, err
 	}
@@ -399,9 +500,27 @@ func (f *follower) fetch(ctx context.Context) (bool, error) {
 		return false, f.refreshStep(ctx, tracked)
 	}
 	end := min(target, cp.Number+uint64(f.cfg.Batch))
+	f.rewound = false
 	n, err := f.storeBlocks(ctx, cp, end, set)
 	if err != nil {
 		return false, err
+	}
+	if f.rewound || n == 0 {
+		// A node whose chain changes at every step, or whose blocks do
+		// not chain, is failing rather than reorganising: after a few
+		// steps, back off and say so.
+		if f.reorgsInRow++; f.reorgsInRow >= maxReorgsInRow {
+			return false, f.nodeErr(fmt.Errorf("fetch %s: %d steps in a row stored nothing: the node's blocks after %d do not extend the stored chain, or do not chain: %w", chain, f.reorgsInRow, cp.Number, query.ErrUnavailable))
+		}
+		return true, nil
+	}
+	f.reorgsInRow = 0
+	if f.accept {
+		// The chain extends the stored one again: the resume is spent.
+		if err := f.cfg.Store.DoneChainOrders(ctx, chain, true, -1); err != nil {
+			return false, err
+		}
+		f.accept = false
 	}
 	// Within a batch of the node's head counts as caught up for the lag
 	// check: on a chain with blocks faster than steps, every step stores

@@ -206,3 +206,10 @@ func (s *faultSource) Balances(ctx context.Context, at uint64, qs []query.Balanc
 
 // noTraces is a Source of a node without any trace API: it is no query.Tracer.
 type noTraces struct{ query.Source }
+
+// unfinal is a Source of a node without a finalized tag (no
+// query.Finalizer), with its trace API.
+type unfinal struct {
+	query.Source
+	query.Tracer
+}

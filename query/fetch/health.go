@@ -22,10 +22,15 @@ type health struct {
 	lastErr      error
 	failingSince time.Time
 	caughtUp     bool
-	newest       time.Time // time of the newest stored block
-	head         uint64    // the node's head at the last step
-	probed       bool      // the node was asked for its trace API
-	traceAPI     string    // the trace API in use, "" for none
+	// stepStart is when the running step of the head follower started
+	// (zero between steps); advanced when it last advanced: a step ended
+	// well, or stored blocks.
+	stepStart time.Time
+	advanced  time.Time
+	newest    time.Time // time of the newest stored block
+	head      uint64    // the node's head at the last step
+	probed    bool      // the node was asked for its trace API
+	traceAPI  string    // the trace API in use, "" for none
 	// syncWait says why new subscriptions wait, SYNCING, since
 	// syncWaitSince; "" when they do not.
 	syncWait      string
@@ -46,16 +51,53 @@ func (c *core) record(err error) {
 	h := c.health
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.stepStart = time.Time{}
 	if err == nil {
-		h.lastOK, h.lastErr, h.failingSince = now, nil, time.Time{}
+		changed := h.lastErr != nil
+		h.lastOK, h.advanced, h.lastErr, h.failingSince = now, now, nil, time.Time{}
 		c.metrics.lastSuccess.Set(float64(now.UnixNano()) / 1e9)
+		if changed {
+			c.wakeRenew()
+		}
 		return
 	}
 	c.metrics.errors.Inc()
 	if h.lastErr == nil {
 		h.failingSince = now
+		defer c.wakeRenew()
 	}
 	h.lastErr = err
+}
+
+// stepStarted records that a step of the head follower starts.
+func (c *core) stepStarted() {
+	c.health.mu.Lock()
+	defer c.health.mu.Unlock()
+	c.health.stepStart = c.cfg.Clock.Now()
+}
+
+// wakeRenew tells the lease's renewal that there is news to report.
+func (c *core) wakeRenew() {
+	select {
+	case c.headRead <- struct{}{}:
+	default:
+	}
+}
+
+// report is what the lease's renewal tells every replica: the node's
+// head, how long ago the head follower advanced, and what fails.
+func (c *core) report() query.LeaderReport {
+	problem := ""
+	if err := c.problem(); err != nil {
+		problem = err.Error()
+	}
+	c.health.mu.Lock()
+	defer c.health.mu.Unlock()
+	r := query.LeaderReport{Head: c.health.head, Progress: -1, Problem: problem}
+	if !c.health.advanced.IsZero() {
+		r.Progress = max(0, c.cfg.Clock.Now().Sub(c.health.advanced))
+	}
+	return r
 }
 
 // clearHealth forgets the outcome of the steps, as when this replica
@@ -65,6 +107,7 @@ func (c *core) clearHealth() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.lastErr, h.failingSince, h.caughtUp = nil, time.Time{}, false
+	h.stepStart, h.advanced = time.Time{}, time.Time{}
 	// The head this replica last read is not the node's head when it
 	// leads again: the next leadership records the head it reads.
 	h.head = 0
@@ -93,6 +136,7 @@ func (c *core) setCaughtUp(caughtUp bool, newest query.Block) {
 	h.caughtUp = caughtUp
 	if !newest.Time.IsZero() {
 		h.newest = newest.Time
+		h.advanced = c.cfg.Clock.Now()
 	}
 }
 
@@ -104,10 +148,7 @@ func (c *core) setNodeHead(head uint64) {
 	c.health.head = head
 	c.health.mu.Unlock()
 	if changed {
-		select {
-		case c.headRead <- struct{}{}:
-		default:
-		}
+		c.wakeRenew()
 	}
 }
 
@@ -125,15 +166,28 @@ func (c *core) setTraces(api string) {
 }
 
 // Health reports whether fetching works: an error when the last step
-// failed (the node or the database is unreachable), or when the fetcher
-// is caught up with a node whose newest block is older than LagAfter.
-func (f *Fetcher) Health() error {
-	c := f.core
+// failed (the node or the database is unreachable, the chain is
+// stopped), when the running step has not advanced for StallAfter (a
+// node or a database that hangs), or when the fetcher is caught up with
+// a node whose newest block is older than LagAfter.
+func (f *Fetcher) Health() error { return f.core.problem() }
+
+// problem is Health.
+func (c *core) problem() error {
 	h := c.health
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.lastErr != nil {
 		return fmt.Errorf("fetching %s: failing since %s: %w", c.cfg.Chain, h.failingSince.UTC().Format(time.RFC3339), h.lastErr)
+	}
+	if !h.stepStart.IsZero() {
+		since := h.stepStart
+		if h.advanced.After(since) {
+			since = h.advanced
+		}
+		if d := c.cfg.Clock.Now().Sub(since); d > c.cfg.StallAfter {
+			return fmt.Errorf("fetching %s: stalled: the running step has not advanced for %s (the node or the database does not answer)", c.cfg.Chain, d.Round(time.Second))
+		}
 	}
 	if c.cfg.LagAfter > 0 && h.caughtUp && !h.newest.IsZero() {
 		if age := c.cfg.Clock.Now().Sub(h.newest); age > c.cfg.LagAfter {

@@ -60,38 +60,41 @@ func (f *Fetcher) lead(ctx context.Context, l query.Lease) {
 	f.core.log.Warn("fetcher: lost the lease", "generation", l.Generation)
 }
 
-// renew renews l every third of LeaseTTL until lead ends. It returns when
-// the lease is lost: a renewal says so, or none has succeeded for
-// LeaseTTL by this process's clock (the database unreachable: then
-// another replica may hold it already). It runs on real time, not on
-// Clock: the lease expires by the database's real clock whatever the
-// fetcher's pacing.
+// renew renews l every third of LeaseTTL until lead ends, with the
+// leader's report (the node's head, its progress, what fails): at once
+// when that changes, at most every renewGap. It returns when the lease
+// is lost: a renewal says so, or none has succeeded for LeaseTTL by
+// this process's clock (the database unreachable: then another replica
+// may hold it already). It runs on real time, not on Clock: the lease
+// expires by the database's real clock whatever the fetcher's pacing.
 func (c *core) renew(lead context.Context, l query.Lease) {
 	ttl := c.cfg.LeaseTTL
+	gap := min(ttl/3, renewGap)
 	valid := time.Now().Add(ttl)
-	t := time.NewTimer(ttl / 3)
+	last := time.Now()
+	t := time.NewTimer(gap)
 	defer t.Stop()
 	for {
 		select {
 		case <-lead.Done():
 			return
 		case <-t.C:
-			t.Reset(ttl / 3)
+			t.Reset(gap)
 		case <-c.headRead:
-			// A new lease records no head (acquiring sets it to 0):
-			// record the first one read at once, so that /healthz on
-			// every replica shows the node's head within a step of the
-			// takeover, not a third of the TTL later. Later heads wait
-			// for the next renewal.
-			if l.Head != 0 || c.nodeHead() == 0 {
-				continue
-			}
+		}
+		r := c.report()
+		// The timed renewal every third of the TTL; sooner for news: the
+		// first head read (a new lease records none), a problem that
+		// starts or ends, a stall that shows.
+		news := (l.Head == 0 && r.Head != 0) || r.Problem != l.Problem
+		if !news && time.Since(last) < ttl/3 {
+			continue
 		}
 		start := time.Now()
-		nl, err := c.cfg.Store.RenewLease(lead, l, ttl, c.nodeHead())
+		nl, err := c.cfg.Store.RenewLease(lead, l, ttl, r)
 		switch {
 		case err == nil:
-			valid = start.Add(ttl)
+			valid, last = start.Add(ttl), start
 			l = nl
 		case errors.Is(err, query.ErrLeaseLost):
 			c.log.Warn("fetcher: the lease was lost", "err", err)
@@ -106,3 +109,7 @@ func (c *core) renew(lead context.Context, l query.Lease) {
 		}
 	}
 }
+
+// renewGap is the longest the renewal goes without looking at the
+// leader's report: a stall shows on every replica within it.
+const renewGap = time.Second

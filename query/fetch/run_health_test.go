@@ -51,11 +51,11 @@ type lostLease struct {
 	followed chan struct{}
 }
 
-func (s *lostLease) RenewLease(ctx context.Context, l query.Lease, ttl time.Duration, head uint64) (query.Lease, error) {
+func (s *lostLease) RenewLease(ctx context.Context, l query.Lease, ttl time.Duration, r query.LeaderReport) (query.Lease, error) {
 	if s.lost.Load() {
 		return query.Lease{}, query.ErrLeaseLost
 	}
-	return s.DB.RenewLease(ctx, l, ttl, head)
+	return s.DB.RenewLease(ctx, l, ttl, r)
 }
 
 func (s *lostLease) AcquireLease(ctx context.Context, chain, holder string, ttl time.Duration) (query.Lease, bool, error) {
@@ -117,11 +117,11 @@ type headLease struct {
 	recorded chan uint64
 }
 
-func (s *headLease) RenewLease(ctx context.Context, l query.Lease, ttl time.Duration, head uint64) (query.Lease, error) {
-	nl, err := s.DB.RenewLease(ctx, l, ttl, head)
-	if err == nil && head != 0 {
+func (s *headLease) RenewLease(ctx context.Context, l query.Lease, ttl time.Duration, r query.LeaderReport) (query.Lease, error) {
+	nl, err := s.DB.RenewLease(ctx, l, ttl, r)
+	if err == nil && r.Head != 0 {
 		select {
-		case s.recorded <- head:
+		case s.recorded <- r.Head:
 		default:
 		}
 	}

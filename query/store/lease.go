@@ -44,7 +44,7 @@ func (db *DB) AcquireLease(ctx context.Context, chain, holder string, ttl time.D
 		var gen int64
 		err := tx.NewRaw(`INSERT INTO fetch_leases (chain, holder, generation, expires_ms) VALUES (?, ?, 1, `+now+` + ?)
 			ON CONFLICT (chain) DO UPDATE SET holder = excluded.holder, generation = fetch_leases.generation + 1,
-				expires_ms = excluded.expires_ms, head = 0
+				expires_ms = excluded.expires_ms, head = 0, progress_ms = 0, problem = ''
 			WHERE fetch_leases.expires_ms <= `+now+`
 			RETURNING generation`, chain, holder, ttl.Milliseconds()).Scan(ctx, &gen)
 		switch {
@@ -67,21 +67,26 @@ func (db *DB) AcquireLease(ctx context.Context, chain, holder string, ttl time.D
 	return l, held, nil
 }
 
-// RenewLease extends l to ttl from now and records the node's head.
-// Errors: query.ErrLeaseLost.
-func (db *DB) RenewLease(ctx context.Context, l query.Lease, ttl time.Duration, head uint64) (query.Lease, error) {
+// RenewLease extends l to ttl from now and records the holder's report:
+// its progress is stamped by the database's clock. Errors:
+// query.ErrLeaseLost.
+func (db *DB) RenewLease(ctx context.Context, l query.Lease, ttl time.Duration, r query.LeaderReport) (query.Lease, error) {
 	now := db.nowMillis()
+	progress := "0"
+	if r.Progress >= 0 {
+		progress = now + " - " + fmt.Sprint(r.Progress.Milliseconds())
+	}
 	var left int64
-	err := db.w.NewRaw(`UPDATE fetch_leases SET expires_ms = `+now+` + ?, head = ?
+	err := db.w.NewRaw(`UPDATE fetch_leases SET expires_ms = `+now+` + ?, head = ?, progress_ms = `+progress+`, problem = ?
 		WHERE chain = ? AND generation = ? AND expires_ms > `+now+`
-		RETURNING expires_ms - `+now, ttl.Milliseconds(), head, l.Chain, l.Generation).Scan(ctx, &left)
+		RETURNING expires_ms - `+now, ttl.Milliseconds(), r.Head, r.Problem, l.Chain, l.Generation).Scan(ctx, &left)
 	if isNoRows(err) {
 		return l, fmt.Errorf("store: renew lease %s generation %d: %w", l.Chain, l.Generation, query.ErrLeaseLost)
 	}
 	if err != nil {
 		return l, wrap("renew lease "+l.Chain, err)
 	}
-	l.Left, l.Head = time.Duration(left)*time.Millisecond, head
+	l.Left, l.Head, l.Progress, l.Problem = time.Duration(left)*time.Millisecond, r.Head, r.Progress, r.Problem
 	return l, nil
 }
 
@@ -101,10 +106,13 @@ func (db *DB) ChainLease(ctx context.Context, chain string) (query.Lease, error)
 
 func (db *DB) chainLease(ctx context.Context, tx bun.IDB, chain string) (query.Lease, error) {
 	l := query.Lease{Chain: chain}
-	var left, head int64
-	err := tx.NewRaw(`SELECT holder, generation, expires_ms - `+db.nowMillis()+`, head FROM fetch_leases WHERE chain = ?`, chain).
-		Scan(ctx, &l.Holder, &l.Generation, &left, &head)
-	l.Left, l.Head = time.Duration(left)*time.Millisecond, uint64(head)
+	var left, head, progress int64
+	now := db.nowMillis()
+	err := tx.NewRaw(`SELECT holder, generation, expires_ms - `+now+`, head,
+			CASE WHEN progress_ms = 0 THEN -1 ELSE `+now+` - progress_ms END, problem
+		FROM fetch_leases WHERE chain = ?`, chain).
+		Scan(ctx, &l.Holder, &l.Generation, &left, &head, &progress, &l.Problem)
+	l.Left, l.Head, l.Progress = time.Duration(left)*time.Millisecond, uint64(head), time.Duration(progress)*time.Millisecond
 	return l, err
 }
 

@@ -59,7 +59,7 @@ func TestLease(t *testing.T) {
 		if err := putNative(aCtx, a, 1, 1); err != nil {
 			t.Fatalf("a write under a held lease: %v", err)
 		}
-		if l, err := a.RenewLease(ctx, la, ttl, 42); err != nil || l.Head != 42 || l.Left <= ttl-10*time.Second {
+		if l, err := a.RenewLease(ctx, la, ttl, query.LeaderReport{Head: 42}); err != nil || l.Head != 42 || l.Left <= ttl-10*time.Second {
 			t.Fatalf("RenewLease = %+v, %v", l, err)
 		}
 		if l, _ := b.ChainLease(ctx, "ETH"); l.Head != 42 || l.Holder != "a:1" {
@@ -84,7 +84,7 @@ func TestLease(t *testing.T) {
 		if err := a.StoreBlock(aCtx, "ETH", block(3), nil, nil); !errors.Is(err, query.ErrLeaseLost) {
 			t.Fatalf("the old holder's StoreBlock = %v, want ErrLeaseLost", err)
 		}
-		if _, err := a.RenewLease(ctx, la, ttl, 0); !errors.Is(err, query.ErrLeaseLost) {
+		if _, err := a.RenewLease(ctx, la, ttl, query.LeaderReport{}); !errors.Is(err, query.ErrLeaseLost) {
 			t.Fatalf("the old holder's renewal = %v, want ErrLeaseLost", err)
 		}
 		if err := a.ReleaseLease(ctx, la); err != nil {
