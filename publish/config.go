@@ -58,20 +58,35 @@ func LoadConfig(path string) (*Config, error) {
 // access basic for binaries, full for images) and validates it. Unknown
 // keys are errors, so a typo does not silently publish the defaults.
 func ParseConfig(r io.Reader) (*Config, error) {
-	var c Config
-	md, err := toml.NewDecoder(r).Decode(&c)
+	c, problems, err := CheckConfig(r)
 	if err != nil {
 		return nil, err
 	}
-	if undec := md.Undecoded(); len(undec) > 0 {
-		keys := make([]string, len(undec))
-		for i, k := range undec {
-			keys[i] = k.String()
-		}
-		return nil, fmt.Errorf("unknown keys %s (an artifact has name, kind, executable, access)", strings.Join(keys, ", "))
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
 	}
+	return c, nil
+}
+
+// CheckConfig decodes wharf.toml as ParseConfig does and returns every
+// problem of it, one an error: each unknown key once, with its lines and
+// the key it may be a typo of, then what Validate finds. The config it
+// returns holds the artifacts that have no problem of their own, for
+// wharf check to go on with. err is a file that cannot be read or is not
+// TOML.
+func CheckConfig(r io.Reader) (c *Config, problems []error, err error) {
+	doc, err := io.ReadAll(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	c = &Config{}
+	md, err := toml.Decode(string(doc), c)
+	if err != nil {
+		return nil, nil, err
+	}
+	problems = unknownKeys(doc, md.Undecoded())
 	if len(c.Artifacts) == 0 {
-		return DefaultConfig(), nil
+		return DefaultConfig(), problems, nil
 	}
 	for i := range c.Artifacts {
 		a := &c.Artifacts[i]
@@ -86,9 +101,24 @@ func ParseConfig(r io.Reader) (*Config, error) {
 		}
 	}
 	if err := c.Validate(); err != nil {
-		return nil, err
+		problems = append(problems, unjoin(err)...)
+		var ok []ArtifactSpec
+		for _, a := range c.Artifacts {
+			if a.Validate() == nil {
+				ok = append(ok, a)
+			}
+		}
+		c.Artifacts = ok
 	}
-	return &c, nil
+	return c, problems, nil
+}
+
+// unjoin is the errors an errors.Join holds, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // Validate checks every artifact and that names are unique. It reports

@@ -50,7 +50,7 @@ kind = "image"
 		}
 	})
 	bad := []struct{ name, toml, want string }{
-		{"UnknownKey", "[[artifact]]\nname = \"engine\"\nkind = \"binary\"\nacess = \"public\"\n", "unknown keys artifact.acess"},
+		{"UnknownKey", "[[artifact]]\nname = \"engine\"\nkind = \"binary\"\nacess = \"public\"\n", "unknown key artifact.acess on line 4 (did you mean artifact.access?)"},
 		{"BadKind", "[[artifact]]\nname = \"engine\"\nkind = \"library\"\n", "kind \"library\""},
 		{"BadAccess", "[[artifact]]\nname = \"engine\"\nkind = \"binary\"\naccess = \"everyone\"\n", "access \"everyone\""},
 		{"BadName", "[[artifact]]\nname = \"../engine\"\nkind = \"binary\"\n", "name must be"},
@@ -67,6 +67,35 @@ kind = "image"
 			_, err := publish.ParseConfig(strings.NewReader(tt.toml))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("ParseConfig = %v, want an error mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestConfigUnknownKeys: each unknown key is reported once, with the
+// lines it is on and the known key within two edits of it; a key under an
+// unknown table is not reported apart from it; every problem is listed.
+func TestConfigUnknownKeys(t *testing.T) {
+	var five strings.Builder
+	for _, name := range []string{"connector", "cord", "engine", "signer", "treasury-api"} {
+		five.WriteString("[[artifact]]\nname = \"" + name + "\"\nkind = \"binary\"\nacces = \"basic\"\n\n")
+	}
+	tests := []struct{ name, toml, want string }{
+		{"SameKeyFiveTimes", five.String(), "unknown key artifact.acces on lines 4, 9, 14, 19, 24 (did you mean artifact.access?)"},
+		{"TableTypo", "[[artifacts]]\nname = \"engine\"\nkind = \"binary\"\n", "unknown key artifacts on line 1 (did you mean artifact?)"},
+		{"NothingClose", "[[artifact]]\nname = \"engine\"\nkind = \"binary\"\nplatform = \"x86\"\n", "unknown key artifact.platform on line 4 (an artifact has name, kind, executable, access)"},
+		{"Quoted", "[[artifact]]\nname = \"engine\"\n\"kinds\" = \"binary\"\n", "unknown key artifact.kinds on line 3 (did you mean artifact.kind?)"},
+		{"EveryProblem", "[[artifact]]\nname = \"engine\"\nkind = \"binary\"\nacess = \"x\"\n[[artifact]]\nname = \"cord\"\nkind = \"library\"\n",
+			"unknown key artifact.acess on line 4 (did you mean artifact.access?)\nartifact cord: kind \"library\""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := publish.ParseConfig(strings.NewReader(tt.toml))
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Fatalf("ParseConfig = %v, want %q", err, tt.want)
+			}
+			if n := strings.Count(err.Error(), "unknown key"); n != 1 {
+				t.Errorf("%d unknown-key problems, want 1:\n%v", n, err)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -40,17 +41,41 @@ func checkAction(c *cli.Context) error {
 		return shell.Usagef("check: want one INPUT_DIR (see wharf check --help)")
 	}
 	dir := c.Args().First()
-	cfg, err := publish.LoadConfig(c.String("config"))
+	cfg, problems, err := checkConfig(c.String("config"))
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
 	}
-	inputs, problems, err := cfg.CheckInput(dir)
+	inputs, found, err := cfg.CheckInput(dir)
 	if err != nil {
 		return shell.Usagef("check: %w", err)
 	}
+	problems = append(problems, found...)
 	if len(problems) > 0 {
 		return fmt.Errorf("check: %d problems in %s:\n  %s", len(problems), dir, strings.Join(problems, "\n  "))
 	}
 	fmt.Fprintf(c.App.Writer, "ok: %d files for %d artifacts in %s; publish would take them\n", len(inputs), len(cfg.Artifacts), dir)
 	return nil
+}
+
+// checkConfig reads the config at path (none: the built-in one) and
+// returns every problem of it, each naming the file, and the artifacts
+// without a problem of their own to check the input against.
+func checkConfig(path string) (*publish.Config, []string, error) {
+	if path == "" {
+		return publish.DefaultConfig(), nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	cfg, errs, err := publish.CheckConfig(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	problems := make([]string, len(errs))
+	for i, e := range errs {
+		problems[i] = "config " + path + ": " + e.Error()
+	}
+	return cfg, problems, nil
 }

@@ -61,3 +61,35 @@ func TestInitCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckEveryProblem: a config with a typo and a bad value, and an
+// input with a file problem: check lists all of them at once (it stopped
+// at the config's first).
+func TestCheckEveryProblem(t *testing.T) {
+	input := demoInputDir(t, "every")
+	cfg := filepath.Join(t.TempDir(), "wharf.toml")
+	mustRun(t, "init", "--out", cfg, input)
+	body, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := strings.Replace(strings.ReplaceAll(string(body), "access =", "acces ="), `name = "cord"`+"\n"+`kind = "binary"`, `name = "cord"`+"\n"+`kind = "library"`, 1)
+	if err := os.WriteFile(cfg, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(input, "engine-win-amd64"), []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = pubRun(t, "check", "--config", cfg, input)
+	if err == nil {
+		t.Fatal("check of a broken config and output succeeded")
+	}
+	for _, want := range []string{"config " + cfg + ": unknown key artifact.acces on lines ", "(did you mean artifact.access?)", `config ` + cfg + `: artifact cord: kind "library"`, "engine-win-amd64: matches no configured artifact"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("check error lacks %q:\n%v", want, err)
+		}
+	}
+	if n := strings.Count(err.Error(), "acces "); n != 1 {
+		t.Errorf("the unknown key is reported %d times, want once:\n%v", n, err)
+	}
+}
