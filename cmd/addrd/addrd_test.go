@@ -63,14 +63,18 @@ func TestAPIKey(t *testing.T) {
 		if err != nil || !strings.Contains(out, id) || !strings.Contains(out, "alice") || strings.Contains(out, secret) {
 			t.Fatalf("list: %q, %v", out, err)
 		}
-		if _, _, err := run(t, "apikey", "revoke", "--db", db, id); err != nil {
+		// The flags after the argument, as wharf takes them.
+		if _, _, err := run(t, "apikey", "revoke", id, "--db", db); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := run(t, "apikey", "revoke", "--db", db, id); err == nil || !strings.Contains(err.Error(), "no active key") {
 			t.Fatalf("revoking twice: %v", err)
 		}
-		if _, _, err := run(t, "apikey", "create", "--db", db); err == nil {
-			t.Fatal("create without --name succeeded")
+		// Without --name: the error and the usage line, not the help.
+		out, _, err = run(t, "apikey", "create", "--db", db)
+		want := "apikey create: --name is required; usage: addrd apikey create --name NAME [--db DB] (addrd apikey create --help says more)"
+		if err == nil || err.Error() != want || shell.ExitCode(err) != shell.ExitUsage || out != "" {
+			t.Fatalf("create without --name: %v, printed %q; want %q alone, exit 2", err, out, want)
 		}
 	})
 }

@@ -86,7 +86,7 @@ func apikeyCreate(c *cli.Context) error {
 
 func apikeyRevoke(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return shell.Usagef("apikey revoke: give one API_ID, after the flags: addrd apikey revoke [--db DB] API_ID")
+		return shell.Usagef("apikey revoke: give one API_ID: addrd apikey revoke [--db DB] API_ID")
 	}
 	id := c.Args().First()
 	db, err := openDB(c)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -49,7 +48,7 @@ func receive(c *cli.Context) error {
 	if err != nil || c.String("secret") == "" {
 		return shell.Usagef("receive: --secret: want the endpoint's whsec_... secret, as POST /v1/webhooks answered it")
 	}
-	ln, err := net.Listen("tcp", c.String("listen"))
+	ln, err := shell.Listen(c, "listen")
 	if err != nil {
 		return fmt.Errorf("receive: %w", err)
 	}

@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -276,9 +276,16 @@ func serve(c *cli.Context) error {
 	ctx, stop := shell.SignalContext(c.Context)
 	defer stop()
 
-	dev, chains, dsn, err := startDevChain(ctx, c, log, chains)
+	// The port first: a taken one is the error, reported before the dev
+	// chain or the database starts.
+	ln, err := shell.Listen(c, "listen")
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
+	}
+	defer ln.Close()
+	dev, chains, dsn, err := startDevChain(ctx, c, log, chains)
+	if err != nil {
+		return startErr(ctx, log, err)
 	}
 	defer dev.close()
 	s, err := newServer(ctx, log, dsn, opts, chains)
@@ -291,12 +298,8 @@ func serve(c *cli.Context) error {
 	}
 	if dev != nil {
 		if err := dev.announce(ctx, c.App.Writer, s.db); err != nil {
-			return fmt.Errorf("serve: %w", err)
+			return startErr(ctx, log, err)
 		}
-	}
-	ln, err := net.Listen("tcp", s.http.Addr)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
 	}
 
 	var workers sync.WaitGroup
@@ -316,4 +319,15 @@ func serve(c *cli.Context) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// startErr is the error of serve when starting failed with err: none when
+// a signal stopped it (the dev chain's or the database's "context
+// canceled" is only the signal's echo), else err.
+func startErr(ctx context.Context, log *slog.Logger, err error) error {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		log.Info("stopped before serving")
+		return nil
+	}
+	return fmt.Errorf("serve: %w", err)
 }

@@ -28,7 +28,7 @@ Example:
    wharf apikey create --org acme | tail -n 1`,
 				Flags: []cli.Flag{
 					dbFlag(),
-					&cli.StringFlag{Name: "org", Usage: "the `ORG` the key belongs to", EnvVars: []string{"WHARF_APIKEY_ORG"}},
+					&cli.StringFlag{Name: "org", Required: true, Usage: "the `ORG` the key belongs to", EnvVars: []string{"WHARF_APIKEY_ORG"}},
 				},
 				Action: withDB(func(ctx context.Context, c *cli.Context, db *auth.DB) error {
 					if c.NArg() != 0 {

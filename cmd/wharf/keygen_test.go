@@ -125,7 +125,7 @@ func TestVerify(t *testing.T) {
 		{"MissingKey", []string{"--key", filepath.Join(dir, "none.pub"), file}, "no such file", 2},
 		{"PrivateKeyAsKey", []string{"--key", key, file}, "not a public key", 2},
 		{"NoArgs", []string{"--key", pub}, "want FILE [SIG]", 2},
-		{"UnknownFlag", []string{"--kye", pub, file}, "flag provided but not defined", 2},
+		{"UnknownFlag", []string{"--kye", pub, file}, "unknown flag --kye: did you mean --key?", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

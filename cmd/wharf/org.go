@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/site/auth"
 )
 
@@ -94,7 +95,7 @@ Example:
 // oneArg returns the one positional argument of a command.
 func oneArg(c *cli.Context, what string) (string, error) {
 	if c.NArg() != 1 {
-		return "", fmt.Errorf("%s: want one %s, got %d arguments (%s)", strings.Join(commandPath(c), " "), what, c.NArg(), strings.Join(c.Args().Slice(), " "))
+		return "", fmt.Errorf("%s: want one %s, got %d arguments (%s)", strings.Join(shell.CommandPath(c), " "), what, c.NArg(), strings.Join(c.Args().Slice(), " "))
 	}
 	return c.Args().First(), nil
 }

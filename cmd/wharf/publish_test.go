@@ -93,7 +93,7 @@ func TestPublishCommand(t *testing.T) {
 			{"BadInput", []string{"publish", "--version", "26.1.3", "--key", key, "--store", fresh, "--base-url", "http://x", dir}, "unknown file"},
 			{"BadParallel", []string{"publish", "--version", "26.1.3", "--key", key, "--store", fresh, "--base-url", "http://x", "--parallel", "0", input}, "--parallel 0"},
 			{"BadStore", []string{"publish", "--version", "26.1.3", "--key", key, "--store", "ftp://x/y", "--base-url", "http://x", input}, "want a directory or s3://"},
-			{"MissingFlag", []string{"publish", "--key", key, input}, "Required flag"},
+			{"MissingFlag", []string{"publish", "--key", key, input}, "publish: --version is required; usage: wharf publish [command options] INPUT_DIR"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -92,6 +91,20 @@ func serve(c *cli.Context) error {
 		return shell.Usagef("serve: --trusted-proxy: %w", err)
 	}
 
+	// The port first: a taken one is reported before anything (the
+	// database) is created.
+	ln, err := shell.Listen(c, "listen")
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer ln.Close()
+	var mln net.Listener
+	if c.String("metrics-listen") != "" {
+		if mln, err = shell.Listen(c, "metrics-listen"); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		defer mln.Close()
+	}
 	st, closeStore, err := openStore(ctx, c.String("store"), storeOptions{S3Endpoint: c.String("s3-endpoint"), Serve: true})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -148,18 +161,9 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	ln, err := net.Listen("tcp", c.String("listen"))
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
 	grace := c.Duration("shutdown-timeout")
 	var metrics chan error
-	if addr := c.String("metrics-listen"); addr != "" {
-		mln, err := net.Listen("tcp", addr)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("serve: --metrics-listen: %w", err)
-		}
+	if mln != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", srv.MetricsHandler())
 		metrics = make(chan error, 1)
@@ -187,21 +191,12 @@ func dbFlag() cli.Flag {
 	return &cli.StringFlag{Name: "db", Value: "wharf.db", Usage: "auth `DB`: a SQLite file or a postgres:// DSN", EnvVars: []string{"WHARF_DB"}}
 }
 
-// withDB opens --db around an admin command. It also lets flags follow
-// the positional arguments, as in `wharf org create acme --level full`
-// (urfave/cli stops reading flags at the first argument): such a command
-// line is run again with its flags first.
+// withDB opens --db around an admin command. Its flags may follow its
+// arguments, as in `wharf org create acme --level full` (shell.Setup lets
+// every command take them so).
 func withDB(f func(context.Context, *cli.Context, *auth.DB) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		if args, ok := flagsFirst(c); ok {
-			return rootApp(c).RunContext(c.Context, args)
-		}
-		path := strings.Join(commandPath(c), " ")
-		for _, name := range requiredFlags[path] {
-			if c.String(name) == "" {
-				return fmt.Errorf("%s: --%s is required", path, name)
-			}
-		}
+		path := strings.Join(shell.CommandPath(c), " ")
 		db, err := openDB(c.Context, c, false)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -209,101 +204,4 @@ func withDB(f func(context.Context, *cli.Context, *auth.DB) error) cli.ActionFun
 		defer db.Close()
 		return f(c.Context, c, db)
 	}
-}
-
-// requiredFlags are checked by withDB rather than marked Required, which
-// urfave/cli would check before the flags after the arguments are read.
-var requiredFlags = map[string][]string{
-	"user add":      {"org"},
-	"apikey create": {"org"},
-	"token create":  {"user"},
-}
-
-// flagsFirst returns the command line of c with the flags among its
-// arguments moved before them, and whether there were any.
-func flagsFirst(c *cli.Context) ([]string, bool) {
-	bools := map[string]bool{"help": true, "h": true}
-	for _, f := range c.Command.Flags {
-		if _, ok := f.(*cli.BoolFlag); ok {
-			for _, n := range f.Names() {
-				bools[n] = true
-			}
-		}
-	}
-	args := c.Args().Slice()
-	var flags, pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			pos = append(pos, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if !strings.Contains(name, "=") && !bools[name] && i+1 < len(args) {
-			flags = append(flags, args[i+1])
-			i++
-		}
-	}
-	if len(flags) == 0 {
-		return nil, false
-	}
-	line := append([]string{rootApp(c).Name}, commandPath(c)...)
-	// The flags already parsed, as given, then the moved ones.
-	for _, name := range c.FlagNames() {
-		if c.IsSet(name) && !fromEnv(c, name) {
-			line = append(line, "--"+name+"="+c.String(name))
-		}
-	}
-	line = append(line, flags...)
-	return append(line, pos...), true
-}
-
-// commandPath is the names of the commands from the root to c, e.g.
-// ["org", "create"].
-func commandPath(c *cli.Context) []string {
-	var names []string
-	root := rootApp(c).Name
-	for _, ctx := range c.Lineage() {
-		if ctx.Command != nil && ctx.Command.Name != "" && ctx.Command.Name != root {
-			names = append([]string{ctx.Command.Name}, names...)
-		}
-	}
-	return names
-}
-
-// rootApp is the application a subcommand's context belongs to (its own
-// App is one made for the subcommand's parent).
-func rootApp(c *cli.Context) *cli.App {
-	app := c.App
-	for _, ctx := range c.Lineage() {
-		if ctx.App != nil {
-			app = ctx.App
-		}
-	}
-	return app
-}
-
-// fromEnv reports whether a flag's value came from its environment
-// variable rather than the command line.
-func fromEnv(c *cli.Context, name string) bool {
-	for _, f := range c.Command.Flags {
-		for _, n := range f.Names() {
-			if n != name {
-				continue
-			}
-			if ev, ok := f.(interface{ GetEnvVars() []string }); ok {
-				for _, e := range ev.GetEnvVars() {
-					if _, set := os.LookupEnv(e); set {
-						return true
-					}
-				}
-			}
-		}
-	}
-	return false
 }

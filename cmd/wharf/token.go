@@ -29,7 +29,7 @@ Example:
    wharf token create --user alice | tail -n 1`,
 				Flags: []cli.Flag{
 					dbFlag(),
-					&cli.StringFlag{Name: "user", Usage: "the `NAME` of the user", EnvVars: []string{"WHARF_TOKEN_USER"}},
+					&cli.StringFlag{Name: "user", Required: true, Usage: "the `NAME` of the user", EnvVars: []string{"WHARF_TOKEN_USER"}},
 				},
 				Action: withDB(func(ctx context.Context, c *cli.Context, db *auth.DB) error {
 					if c.NArg() != 0 {

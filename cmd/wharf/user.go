@@ -27,7 +27,7 @@ func userCommand() *cli.Command {
    wharf user add alice --org acme`,
 				Flags: []cli.Flag{
 					dbFlag(),
-					&cli.StringFlag{Name: "org", Usage: "the `ORG` to join", EnvVars: []string{"WHARF_USER_ORG"}},
+					&cli.StringFlag{Name: "org", Required: true, Usage: "the `ORG` to join", EnvVars: []string{"WHARF_USER_ORG"}},
 				},
 				Action: withDB(func(ctx context.Context, c *cli.Context, db *auth.DB) error {
 					name, err := oneArg(c, "NAME")

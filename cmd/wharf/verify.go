@@ -42,10 +42,11 @@ one.
 A channel record (a file starting "wharf-channel ") carries its own
 signature on its last line, in the context of the URL it names; it is
 checked, and refused once expired or without an expiry.
-A directory is a published tree: its channel record, releases.json and
-every SHA256SUMS against their signatures (each in the context of the
-URL the record names), and that the versions the record names are
-published.
+A directory, or s3://bucket/prefix (with --s3-endpoint and the AWS_*
+credentials, as for publish), is a published tree: its channel record,
+releases.json and every SHA256SUMS against their signatures (each in the
+context of the URL the record names), and that the versions the record
+names are published.
 
 Exit status: 0 a valid signature, 1 an invalid one, 2 usage or I/O errors
 (a file, the signature or the key cannot be read).
@@ -62,10 +63,12 @@ Example:
    curl -fsSLO https://dl.example.com/bin/26.1.2/SHA256SUMS.sig
    wharf verify --key dl.pub --url https://dl.example.com/bin/26.1.2/SHA256SUMS SHA256SUMS
    curl -fsSLO https://dl.example.com/channel && wharf verify --key dl.pub channel
-   wharf verify --key dl.pub ./public`,
+   wharf verify --key dl.pub ./public
+   wharf verify --key dl.pub --s3-endpoint http://127.0.0.1:9000 s3://releases/dl`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "key", Value: "dl.pub", Usage: "public key `FILE` (PEM)", EnvVars: []string{"WHARF_VERIFY_KEY"}},
 			&cli.StringFlag{Name: "url", Usage: "the `URL` a SHA256SUMS or releases.json was downloaded from, which its signature names", EnvVars: []string{"WHARF_VERIFY_URL"}},
+			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` of a tree in s3://bucket/prefix, as for publish", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
 		},
 		Action: verify,
 	}
@@ -88,8 +91,11 @@ func verify(c *cli.Context) error {
 	if err != nil {
 		return shell.Usagef("verify: public key %s: %w", c.String("key"), err)
 	}
-	if st, err := os.Stat(file); err == nil && st.IsDir() && c.NArg() == 1 {
+	if st, err := os.Stat(file); (err == nil && st.IsDir() || strings.HasPrefix(file, "s3://")) && c.NArg() == 1 {
 		return verifyTree(c, pub, file)
+	}
+	if c.String("s3-endpoint") != "" {
+		return shell.Usagef("verify: --s3-endpoint is for a tree in s3://bucket/prefix")
 	}
 	if c.NArg() == 1 && isChannelRecord(file) {
 		_, err := verifyChannelFile(c, pub, file)
@@ -213,6 +219,11 @@ func verifyChannelFile(c *cli.Context, pub *ecdsa.PublicKey, file string) (publi
 	if err != nil {
 		return publish.Channel{}, shell.Usagef("verify: %w", err)
 	}
+	return verifyChannel(c, pub, file, b)
+}
+
+// verifyChannel checks the channel record b, read from file.
+func verifyChannel(c *cli.Context, pub *ecdsa.PublicKey, file string, b []byte) (publish.Channel, error) {
 	ch, err := publish.VerifyChannel(pub, b, time.Now())
 	if err != nil {
 		return ch, fmt.Errorf("verify %s: INVALID: %w", file, err)
@@ -222,20 +233,61 @@ func verifyChannelFile(c *cli.Context, pub *ecdsa.PublicKey, file string) (publi
 	return ch, nil
 }
 
-// verifyTree checks a published tree: the channel record, releases.json
-// and every SHA256SUMS against their signatures in the context of the
-// URL the record names, and that the record names published versions.
-func verifyTree(c *cli.Context, pub *ecdsa.PublicKey, dir string) error {
-	manifestFile := filepath.Join(dir, publish.KeyManifest)
-	b, err := os.ReadFile(manifestFile)
+// treeReader reads the objects of a published tree in any store publish
+// writes to, naming them as the output does: a path in a directory,
+// store/key in a bucket.
+type treeReader struct {
+	c     *cli.Context
+	store string
+	st    publish.Store
+}
+
+func (t treeReader) name(key string) string {
+	if strings.HasPrefix(t.store, "s3://") {
+		return strings.TrimSuffix(t.store, "/") + "/" + key
+	}
+	return filepath.Join(t.store, filepath.FromSlash(key))
+}
+
+func (t treeReader) read(key string) ([]byte, error) {
+	o, err := t.st.Open(t.c.Context, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.name(key), err)
+	}
+	defer o.Close()
+	b, err := io.ReadAll(o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.name(key), err)
+	}
+	return b, nil
+}
+
+// verifyTree checks a published tree in a directory or s3://bucket/prefix
+// (read through the store publish and serve open): the channel record,
+// releases.json and every SHA256SUMS against their signatures in the
+// context of the URL the record names, and that the record names
+// published versions.
+func verifyTree(c *cli.Context, pub *ecdsa.PublicKey, store string) error {
+	st, closeStore, err := openStore(c.Context, store, storeOptions{S3Endpoint: c.String("s3-endpoint"), Serve: true})
+	if err != nil {
+		return shell.Usagef("verify: %w", err)
+	}
+	defer closeStore()
+	t := treeReader{c: c, store: store, st: st}
+	manifestFile := t.name(publish.KeyManifest)
+	b, err := t.read(publish.KeyManifest)
 	if err != nil {
 		return shell.Usagef("verify: not a published tree: %w", err)
 	}
-	ch, err := verifyChannelFile(c, pub, filepath.Join(dir, publish.KeyChannel))
+	rec, err := t.read(publish.KeyChannel)
+	if err != nil {
+		return shell.Usagef("verify: %w", err)
+	}
+	ch, err := verifyChannel(c, pub, t.name(publish.KeyChannel), rec)
 	if err != nil {
 		return err
 	}
-	sig, err := os.ReadFile(manifestFile + ".sig")
+	sig, err := t.read(publish.KeyManifest + ".sig")
 	if err != nil {
 		return shell.Usagef("verify: %w (published before wharf signed it: run wharf channel resign to add it)", err)
 	}
@@ -262,36 +314,39 @@ func verifyTree(c *cli.Context, pub *ecdsa.PublicKey, dir string) error {
 				continue
 			}
 			key := publish.SumsKey(kind, v)
-			if err := verifyTreeSums(pub, dir, ch.URL, key, rel); err != nil {
+			if err := verifyTreeSums(pub, t, ch.URL, key, rel); err != nil {
 				return err
 			}
 			sums++
 		}
 	}
-	fmt.Fprintf(c.App.Writer, "%s: %d SHA256SUMS OK, each listing its release's files\n", dir, sums)
+	fmt.Fprintf(c.App.Writer, "%s: %d SHA256SUMS OK, each listing its release's files\n", store, sums)
 	for _, v := range []string{ch.Latest, ch.Preview} {
 		if _, ok := m.Find(v); v != "" && !ok {
-			return fmt.Errorf("verify %s: INVALID: the channel record names %s, which %s does not list", dir, v, publish.KeyManifest)
+			return fmt.Errorf("verify %s: INVALID: the channel record names %s, which %s does not list", store, v, publish.KeyManifest)
 		}
 	}
-	// A link is no file wharf published, and Caddy serves what it points to.
-	if err := noSymlinks(dir); err != nil {
-		return fmt.Errorf("verify %s: INVALID: %w", dir, err)
+	if strings.HasPrefix(store, "s3://") {
+		return nil // a bucket has no links
 	}
-	fmt.Fprintf(c.App.Writer, "%s: no symbolic link\n", dir)
+	// A link is no file wharf published, and Caddy serves what it points to.
+	if err := noSymlinks(store); err != nil {
+		return fmt.Errorf("verify %s: INVALID: %w", store, err)
+	}
+	fmt.Fprintf(c.App.Writer, "%s: no symbolic link\n", store)
 	return nil
 }
 
 // verifyTreeSums checks one SHA256SUMS of a tree: its signature, its
 // form, and that it lists the release's files of its kind as the manifest
 // does.
-func verifyTreeSums(pub *ecdsa.PublicKey, dir, baseURL, key string, rel publish.Release) error {
-	file := filepath.Join(dir, filepath.FromSlash(key))
-	b, err := os.ReadFile(file)
+func verifyTreeSums(pub *ecdsa.PublicKey, t treeReader, baseURL, key string, rel publish.Release) error {
+	file := t.name(key)
+	b, err := t.read(key)
 	if err != nil {
 		return shell.Usagef("verify: %w", err)
 	}
-	sig, err := os.ReadFile(file + ".sig")
+	sig, err := t.read(key + ".sig")
 	if err != nil {
 		return shell.Usagef("verify: %w", err)
 	}

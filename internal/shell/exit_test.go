@@ -61,7 +61,7 @@ func TestMainExit(t *testing.T) {
 		{[]string{"run"}, 0, "", ""},
 		{[]string{"run", "-n", "-1"}, shell.ExitFailure, "tool: run: failed", ""},
 		{[]string{"run", "--n", "x"}, shell.ExitUsage, "tool: invalid value", ""},
-		{[]string{"run", "--nope"}, shell.ExitUsage, "tool: flag provided but not defined", ""},
+		{[]string{"run", "--nope"}, shell.ExitUsage, "tool: run: unknown flag --nope (tool run --help lists the flags)", ""},
 		{[]string{"nope"}, shell.ExitUsage, `tool: unknown command "nope"; the commands of tool are: run, group (tool help COMMAND)`, ""},
 		{[]string{"group", "nope"}, shell.ExitUsage, `tool: unknown command "nope"; the commands of tool group are: sub (tool group help COMMAND)`, ""},
 		{[]string{"group"}, 0, "", "sub"},
