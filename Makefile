@@ -40,14 +40,18 @@ TAGS ?=
 
 .PHONY: build
 build: ## build wharf and addrd into ./bin (TAGS=kms: wharf with the cloud KMS providers)
-	$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
+	@if [ -x bin/wharf ] && [ -x bin/addrd ]; then v=; else v=-v; \
+	  echo "make build: the first build of bin/wharf and bin/addrd downloads about 250 MB of Go modules and compiles about 860 packages:"; \
+	  echo "make build: 5 to 30 minutes on two cores (later builds take seconds; README: The first build). Each package is listed as it compiles."; \
+	fi; \
+	$(GO) build $$v -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
 
 .PHONY: ldflags
 ldflags: # print the -ldflags of build (internal/buildinfo's test uses them)
 	@echo '$(LDFLAGS)'
 
 .PHONY: run
-run: build ## publish a demo release into ./public and serve it (wharf on :8080, addrd --dev on :8090)
+run: ## publish a demo release into ./public and serve it (wharf on :8080, addrd --dev on :8090; ports taken? WHARF_LISTEN=127.0.0.1:8081 ADDRD_LISTEN=127.0.0.1:8091 make run, WHARF_BASE_URL for the page's links)
 	./scripts/run.sh
 
 # The skip report make test sums up (internal/testenv appends to it).
