@@ -73,8 +73,11 @@ func storeError(err error) error {
 // recognise is an internal error to the client and logged in full.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var he *httpError
+	var expired *ExpiredError
 	switch {
 	case errors.As(err, &he):
+	case errors.As(err, &expired):
+		he = &httpError{http.StatusUnauthorized, codeUnauthenticated, expired.Error() + msgNewToken, err}
 	case errors.Is(err, ErrUnauthenticated):
 		he = &httpError{http.StatusUnauthorized, codeUnauthenticated, "missing or invalid credentials: send an access token (Authorization: Bearer) or an API key (curl -u KEY:)", err}
 	case errors.Is(err, ErrForbidden):
@@ -95,7 +98,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		h.Del(k)
 	}
 	if he.status == http.StatusUnauthorized {
-		h.Set("WWW-Authenticate", `Basic realm="wharf", Bearer`)
+		h.Set("WWW-Authenticate", challenge(expired))
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
@@ -109,9 +112,27 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// msgNewToken follows an expired token's message: how to get a new one.
+const msgNewToken = " (access tokens last 24 hours): get a new one (treasury token create, or wharf token create --user NAME on the server) or use an API key (curl -u KEY:)"
+
+// challenge is the WWW-Authenticate of a 401: both schemes, and for an
+// expired bearer token RFC 6750's invalid_token with the expiry.
+func challenge(expired *ExpiredError) string {
+	if expired == nil {
+		return `Basic realm="wharf", Bearer`
+	}
+	return `Basic realm="wharf", Bearer error="invalid_token", error_description="` + expired.Error() + `"`
+}
+
+// levelFor is the level a failed request is logged at: a refused
+// credential (401) is routine, beside its access line; other refusals
+// warn, server failures are errors.
 func levelFor(status int) slog.Level {
-	if status >= 500 {
+	switch {
+	case status >= 500:
 		return slog.LevelError
+	case status == http.StatusUnauthorized:
+		return slog.LevelInfo
 	}
 	return slog.LevelWarn
 }

@@ -270,6 +270,8 @@ type creds struct {
 	basicKeyID           string
 	alice, bob, carol    string // tokens: alice in globex (full), bob in acme (basic), carol removed later
 	revokedKey, loneUser string // a revoked key; a token of a user in no organisation
+	expired              string // bob's token of 25 hours ago, expired an hour ago
+	expiredAt            time.Time
 }
 
 func newCreds(tb testing.TB, c *testenv.Clock) *creds {
@@ -312,6 +314,10 @@ func newCreds(tb testing.TB, c *testenv.Clock) *creds {
 		*u.tok, _, err = db.CreateToken(ctx, u.name)
 		must(err)
 	}
+	db.Now = func() time.Time { return c.Now().Add(-25 * time.Hour) }
+	cr.expired, cr.expiredAt, err = db.CreateToken(ctx, "bob")
+	must(err)
+	db.Now = c.Now
 	must(db.RemoveUser(ctx, "carol", ""))
 	must(db.RemoveUser(ctx, "dave", "acme"))
 	return cr

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
@@ -151,7 +152,9 @@ func TestInstallScript(t *testing.T) {
 				{"ErrNoCredentials", []string{"binary=engine"}, "", "engine needs authentication"},
 				{"ErrExpiredOrWrongToken", []string{"binary=engine", "token=" + e.cr.carol}, "", "authentication failed (HTTP 401)"},
 				{"ErrWrongKey", []string{"binary=cord", "api_key=wk_wrong"}, "", "authentication failed (HTTP 401)"},
-				{"ErrBadTokenFromTreasury", []string{"binary=engine"}, "garbage", "authentication failed (HTTP 401)"},
+				{"ErrExpiredToken", []string{"binary=engine", "token=" + e.cr.expired}, "", "authentication failed (HTTP 401): the access token expired at " + e.cr.expiredAt.UTC().Format(time.RFC3339) + " (access tokens last 24 hours): get a new one"},
+				{"ErrBadTokenFromTreasury", []string{"binary=engine"}, "garbage", "the last line of `treasury token create` is not a token: set token=... or api_key=..."},
+				{"ErrDemoTreasuryBanner", []string{"binary=engine"}, "treasury (demo build linux-amd64)", "the last line of `treasury token create` is not a token"},
 				{"ErrNoLevel", []string{"binary=engine", "token=" + e.cr.loneUser}, "", "permission level"},
 				{"ErrUnknownBinary", []string{"binary=treasury-node"}, "", "unknown binary 'treasury-node'"},
 				{"ErrMalformedVersion", []string{"version=1.2"}, "", "malformed version '1.2'"},
@@ -167,6 +170,24 @@ func TestInstallScript(t *testing.T) {
 					wantFailure(t, r, tt.message)
 				})
 			}
+			t.Run("ErrDemoTreasury", func(t *testing.T) {
+				// make run's demo treasury follows the real one's
+				// contract: token create fails, printing nothing on stdout.
+				inputs := t.TempDir()
+				if out, err := exec.Command("../scripts/demo-inputs.sh", inputs).CombinedOutput(); err != nil {
+					t.Fatalf("demo-inputs.sh: %v\n%s", err, out)
+				}
+				dir := t.TempDir()
+				b, err := os.ReadFile(filepath.Join(inputs, "treasury-cli-linux-amd64"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, filepath.Join(dir, "treasury"), b)
+				if err := os.Chmod(filepath.Join(dir, "treasury"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				wantFailure(t, runInstall(t, shell, e.url, "", true, dir, "binary=engine"), "engine needs authentication: set token=")
+			})
 			t.Run("ErrServerDown", func(t *testing.T) {
 				script := filepath.Join(t.TempDir(), "install")
 				writeFile(t, script, renderInstall(t, "http://"+testenv.FreeAddr(t), string(e.tr.pubPEM), 1))

@@ -322,7 +322,12 @@ func (p *Page) serveLoginPost(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		_, err = p.startSession(w, r, kind, cred, pr)
 	}
+	var expired *ExpiredError
 	switch {
+	case errors.As(err, &expired):
+		p.cfg.Logger.Info("page: login refused", "kind", kind, "remote", clientString(p.cfg.TrustedProxies.ClientAddr(r), r), "expired", expired.Expired)
+		p.serveLogin(w, r, http.StatusUnauthorized, "That access token expired at "+expired.Expired.UTC().Format(time.RFC3339)+" (tokens last 24 hours). Get a new one (treasury token create), or log in with an API key.", next)
+		return
 	case errors.Is(err, ErrUnauthenticated):
 		p.cfg.Logger.Info("page: login refused", "kind", kind, "remote", clientString(p.cfg.TrustedProxies.ClientAddr(r), r))
 		p.serveLogin(w, r, http.StatusUnauthorized, msgBadCredential, next)

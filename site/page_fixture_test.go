@@ -151,6 +151,12 @@ type pageAuth struct {
 	err   error // when set, every check fails with it (the database is down)
 }
 
+// pageExpiredToken is an access token that pageAuth says expired at
+// pageExpiredAt.
+const pageExpiredToken = "eyJ.expired.token"
+
+var pageExpiredAt = time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
+
 func newPageAuth() *pageAuth { return &pageAuth{creds: map[string]site.Principal{}} }
 
 func (a *pageAuth) add(cred string, p site.Principal) {
@@ -177,6 +183,9 @@ func (a *pageAuth) check(cred, kind string) (site.Principal, error) {
 	a.calls++
 	if a.err != nil {
 		return site.Principal{}, a.err
+	}
+	if cred == pageExpiredToken {
+		return site.Principal{}, fmt.Errorf("check: %w", &site.ExpiredError{Expired: pageExpiredAt})
 	}
 	p, ok := a.creds[cred]
 	if !ok || p.Kind != kind {

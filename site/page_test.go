@@ -345,6 +345,8 @@ func TestPageLoginRefused(t *testing.T) {
 			http.StatusUnauthorized, "That access token or API key was not accepted."},
 		{"WrongToken", func(c string) url.Values { return url.Values{"csrf": {c}, "credential": {"eyJ.bad.token"}} }, nil,
 			http.StatusUnauthorized, "That access token or API key was not accepted."},
+		{"ExpiredToken", func(c string) url.Values { return url.Values{"csrf": {c}, "credential": {pageExpiredToken}} }, nil,
+			http.StatusUnauthorized, "That access token expired at 2026-12-01T09:30:00Z (tokens last 24 hours). Get a new one (treasury token create), or log in with an API key."},
 		{"KeyOfAnotherKind", func(c string) url.Values { return url.Values{"csrf": {c}, "credential": {pageBasicKey + "x"}} }, nil,
 			http.StatusUnauthorized, "That access token or API key was not accepted."},
 		{"Empty", func(c string) url.Values { return url.Values{"csrf": {c}, "credential": {"  "}} }, nil,

@@ -297,6 +297,43 @@ func TestAuth(t *testing.T) {
 			t.Errorf("403 body = %s", body)
 		}
 	})
+	t.Run("ErrExpiredToken", func(t *testing.T) {
+		// RFC 6750 section 3: an expired bearer token is invalid_token,
+		// and the message says when it expired and what to do.
+		resp, body := get(t, "GET", e.url+basic, "Authorization", "Bearer "+e.cr.expired)
+		at := e.cr.expiredAt.UTC().Format(time.RFC3339)
+		want := `Basic realm="wharf", Bearer error="invalid_token", error_description="the access token expired at ` + at + `"`
+		if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || got != want {
+			t.Errorf("expired token: %d, WWW-Authenticate = %q, want 401 and %q", resp.StatusCode, got, want)
+		}
+		var er site.Error
+		wantMsg := "the access token expired at " + at + " (access tokens last 24 hours): get a new one (treasury token create, or wharf token create --user NAME on the server) or use an API key (curl -u KEY:)"
+		if err := json.Unmarshal(body, &er); err != nil || er.Message != wantMsg {
+			t.Errorf("expired token: body %s, want the message %q", body, wantMsg)
+		}
+	})
+	t.Run("UnauthenticatedLoggedAtInfo", func(t *testing.T) {
+		// A click on a download without logging in is routine: its 401
+		// is logged at INFO beside the access line, not as a warning.
+		get(t, "GET", e.url+basic)
+		e.logs.messages(t, "request failed", 1)
+		e.logs.mu.Lock()
+		defer e.logs.mu.Unlock()
+		for _, r := range e.logs.records {
+			if r.Message == "request failed" && r.Level != slog.LevelInfo {
+				var status string
+				r.Attrs(func(a slog.Attr) bool {
+					if a.Key == "status" {
+						status = a.Value.String()
+					}
+					return true
+				})
+				if status == "401" {
+					t.Errorf("a 401 is logged at %v, want INFO", r.Level)
+				}
+			}
+		}
+	})
 	t.Run("FollowRedirectWithKey", func(t *testing.T) {
 		got := curl(t, "-fL", "-u", e.cr.fullKey+":", e.url+"/arm/treasury-demo")
 		if got != string(e.tr.files[strings.TrimPrefix(full, "/")]) {

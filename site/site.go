@@ -22,6 +22,19 @@ var (
 	ErrForbidden = errors.New("permission denied")
 )
 
+// ExpiredError is an access token refused because it expired; it is an
+// ErrUnauthenticated. Its message says when and how to get a new one.
+type ExpiredError struct {
+	Expired time.Time // the token's expiry (exp)
+}
+
+func (e *ExpiredError) Error() string {
+	return "the access token expired at " + e.Expired.UTC().Format(time.RFC3339)
+}
+
+// Is makes an ExpiredError an ErrUnauthenticated.
+func (e *ExpiredError) Is(target error) bool { return target == ErrUnauthenticated }
+
 // Permission levels of an organisation.
 const (
 	LevelBasic = "basic"

@@ -264,8 +264,15 @@ func TestToken(t *testing.T) {
 		t.Run("ErrExpired", func(t *testing.T) {
 			c.Advance(24*time.Hour + time.Second)
 			defer c.Advance(-(24*time.Hour + time.Second))
-			if _, err := db.Token(ctx, tok); !errors.Is(err, site.ErrUnauthenticated) {
-				t.Errorf("Token after a day = %v, want ErrUnauthenticated", err)
+			_, err := db.Token(ctx, tok)
+			var expired *site.ExpiredError
+			if !errors.Is(err, site.ErrUnauthenticated) || !errors.As(err, &expired) || !expired.Expired.Equal(exp) {
+				t.Errorf("Token after a day = %v, want an ExpiredError at %v", err, exp)
+			}
+			// Only a token signed by the issuer key is said to expire: a
+			// forged one is refused as forged, whatever its exp.
+			if _, err := db.Token(ctx, sign(jwt.SigningMethodES256, other, nil)); !errors.Is(err, site.ErrUnauthenticated) || errors.As(err, &expired) {
+				t.Errorf("forged token after a day = %v, want ErrUnauthenticated and no ExpiredError", err)
 			}
 		})
 		t.Run("ErrRemovedUser", func(t *testing.T) {

@@ -245,6 +245,11 @@ func (d *DB) Token(ctx context.Context, token string) (site.Principal, error) {
 		}
 		return &key.PublicKey, nil
 	})
+	if errors.Is(err, jwt.ErrTokenExpired) && claims.ExpiresAt != nil && errors.Is(err, jwt.ErrTokenInvalidClaims) {
+		// Signed by the issuer key (the signature is checked before the
+		// claims): a token of ours that has expired.
+		return site.Principal{}, &site.ExpiredError{Expired: claims.ExpiresAt.Time}
+	}
 	if err != nil {
 		return site.Principal{}, fmt.Errorf("%w: token: %v", site.ErrUnauthenticated, err)
 	}
