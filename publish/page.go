@@ -42,6 +42,10 @@ type PageData struct {
 	// every release inline, relative links.
 	Static bool
 	Mac    bool // the visitor is on macOS: the quarantine note and terminal commands first
+	// Phone is true for a visitor on a phone or tablet, where no build
+	// runs: each release leads with its install lines and notes, and its
+	// table is folded.
+	Phone bool
 	// Stylesheet is the href of the stylesheet; when empty the style is inlined (Static).
 	Stylesheet string
 	Style      htmltemplate.CSS // the inlined style when Stylesheet is empty
@@ -92,6 +96,10 @@ type PageRelease struct {
 	// Credential is the visitor's kind of login for the commands'
 	// placeholders: "token", "api_key", or "" (none, or a static page).
 	Credential string
+	// Stale is a preview older than the latest release (26.1.3-pre.1
+	// after 26.1.3): the page folds it.
+	Stale bool
+	Phone bool // see PageData.Phone
 }
 
 // InstallLines are the install script lines of the release's binaries.
@@ -170,13 +178,14 @@ type PageOptions struct {
 	// Prefer is the build of the visitor's system (x86, arm, mac), shown
 	// first; "" keeps the order of Builds.
 	Prefer string
+	Phone  bool // the visitor is on a phone or tablet (PageData.Phone)
 }
 
 // NewPageData builds the page of a manifest. A chosen version that is not
 // in the manifest is reported in Notice, and latest and preview are shown
 // instead.
 func NewPageData(m *Manifest, opts PageOptions) *PageData {
-	d := &PageData{BaseURL: strings.TrimRight(opts.BaseURL, "/"), Static: opts.Static, prefer: opts.Prefer}
+	d := &PageData{BaseURL: strings.TrimRight(opts.BaseURL, "/"), Static: opts.Static, Phone: opts.Phone, prefer: opts.Prefer}
 	if m == nil {
 		m = &Manifest{}
 	}
@@ -229,7 +238,9 @@ func NewPageData(m *Manifest, opts PageOptions) *PageData {
 	for _, v := range []string{opts.Latest, opts.Preview} {
 		if r, ok := find(v); ok && v != "" && !shown[v] {
 			shown[v] = true
-			d.Sections = append(d.Sections, d.release(r, releaseTitle(r, opts)))
+			pr := d.release(r, releaseTitle(r, opts))
+			pr.Stale = v == opts.Preview && olderThan(v, opts.Latest)
+			d.Sections = append(d.Sections, pr)
 		}
 	}
 	if opts.Static {
@@ -240,6 +251,14 @@ func NewPageData(m *Manifest, opts PageOptions) *PageData {
 		}
 	}
 	return d
+}
+
+// olderThan reports whether version a is older than b; false when either
+// does not parse.
+func olderThan(a, b string) bool {
+	va, errA := ParseVersion(a)
+	vb, errB := ParseVersion(b)
+	return errA == nil && errB == nil && va.Compare(vb) < 0
 }
 
 func releaseTitle(r Release, opts PageOptions) string {
@@ -257,7 +276,7 @@ func releaseTitle(r Release, opts PageOptions) string {
 // release builds the view of r: artifacts grouped by name, builds in the
 // order of Builds.
 func (d *PageData) release(r Release, title string) PageRelease {
-	pr := PageRelease{Title: title, ID: releaseID(r.Version), Version: r.Version, Kind: r.Kind}
+	pr := PageRelease{Title: title, ID: releaseID(r.Version), Version: r.Version, Kind: r.Kind, Phone: d.Phone}
 	if !r.Published.IsZero() {
 		pr.Published = r.Published.UTC().Format(pageDateLayout)
 	}

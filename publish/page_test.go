@@ -256,3 +256,61 @@ func TestRenderEscapes(t *testing.T) {
 		t.Errorf("the page does not show the escaped name")
 	}
 }
+
+// TestPageStalePreviewAndPhone: a preview older than the latest release
+// (26.2.2-pre.3 after 26.2.2) is folded, one newer is not; on a phone a
+// release leads with its install lines, then its notes, then its table,
+// folded.
+func TestPageStalePreviewAndPhone(t *testing.T) {
+	m := pageManifest()
+	r, err := publish.NewPageRenderer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(d *publish.PageData) string {
+		t.Helper()
+		var buf bytes.Buffer
+		if err := r.Render(&buf, publish.PageTemplate, d); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	t.Run("PreviewNewer", func(t *testing.T) {
+		d := publish.NewPageData(m, publish.PageOptions{Latest: "26.2.1", Preview: "26.2.2-pre.3"})
+		if len(d.Sections) != 2 || d.Sections[1].Stale {
+			t.Fatalf("sections %+v, want the preview not stale", d.Sections)
+		}
+		if page := render(d); strings.Contains(page, `class="old stale"`) {
+			t.Error("a preview newer than the release is folded")
+		}
+	})
+	t.Run("PreviewOlder", func(t *testing.T) {
+		stale := pageManifest()
+		stale.Merge(publish.Release{Version: "26.2.2", Kind: publish.KindRelease, Artifacts: m.Releases[0].Artifacts})
+		d := publish.NewPageData(stale, publish.PageOptions{Latest: "26.2.2", Preview: "26.2.2-pre.3"})
+		if len(d.Sections) != 2 || !d.Sections[1].Stale || d.Sections[0].Stale {
+			t.Fatalf("sections %+v, want the preview alone stale", d.Sections)
+		}
+		page := render(d)
+		i, j := strings.Index(page, `<details class="old stale">`), strings.Index(page, `id="v26-2-2-pre-3"`)
+		if i < 0 || j < i || !strings.Contains(page, "Latest preview 26.2.2-pre.3 · ") || !strings.Contains(page, "older than the latest release</summary>") {
+			t.Errorf("the stale preview is not folded:\n%s", page)
+		}
+	})
+	t.Run("Phone", func(t *testing.T) {
+		m := pageManifest()
+		m.Releases[1].NotesHTML = "<p>Notes of 26.2.1.</p>"
+		page := render(publish.NewPageData(m, publish.PageOptions{BaseURL: "https://dl.example.com", Latest: "26.2.1", Phone: true}))
+		install := strings.Index(page, `<div class="install">`)
+		notes := strings.Index(page, `<div class="notes">`)
+		fold := strings.Index(page, `<details class="files">`)
+		table := strings.Index(page, `<table class="downloads">`)
+		if install < 0 || notes < install || fold < notes || table < fold || !strings.Contains(page, "Nothing here runs on a phone") {
+			t.Errorf("phone page: install at %d, notes %d, fold %d, table %d; want them in that order", install, notes, fold, table)
+		}
+		desktop := render(publish.NewPageData(m, publish.PageOptions{BaseURL: "https://dl.example.com", Latest: "26.2.1"}))
+		if strings.Contains(desktop, `class="files"`) || strings.Index(desktop, `<div class="notes">`) > strings.Index(desktop, `<table class="downloads">`) {
+			t.Error("the desktop page folds its table or puts the notes after it")
+		}
+	})
+}

@@ -195,6 +195,7 @@ func (p *Page) servePage(w http.ResponseWriter, r *http.Request) {
 			Preview: snap.pointers[publish.KeyPreview],
 			Version: strings.TrimSpace(r.URL.Query().Get("version")),
 			Prefer:  build,
+			Phone:   visitorPhone(r),
 		})
 	}
 	d.Mac = build == "mac"

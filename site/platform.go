@@ -12,6 +12,7 @@ import (
 const (
 	hintPlatform = "Sec-CH-UA-Platform"
 	hintArch     = "Sec-CH-UA-Arch"
+	hintMobile   = "Sec-CH-UA-Mobile"
 )
 
 // visitorBuild guesses the build (x86, arm, mac) of the visitor's system
@@ -62,4 +63,24 @@ func linuxBuild(arch, ua string) string {
 func isMac(ua string) bool {
 	return (strings.Contains(ua, "Macintosh") || strings.Contains(ua, "Mac OS X")) &&
 		!strings.Contains(ua, "iPhone") && !strings.Contains(ua, "iPad")
+}
+
+// visitorPhone reports whether the visitor is on a phone or tablet, where
+// none of the builds runs: the Sec-CH-UA-Mobile hint, a mobile platform
+// hint, or a User-Agent of Android, iPhone or iPad.
+func visitorPhone(r *http.Request) bool {
+	if strings.TrimSpace(r.Header.Get(hintMobile)) == "?1" {
+		return true
+	}
+	switch strings.ToLower(strings.Trim(r.Header.Get(hintPlatform), `" `)) {
+	case "android", "ios":
+		return true
+	}
+	ua := r.UserAgent()
+	for _, s := range []string{"Android", "iPhone", "iPad", "iPod"} {
+		if strings.Contains(ua, s) {
+			return true
+		}
+	}
+	return false
 }
