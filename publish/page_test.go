@@ -151,7 +151,7 @@ func TestNewPageData(t *testing.T) {
 		}
 		for _, want := range []string{
 			"openssl dgst -sha256 -verify dl.pub -signature <(base64 -d treasury-cli-26.2.1-macos-arm64.tar.gz.sig) treasury-cli-26.2.1-macos-arm64.tar.gz",
-			"cosign verify-blob --key dl.pub --signature treasury-cli-26.2.1-macos-arm64.tar.gz.sig --insecure-ignore-tlog=true treasury-cli-26.2.1-macos-arm64.tar.gz",
+			"cosign verify-blob --key dl.pub --signature treasury-cli-26.2.1-macos-arm64.tar.gz.sig --private-infrastructure=true treasury-cli-26.2.1-macos-arm64.tar.gz",
 		} {
 			if !strings.Contains(f.Verify, want) {
 				t.Errorf("verify commands lack %q:\n%s", want, f.Verify)
