@@ -141,7 +141,8 @@ func runPublish(ctx context.Context, c *cli.Context, p *publish.Publisher, versi
 		}
 		fmt.Fprintf(out, "dry run: %d keys would be written; nothing was written\n", len(res.Written))
 	case res.Existing && len(res.Written) == 0:
-		fmt.Fprintf(out, "%s is already published with these bytes; nothing to do\n", res.Version)
+		// The progress said it is published already; this is the outcome.
+		fmt.Fprintf(out, "nothing to do: every object of %s is in place\n", res.Version)
 	default:
 		fmt.Fprintf(out, "published %s: %d objects written; latest %s, preview %s\n",
 			res.Version, len(res.Written), orNone(res.Latest), orNone(res.Preview))

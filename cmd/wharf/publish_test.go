@@ -60,9 +60,13 @@ func TestPublishCommand(t *testing.T) {
 		}
 	})
 	t.Run("Again", func(t *testing.T) {
-		out, _, err := pubRun(t, append(append([]string{}, args...), input)...)
-		if err != nil || !strings.Contains(out, "nothing to do") {
+		out, logs, err := pubRun(t, append(append([]string{}, args...), input)...)
+		if err != nil || !strings.Contains(out, "nothing to do: every object of 26.1.1 is in place") {
 			t.Errorf("identical re-publish = %q, %v", out, err)
+		}
+		// Said once: the progress line, not again in the outcome.
+		if n := strings.Count(out+logs, "already published"); n != 1 {
+			t.Errorf("identical re-publish says %d times that 26.1.1 is published:\n%s%s", n, logs, out)
 		}
 	})
 	t.Run("EnvVars", func(t *testing.T) {
