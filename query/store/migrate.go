@@ -13,6 +13,8 @@ import (
 	"text/template"
 
 	"github.com/uptrace/bun"
+
+	"github.com/wharfhq/wharf/internal/pghint"
 )
 
 //go:embed migrations/*.sql
@@ -110,7 +112,7 @@ func (db *DB) Migrate(ctx context.Context) ([]Migration, error) {
 		return err
 	})
 	if err != nil {
-		return nil, wrap("migrate", err)
+		return nil, wrap("migrate", pghint.Explain(err))
 	}
 	return applied, nil
 }

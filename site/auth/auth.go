@@ -23,6 +23,7 @@ import (
 	"github.com/uptrace/bun/migrate"
 	_ "modernc.org/sqlite" // driver "sqlite", pure Go
 
+	"github.com/wharfhq/wharf/internal/pghint"
 	"github.com/wharfhq/wharf/internal/sqlitewal"
 	"github.com/wharfhq/wharf/site"
 )
@@ -91,7 +92,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	d := &DB{db: bdb, Now: time.Now}
 	if err := d.migrate(ctx); err != nil {
 		bdb.Close()
-		return nil, fmt.Errorf("open %s: %w", redact(dsn), err)
+		return nil, fmt.Errorf("open %s: %w", redact(dsn), pghint.Explain(err))
 	}
 	return d, nil
 }
