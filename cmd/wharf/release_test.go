@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"io"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +76,12 @@ func TestReleaseWorkflow(t *testing.T) {
 	if err := os.Rename(demoInputDir(t, "release"), filepath.Join(work, "dist")); err != nil {
 		t.Fatal(err)
 	}
+	// The commit's release notes for the version (the tag is none here:
+	// the workspace is no git checkout).
+	if err := os.MkdirAll(filepath.Join(work, "release-notes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(work, "release-notes", "26.4.1.md"), []byte("## Fixed\n\n- **engine** no longer drops the last block.\n"))
 	keyDir := t.TempDir()
 	if _, _, err := pubRun(t, "keygen", "--out", filepath.Join(keyDir, "dl.key")); err != nil {
 		t.Fatal(err)
@@ -161,6 +169,10 @@ func TestReleaseWorkflow(t *testing.T) {
 			continue
 		case st.Name == "signing key", st.Name == "remove the key":
 			run(st)
+		case st.Name == "release notes":
+			if out := run(st); !strings.Contains(out, "release notes: release-notes/"+version+".md") {
+				t.Errorf("release notes step printed:\n%s", out)
+			}
 		case st.Name == "publish":
 			out := run(st)
 			if !strings.Contains(out, "published "+version) {
@@ -175,12 +187,22 @@ func TestReleaseWorkflow(t *testing.T) {
 			if out := run(st); !strings.Contains(out, "signature OK") {
 				t.Errorf("check step printed:\n%s", out)
 			}
+			// The notes reached the release (they were dropped before).
+			resp, err := http.Get(baseURL + "/releases.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(body), "no longer drops the last block") {
+				t.Errorf("releases.json has no release notes:\n%s", body)
+			}
 		default:
 			t.Fatalf("release.yml's publish job has a step %q the test does not know", st.Name)
 		}
 		ran = append(ran, st.Name)
 	}
-	want := []string{"signing key", "publish", "check what was published", "remove the key"}
+	want := []string{"signing key", "release notes", "publish", "check what was published", "remove the key"}
 	if !slices.Equal(ran, want) {
 		t.Errorf("ran steps %q, want %q", ran, want)
 	}
