@@ -81,12 +81,14 @@ func receiver(wh *standardwebhooks.Webhook, out io.Writer) http.Handler {
 				Chain, Address, State string
 				Block                 *uint64 `json:"block_number"`
 				Amount                string
+				Contract              string
+				TokenID               string `json:"token_id"`
 			}
 		}
 		json.Unmarshal(body, &e)
 		line := fmt.Sprintf("%s %s %s %s", e.ID, e.Type, e.Data.Chain, e.Data.Address)
 		if e.Data.Block != nil {
-			line += fmt.Sprintf(" block %d amount %s", *e.Data.Block, e.Data.Amount)
+			line += fmt.Sprintf(" block %d %s amount %s", *e.Data.Block, asset(e.Data.Contract, e.Data.TokenID), e.Data.Amount)
 		}
 		if e.Data.State != "" {
 			line += " " + e.Data.State
@@ -94,4 +96,16 @@ func receiver(wh *standardwebhooks.Webhook, out io.Writer) http.Handler {
 		fmt.Fprintf(out, "%s cursor %s\n", line, e.Cursor)
 		w.WriteHeader(http.StatusNoContent)
 	})
+}
+
+// asset names what a balance change moved: the chain's own coin
+// ("native") or a token contract, with its token id for ERC-1155.
+func asset(contract, tokenID string) string {
+	switch {
+	case contract == "":
+		return "native"
+	case tokenID != "":
+		return "token " + contract + " id " + tokenID
+	}
+	return "token " + contract
 }
