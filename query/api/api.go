@@ -185,7 +185,7 @@ func New(cfg Config) *Server {
 	}
 	s.mux.HandleFunc("GET /v1/openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/yaml")
-		w.Write(openapiYAML)
+		w.Write(openapiFor(r))
 	})
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	return s

@@ -116,3 +116,29 @@ func TestOpenAPISchemas(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIServers: the served document names the address it was asked
+// at (it said http://127.0.0.1:8090 on any port); a Host that is not a
+// plain host[:port] gets the default.
+func TestOpenAPIServers(t *testing.T) {
+	_, _, h := served(t)
+	tests := []struct{ host, want string }{
+		{"127.0.0.1:18091", "http://127.0.0.1:18091"},
+		{"addrd.example.com", "http://addrd.example.com"},
+		{"[::1]:8090", "http://[::1]:8090"},
+		{"evil.example.com\n  - url: x", "http://127.0.0.1:8090"},
+		{"a b", "http://127.0.0.1:8090"},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("GET", "/v1/openapi.yaml", nil)
+		r.Host = tt.host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var doc struct {
+			Servers []struct{ URL string } `yaml:"servers"`
+		}
+		if err := yaml.Unmarshal(rec.Body.Bytes(), &doc); err != nil || len(doc.Servers) != 1 || doc.Servers[0].URL != tt.want {
+			t.Errorf("Host %q: servers %+v (%v), want %s", tt.host, doc.Servers, err, tt.want)
+		}
+	}
+}
