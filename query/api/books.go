@@ -206,7 +206,12 @@ func parseTime(name, v string) (time.Time, error) {
 	if err == nil {
 		return t, nil
 	}
-	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02"} {
+	// A date alone is the midnight that starts it in UTC, as an
+	// accountant's month end means: end_time=2026-12-01 ends November.
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"} {
 		if _, e := time.Parse(layout, v); e == nil {
 			return time.Time{}, errorf(codeInvalidArgument, "%s %s has no time zone: write RFC 3339 with Z or an offset, such as 2026-10-01T00:00:00Z", name, quote(v))
 		}
