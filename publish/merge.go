@@ -42,7 +42,8 @@ func (r *publishRun) checkVersion(m *Manifest) error {
 }
 
 // mergeManifest adds the release to releases.json with a compare-and-swap
-// loop: a concurrent publisher's version is never lost.
+// loop: a concurrent publisher's version is never lost. releases.json.sig
+// changes with it (replaceSigned).
 func (r *publishRun) mergeManifest(ctx context.Context, arts []Artifact) error {
 	for {
 		m, etag, err := r.readManifest(ctx)
@@ -72,7 +73,7 @@ func (r *publishRun) mergeManifest(ctx context.Context, arts []Artifact) error {
 		if err := m.Encode(&b); err != nil {
 			return fmt.Errorf("encode %s: %w", KeyManifest, err)
 		}
-		err = r.putSmall(ctx, KeyManifest, b.Bytes(), PutOptions{ContentType: "application/json", IfMatch: etag, IfNoneMatch: etag == ""})
+		err = r.replaceSigned(ctx, KeyManifest, etag, b.Bytes(), PutOptions{ContentType: "application/json"})
 		if errors.Is(err, ErrPreconditionFailed) {
 			r.Progress.Logf("%s changed meanwhile (another publisher); merging again", KeyManifest)
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"text/template"
@@ -256,10 +257,13 @@ func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
 	return nil
 }
 
+// wrote records a key written, once however often it was.
 func (r *publishRun) wrote(key string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.res.Written = append(r.res.Written, key)
+	if !slices.Contains(r.res.Written, key) {
+		r.res.Written = append(r.res.Written, key)
+	}
 }
 
 // parallel runs f for 0..n-1 on at most r.Parallel goroutines and returns

@@ -13,6 +13,7 @@ import (
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/publish/s3"
 	"github.com/wharfhq/wharf/publish/s3/s3test"
+	"github.com/wharfhq/wharf/publish/storetest"
 )
 
 // TestPublishMinIO publishes to a real MinIO: two versions at once, each
@@ -117,4 +118,19 @@ func TestPublishMinIOKilled(t *testing.T) {
 		t.Errorf("latest after the re-run = %s", res.Latest)
 	}
 	checkTree(t, s)
+}
+
+// TestPublishStoreFailsMinIO crashes a publish to MinIO at every write in
+// turn, as TestPublishStoreFails does on a directory: S3 replaces one
+// object at a time too, and its conditional writes are If-Match headers.
+func TestPublishStoreFailsMinIO(t *testing.T) {
+	m := testenv.SharedMinIO(t)
+	prepared := s3test.Store(t, m, "dl", s3.Options{})
+	crashEveryWrite(t, prepared, func(t *testing.T) publish.Store {
+		s := s3test.Store(t, m, "dl", s3.Options{})
+		if err := storetest.Copy(t.Context(), s, prepared); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,13 +15,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/publish/dir"
+	"github.com/wharfhq/wharf/publish/storetest"
 )
 
 func init() {
@@ -484,70 +485,80 @@ func TestPublishConcurrent(t *testing.T) {
 	checkTree(t, s)
 }
 
-// failingStore fails the Put number failAt (counting from 0) after half
-// of its bytes, like a store that goes away mid-upload.
-type failingStore struct {
-	publish.Store
-	puts   atomic.Int64
-	failAt int64
-}
-
-var errStoreGone = fmt.Errorf("%w: the store went away", publish.ErrUnavailable)
-
-func (f *failingStore) Put(ctx context.Context, key string, r io.Reader, size int64, opts publish.PutOptions) (publish.ObjectInfo, error) {
-	if f.puts.Add(1)-1 != f.failAt {
-		return f.Store.Put(ctx, key, r, size, opts)
-	}
-	// Read some of the bytes, then fail: the store keeps nothing.
-	io.CopyN(io.Discard, r, max(size/2, 1))
-	return publish.ObjectInfo{}, errStoreGone
-}
-
-// TestPublishStoreFails fails every write of a publish in turn. After each
-// failure the previous release is still fully served and the tree is
-// consistent; a re-run completes the release.
+// TestPublishStoreFails crashes a publish at every one of its writes in
+// turn, before the write and after it: after each crash the previous
+// release is still fully served and every signed file verifies against
+// its signature; a re-run completes the release.
 func TestPublishStoreFails(t *testing.T) {
+	root := t.TempDir()
+	crashEveryWrite(t, dirStore(t, root), func(t *testing.T) publish.Store {
+		copied := filepath.Join(t.TempDir(), "tree")
+		if err := os.CopyFS(copied, os.DirFS(root)); err != nil {
+			t.Fatal(err)
+		}
+		return dirStore(t, copied)
+	})
+}
+
+// crashEveryWrite publishes 26.1.1 into prepared, counts the writes of
+// publishing 26.1.2 on top of it, and then, for every write N and both
+// kinds of crash, publishes 26.1.2 through a storetest.Crash failing write
+// N into a copy of prepared that clone makes.
+func crashEveryWrite(t *testing.T, prepared publish.Store, clone func(t *testing.T) publish.Store) {
+	ctx := context.Background()
 	signer := fixedSigner(t)
-	// The previous release, copied for every subtest; and the count of
-	// the writes of the next publish.
-	prepared := t.TempDir()
-	counting := &failingStore{Store: dirStore(t, prepared), failAt: -1}
-	mustPublish(t, newPublisher(t, counting, signer), "26.1.1", "one")
-	counting.puts.Store(0)
-	mustPublish(t, newPublisher(t, counting, signer), "26.1.2", "two")
-	writes := counting.puts.Load()
-	if writes < 50 {
+	// Two artifacts, a binary and an image (five builds), make every kind
+	// of write of a publish, in half the writes of the built-in list.
+	few := func(in []publish.Input) []publish.Input {
+		return slices.DeleteFunc(in, func(in publish.Input) bool {
+			return in.Spec.Name != "treasury-cli" && in.Spec.Name != "treasury-node"
+		})
+	}
+	in1, in2 := few(scan(t, demoInputs(t, "one"))), few(scan(t, demoInputs(t, "two")))
+	publishIn := func(t *testing.T, s publish.Store, version string, in []publish.Input) error {
+		p := newPublisher(t, s, signer)
+		p.Parallel = 1 // write N is the same write in every run
+		_, err := p.Publish(ctx, version, in)
+		return err
+	}
+	if err := publishIn(t, prepared, "26.1.1", in1); err != nil {
+		t.Fatal(err)
+	}
+	counting := &storetest.Crash{Store: clone(t), At: -1}
+	if err := publishIn(t, counting, "26.1.2", in2); err != nil {
+		t.Fatal(err)
+	}
+	writes := counting.Writes()
+	t.Logf("a publish of 26.1.2 makes %d writes", writes)
+	if writes < 20 {
 		t.Fatalf("a publish made %d writes; expected more", writes)
 	}
-	prepared = t.TempDir()
-	mustPublish(t, newPublisher(t, dirStore(t, prepared), signer), "26.1.1", "one")
-	in2 := demoInputs(t, "two")
-	for failAt := range writes {
-		t.Run(fmt.Sprint(failAt), func(t *testing.T) {
-			t.Parallel() // each on its own directory; fsync-bound
-			root := filepath.Join(t.TempDir(), "tree")
-			if err := os.CopyFS(root, os.DirFS(prepared)); err != nil {
-				t.Fatal(err)
+	for n := range writes {
+		for _, after := range []bool{false, true} {
+			name := fmt.Sprintf("%d/before", n)
+			if after {
+				name = fmt.Sprintf("%d/after", n)
 			}
-			base := dirStore(t, root)
-			failing := &failingStore{Store: base, failAt: failAt}
-			_, err := newPublisher(t, failing, signer).Publish(context.Background(), "26.1.2", scan(t, in2))
-			if !errors.Is(err, publish.ErrUnavailable) {
-				t.Fatalf("Publish through a failing store = %v, want ErrUnavailable", err)
-			}
-			checkTree(t, base)
-			if _, ok := manifest(t, base).Find("26.1.1"); !ok {
-				t.Fatal("26.1.1 left the manifest")
-			}
-			res, err := newPublisher(t, base, signer).Publish(context.Background(), "26.1.2", scan(t, in2))
-			if err != nil {
-				t.Fatalf("re-run: %v", err)
-			}
-			if res.Latest != "26.1.2" {
-				t.Errorf("after the re-run latest = %s", res.Latest)
-			}
-			checkTree(t, base)
-		})
+			t.Run(name, func(t *testing.T) {
+				t.Parallel() // each on its own copy; fsync-bound
+				base := clone(t)
+				err := publishIn(t, &storetest.Crash{Store: base, At: n, After: after}, "26.1.2", in2)
+				if !errors.Is(err, storetest.ErrCrash) {
+					t.Fatalf("Publish through a crashing store = %v, want ErrCrash", err)
+				}
+				checkTreeCrashed(t, base)
+				if _, ok := manifest(t, base).Find("26.1.1"); !ok {
+					t.Fatal("26.1.1 left the manifest")
+				}
+				if err := publishIn(t, base, "26.1.2", in2); err != nil {
+					t.Fatalf("re-run: %v", err)
+				}
+				if got := strings.TrimSpace(string(readKey(t, base, publish.KeyLatest))); got != "26.1.2" {
+					t.Errorf("after the re-run latest = %s", got)
+				}
+				checkTree(t, base)
+			})
+		}
 	}
 }
 
@@ -622,14 +633,56 @@ func TestPublishCorruptStore(t *testing.T) {
 // the manifest is complete (each artifact there, with its size, digest and
 // a valid .sig equal to the manifest's, and its SHA256SUMS), the pointers
 // name published versions, and every redirect leads to an object.
+//
+// Every signed file (releases.json, each SHA256SUMS, the channel record,
+// every artifact with a .sig) verifies against its signature, and each
+// .sig is one signature, as openssl takes it.
 func checkTree(t *testing.T, s publish.Store) {
+	t.Helper()
+	checkSignedTree(t, s, true)
+}
+
+// checkTreeCrashed is checkTree for a tree a publish crashed in: a .sig
+// may hold the signatures of a file's old and new bytes.
+func checkTreeCrashed(t *testing.T, s publish.Store) {
+	t.Helper()
+	checkSignedTree(t, s, false)
+}
+
+func checkSignedTree(t *testing.T, s publish.Store, settled bool) {
 	t.Helper()
 	ctx := context.Background()
 	pub, err := publish.ParsePublicKeyPEM(readKey(t, s, publish.KeyPublicKey))
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSigned(t, s, pub, publish.KeyManifest, settled)
+	if b, err := readObject(s, publish.KeyChannel); err == nil {
+		if _, err := publish.VerifyChannel(pub, b, time.Time{}); err != nil {
+			t.Errorf("%s: %v", publish.KeyChannel, err)
+		}
+	}
+	// Every file beside its .sig, whatever it is.
+	list, err := s.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range list {
+		if file, ok := strings.CutSuffix(o.Key, ".sig"); ok && file != publish.KeyManifest {
+			if _, err := s.Stat(ctx, file); err == nil {
+				checkSigned(t, s, pub, file, settled)
+			}
+		}
+	}
 	m := manifest(t, s)
+	for _, r := range m.Releases {
+		v, _ := publish.ParseVersion(r.Version)
+		for _, kind := range []string{publish.KindBinary, publish.KindImage} {
+			if _, err := s.Stat(ctx, publish.SumsKey(kind, v)); err == nil {
+				checkSigned(t, s, pub, publish.SumsKey(kind, v), settled)
+			}
+		}
+	}
 	for _, r := range m.Releases {
 		for _, a := range r.Artifacts {
 			body := readKey(t, s, a.Key)
@@ -679,6 +732,47 @@ func checkTree(t *testing.T, s publish.Store) {
 			t.Errorf("%s: %v", key, err)
 		}
 	}
+}
+
+// checkSigned checks that the .sig of key verifies it; settled, that it
+// is one signature.
+func checkSigned(t *testing.T, s publish.Store, pub *ecdsa.PublicKey, key string, settled bool) {
+	t.Helper()
+	body := readKey(t, s, key)
+	sig, err := readObject(s, publish.SigKey(key))
+	if err != nil {
+		t.Errorf("%s: no signature: %v", key, err)
+		return
+	}
+	// Downloads are signed bare, releases.json and SHA256SUMS as
+	// metadata at their URL.
+	kind := publish.SignedSums
+	switch {
+	case key == publish.KeyManifest:
+		kind = publish.SignedManifest
+	case !strings.HasSuffix(key, "/SHA256SUMS"):
+		kind = ""
+	}
+	if kind == "" {
+		err = publish.Verify(pub, bytes.NewReader(body), sig)
+	} else {
+		err = publish.VerifyMetadataAny(pub, kind, baseURL+"/"+key, body, sig)
+	}
+	if err != nil {
+		t.Errorf("%s beside a signature of other bytes: %v", key, err)
+	}
+	if n := len(publish.SignatureLines(sig)); settled && n != 1 {
+		t.Errorf("%s.sig holds %d signatures after a finished publish, want 1", key, n)
+	}
+}
+
+func readObject(s publish.Store, key string) ([]byte, error) {
+	o, err := s.Open(context.Background(), key)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	return io.ReadAll(o)
 }
 
 // TestPublishPreviewAgain: a CI retry of a preview after its release is a

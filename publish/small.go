@@ -32,6 +32,12 @@ func (r *publishRun) putSmall(ctx context.Context, key string, body []byte, opts
 		r.wrote(key)
 		return nil
 	}
+	_, err := r.putSmallInfo(ctx, key, body, opts)
+	return err
+}
+
+// putSmallInfo is putSmall returning what the store says of the object.
+func (r *publishRun) putSmallInfo(ctx context.Context, key string, body []byte, opts PutOptions) (ObjectInfo, error) {
 	sum := sha256.Sum256(body)
 	opts.SHA256 = sum[:]
 	if opts.CacheControl == "" {
@@ -39,13 +45,13 @@ func (r *publishRun) putSmall(ctx context.Context, key string, body []byte, opts
 	}
 	info, err := r.Store.Put(ctx, key, bytes.NewReader(body), int64(len(body)), opts)
 	if err != nil {
-		return err
+		return info, err
 	}
 	if info.SHA256 != "" && !strings.EqualFold(info.SHA256, hex.EncodeToString(sum[:])) {
-		return fmt.Errorf("check %s: stored sha256 %s, wrote %x", key, info.SHA256, sum)
+		return info, fmt.Errorf("check %s: stored sha256 %s, wrote %x", key, info.SHA256, sum)
 	}
 	r.wrote(key)
-	return nil
+	return info, nil
 }
 
 // putIfChanged writes body at key unless the object has these bytes.

@@ -42,28 +42,29 @@ func (r *publishRun) writeSums(ctx context.Context, arts []Artifact, inputs []In
 		for _, a := range list {
 			fmt.Fprintf(&b, "%s  %s\n", a.SHA256, a.FileName())
 		}
-		key := SumsKey(kind, r.v)
-		old, _, err := r.readSmall(ctx, key)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		if err == nil && bytes.Equal(old, b.Bytes()) {
-			// Same content; keep its signature if it is valid.
-			if sig, _, err := r.readSmall(ctx, SigKey(key)); err == nil && r.validMetadataSig(ctx, SignedSums, key, old, sig) {
-				continue
-			}
-		} else if err := r.putSmall(ctx, key, b.Bytes(), PutOptions{ContentType: "text/plain; charset=utf-8"}); err != nil {
-			return err
-		}
-		sig, err := SignMetadata(ctx, r.Signer, SignedSums, r.BaseURL+"/"+key, b.Bytes())
-		if err != nil {
-			return err
-		}
-		if err := r.putSmall(ctx, SigKey(key), sig, PutOptions{ContentType: "text/plain; charset=utf-8"}); err != nil {
+		if err := r.writeSum(ctx, SumsKey(kind, r.v), b.Bytes()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeSum writes one SHA256SUMS with its .sig (replaceSigned), or, when
+// the bytes are there already, makes its .sig one valid signature of them.
+func (r *publishRun) writeSum(ctx context.Context, key string, body []byte) error {
+	for {
+		old, etag, err := r.readSmall(ctx, key)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if err == nil && bytes.Equal(old, body) {
+			return r.ensureSigned(ctx, key, true)
+		}
+		err = r.replaceSigned(ctx, key, etag, body, PutOptions{ContentType: "text/plain; charset=utf-8"})
+		if !errors.Is(err, ErrPreconditionFailed) {
+			return err
+		}
+	}
 }
 
 // ErrSumsMalformed is returned by ParseSums for bytes that are not a

@@ -170,7 +170,7 @@ func verifyMetadataFile(c *cli.Context, pub *ecdsa.PublicKey, kind, file, sigFil
 		return shell.Usagef("verify: signature: %w", err)
 	}
 	sig, decoded := sigText(sig)
-	if err := publish.VerifyMetadata(pub, kind, url, b, sig); err != nil {
+	if err := publish.VerifyMetadataAny(pub, kind, url, b, sig); err != nil {
 		return fmt.Errorf("verify %s: INVALID: %s is not a valid signature of this file as the %s at %s under %s (%w)", file, sigFile, kind, url, c.String("key"), err)
 	}
 	what := ""
@@ -291,7 +291,7 @@ func verifyTree(c *cli.Context, pub *ecdsa.PublicKey, store string) error {
 	if err != nil {
 		return shell.Usagef("verify: %w (published before wharf signed it: run wharf channel resign to add it)", err)
 	}
-	if err := publish.VerifyMetadata(pub, publish.SignedManifest, ch.URL+"/"+publish.KeyManifest, b, sig); err != nil {
+	if err := publish.VerifyMetadataAny(pub, publish.SignedManifest, ch.URL+"/"+publish.KeyManifest, b, sig); err != nil {
 		return fmt.Errorf("verify %s: INVALID: %w (a tree published by an earlier wharf: wharf channel resign signs it again)", manifestFile, err)
 	}
 	m, err := publish.ReadManifest(bytes.NewReader(b))
@@ -350,7 +350,7 @@ func verifyTreeSums(pub *ecdsa.PublicKey, t treeReader, baseURL, key string, rel
 	if err != nil {
 		return shell.Usagef("verify: %w", err)
 	}
-	if err := publish.VerifyMetadata(pub, publish.SignedSums, baseURL+"/"+key, b, sig); err != nil {
+	if err := publish.VerifyMetadataAny(pub, publish.SignedSums, baseURL+"/"+key, b, sig); err != nil {
 		return fmt.Errorf("verify %s: INVALID: %w (a tree published by an earlier wharf: wharf channel resign signs it again)", file, err)
 	}
 	entries, err := publish.ParseSums(b)
