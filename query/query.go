@@ -175,6 +175,11 @@ type Transaction struct {
 	// neither, or the EVM's error (such as "out of gas") when there is
 	// no data; "" for a transaction that succeeded or was not traced.
 	RevertReason string
+
+	// Unreadable, when not "", says why the stored transaction could not
+	// be read back: the transaction is its key alone (hash, block and
+	// index), the rest of a page is read all the same.
+	Unreadable string
 }
 
 // Addresses returns every address the transaction touches, without

@@ -110,6 +110,9 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 		if i > 0 {
 			t.BlockTime = time.Unix(int64(i)*1_700_000_000, 0)
 		}
+		if i%3 == 2 {
+			t.Unreadable = s // a row whose document cannot be read says why
+		}
 		for j := range i {
 			from := s
 			if j%2 == 1 {

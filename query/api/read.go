@@ -52,6 +52,9 @@ type transaction struct {
 	Cumulative  uint64       `json:"cumulative_gas_used"`
 	Revert      string       `json:"revert_reason"`
 	Transfers   []transfer   `json:"transfers"`
+	// Unreadable says why the stored transaction could not be read (it is
+	// then its key alone); absent otherwise.
+	Unreadable string `json:"unreadable,omitempty"`
 }
 
 // transfer is a movement of value inside a transaction: its own value,
@@ -106,7 +109,7 @@ func toTransaction(t query.Transaction, only string, head uint64) transaction {
 		Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value, Fee: t.Fee, Nonce: t.Nonce,
 		Type: t.Type, GasLimit: t.GasLimit, GasUsed: t.GasUsed, GasPrice: t.EffectiveGasPrice, Method: t.Method,
 		Created: t.Created, Confirms: confirmations(&t, head), Input: t.Input, Cumulative: t.CumulativeGasUsed,
-		Revert: t.RevertReason, Transfers: make([]transfer, 0, len(t.Transfers))}
+		Revert: t.RevertReason, Unreadable: t.Unreadable, Transfers: make([]transfer, 0, len(t.Transfers))}
 	for _, f := range t.Transfers {
 		if only != "" && f.From != only && f.To != only {
 			continue

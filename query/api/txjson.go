@@ -142,6 +142,11 @@ func appendTransaction(b []byte, t *query.Transaction, plain bool, only string, 
 		n++
 		b = appendTransfer(b, f, plain)
 	}
+	if t.Unreadable != "" {
+		b = append(b, `],"unreadable":`...)
+		b = rowjson.AppendText(b, t.Unreadable, false)
+		return append(b, '}')
+	}
 	return append(b, "]}"...)
 }
 

@@ -196,3 +196,15 @@ func (db *DB) ExplainBooks(ctx context.Context, account int64, chain, address, c
 	}
 	return out, nil
 }
+
+// DamageTxDoc replaces the document of transaction hash, in its
+// transactions row and its tx_addresses rows, by doc: a row an older
+// addrd wrote damaged.
+func (db *DB) DamageTxDoc(ctx context.Context, chain, hash, doc string) error {
+	for _, table := range []string{"transactions", "tx_addresses"} {
+		if _, err := db.w.NewRaw("UPDATE "+table+" SET doc = ? WHERE chain = ? AND hash = ?", doc, chain, hash).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -285,9 +285,8 @@ func (db *DB) SubscriptionTxRange(ctx context.Context, account int64, chain, add
 				rows = append(rows, query.Transaction{Hash: hash})
 				return nil
 			}
-			t, err := parseTxDoc(chain, doc)
-			rows = append(rows, t)
-			return err
+			rows = append(rows, readTxDoc(chain, doc))
+			return nil
 		})
 		if err == nil && len(missing) > 0 {
 			err = db.joinTransactions(ctx, chain, rows, missing)
@@ -419,11 +418,7 @@ func (db *DB) filterChanges(ctx context.Context, chain, address string, r query.
 			if !doc.Valid {
 				continue
 			}
-			t, err := parseTxDoc(chain, doc.String)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
+			t := readTxDoc(chain, doc.String)
 			hashes[t.Hash] = txParty(t, r.Counterparty)
 		}
 		if err := rows.Close(); err != nil {

@@ -142,10 +142,8 @@ func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address strin
 			// older binary with newer ones) reads as a page of
 			// documents would: with the fields only documents hold.
 			if r.Doc != nil {
-				t, err := parseTxDoc(chain, *r.Doc)
-				if err != nil {
-					return nil, err
-				}
+				t := readTxDoc(chain, *r.Doc)
+				t.Hash = r.Hash // the same, or the key of a row that cannot be read
 				txs = append(txs, t)
 				continue
 			}
@@ -200,11 +198,9 @@ func (db *DB) joinTransactions(ctx context.Context, chain string, txs []query.Tr
 				joined = append(joined, r.transaction())
 				continue
 			}
-			t, err := parseTxDoc(chain, *r.Doc)
-			if err != nil {
-				return err
-			}
-			byHash[t.Hash] = t
+			t := readTxDoc(chain, *r.Doc)
+			t.Hash = r.Hash // the same, or the key of a row that cannot be read
+			byHash[r.Hash] = t
 		}
 		joinedHashes := make([]string, len(joined))
 		for i, t := range joined {
@@ -271,7 +267,11 @@ func (db *DB) transaction(ctx context.Context, tx bun.IDB, chain, hash string) (
 		return query.Transaction{}, err
 	}
 	if row.Doc != nil {
-		return parseTxDoc(chain, *row.Doc)
+		t := readTxDoc(chain, *row.Doc)
+		if t.Unreadable != "" {
+			t.Hash = hash // the key the row was found by
+		}
+		return t, nil
 	}
 	txs := []query.Transaction{row.transaction()}
 	if err := db.attachTransfers(ctx, tx, chain, txs, []string{hash}); err != nil {

@@ -263,3 +263,40 @@ func parseTxDocInto(t *query.Transaction, chain string, doc string) (plain bool,
 	}
 	return plain, nil
 }
+
+// readTxDoc is parseTxDoc for a read that answers rows: a document that
+// cannot be read is its row alone, so that one bad row fails itself and
+// not the page (readTxDocInto).
+func readTxDoc(chain string, doc string) query.Transaction {
+	var t query.Transaction
+	readTxDocInto(&t, chain, doc)
+	return t
+}
+
+// readTxDocInto is parseTxDocInto for a read that answers rows: when doc
+// cannot be read, t is the transaction's key as far as the document's
+// first fields say it (hash, block number and hash, time and index;
+// none of them when those do not read either) and Unreadable says why.
+func readTxDocInto(t *query.Transaction, chain string, doc string) (plain bool) {
+	plain, err := parseTxDocInto(t, chain, doc)
+	if err == nil {
+		return plain
+	}
+	*t = query.Transaction{Chain: chain, Transfers: t.Transfers[:0],
+		Unreadable: query.ChainText("the stored transaction cannot be read: "+err.Error(), query.MaxReason)}
+	r := txDocReader{s: doc}
+	if v := r.string(); v == txDocVersion {
+		r.string() // plain
+	}
+	hash, number, blockHash, bt, index := r.string(), r.uint(), r.string(), r.string(), r.uint()
+	if r.err != nil {
+		return false
+	}
+	t.Hash, t.BlockNumber, t.BlockHash, t.Index = query.ChainText(hash, 0), number, query.ChainText(blockHash, 0), uint(index)
+	if bt != "" {
+		if ns, err := strconv.ParseInt(bt, 10, 64); err == nil {
+			t.BlockTime = time.Unix(0, ns).UTC()
+		}
+	}
+	return false
+}

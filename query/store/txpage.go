@@ -123,10 +123,7 @@ func (db *DB) SubscriptionTransactionsFunc(ctx context.Context, account int64, c
 	}
 	var t query.Transaction
 	for _, doc := range docs {
-		plain, err := parseTxDocInto(&t, chain, doc)
-		if err != nil {
-			return query.Subscription{}, wrap("transactions", err)
-		}
+		plain := readTxDocInto(&t, chain, doc)
 		if err := fn(&t, plain); err != nil {
 			return query.Subscription{}, err
 		}
@@ -218,11 +215,7 @@ func (db *DB) transactionPage(ctx context.Context, chain, q string, args []any, 
 		if doc == nil {
 			return nil, errNoDoc
 		}
-		t, err := parseTxDoc(chain, string(doc))
-		if err != nil {
-			return nil, err
-		}
-		txs = append(txs, t)
+		txs = append(txs, readTxDoc(chain, string(doc)))
 	}
 	return txs, rows.Err()
 }
