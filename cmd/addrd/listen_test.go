@@ -1,6 +1,11 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
@@ -25,5 +30,25 @@ func TestServeListenTaken(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "dev chain") {
 			t.Errorf("%s: err = %v, want the bind error and %q", cmd[0], err, want)
 		}
+	}
+}
+
+// TestStartErrAfterSignal: a start-up step that failed only because a
+// signal ended the context ("dev chain: deploy token: context canceled",
+// what make run printed after stopping addrd) is no error; the same
+// failure without a signal, or another failure, is.
+func TestStartErrAfterSignal(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	canceled := fmt.Errorf("dev chain: deploy token: %w", context.Canceled)
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	if err := startErr(stopped, log, canceled); err != nil {
+		t.Errorf("after a signal: %v, want nil", err)
+	}
+	if err := startErr(context.Background(), log, canceled); err == nil {
+		t.Error("context canceled without a signal: nil, want the error")
+	}
+	if err := startErr(stopped, log, errors.New("dev chain: no such contract")); err == nil {
+		t.Error("another failure after a signal: nil, want the error")
 	}
 }
