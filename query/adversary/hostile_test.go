@@ -248,6 +248,10 @@ func (h *hostileRun) checkJSON(path, field string, v any) {
 		for _, x := range v {
 			h.checkJSON(path, field, x)
 		}
+	case float64:
+		if field == "decimals" && (v < 0 || v > 255) {
+			h.violate("GET %s: decimals %v", path, v)
+		}
 	case string:
 		if !query.IsChainText(v, bounds[field]) {
 			h.violate("GET %s: %s %.80q (%d bytes): a control or bidi character, or beyond %d characters", path, field, v, len(v), bounds[field])
