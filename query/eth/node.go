@@ -24,6 +24,8 @@ import (
 	"syscall"
 
 	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/wharfhq/wharf/query"
 )
 
 // RedactURL is a node URL fit to show: scheme and host, with the
@@ -175,9 +177,10 @@ func reason(err error, sec secrets) string {
 	case errors.As(err, &herr):
 		return "HTTP " + strconv.Itoa(herr.StatusCode) + " " + http.StatusText(herr.StatusCode)
 	case errors.As(err, &rerr):
-		msg := sec.scrub(rerr.Error())
-		if len(msg) > 200 {
-			msg = msg[:200] + "…"
+		// The node's text is data: made text, and cut.
+		msg := query.ChainText(sec.scrub(rerr.Error()), 0)
+		if r := []rune(msg); len(r) > 200 {
+			msg = string(r[:200]) + "…"
 		}
 		return "node error " + strconv.Itoa(rerr.ErrorCode()) + ": " + msg
 	case errors.Is(err, io.ErrUnexpectedEOF):

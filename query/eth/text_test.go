@@ -111,3 +111,23 @@ func FuzzABIString(f *testing.F) {
 		}
 	})
 }
+
+// rpcErr is a JSON-RPC error as a node answers it.
+type rpcErr string
+
+func (e rpcErr) Error() string  { return string(e) }
+func (e rpcErr) ErrorCode() int { return -32000 }
+
+// TestNodeErrorText: a node's error message is data too: made text and
+// cut to 200 characters before it reaches a log or /healthz.
+func TestNodeErrorText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"execution reverted\x00\x1b[2J", "node error -32000: execution reverted[2J"},
+		{strings.Repeat("é", 300), "node error -32000: " + strings.Repeat("é", 200) + "…"},
+		{"\xff", "node error -32000: \ufffd"},
+	} {
+		if got := reason(rpcErr(tc.in), secrets{}); got != tc.want {
+			t.Errorf("reason(%.40q) = %.80q, want %.80q", tc.in, got, tc.want)
+		}
+	}
+}

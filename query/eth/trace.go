@@ -140,7 +140,7 @@ func (s *Source) callTraces(ctx context.Context, b query.SourceBlock) ([]query.I
 			return nil, fmt.Errorf("traces of block %d %s: transaction %d is %s, not %s: %w", b.Number, b.Hash, i, hexLower(t.TxHash), hash, query.ErrNotFound)
 		}
 		if t.Error != "" || t.Result == nil {
-			return nil, fmt.Errorf("trace of %s in block %d: %s: %w", hash, b.Number, s.secrets.scrub(t.Error), query.ErrUnavailable)
+			return nil, fmt.Errorf("trace of %s in block %d: %s: %w", hash, b.Number, query.ChainText(s.secrets.scrub(t.Error), query.MaxReason), query.ErrUnavailable)
 		}
 		failed := ""
 		if t.Result.Error != "" {
