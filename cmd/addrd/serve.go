@@ -184,8 +184,10 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		buildinfo.Read().Collector("addrd"))
-	db, err := store.Open(ctx, dsn, store.WithMaxSubscriptions(o.maxSubscriptions), store.WithMaxWebhooks(o.events.maxEndpoints),
-		store.WithQuarantine(quarantineLog(log, reg)))
+	db, err := openWaiting(ctx, log, func() (*store.DB, error) {
+		return store.Open(ctx, dsn, store.WithMaxSubscriptions(o.maxSubscriptions), store.WithMaxWebhooks(o.events.maxEndpoints),
+			store.WithQuarantine(quarantineLog(log, reg)))
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +203,12 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 		Burst: o.events.rate.Burst, Watcher: watch, Logger: log, Metrics: reg})
 	h := api.New(api.Config{Store: db, Chains: names, Logger: log, Metrics: reg, MaxInFlight: db.Readers(),
 		ClientIP: o.clientIP, KeyRate: o.keyRate, Health: health, Watcher: watch, Webhooks: deliver})
+	// The secrets are written now, while the database takes writes: a
+	// full disk later must not fail the reads that need them.
+	if err := h.LoadSecrets(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return &server{
 		log:     log,
 		db:      db,

@@ -191,8 +191,18 @@ func New(cfg Config) *Server {
 	return s
 }
 
+// LoadSecrets reads the API's secrets (the page-token key), creating
+// them when the database has none yet. Called at start, it keeps the
+// reads from depending on a write: on a full disk they still answer.
+// Without it they are read on first use.
+func (s *Server) LoadSecrets(ctx context.Context) error {
+	_, err := s.tokens(ctx)
+	return err
+}
+
 // tokens returns the page-token codec, reading its key from the store on
-// first use (so that the API starts while the database is away).
+// first use unless LoadSecrets read it (so that the API starts while the
+// database is away).
 func (s *Server) tokens(ctx context.Context) (tokenCodec, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -331,7 +331,8 @@ func unavailable(err error) bool {
 	var serr *sqlite.Error
 	if errors.As(err, &serr) {
 		switch serr.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR:
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR,
+			sqlite3.SQLITE_FULL: // the disk is full: a write may pass once it has room again
 			return true
 		}
 	}
