@@ -183,6 +183,21 @@ func (tr *tree) publish(version string) {
 	tr.put(publish.KeyInstall, renderInstall(tr.tb, tr.baseURL, string(tr.pubPEM), c.Sequence))
 }
 
+// stored is the object at key as the tree holds it.
+func (tr *tree) stored(key string) []byte {
+	tr.tb.Helper()
+	o, err := tr.store.Open(context.Background(), key)
+	if err != nil {
+		tr.tb.Fatal(err)
+	}
+	defer o.Close()
+	b, err := io.ReadAll(o)
+	if err != nil {
+		tr.tb.Fatal(err)
+	}
+	return b
+}
+
 // signMetadata signs body as metadata of kind at key of the tree.
 func (tr *tree) signMetadata(kind, key string, body []byte) []byte {
 	tr.tb.Helper()

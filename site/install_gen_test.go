@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -141,16 +140,7 @@ func (g *installGen) metadataAsArchive(t *testing.T) installCase {
 // stored is the genuine tree's object at key.
 func (g *installGen) stored(t *testing.T, key string) []byte {
 	t.Helper()
-	o, err := g.m.tr.store.Open(context.Background(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
-	b, err := io.ReadAll(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return g.m.tr.stored(key)
 }
 
 // otherTree: the vendor's staging tree, signed by the same key, built

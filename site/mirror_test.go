@@ -284,6 +284,21 @@ func TestInstallThroughMirror(t *testing.T) {
 					mc.refused(t, mc.install(t, m.url, env...), "signature verification of SHA256SUMS of 26.1.2 FAILED", "")
 				}
 			})
+			t.Run("SumsOfTwoSignatures", func(t *testing.T) {
+				// While a publish replaces a SHA256SUMS its .sig holds the
+				// new and the old bytes' signatures, one a line: one that
+				// verifies is enough, in either order.
+				genuine := m.tr.signMetadata(publish.SignedSums, "bin/26.1.2/SHA256SUMS", m.tr.stored("bin/26.1.2/SHA256SUMS"))
+				other := m.tr.signMetadata(publish.SignedSums, "bin/26.1.2/SHA256SUMS", []byte("other bytes\n"))
+				for _, sig := range [][]byte{append(append(other, '\n'), genuine...), append(append(genuine, '\n'), other...)} {
+					m.serveMirrorFile(t, "bin/26.1.2/SHA256SUMS.sig", sig)
+					mc := fresh()
+					mc.ok(t, mc.install(t, m.url, "version=26.1.2"), "26.1.2")
+				}
+				m.serveMirrorFile(t, "bin/26.1.2/SHA256SUMS.sig", append(append(other, '\n'), other...))
+				mc := fresh()
+				mc.refused(t, mc.install(t, m.url, "version=26.1.2"), "signature verification of SHA256SUMS of 26.1.2 FAILED", "")
+			})
 			t.Run("ErrOtherTreeSums", func(t *testing.T) {
 				// The staging tree's 26.1.2, built otherwise, signed by
 				// the same key for its own URL.
