@@ -72,6 +72,8 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("198.51.100.0/24"), // documentation
 	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
 	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated): ::127.0.0.1 is loopback to some stacks
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated (SIIT): embeds an IPv4
 	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64: may embed any IPv4
 	netip.MustParsePrefix("64:ff9b:1::/48"),  // local NAT64
 	netip.MustParsePrefix("2001:db8::/32"),   // documentation
@@ -83,7 +85,9 @@ var nonPublic = []netip.Prefix{
 // blocked reports whether a is not a public unicast address: loopback,
 // private (RFC 1918, fc00::/7), link-local (169.254.0.0/16 with the
 // cloud metadata address, fe80::/10), multicast, unspecified, or a range
-// of nonPublic; an IPv4-mapped IPv6 address is judged as its IPv4.
+// of nonPublic; an IPv4-mapped IPv6 address is judged as its IPv4, and
+// every other IPv6 form that embeds an IPv4 address (IPv4-compatible,
+// IPv4-translated, NAT64, 6to4, Teredo) is refused whatever it embeds.
 func blocked(a netip.Addr) bool {
 	a = a.Unmap()
 	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||

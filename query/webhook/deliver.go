@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -380,8 +381,16 @@ func (d *Deliverer) attempt(ctx context.Context, w query.Webhook, sg signer, e q
 }
 
 // cleanError is a transport error as the log shows it: without the
-// request's method and URL, which the requester knows.
+// request's method and URL, which the requester knows, and without the
+// address of the server's own DNS resolver, which is none of theirs.
 func cleanError(err error) string {
+	if dnsErr, ok := errors.AsType[*net.DNSError](err); ok {
+		msg := "lookup " + dnsErr.Name + ": " + dnsErr.Err
+		if dnsErr.IsTimeout {
+			msg += " (timed out)"
+		}
+		return msg
+	}
 	var uerr interface{ Unwrap() error }
 	if errors.As(err, &uerr) {
 		if inner := uerr.Unwrap(); inner != nil {
