@@ -14,6 +14,7 @@ type Code int
 // The codes wharf and addrd answer with.
 const (
 	InvalidArgument   Code = 3
+	DeadlineExceeded  Code = 4
 	NotFound          Code = 5
 	PermissionDenied  Code = 7
 	ResourceExhausted Code = 8

@@ -5,6 +5,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"log/slog"
@@ -60,6 +61,19 @@ type Config struct {
 	// random order, which gives a busy server a tail of seconds. Zero is
 	// DefaultMaxInFlight.
 	MaxInFlight int
+	// TurnsPerKey bounds the store turns one API key holds at once; its
+	// other requests wait, and the keys waiting are served round-robin.
+	// Zero is half of MaxInFlight (rounded up).
+	TurnsPerKey int
+	// MaxRequestsPerKey bounds the requests of one API key at once, from
+	// authentication until the answer is written (one a connection:
+	// answers unread count); beyond it a request is answered 429. Zero is
+	// DefaultMaxRequestsPerKey.
+	MaxRequestsPerKey int
+	// BodyTimeout bounds the reading of a request body, done before a
+	// store turn is taken; a body not read in time is answered 408. Zero
+	// is DefaultBodyTimeout.
+	BodyTimeout time.Duration
 
 	// ClientIP finds a request's client address for the limits and the
 	// logs (X-Forwarded-For from trusted proxies); nil: the peer.
@@ -90,8 +104,11 @@ type Config struct {
 	Webhooks *webhook.Deliverer
 }
 
-// DefaultMaxInFlight is MaxInFlight when Config leaves it zero.
-const DefaultMaxInFlight = 16
+// Defaults of Config.
+const (
+	DefaultMaxInFlight       = 16
+	DefaultMaxRequestsPerKey = 64
+)
 
 // Server is the API's http.Handler.
 type Server struct {
@@ -126,9 +143,13 @@ type Server struct {
 	webhooks query.WebhookStore // nil: no webhooks
 	deliver  *webhook.Deliverer
 
-	// turns holds a token for each request using the store; a channel's
-	// blocked senders go in arrival order.
-	turns chan struct{}
+	// turns are the store's turns (turns.go); bodyTimeout bounds the
+	// reading of a request body, before a turn is taken.
+	turns       *turns
+	bodyTimeout time.Duration
+	// inFlight counts each API key's requests, from authentication until
+	// the answer is written.
+	inFlight *keyCounts
 }
 
 // New returns the API over cfg.Store.
@@ -173,7 +194,13 @@ func New(cfg Config) *Server {
 	if n <= 0 {
 		n = DefaultMaxInFlight
 	}
-	s.turns = make(chan struct{}, n)
+	share := cfg.TurnsPerKey
+	if share <= 0 {
+		share = (n + 1) / 2
+	}
+	s.turns = newTurns(n, share)
+	s.bodyTimeout = cmp.Or(cfg.BodyTimeout, DefaultBodyTimeout)
+	s.inFlight = &keyCounts{limit: cmp.Or(cfg.MaxRequestsPerKey, DefaultMaxRequestsPerKey), n: make(map[string]int)}
 	if cfg.Metrics != nil {
 		cfg.Metrics.MustRegister(s.requests, s.duration, s.limited)
 		if g, ok := cfg.Metrics.(prometheus.Gatherer); ok {

@@ -735,7 +735,7 @@ func TestMaxInFlight(t *testing.T) {
 	defer db.Close()
 	k, secret, _ := db.CreateAPIKey(context.Background(), "alice")
 	const limit, requests = 2, 20
-	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, MaxInFlight: limit})
+	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, MaxInFlight: limit, TurnsPerKey: limit})
 	var (
 		mu       sync.Mutex
 		cur, top int

@@ -18,6 +18,7 @@ type code = rpcstatus.Code
 // The codes this API answers with.
 const (
 	codeInvalidArgument   = rpcstatus.InvalidArgument
+	codeDeadlineExceeded  = rpcstatus.DeadlineExceeded
 	codeNotFound          = rpcstatus.NotFound
 	codePermissionDenied  = rpcstatus.PermissionDenied
 	codeResourceExhausted = rpcstatus.ResourceExhausted
@@ -32,8 +33,9 @@ const (
 type Error struct {
 	Code    code
 	Message string
-	// HTTPStatus overrides the code's mapping; only 405 Method Not
-	// Allowed uses it, which grpc-gateway would answer as 501.
+	// HTTPStatus overrides the code's mapping: 405 Method Not Allowed,
+	// which grpc-gateway would answer as 501, and 408 Request Timeout
+	// for a body that did not arrive in time (DeadlineExceeded, else 504).
 	HTTPStatus int
 	// RetryAfter, when positive, is sent as Retry-After (a 429).
 	RetryAfter time.Duration

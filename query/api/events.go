@@ -199,20 +199,16 @@ func (s *Server) waitEvents(r *http.Request, a query.Account, p eventRead, page 
 }
 
 // outsideTurn runs wait without the request's store turn, so that
-// waiting requests leave the database to the others, then takes a turn
-// again.
+// waiting (or writing) requests leave the database to the others, then
+// takes a turn again; what the handler wrote before is written first.
 func (s *Server) outsideTurn(r *http.Request, wait func() error) error {
-	ri := info(r)
-	if ri.turn {
-		<-s.turns
-		ri.turn = false
+	s.giveTurn(r)
+	if hw := info(r).held; hw != nil {
+		hw.flush() // what the handler wrote so far goes out now
 	}
 	werr := wait()
-	select {
-	case s.turns <- struct{}{}:
-		ri.turn = true
-	case <-r.Context().Done():
-		return r.Context().Err()
+	if err := s.takeTurn(r); err != nil {
+		return err
 	}
 	return werr
 }

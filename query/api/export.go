@@ -101,8 +101,17 @@ func (s *Server) exportChanges(w http.ResponseWriter, r *http.Request, a query.A
 	if _, err := bw.WriteString(strings.Join(exportColumns, ",") + "\n"); err != nil {
 		return gone()
 	}
+	// Each batch is written without the store turn, taken again for the
+	// next: a client that reads slowly holds only its own connection.
+	write := func() error {
+		_, err := bw.Write(buf)
+		if err == nil && next == nil {
+			err = bw.Flush()
+		}
+		return err
+	}
 	for {
-		if _, err := bw.Write(buf); err != nil {
+		if err := s.outsideTurn(r, write); err != nil {
 			return gone()
 		}
 		if next == nil {
@@ -117,9 +126,6 @@ func (s *Server) exportChanges(w http.ResponseWriter, r *http.Request, a query.A
 			s.log.ErrorContext(ctx, "export cut by an error", "request_id", requestID(r), "rows", rows, "err", err)
 			panic(http.ErrAbortHandler)
 		}
-	}
-	if err := bw.Flush(); err != nil {
-		return gone()
 	}
 	h.Set("Addrd-Export-Rows", strconv.Itoa(rows))
 	return nil

@@ -1,7 +1,7 @@
 package api
 
 // Limits: failed authentications per client address and per API id,
-// requests per API key. Each is a token bucket (golang.org/x/time/rate)
+// requests per API key, and requests at once per API key (keyCounts). Each is a token bucket (golang.org/x/time/rate)
 // per key, kept in memory; a bucket that has refilled carries no
 // information and is dropped.
 
@@ -131,4 +131,32 @@ func orDefault(l, def Limit) Limit {
 		return Limit{}
 	}
 	return l
+}
+
+// keyCounts counts each API key's requests at once, up to limit.
+type keyCounts struct {
+	limit int
+	mu    sync.Mutex
+	n     map[string]int
+}
+
+// enter counts a request of key; false, counting nothing, when key has
+// limit already.
+func (c *keyCounts) enter(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[key] >= c.limit {
+		return false
+	}
+	c.n[key]++
+	return true
+}
+
+// leave ends a request of key that entered.
+func (c *keyCounts) leave(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[key]--; c.n[key] <= 0 {
+		delete(c.n, key)
+	}
 }

@@ -23,6 +23,13 @@ type reqInfo struct {
 	client netip.Addr // the client's address
 	apiID  string     // the API id of the credentials, once read
 	turn   bool       // the request holds a store turn (Server.turns)
+	// turnKey is whose turns the request takes: its API id.
+	turnKey string
+	// leave ends the request's place among its key's requests at once
+	// (Server.inFlight), once its answer is written; nil when it has none.
+	leave func()
+	// held keeps what the handler writes while it holds a turn.
+	held *heldWriter
 }
 
 func info(r *http.Request) *reqInfo {
