@@ -100,8 +100,9 @@ type WebhookStore interface {
 
 	// ClaimWebhook leases to holder, for ttl, an active endpoint that is
 	// due (its next attempt has come) and has events after its cursor,
-	// not leased by another; ok is false when none is.
-	ClaimWebhook(ctx context.Context, holder string, ttl time.Duration) (w Webhook, ok bool, err error)
+	// not leased by another and of none of the accounts skip (those at
+	// their share of the workers); ok is false when none is.
+	ClaimWebhook(ctx context.Context, holder string, ttl time.Duration, skip ...int64) (w Webhook, ok bool, err error)
 	// FinishWebhook records a delivery run of an endpoint holder leases:
 	// its attempts, cursor and failures, in one transaction, renewing
 	// the lease for ttl or releasing it. Errors: ErrLeaseGone, writing

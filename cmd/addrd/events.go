@@ -26,7 +26,7 @@ func eventFlags() []cli.Flag {
 			Usage: "let webhook endpoints use http:// (development, and the default with --dev; else https:// only)"},
 		&cli.BoolFlag{Name: "webhook-allow-private", EnvVars: []string{"ADDRD_WEBHOOK_ALLOW_PRIVATE"},
 			Usage: "let webhooks reach loopback, private, link-local and metadata addresses (tests, private deployments, and the default with --dev; else refused, checked on the address dialled)"},
-		&cli.IntFlag{Name: "webhook-max-endpoints", Value: 20, EnvVars: []string{"ADDRD_WEBHOOK_MAX_ENDPOINTS"},
+		&cli.IntFlag{Name: "webhook-max-endpoints", Value: 10, EnvVars: []string{"ADDRD_WEBHOOK_MAX_ENDPOINTS"},
 			Usage: "the most webhook endpoints, `N`, a requester may hold (0: no limit)"},
 		&cli.StringFlag{Name: "webhook-rate", Value: "0", EnvVars: []string{"ADDRD_WEBHOOK_RATE"},
 			Usage: "events delivered per requester, all its endpoints together, `RATE` = N/s, N/m or N/h (0: no limit)"},
@@ -36,6 +36,8 @@ func eventFlags() []cli.Flag {
 			Usage: "how long (`DURATION`) one delivery attempt may take"},
 		&cli.IntFlag{Name: "webhook-workers", Value: webhook.DefaultWorkers, EnvVars: []string{"ADDRD_WEBHOOK_WORKERS"},
 			Usage: "endpoints delivered to at once by this process, `N`"},
+		&cli.IntFlag{Name: "webhook-workers-per-requester", EnvVars: []string{"ADDRD_WEBHOOK_WORKERS_PER_REQUESTER"},
+			Usage: "of those, the most one requester's endpoints hold, `N` (0: a quarter of --webhook-workers): one requester's slow endpoints leave the others theirs"},
 	}
 }
 
@@ -49,13 +51,16 @@ type eventOptions struct {
 	retryFor     time.Duration
 	timeout      time.Duration
 	workers      int
+	// workersPerRequester bounds the workers one requester holds.
+	workersPerRequester int
 }
 
 func eventOptionsFrom(c *cli.Context) (eventOptions, error) {
 	o := eventOptions{retention: c.Duration("event-retention"), deliver: c.Bool("webhooks"),
 		policy:       webhook.Policy{AllowHTTP: c.Bool("webhook-allow-http"), AllowPrivate: c.Bool("webhook-allow-private")},
 		maxEndpoints: c.Int("webhook-max-endpoints"), retryFor: c.Duration("webhook-retry-for"),
-		timeout: c.Duration("webhook-timeout"), workers: c.Int("webhook-workers")}
+		timeout: c.Duration("webhook-timeout"), workers: c.Int("webhook-workers"),
+		workersPerRequester: c.Int("webhook-workers-per-requester")}
 	if c.Bool("dev") { // a local receiver, in development
 		o.policy.AllowHTTP = o.policy.AllowHTTP || !c.IsSet("webhook-allow-http")
 		o.policy.AllowPrivate = o.policy.AllowPrivate || !c.IsSet("webhook-allow-private")
@@ -71,6 +76,8 @@ func eventOptionsFrom(c *cli.Context) (eventOptions, error) {
 		return o, shell.Usagef("--webhook-timeout %s: want from 100ms to 1m", o.timeout)
 	case o.workers < 1 || o.workers > 1024:
 		return o, shell.Usagef("--webhook-workers %d: want 1 to 1024", o.workers)
+	case o.workersPerRequester < 0 || o.workersPerRequester > o.workers:
+		return o, shell.Usagef("--webhook-workers-per-requester %d: want 0 (a quarter of the workers) to --webhook-workers (%d)", o.workersPerRequester, o.workers)
 	}
 	var err error
 	if o.rate, err = shell.ParseRate(c.String("webhook-rate")); err != nil {

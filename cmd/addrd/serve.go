@@ -60,6 +60,12 @@ Example:
 				Usage: "believe X-Forwarded-For from peers in `CIDR` (repeatable; comma-separated in ADDRD_TRUSTED_PROXY): the client address of the limits and logs"},
 			&cli.StringFlag{Name: "rate-key", Value: "0", EnvVars: []string{"ADDRD_RATE_KEY"},
 				Usage: "requests per API key, `RATE` = N/s, N/m or N/h, in bursts of up to N (0: no limit)"},
+			&cli.IntFlag{Name: "max-requests-per-key", Value: api.DefaultMaxRequestsPerKey, EnvVars: []string{"ADDRD_MAX_REQUESTS_PER_KEY"},
+				Usage: "requests, `N`, of one API key at once, from authentication until the answer is written (answers unread count); beyond it 429"},
+			&cli.IntFlag{Name: "store-turns-per-key", EnvVars: []string{"ADDRD_STORE_TURNS_PER_KEY"},
+				Usage: "database turns, `N`, one API key's requests hold at once; the keys waiting are served round-robin (0: half of the turns, which are the database's read connections)"},
+			&cli.DurationFlag{Name: "body-timeout", Value: api.DefaultBodyTimeout, EnvVars: []string{"ADDRD_BODY_TIMEOUT"},
+				Usage: "a request body not received within `DURATION` is answered 408 (bodies are read before a database turn is taken)"},
 			&cli.IntFlag{Name: "max-subscriptions", Value: 10_000, EnvVars: []string{"ADDRD_MAX_SUBSCRIPTIONS"},
 				Usage: "the most subscriptions, `N`, a requester (an account) may hold (0: no limit)"},
 		}, append(shell.LogFlags("ADDRD"), append(fetchFlags(), eventFlags()...)...)...),
@@ -152,6 +158,9 @@ type serverOptions struct {
 	clientIP         *clientip.Resolver
 	keyRate          api.Limit
 	maxSubscriptions int
+	maxRequests      int           // of one API key at once
+	turnsPerKey      int           // store turns of one API key at once
+	bodyTimeout      time.Duration // to read a request body
 	events           eventOptions
 	holder           string        // this replica in the leases
 	leaseTTL         time.Duration // of a lease not renewed
@@ -160,7 +169,16 @@ type serverOptions struct {
 // serverOptionsFrom reads the server flags.
 func serverOptionsFrom(c *cli.Context) (serverOptions, error) {
 	o := serverOptions{listen: c.String("listen"), maxSubscriptions: c.Int("max-subscriptions"),
-		holder: holderName(), leaseTTL: c.Duration("lease-ttl")}
+		holder: holderName(), leaseTTL: c.Duration("lease-ttl"), maxRequests: c.Int("max-requests-per-key"),
+		turnsPerKey: c.Int("store-turns-per-key"), bodyTimeout: c.Duration("body-timeout")}
+	switch {
+	case o.maxRequests < 1:
+		return o, shell.Usagef("--max-requests-per-key %d: want 1 or more", o.maxRequests)
+	case o.turnsPerKey < 0:
+		return o, shell.Usagef("--store-turns-per-key %d: want 0 (half of the turns) or more", o.turnsPerKey)
+	case o.bodyTimeout < 100*time.Millisecond || o.bodyTimeout > 10*time.Minute:
+		return o, shell.Usagef("--body-timeout %s: want from 100ms to 10m", o.bodyTimeout)
+	}
 	var err error
 	if o.events, err = eventOptionsFrom(c); err != nil {
 		return o, err
@@ -199,10 +217,11 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 	watch := events.NewWatcher(db.LastEventID, 100*time.Millisecond)
 	db.OnEvents(watch.Notify)
 	deliver := webhook.New(webhook.Config{Store: db, Policy: o.events.policy, Holder: o.holder, Workers: o.events.workers,
-		Timeout: o.events.timeout, RetryFor: o.events.retryFor, LeaseTTL: o.leaseTTL, Rate: o.events.rate.PerSecond,
+		WorkersPerRequester: o.events.workersPerRequester, Timeout: o.events.timeout, RetryFor: o.events.retryFor, LeaseTTL: o.leaseTTL, Rate: o.events.rate.PerSecond,
 		Burst: o.events.rate.Burst, Watcher: watch, Logger: log, Metrics: reg})
 	h := api.New(api.Config{Store: db, Chains: names, Logger: log, Metrics: reg, MaxInFlight: db.Readers(),
-		ClientIP: o.clientIP, KeyRate: o.keyRate, Health: health, Watcher: watch, Webhooks: deliver})
+		ClientIP: o.clientIP, KeyRate: o.keyRate, Health: health, Watcher: watch, Webhooks: deliver,
+		MaxRequestsPerKey: o.maxRequests, TurnsPerKey: o.turnsPerKey, BodyTimeout: o.bodyTimeout})
 	// The secrets are written now, while the database takes writes: a
 	// full disk later must not fail the reads that need them.
 	if err := h.LoadSecrets(ctx); err != nil {

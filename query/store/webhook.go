@@ -246,19 +246,24 @@ func insertAttempts(ctx context.Context, tx bun.IDB, as []query.WebhookAttempt) 
 }
 
 // ClaimWebhook leases to holder, for ttl, the active endpoint due the
-// longest that is behind the feed and leased by no one (or whose lease
-// ran out); ok is false when none is.
-func (db *DB) ClaimWebhook(ctx context.Context, holder string, ttl time.Duration) (query.Webhook, bool, error) {
+// longest that is behind the feed, leased by no one (or whose lease ran
+// out) and of none of the accounts skip; ok is false when none is.
+func (db *DB) ClaimWebhook(ctx context.Context, holder string, ttl time.Duration, skip ...int64) (query.Webhook, bool, error) {
 	now := db.nowMillis()
-	pick := `SELECT id FROM webhooks WHERE state = 'ACTIVE' AND next_attempt <= ? AND lease_ms <= ` + now + `
+	args := []any{holder, ttl.Milliseconds(), db.stamp()}
+	skipped := ""
+	if len(skip) > 0 {
+		skipped = " AND account_id NOT IN (?)"
+		args = append(args, bun.List(skip))
+	}
+	pick := `SELECT id FROM webhooks WHERE state = 'ACTIVE' AND next_attempt <= ? AND lease_ms <= ` + now + skipped + `
 		AND cursor < (SELECT COALESCE(MAX(id), 0) FROM events) ORDER BY next_attempt LIMIT 1`
 	if db.postgres {
 		pick += " FOR UPDATE SKIP LOCKED"
 	}
 	var rows []webhookRow
 	err := db.w.NewRaw(`UPDATE webhooks SET lease_holder = ?, lease_ms = `+now+` + ?
-		WHERE id = (`+pick+`) AND lease_ms <= `+now+` RETURNING `+webhookColumns,
-		holder, ttl.Milliseconds(), db.stamp()).Scan(ctx, &rows)
+		WHERE id = (`+pick+`) AND lease_ms <= `+now+` RETURNING `+webhookColumns, args...).Scan(ctx, &rows)
 	if err != nil && !isNoRows(err) {
 		return query.Webhook{}, false, wrap("claim webhook", err)
 	}

@@ -56,6 +56,10 @@ type Config struct {
 	// Workers bounds the endpoints delivered to at once; zero is
 	// DefaultWorkers. One slow endpoint holds one worker.
 	Workers int
+	// WorkersPerRequester bounds the workers one requester's endpoints
+	// hold at once, so that one requester's slow endpoints leave the
+	// others theirs; zero is a quarter of Workers (at least one).
+	WorkersPerRequester int
 	// Timeout bounds each attempt, connection to last header; zero is
 	// DefaultTimeout.
 	Timeout time.Duration
@@ -102,6 +106,10 @@ func New(cfg Config) *Deliverer {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
 	}
+	if cfg.WorkersPerRequester <= 0 {
+		cfg.WorkersPerRequester = max(1, cfg.Workers/4)
+	}
+	cfg.WorkersPerRequester = min(cfg.WorkersPerRequester, cfg.Workers)
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
@@ -142,7 +150,8 @@ func New(cfg Config) *Deliverer {
 func (d *Deliverer) Policy() Policy { return d.cfg.Policy }
 
 // Run delivers until ctx ends: it leases due endpoints, one per free
-// worker, and delivers each one's events in order.
+// worker, and delivers each one's events in order. The endpoint due the
+// longest goes first, of a requester under its share of the workers.
 func (d *Deliverer) Run(ctx context.Context) {
 	free := make(chan struct{}, d.cfg.Workers)
 	defer func() { // wait for the workers
@@ -150,6 +159,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 			free <- struct{}{}
 		}
 	}()
+	busy := &shares{limit: d.cfg.WorkersPerRequester, n: make(map[int64]int)}
 	for {
 		select {
 		case free <- struct{}{}:
@@ -160,10 +170,11 @@ func (d *Deliverer) Run(ctx context.Context) {
 		if d.cfg.Watcher != nil {
 			seen = d.cfg.Watcher.Last()
 		}
-		w, ok, err := d.cfg.Store.ClaimWebhook(ctx, d.cfg.Holder, d.cfg.LeaseTTL)
+		w, ok, err := d.cfg.Store.ClaimWebhook(ctx, d.cfg.Holder, d.cfg.LeaseTTL, busy.full()...)
 		if ok {
+			busy.add(w.Account, 1)
 			go func() {
-				defer func() { <-free }()
+				defer func() { busy.add(w.Account, -1); <-free }()
 				d.run(ctx, w)
 			}()
 			continue
