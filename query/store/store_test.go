@@ -270,7 +270,8 @@ func TestTracked(t *testing.T) {
 		}
 		db.StoreBlock(ctx, "ETH", query.Block{Number: 30, Hash: "0x30", ParentHash: "0x20"}, nil, nil)
 		db.Subscribe(ctx, k2.AccountID, "ETH", addrA)
-		want = []query.Tracked{{Address: addrA, NeedsSync: true, SyncFrom: 20, Covered: true}, {Address: addrB, Covered: true, Backfilled: true, HistoryLow: 11}}
+		// The synced first, then those owed a sync (TestSyncOrder).
+		want = []query.Tracked{{Address: addrB, Covered: true, Backfilled: true, HistoryLow: 11}, {Address: addrA, NeedsSync: true, SyncFrom: 20, Covered: true}}
 		if got := tracked(); !slices.Equal(got, want) {
 			t.Fatalf("resubscribed: %v, want %v", got, want)
 		}

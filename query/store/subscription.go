@@ -214,26 +214,61 @@ func (db *DB) subscriptions(ctx context.Context, tx bun.IDB, account int64, chai
 	return subs, int(total), nil
 }
 
-// Tracked lists the addresses of chain with at least one subscription.
+// Tracked lists the addresses of chain with at least one subscription:
+// those synced in address order, then those owed a sync in the order
+// they are owed it (pendingSyncs).
 func (db *DB) Tracked(ctx context.Context, chain string) ([]query.Tracked, error) {
 	var rows []struct {
 		Address    string
-		NeedsSync  bool
-		SyncFrom   uint64
 		Covered    bool
 		Backfilled bool
 		HistoryLow uint64
 	}
-	err := db.r.NewRaw(`SELECT address, needs_sync, sync_from, history_start IS NOT NULL AS covered,
-		history_start IS NOT NULL AND backfill_next IS NULL AND NOT needs_sync AS backfilled,
-		CASE WHEN backfill_next IS NULL AND NOT needs_sync THEN COALESCE(history_start, 0) ELSE 0 END AS history_low
-		FROM tracked WHERE chain = ? AND active ORDER BY address`, chain).Scan(ctx, &rows)
+	err := db.r.NewRaw(`SELECT address, history_start IS NOT NULL AS covered,
+		history_start IS NOT NULL AND backfill_next IS NULL AS backfilled,
+		CASE WHEN backfill_next IS NULL THEN COALESCE(history_start, 0) ELSE 0 END AS history_low
+		FROM tracked WHERE chain = ? AND active AND NOT needs_sync ORDER BY address`, chain).Scan(ctx, &rows)
 	if err != nil {
 		return nil, wrap("tracked", err)
 	}
+	out := make([]query.Tracked, len(rows), len(rows)+16)
+	for i, r := range rows {
+		out[i] = query.Tracked{Address: r.Address, Covered: r.Covered, Backfilled: r.Backfilled, HistoryLow: r.HistoryLow}
+	}
+	pending, err := db.pendingSyncs(ctx, chain)
+	if err != nil {
+		return nil, wrap("tracked", err)
+	}
+	return append(out, pending...), nil
+}
+
+// pendingSyncs lists the addresses of chain owed a sync, in the order
+// they are owed it: each requester's in the order it subscribed them,
+// the requesters round-robin (every requester's first, oldest first, then
+// every second ...), an address shared by several requesters in its
+// earliest place. One requester's bulk subscribe waits behind each other
+// requester's next address, never in front of it.
+func (db *DB) pendingSyncs(ctx context.Context, chain string) ([]query.Tracked, error) {
+	var rows []struct {
+		Address  string
+		SyncFrom uint64
+		Covered  bool
+	}
+	err := db.r.NewRaw(`WITH owed AS (
+			SELECT s.address, s.created, ROW_NUMBER() OVER (PARTITION BY s.account_id ORDER BY s.created, s.address) AS turn
+			FROM subscriptions AS s JOIN tracked AS t ON t.chain = s.chain AND t.address = s.address
+			WHERE s.chain = ? AND t.active AND t.needs_sync),
+		firsts AS (SELECT address, MIN(turn) AS turn, MIN(created) AS created FROM owed GROUP BY address)
+		SELECT t.address, t.sync_from, t.history_start IS NOT NULL AS covered
+		FROM tracked AS t JOIN firsts AS f ON f.address = t.address
+		WHERE t.chain = ? AND t.active AND t.needs_sync
+		ORDER BY f.turn, f.created, t.address`, chain, chain).Scan(ctx, &rows)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]query.Tracked, len(rows))
 	for i, r := range rows {
-		out[i] = query.Tracked{Address: r.Address, NeedsSync: r.NeedsSync, SyncFrom: r.SyncFrom, Covered: r.Covered, Backfilled: r.Backfilled, HistoryLow: r.HistoryLow}
+		out[i] = query.Tracked{Address: r.Address, NeedsSync: true, SyncFrom: r.SyncFrom, Covered: r.Covered}
 	}
 	return out, nil
 }

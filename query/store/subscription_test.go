@@ -3,8 +3,10 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
@@ -167,6 +169,66 @@ func TestBackfillUnsubscribed(t *testing.T) {
 		sub, err := db.Subscription(ctx, alice.AccountID, "ETH", addrA)
 		if err != nil || sub.State != query.StateSyncing || sub.HistoryStart != 7 {
 			t.Fatalf("Subscription = %+v, %v; want SYNCING from 7", sub, err)
+		}
+	})
+}
+
+// TestSyncOrder: the addresses owed a sync come in the order they are
+// owed it, whatever their spelling: each requester's in the order it
+// subscribed them, the requesters round-robin, an address shared in its
+// earliest place; the synced ones before them, in address order.
+func TestSyncOrder(t *testing.T) {
+	testenv.ForEachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		db, err := store.Open(ctx, dsn, store.WithNow(func() time.Time {
+			clock = clock.Add(time.Millisecond)
+			return clock
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		a, b, c := newKey(t, db, "a"), newKey(t, db, "b"), newKey(t, db, "c")
+		addr := func(n int) string { return fmt.Sprintf("0x%040x", n) }
+		// Already synced: listed first, by address.
+		for _, n := range []int{0x900, 0x100} {
+			if _, err := db.Subscribe(ctx, a.AccountID, "ETH", addr(n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.MarkSynced(ctx, "ETH", []string{addr(0x900), addr(0x100)}, 10, 11); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []struct {
+			key  query.APIKey
+			addr int
+		}{
+			{a, 0xfff3}, {a, 0xfff2}, {a, 0xfff1}, // a's bulk, high addresses first
+			{b, 0xfffff},                    // then b's one, the highest
+			{c, 0x5}, {c, 0xfff2}, {c, 0x4}, // c's, one shared with a
+		} {
+			if _, err := db.Subscribe(ctx, s.key.AccountID, "ETH", addr(s.addr)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tracked, err := db.Tracked(ctx, "ETH")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tr := range tracked {
+			got = append(got, fmt.Sprintf("%s %v", tr.Address, tr.NeedsSync))
+		}
+		var want []string
+		for _, n := range []int{0x100, 0x900} {
+			want = append(want, addr(n)+" false")
+		}
+		for _, n := range []int{0xfff3, 0xfffff, 0x5, 0xfff2, 0xfff1, 0x4} {
+			want = append(want, addr(n)+" true")
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("Tracked:\n got %q\nwant %q", got, want)
 		}
 	})
 }
