@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -83,4 +85,28 @@ func smallDisk(t *testing.T) string {
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
 	return dir
+}
+
+// TestFullDiskHealth: when the disk fills under a fetching replica,
+// /healthz is degraded naming the disk.
+func TestFullDiskHealth(t *testing.T) {
+	dir := smallDisk(t)
+	srv := startServe(t, "--dev", "--db", filepath.Join(dir, "addrd.db"))
+	ballast, err := os.Create(filepath.Join(dir, "ballast"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 64<<10)
+	for {
+		if _, err := ballast.Write(chunk); err != nil {
+			break
+		}
+	}
+	ballast.Close()
+	eventually(t, 30*time.Second, "degraded naming the disk", func() bool {
+		_, body := srv.do(t, "", "GET", "/healthz")
+		var h healthz
+		json.Unmarshal(body, &h)
+		return h.Status == "degraded" && strings.Contains(h.Fetch["ETH"], "disk is full")
+	})
 }
