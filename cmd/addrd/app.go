@@ -14,6 +14,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		serveCommand(),
 		apikeyCommand(),
 		migrateCommand(),
+		quarantineCommand(),
 		chainCommand(),
 		receiveCommand(),
 	)
