@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -21,6 +23,19 @@ import (
 // kindArtifact stands for a download in the pairs of kinds: signed bare.
 const kindArtifact = "artifact"
 
+// kindAttestation stands for an in-toto statement in a DSSE envelope,
+// signed under its own payload type and naming no tree.
+const kindAttestation = "attestation"
+
+// contextOf is the byte string a signature of body as kind covers
+// (kind being metadata or an attestation).
+func contextOf(kind, url string, body []byte) []byte {
+	if kind == kindAttestation {
+		return publish.SignContext(publish.InTotoPayloadType, body)
+	}
+	return publish.SignContext(publish.PayloadType(kind, url), body)
+}
+
 // signAs signs b as kind at url the way publish does: a download bare,
 // unless it starts as a metadata context (publish refuses it, ok false).
 func signAs(t *testing.T, s publish.Signer, kind, url string, b []byte) (sig []byte, ok bool) {
@@ -31,6 +46,13 @@ func signAs(t *testing.T, s publish.Signer, kind, url string, b []byte) (sig []b
 			return nil, false
 		}
 		der, err := s.SignDigest(ctx, sha256Of(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return publish.SignatureText(der), true
+	}
+	if kind == kindAttestation {
+		der, err := s.SignDigest(ctx, sha256Of(contextOf(kind, url, b)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,6 +84,17 @@ func acceptedAs(pub *ecdsa.PublicKey, kind, url string, file, sig []byte) bool {
 	case publish.SignedManifest:
 		_, err := publish.ReadManifest(bytes.NewReader(file))
 		return err == nil && publish.VerifyMetadata(pub, kind, url, file, sig) == nil
+	case kindAttestation:
+		// The file as an envelope's payload, checked for whatever file
+		// and predicate it names itself.
+		var st publish.Statement
+		der, err := base64.StdEncoding.DecodeString(string(sig))
+		if err != nil || json.Unmarshal(file, &st) != nil || len(st.Subject) == 0 {
+			return false
+		}
+		env, _ := json.Marshal(publish.Envelope{PayloadType: publish.InTotoPayloadType, Payload: file, Signatures: []publish.EnvelopeSig{{Sig: der}}})
+		_, err = publish.VerifyAttestation(pub, env, st.Subject[0].Name, st.Subject[0].Digest["sha256"], st.PredicateType)
+		return err == nil
 	}
 	panic(kind)
 }
@@ -83,6 +116,9 @@ func genBody(rng *rand.Rand, kind, base string) []byte {
 		return []byte(b.String())
 	case publish.SignedManifest:
 		return fmt.Appendf(nil, "{\"schema\":1,\"releases\":[{\"version\":\"26.1.%d\"}]}\n", 1+rng.IntN(9))
+	case kindAttestation:
+		return fmt.Appendf(nil, `{"_type":%q,"subject":[{"name":"treasury-cli-26.1.%d-linux-amd64.tar.gz","digest":{"sha256":"%064x"}}],"predicateType":%q,"predicate":{}}`,
+			publish.StatementType, 1+rng.IntN(9), rng.Uint64(), []string{publish.PredicateSLSA, publish.PredicateCycloneDX}[rng.IntN(2)])
 	}
 	// A download: random bytes, sometimes shaped as the context a
 	// metadata signature covers (the attacker's image named for it).
@@ -118,7 +154,7 @@ func TestNoSignatureCrossesKinds(t *testing.T) {
 	s, _ := testSigner(t)
 	pub, _ := s.PublicKey(context.Background())
 	rng := testenv.Rand(t, 1)
-	kinds := append([]string{kindArtifact}, publish.SignedKinds()...)
+	kinds := append([]string{kindArtifact, kindAttestation}, publish.SignedKinds()...)
 	trees := []string{"https://dl.example.com", "https://staging.example.com", "https://dl.example.com/v2"}
 	rounds := 40
 	if testing.Short() {
@@ -136,7 +172,7 @@ func TestNoSignatureCrossesKinds(t *testing.T) {
 				candidates := [][]byte{target, genBody(rng, signed, base)}
 				if as != kindArtifact {
 					// The bytes the verifier of as checks, signed as signed.
-					candidates = append(candidates, publish.SignContext(publish.PayloadType(as, urlOf(as, other)), target))
+					candidates = append(candidates, contextOf(as, urlOf(as, other), target))
 				}
 				for _, signedBytes := range candidates {
 					sig, ok := signAs(t, s, signed, urlOf(signed, base), signedBytes)
@@ -145,7 +181,7 @@ func TestNoSignatureCrossesKinds(t *testing.T) {
 					}
 					files := [][]byte{signedBytes, target}
 					if signed != kindArtifact {
-						files = append(files, publish.SignContext(publish.PayloadType(signed, urlOf(signed, base)), signedBytes))
+						files = append(files, contextOf(signed, urlOf(signed, base), signedBytes))
 					}
 					for _, file := range files {
 						tried++
@@ -154,8 +190,10 @@ func TestNoSignatureCrossesKinds(t *testing.T) {
 						}
 						accepted++
 						// A download's signature is bare, as the spec
-						// fixes it, and names no tree: SHA256SUMS does.
-						otherTree := base != other && as != kindArtifact
+						// fixes it, and names no tree, nor does an
+						// attestation (its subject is a file name and
+						// digest): SHA256SUMS does.
+						otherTree := base != other && as != kindArtifact && as != kindAttestation
 						if signed != as || otherTree || !bytes.Equal(file, signedBytes) {
 							t.Fatalf("bytes signed as %s for %s accepted as %s for %s:\n%q", signed, base, as, other, file)
 						}

@@ -42,6 +42,9 @@ type Artifact struct {
 	SHA256    string `json:"sha256"`    // hex
 	Signature string `json:"signature"` // base64 DER ECDSA, the content of Key+".sig"
 	Access    string `json:"access"`    // public, basic, full
+	// Attestations are the signed statements about the file beside it:
+	// its provenance and its SBOM.
+	Attestations []Attestation `json:"attestations,omitempty"`
 }
 
 // FileName is the canonical file name, the last element of Key.

@@ -59,6 +59,10 @@ type Publisher struct {
 	// them (stores that implement TempCleaner); younger ones may belong to
 	// a publish still running. NewPublisher sets DefaultTempAge.
 	TempAge time.Duration
+	// Provenance is what the build job knows of itself; each artifact of
+	// a new version gets a signed SLSA provenance statement of it, unless
+	// it is zero (nothing known: no statement is made up).
+	Provenance Provenance
 
 	install   *template.Template
 	redirects *template.Template
@@ -140,6 +144,9 @@ func (p *Publisher) Publish(ctx context.Context, version string, inputs []Input)
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("publish %s: no artifacts", v)
 	}
+	if err := p.Provenance.Validate(); err != nil {
+		return nil, fmt.Errorf("publish %s: %w", v, err)
+	}
 	if p.Progress == nil {
 		pp := *p
 		pp.Progress = NoProgress()
@@ -213,6 +220,9 @@ func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
 			k := Key(in.Spec.Kind, in.Spec.Name, r.v, in.Build)
 			r.wrote(k)
 			r.wrote(SigKey(k))
+			if !r.Provenance.IsZero() {
+				r.wrote(ProvenanceKey(k))
+			}
 		}
 	} else {
 		if err := r.claim(ctx, inputs); err != nil {

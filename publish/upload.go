@@ -79,7 +79,16 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, er
 		return a, err
 	}
 	r.wrote(key)
-	return r.sign(ctx, a)
+	return r.signAndAttest(ctx, a)
+}
+
+// signAndAttest writes the artifact's signature, then its attestations.
+func (r *publishRun) signAndAttest(ctx context.Context, a Artifact) (Artifact, error) {
+	a, err := r.sign(ctx, a)
+	if err != nil {
+		return a, err
+	}
+	return r.attest(ctx, a)
 }
 
 // ErrLooksLikeMetadata is returned by Publish and CheckInput for an input
@@ -119,7 +128,7 @@ func (r *publishRun) adoptExisting(ctx context.Context, a Artifact, cr *counting
 			ErrVersionExists, a.Key, got, a.SHA256, r.v)
 	}
 	r.Progress.Logf("%s already in the store with the same bytes (an earlier run); kept", a.Key)
-	return r.sign(ctx, a)
+	return r.signAndAttest(ctx, a)
 }
 
 // checkStored checks the uploaded object against the digest it was signed

@@ -24,14 +24,16 @@ executable must be an ELF for its Linux platform, a Mach-O for macOS or a
 (where the install script takes it), executable and of the right format;
 an image .tar must be a docker save of one linux image of its platform.
 Exits 0 when publish would take the directory, 1 with the problems
-otherwise. Needs no key, store or network.
+otherwise. Needs no key, store or network. The build's provenance (GitHub
+Actions' environment, or the --builder-id and --source-* flags) is checked
+as publish would write it.
 
 Examples:
    wharf check ./dist
    wharf check --config wharf.toml ./dist`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "release contents `FILE` (wharf.toml); default: the built-in artifacts", EnvVars: []string{"WHARF_CONFIG"}},
-		},
+		}, provenanceFlags()...),
 		Action: checkAction,
 	}
 }
@@ -50,6 +52,9 @@ func checkAction(c *cli.Context) error {
 		return shell.Usagef("check: %w", err)
 	}
 	problems = append(problems, found...)
+	if err := provenanceFrom(c).Validate(); err != nil {
+		problems = append(problems, strings.Split(err.Error(), "\n")...)
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("check: %d problems in %s:\n  %s", len(problems), dir, strings.Join(problems, "\n  "))
 	}

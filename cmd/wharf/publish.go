@@ -44,7 +44,7 @@ Examples:
    wharf publish --version 26.1.3-pre.4 --key awskms:///alias/wharf \
        --store s3://releases/dl --base-url https://dl.example.com ./dist
    wharf publish --dry-run --version 26.1.2 --key dl.key --base-url https://dl.example.com ./dist`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "version", Usage: "release `VERSION`: YY.F.P or YY.F.P-pre.C", Required: true, EnvVars: []string{"WHARF_VERSION"}},
 			&cli.StringFlag{Name: "key", Usage: "signing key `KEYREF`: PEM file or KMS URI", Required: true, EnvVars: []string{"WHARF_KEY"}},
 			&cli.StringFlag{Name: "store", Value: "./public", Usage: "`STORE`: a directory or s3://bucket/prefix", EnvVars: []string{"WHARF_STORE"}},
@@ -57,7 +57,7 @@ Examples:
 			&cli.IntFlag{Name: "parallel", Value: 4, Usage: "`N` concurrent artifact uploads", EnvVars: []string{"WHARF_PARALLEL"}},
 			&cli.DurationFlag{Name: "channel-expiry", Usage: "the signed channel record expires after `DURATION` (from 1m to 87600h); install scripts refuse it then, so re-sign it in time (wharf channel resign); unset: as long as the record there, or 720h", EnvVars: []string{"WHARF_CHANNEL_EXPIRY"}},
 			&cli.StringFlag{Name: "input-dir", Hidden: true, EnvVars: []string{"WHARF_INPUT_DIR"}},
-		},
+		}, provenanceFlags()...),
 		Action: publishAction,
 	}
 }
@@ -91,6 +91,10 @@ func publishAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	prov := provenanceFrom(c)
+	if err := prov.Validate(); err != nil {
+		return shell.Usagef("publish: %w", err)
+	}
 	cfg, err := publish.LoadConfig(c.String("config"))
 	if err != nil {
 		return err
@@ -114,6 +118,7 @@ func publishAction(c *cli.Context) error {
 	}
 	p.DryRun = c.Bool("dry-run")
 	p.Notes = notes
+	p.Provenance = prov
 	p.Parallel = c.Int("parallel")
 	p.KeepChannelExpiry = !c.IsSet("channel-expiry")
 	if p.ChannelExpiry = c.Duration("channel-expiry"); !p.KeepChannelExpiry {

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"crypto/ecdsa"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +52,11 @@ names are published.
 
 Exit status: 0 a valid signature, 1 an invalid one, 2 usage or I/O errors
 (a file, the signature or the key cannot be read).
+
+A download's attestations beside it (FILE.provenance.intoto.jsonl, its SLSA
+provenance; FILE.sbom.intoto.jsonl, its CycloneDX SBOM) are checked too:
+signed by the key, in a DSSE envelope, and about this file's name and
+SHA-256. Each is named with what it says (the builder, the source commit).
 
 A SIG that was base64-decoded already (the DER bytes, as openssl's
 -signature takes them) is accepted too, and the output says so.
@@ -122,7 +129,12 @@ func verify(c *cli.Context) error {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return shell.Usagef("verify %s: %w", file, err)
 	}
-	if err := publish.Verify(pub, f, sig); err != nil {
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return shell.Usagef("verify %s: %w", file, err)
+	}
+	digest := h.Sum(nil)
+	if err := publish.VerifyDigest(pub, digest, sig); err != nil {
 		if errors.Is(err, publish.ErrBadSignature) {
 			return fmt.Errorf("verify %s: INVALID: %s is not a valid signature of this file under %s (%w)", file, sigFile, c.String("key"), err)
 		}
@@ -134,7 +146,7 @@ func verify(c *cli.Context) error {
 		sigFile += ", DER: base64-decoded already"
 	}
 	fmt.Fprintf(c.App.Writer, "%s: signature OK (%s, key %s)\n", file, sigFile, c.String("key"))
-	return nil
+	return verifyAttestations(c, pub, file, hex.EncodeToString(digest))
 }
 
 // metadataKind is the kind of metadata a file is, by the last element of
