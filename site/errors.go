@@ -100,6 +100,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if he.status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", challenge(expired))
 	}
+	if he.status == http.StatusServiceUnavailable && h.Get("Retry-After") == "" {
+		// The store or the auth database is away or busy for now.
+		h.Set("Retry-After", "1")
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")

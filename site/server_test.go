@@ -28,6 +28,7 @@ import (
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/publish/dir"
 	"github.com/wharfhq/wharf/site"
+	"github.com/wharfhq/wharf/site/auth"
 )
 
 // env is a running server over a directory tree with two releases and a
@@ -982,5 +983,31 @@ func wantDownloads(t *testing.T, url string, want ...string) {
 	}
 	if strings.Contains(string(body), `wharf_downloads_total{artifact="treasury-node",build="x86",org="acme"}`) {
 		t.Error("a refused download was counted")
+	}
+}
+
+// busyAuth is an auth database with no connection free.
+type busyAuth struct{}
+
+func (busyAuth) Token(context.Context, string) (site.Principal, error) {
+	return site.Principal{}, fmt.Errorf("check token: %w", auth.ErrBusy)
+}
+
+func (busyAuth) APIKey(context.Context, string) (site.Principal, error) {
+	return site.Principal{}, fmt.Errorf("check API key: %w", auth.ErrBusy)
+}
+
+// TestAuthBusy: a credential that cannot be checked now is answered 503
+// with Retry-After, not 401 (the client must not drop a valid key) nor 500.
+func TestAuthBusy(t *testing.T) {
+	tr, _ := newDirTree(t)
+	url, _ := serve(t, site.Config{Store: tr.store, Auth: busyAuth{}})
+	tr.publish("26.1.2")
+	k := key(t, "26.1.2", "engine", "x86")
+	for _, h := range [][2]string{{"Authorization", "Bearer x.y.z"}, {"Authorization", "Basic a2V5Og=="}} {
+		resp, body := get(t, "GET", url+"/"+k, h[0], h[1])
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("%s with the auth database busy: %d, Retry-After %q (%s); want 503 with Retry-After", h[1], resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
 	}
 }

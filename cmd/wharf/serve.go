@@ -40,6 +40,8 @@ Example:
 			&cli.StringFlag{Name: "store", Value: "./public", Usage: "`STORE`: a directory or s3://bucket/prefix", EnvVars: []string{"WHARF_STORE"}},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "`ADDR` to listen on", EnvVars: []string{"WHARF_LISTEN"}},
 			dbFlag(),
+			&cli.IntFlag{Name: "db-conns", Value: auth.DefaultPoolConns, Usage: "PostgreSQL only: at most `N` connections to the auth database; more requests wait for one", EnvVars: []string{"WHARF_DB_CONNS"}},
+			&cli.DurationFlag{Name: "db-wait", Value: auth.DefaultPoolWait, Usage: "PostgreSQL only: how long (`DURATION`) a request waits for a connection before it is answered 503 with Retry-After", EnvVars: []string{"WHARF_DB_WAIT"}},
 			&cli.BoolFlag{Name: "presign", Usage: "answer downloads from S3 with a 302 to a short-lived presigned URL", EnvVars: []string{"WHARF_PRESIGN"}},
 			&cli.DurationFlag{Name: "presign-expiry", Value: site.DefaultPresignExpiry, Usage: "how long (`DURATION`) a presigned URL is valid: it keeps working that long after its key is revoked", EnvVars: []string{"WHARF_PRESIGN_EXPIRY"}},
 			&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 API `ENDPOINT` for MinIO and other non-AWS stores: a URL (http://127.0.0.1:9000), or host:port for HTTPS", EnvVars: []string{"WHARF_S3_ENDPOINT"}},
@@ -82,6 +84,12 @@ func serve(c *cli.Context) error {
 	rateKey, err := shell.ParseRate(c.String("rate-key"))
 	if err != nil {
 		return shell.Usagef("serve: --rate-key %q: %w", c.String("rate-key"), err)
+	}
+	if n := c.Int("db-conns"); n < 1 {
+		return shell.Usagef("serve: --db-conns %d: want at least 1", n)
+	}
+	if d := c.Duration("db-wait"); d <= 0 {
+		return shell.Usagef("serve: --db-wait %s: want more than 0", d)
 	}
 	if d := c.Duration("presign-expiry"); d <= 0 || d > 7*24*time.Hour {
 		return shell.Usagef("serve: --presign-expiry %s: want more than 0 and at most 168h (S3's limit)", d)
@@ -128,6 +136,7 @@ func serve(c *cli.Context) error {
 	}
 	defer db.Close()
 	db.OIDC = oidc
+	db.SetPool(c.Int("db-conns"), c.Duration("db-wait"))
 
 	secret := []byte(c.String("session-secret"))
 	if len(secret) == 0 {

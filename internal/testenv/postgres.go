@@ -23,6 +23,9 @@ type cluster struct {
 	dir  string
 	err  error
 	seq  atomic.Int64
+	// maxConns is the cluster's max_connections; 0 means 200.
+	maxConns int
+	stop     func()
 }
 
 var pg cluster
@@ -77,6 +80,20 @@ func asPostgres(prog string, args ...string) *exec.Cmd {
 	return exec.Command(prog, args...)
 }
 
+// PostgresLimited returns the DSN of a database in a PostgreSQL cluster
+// of its own that accepts at most maxConnections connections, stopped when
+// the test ends: for tests of what a server does at that limit.
+func PostgresLimited(tb testing.TB, maxConnections int) string {
+	tb.Helper()
+	c := &cluster{maxConns: maxConnections}
+	err := c.start(tb)
+	Need(tb, "PostgreSQL", err)
+	if err == nil {
+		tb.Cleanup(c.stop)
+	}
+	return c.dsn("postgres")
+}
+
 func (c *cluster) start(tb testing.TB) error {
 	initdb, err := pgBin("initdb")
 	if err != nil {
@@ -106,16 +123,27 @@ func (c *cluster) start(tb testing.TB) error {
 		return fmt.Errorf("initdb: %v: %s", err, out)
 	}
 	c.port = FreePort(tb)
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", c.port, c.dir)
+	maxConns := c.maxConns
+	if maxConns == 0 {
+		maxConns = 200
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=%d", c.port, c.dir, maxConns)
+	if c.maxConns != 0 {
+		opts += " -c max_wal_senders=0" // must be fewer than max_connections
+	}
 	logf := filepath.Join(c.dir, "log")
 	if out, err := asPostgres(pgctl, "-D", data, "-o", opts, "-l", logf, "-w", "-t", "60", "start").CombinedOutput(); err != nil {
 		log, _ := os.ReadFile(logf)
 		return fmt.Errorf("pg_ctl start: %v: %s\n%s", err, out, log)
 	}
-	atExit(func() {
-		_ = asPostgres(pgctl, "-D", data, "-m", "immediate", "-w", "stop").Run()
-		os.RemoveAll(c.dir)
-	})
+	var once sync.Once
+	c.stop = func() {
+		once.Do(func() {
+			_ = asPostgres(pgctl, "-D", data, "-m", "immediate", "-w", "stop").Run()
+			os.RemoveAll(c.dir)
+		})
+	}
+	atExit(c.stop)
 	return nil
 }
 

@@ -95,6 +95,8 @@ var dummyHash = hashKey("wharf: no such key")
 // wrong: one hash, one indexed query, one constant-time comparison.
 // Errors: site.ErrUnauthenticated, or a database error.
 func (d *DB) APIKey(ctx context.Context, key string) (site.Principal, error) {
+	ctx, cancel := d.bounded(ctx)
+	defer cancel()
 	h := hashKey(key)
 	var row struct {
 		APIKey `bun:",extend"`
@@ -108,7 +110,7 @@ func (d *DB) APIKey(ctx context.Context, key string) (site.Principal, error) {
 		Scan(ctx)
 	found := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return site.Principal{}, fmt.Errorf("check API key: %w", err)
+		return site.Principal{}, fmt.Errorf("check API key: %w", d.busy(ctx, err))
 	}
 	want := dummyHash
 	if found {

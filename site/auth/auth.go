@@ -18,6 +18,7 @@ import (
 
 	_ "github.com/lib/pq" // driver "postgres"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/migrate"
@@ -51,7 +52,9 @@ type DB struct {
 	// Connect issuer for users that exist here.
 	OIDC *OIDC
 
-	issuer issuerCache
+	issuer   issuerCache
+	postgres bool
+	wait     time.Duration // SetPool
 }
 
 var _ site.Authenticator = (*DB)(nil)
@@ -89,7 +92,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		}
 		bdb = bun.NewDB(sqldb, sqlitedialect.New())
 	}
-	d := &DB{db: bdb, Now: time.Now}
+	d := &DB{db: bdb, Now: time.Now, postgres: bdb.Dialect().Name() == dialect.PG}
 	if err := d.migrate(ctx); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open %s: %w", redact(dsn), pghint.Explain(err))

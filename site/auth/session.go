@@ -45,9 +45,11 @@ func (d *DB) RevokeSession(ctx context.Context, id string, expires time.Time) er
 
 // SessionRevoked reports whether the browser session id was logged out.
 func (d *DB) SessionRevoked(ctx context.Context, id string) (bool, error) {
+	ctx, cancel := d.bounded(ctx)
+	defer cancel()
 	n, err := d.db.NewSelect().Model((*revokedSession)(nil)).Where("id = ? AND expires_at > ?", id, d.now()).Count(ctx)
 	if err != nil {
-		return false, fmt.Errorf("check session: %w", err)
+		return false, fmt.Errorf("check session: %w", d.busy(ctx, err))
 	}
 	return n > 0, nil
 }

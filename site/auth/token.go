@@ -221,9 +221,11 @@ func (d *DB) Token(ctx context.Context, token string) (site.Principal, error) {
 			return d.oidcToken(ctx, token)
 		}
 	}
+	ctx, cancel := d.bounded(ctx)
+	defer cancel()
 	kid, key, err := d.signer(ctx)
 	if err != nil {
-		return site.Principal{}, fmt.Errorf("check token: %w", err)
+		return site.Principal{}, fmt.Errorf("check token: %w", d.busy(ctx, err))
 	}
 	p := jwt.NewParser(
 		jwt.WithValidMethods([]string{jwt.SigningMethodES256.Alg()}),
@@ -264,7 +266,7 @@ func (d *DB) Token(ctx context.Context, token string) (site.Principal, error) {
 		return site.Principal{}, fmt.Errorf("%w: token of removed user %s", site.ErrUnauthenticated, claims.Subject)
 	}
 	if err != nil {
-		return site.Principal{}, fmt.Errorf("check token: %w", err)
+		return site.Principal{}, fmt.Errorf("check token: %w", d.busy(ctx, err))
 	}
 	// A token of another user of the same name (removed and added again)
 	// belongs to a removed user; so does one issued before the user was
@@ -287,12 +289,15 @@ func (d *DB) oidcToken(ctx context.Context, token string) (site.Principal, error
 	if err != nil {
 		return site.Principal{}, fmt.Errorf("%w: %v", site.ErrUnauthenticated, err)
 	}
+	// The issuer's answer is not the pool's wait: only the query is.
+	ctx, cancel := d.bounded(ctx)
+	defer cancel()
 	u, level, err := d.findUser(ctx, name)
 	if errors.Is(err, ErrNotFound) {
 		return site.Principal{}, fmt.Errorf("%w: %s is not a wharf user (wharf user add)", site.ErrUnauthenticated, name)
 	}
 	if err != nil {
-		return site.Principal{}, fmt.Errorf("check token: %w", err)
+		return site.Principal{}, fmt.Errorf("check token: %w", d.busy(ctx, err))
 	}
 	return site.Principal{Kind: "user", Name: u.Name, Orgs: u.Orgs, Level: level, Expires: exp}, nil
 }
