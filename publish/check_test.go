@@ -228,3 +228,33 @@ func TestDiscoverConfig(t *testing.T) {
 		t.Errorf("the built-in list does not round-trip: %v\n%+v", err, cfg)
 	}
 }
+
+// TestConfigTOMLInputDir: whatever the input directory is called, it only
+// ever stands inside a comment; a name that would end the comment (a
+// newline, a carriage return, another control character) is quoted.
+func TestConfigTOMLInputDir(t *testing.T) {
+	found := []publish.Found{{Spec: publish.DefaultArtifacts()[0], Files: []string{"engine-linux-amd64"}}}
+	for _, from := range []string{
+		"./dist",
+		"dist\n[[artifact]]\nname = \"evil\"\nkind = \"binary\"\naccess = \"public\"",
+		"dist\r\naccess = \"public\"",
+		"dist\n\naccess = \"public\"\n#",
+		"dist\x00\x1b[2J\u2028\u00e9",
+		"dist\\n\"quoted\"",
+	} {
+		body := publish.ConfigTOML(found, from, nil)
+		cfg, err := publish.ParseConfig(bytes.NewReader(body))
+		if err != nil {
+			t.Errorf("INPUT_DIR %q: the config does not parse: %v\n%s", from, err, body)
+			continue
+		}
+		if !slices.Equal(cfg.Artifacts, []publish.ArtifactSpec{found[0].Spec}) {
+			t.Errorf("INPUT_DIR %q changed the artifacts: %+v\n%s", from, cfg.Artifacts, body)
+		}
+		for line := range strings.Lines(string(body)) {
+			if strings.Contains(line, "dist") && !strings.HasPrefix(line, "#") {
+				t.Errorf("INPUT_DIR %q: a line of its own: %q", from, line)
+			}
+		}
+	}
+}

@@ -147,6 +147,7 @@ func ConfigTOML(found []Found, from string, unknown []string) []byte {
 	var b bytes.Buffer
 	b.WriteString("# wharf.toml: what a release holds, for wharf publish --config wharf.toml.\n")
 	if from != "" {
+		from = commentText(from)
 		fmt.Fprintf(&b, "# Written by wharf init from the files of %s; edit it freely, then check it\n# against a build's output with: wharf check --config wharf.toml %s\n", from, from)
 	} else {
 		b.WriteString("# Written by wharf init from the built-in list (what publish takes without\n# --config); edit it freely, then check it with: wharf check --config wharf.toml DIR\n")
@@ -177,7 +178,7 @@ func ConfigTOML(found []Found, from string, unknown []string) []byte {
 		a := f.Spec
 		b.WriteString("\n")
 		if len(f.Files) > 0 {
-			fmt.Fprintf(&b, "# from %s\n", strings.Join(f.Files, ", "))
+			fmt.Fprintf(&b, "# from %s\n", commentText(strings.Join(f.Files, ", ")))
 		}
 		fmt.Fprintf(&b, "[[artifact]]\nname = %s\nkind = %s\n", strconv.Quote(a.Name), strconv.Quote(a.Kind))
 		if a.Kind == KindBinary {
@@ -186,4 +187,17 @@ func ConfigTOML(found []Found, from string, unknown []string) []byte {
 		fmt.Fprintf(&b, "access = %s\n", strconv.Quote(a.Access))
 	}
 	return b.Bytes()
+}
+
+// commentText is s as it may stand in a TOML comment: as it is when it is
+// printable ASCII, else quoted with Go's escapes, so that no newline (nor
+// any other control character TOML refuses in a comment) ends the comment
+// and starts a line of the file's own.
+func commentText(s string) string {
+	for _, r := range s {
+		if r < ' ' || r > '~' {
+			return strconv.QuoteToASCII(s)
+		}
+	}
+	return s
 }
