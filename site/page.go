@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -27,7 +28,11 @@ type PageConfig struct {
 	Now    func() time.Time // the clock; nil for time.Now
 	Logger *slog.Logger     // nil discards
 	// BaseURL is the server's public URL for the commands the page shows;
-	// "" takes it from each request (Host, TLS, X-Forwarded-Proto).
+	// "" takes the URL the tree was published for (the channel record's
+	// url), never a request's Host, which anyone can set: a page cached
+	// by a proxy would hand the next visitors commands that fetch from
+	// elsewhere. Without either, the commands name localhost only for a
+	// visitor on this machine, and DefaultPageURL otherwise.
 	BaseURL string
 	// Secure sets the Secure flag on every cookie, also when a request came
 	// over plain HTTP (a TLS proxy that does not send X-Forwarded-Proto).
@@ -185,12 +190,12 @@ func (p *Page) servePage(w http.ResponseWriter, r *http.Request) {
 	var d *publish.PageData
 	if err != nil {
 		p.cfg.Logger.Error("page: read the tree", "err", err)
-		d = publish.NewPageData(nil, publish.PageOptions{BaseURL: p.baseURL(r)})
+		d = publish.NewPageData(nil, publish.PageOptions{BaseURL: p.baseURL(r, nil)})
 		d.Notice = "The release store cannot be read right now. Try again in a minute."
 		status = http.StatusServiceUnavailable
 	} else {
 		d = publish.NewPageData(snap.manifest, publish.PageOptions{
-			BaseURL: p.baseURL(r),
+			BaseURL: p.baseURL(r, snap),
 			Latest:  snap.pointers[publish.KeyLatest],
 			Preview: snap.pointers[publish.KeyPreview],
 			Version: strings.TrimSpace(r.URL.Query().Get("version")),
@@ -382,20 +387,42 @@ func safeNext(next string) string {
 	return next
 }
 
-// baseURL is the server's URL as the visitor reaches it.
-func (p *Page) baseURL(r *http.Request) string {
+// DefaultPageURL is what the page's commands name as the server when
+// neither PageConfig.BaseURL nor the tree says (a tree published before
+// the channel record existed) and the visitor is not on this machine: a
+// name that resolves nowhere, so that a copied command fails instead of
+// fetching from a host a request named.
+const DefaultPageURL = "https://download-server.invalid"
+
+// baseURL is the URL the page's commands name: the configured one, the
+// one the tree was published for, or, for a visitor on this machine
+// reaching it by a loopback name (make run), that.
+func (p *Page) baseURL(r *http.Request, snap *snapshot) string {
 	if p.cfg.BaseURL != "" {
 		return p.cfg.BaseURL
 	}
-	scheme := "http"
-	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
-		scheme = "https"
+	if snap != nil && snap.url != "" {
+		return snap.url
 	}
-	host := r.Host
-	if host == "" || strings.ContainsAny(host, "/\\ \"'<>") {
-		host = "localhost"
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
 	}
-	return scheme + "://" + host
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	if (host == "localhost" || ip != nil && ip.IsLoopback()) && isLoopback(r.RemoteAddr) && r.TLS == nil {
+		return "http://" + r.Host
+	}
+	return DefaultPageURL
+}
+
+// isLoopback reports whether a request's remote address is this machine.
+func isLoopback(remote string) bool {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // contentSecurityPolicy allows the page nothing but its own stylesheet and

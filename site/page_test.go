@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -619,8 +620,8 @@ func TestPageCachesByETag(t *testing.T) {
 		return rec.Body.String()
 	}
 	get()
-	if n := len(st.opens); n != 3 {
-		t.Errorf("first page read %d objects, want 3 (releases.json, latest, preview)", n)
+	if n := len(st.opens); n != 4 {
+		t.Errorf("first page read %d objects, want 4 (releases.json, latest, preview, channel)", n)
 	}
 	for len(st.opens) > 0 {
 		<-st.opens
@@ -636,8 +637,10 @@ func TestPageCachesByETag(t *testing.T) {
 	if body := get(); !strings.Contains(body, `data-file="engine-25.4.2-linux-amd64.tar.gz"`) {
 		t.Error("the page does not follow a moved pointer")
 	}
-	if key := <-st.opens; key != publish.KeyLatest || len(st.opens) != 0 {
-		t.Errorf("after moving latest the page read %s and %d more, want latest only", key, len(st.opens))
+	// This tree has no channel record: it is looked for again whenever
+	// the tree changed.
+	if key := <-st.opens; key != publish.KeyLatest || len(st.opens) != 1 || <-st.opens != publish.KeyChannel {
+		t.Errorf("after moving latest the page read %s and %d more, want latest and the missing channel", key, len(st.opens))
 	}
 }
 
@@ -672,8 +675,8 @@ func TestPageSharesTree(t *testing.T) {
 	if rec := get("/"); rec.Code != http.StatusOK {
 		t.Fatalf("GET / = %d", rec.Code)
 	}
-	if got := opened(); len(got) != 3 {
-		t.Errorf("the page read %v, want latest, preview and releases.json", got)
+	if got := opened(); len(got) != 4 {
+		t.Errorf("the page read %v, want latest, preview, releases.json and channel", got)
 	}
 	if rec := get("/x86/treasury-cli"); rec.Code != http.StatusFound || !strings.Contains(rec.Header().Get("Location"), "26.1.1") {
 		t.Fatalf("GET /x86/treasury-cli = %d to %q", rec.Code, rec.Header().Get("Location"))
@@ -688,8 +691,8 @@ func TestPageSharesTree(t *testing.T) {
 	if body := get("/").Body.String(); !strings.Contains(body, `data-file="engine-25.4.2-linux-amd64.tar.gz"`) {
 		t.Error("the page does not follow the moved pointer")
 	}
-	if got := opened(); len(got) != 1 || got[0] != publish.KeyLatest {
-		t.Errorf("after moving latest the server and page read %v, want latest once", got)
+	if got := opened(); !slices.Equal(got, []string{publish.KeyLatest, publish.KeyChannel}) {
+		t.Errorf("after moving latest the server and page read %v, want latest once (and the missing channel)", got)
 	}
 }
 
@@ -971,4 +974,66 @@ func csrfFromBody(t *testing.T, body string) string {
 		t.Fatalf("no CSRF field:\n%s", body)
 	}
 	return html.UnescapeString(m[1])
+}
+
+// TestPageBaseURL: without PageConfig.BaseURL the page's commands name the
+// URL the tree was published for, never a Host a request sent; a tree
+// without a channel record gets a name that resolves nowhere, except for
+// a visitor on this machine.
+func TestPageBaseURL(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	commands := func(t *testing.T, page *site.Page, host, remote string) string {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Host, req.RemoteAddr = host, remote
+		rec := httptest.NewRecorder()
+		page.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET / = %d", rec.Code)
+		}
+		m := regexp.MustCompile(`curl -fsSL (\S+)/install`).FindStringSubmatch(html.UnescapeString(rec.Body.String()))
+		if m == nil {
+			t.Fatalf("no install command on the page")
+		}
+		return m[1]
+	}
+	record := func(url string) []byte {
+		return []byte("wharf-channel 2\nsequence 1\nissued 1795687200 2026-11-26T10:00:00Z\nexpires 1796292000 2026-12-03T10:00:00Z\nurl " + url + "\nlatest 26.1.1\nsignature c2lnbmF0dXJl\n")
+	}
+	tests := []struct {
+		name, channel, host, remote, want string
+	}{
+		{"Channel", "https://dl.example.com", "evil.example", "203.0.113.7:4000", "https://dl.example.com"},
+		{"ChannelLoopback", "https://dl.example.com", "127.0.0.1:8080", "127.0.0.1:4000", "https://dl.example.com"},
+		{"NoChannelForeignHost", "", "evil.example", "203.0.113.7:4000", site.DefaultPageURL},
+		{"NoChannelLoopbackHostFromAfar", "", "localhost:8080", "203.0.113.7:4000", site.DefaultPageURL},
+		{"NoChannelLocalVisitor", "", "localhost:8080", "127.0.0.1:4000", "http://localhost:8080"},
+		{"NoChannelLocalVisitorForeignHost", "", "evil.example", "127.0.0.1:4000", site.DefaultPageURL},
+		{"BadChannelURL", "javascript:alert(1)", "evil.example", "203.0.113.7:4000", site.DefaultPageURL},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tree := newPageTree(t)
+			if tt.channel != "" {
+				tree.put(t, publish.KeyChannel, record(tt.channel))
+			}
+			page, err := site.NewPage(site.PageConfig{Store: tree.Store, Logger: logger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := commands(t, page, tt.host, tt.remote); got != tt.want {
+				t.Errorf("Host %s from %s: the commands fetch from %s, want %s", tt.host, tt.remote, got, tt.want)
+			}
+		})
+	}
+	t.Run("Configured", func(t *testing.T) {
+		tree := newPageTree(t)
+		tree.put(t, publish.KeyChannel, record("https://dl.example.com"))
+		page, err := site.NewPage(site.PageConfig{Store: tree.Store, Logger: logger, BaseURL: "https://mirror.example.net"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := commands(t, page, "evil.example", "203.0.113.7:4000"); got != "https://mirror.example.net" {
+			t.Errorf("with BaseURL the commands fetch from %s", got)
+		}
+	})
 }

@@ -49,12 +49,15 @@ type snapshot struct {
 	pointers map[string]string // latest, preview -> version ("" when missing)
 	manifest *publish.Manifest
 	byKey    map[string]publish.Artifact
+	// url is the URL the tree was published for (its channel record's
+	// url line), "" when it has none.
+	url string
 }
 
 // watched are the objects a snapshot is made of, read in this order: the
 // publisher writes the manifest before it moves a pointer, so reading the
 // pointers first never sees a pointer to a release the manifest lacks.
-var watched = []string{publish.KeyLatest, publish.KeyPreview, publish.KeyManifest}
+var watched = []string{publish.KeyLatest, publish.KeyPreview, publish.KeyManifest, publish.KeyChannel}
 
 // get returns a snapshot no older than the interval. When the store
 // cannot be reached and an older snapshot exists, it keeps serving that
@@ -129,9 +132,12 @@ func (t *releaseTree) refresh(ctx context.Context, old *snapshot) (*snapshot, er
 	for _, key := range watched {
 		if old != nil && old.etags[key] == etags[key] && etags[key] != "" {
 			next.etags[key] = etags[key]
-			if key == publish.KeyManifest {
+			switch key {
+			case publish.KeyManifest:
 				next.manifest = old.manifest
-			} else {
+			case publish.KeyChannel:
+				next.url = old.url
+			default:
 				next.pointers[key] = old.pointers[key]
 			}
 			continue
@@ -144,13 +150,20 @@ func (t *releaseTree) refresh(ctx context.Context, old *snapshot) (*snapshot, er
 			return nil, err
 		}
 		next.etags[key] = etag
-		if key == publish.KeyManifest {
+		switch key {
+		case publish.KeyManifest:
 			m, err := publish.ReadManifest(strings.NewReader(string(b)))
 			if err != nil {
 				return nil, err
 			}
 			next.manifest = m
-		} else {
+		case publish.KeyChannel:
+			// Only the page's commands read it; a record that does not
+			// parse leaves them without a URL, the downloads unaffected.
+			if c, _, _, err := publish.ParseChannel(b); err == nil && publish.CheckBaseURL(c.URL) == nil {
+				next.url = c.URL
+			}
+		default:
 			next.pointers[key] = strings.TrimSpace(string(b))
 		}
 	}
