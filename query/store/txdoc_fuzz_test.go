@@ -9,7 +9,9 @@ import (
 )
 
 // FuzzParseTxDoc feeds parseTxDoc arbitrary documents: it never panics,
-// and a document it accepts writes back to the same transaction.
+// and a document it accepts writes back to the same transaction;
+// readTxDoc reads what parseTxDoc reads, and a document parseTxDoc
+// refuses as its row alone, saying why.
 func FuzzParseTxDoc(f *testing.F) {
 	t := query.Transaction{Chain: "ETH", Hash: "0xabc", BlockNumber: 7, BlockHash: "0xb7",
 		BlockTime: time.Unix(1_700_000_000, 5000).UTC(), Index: 3, Status: query.StatusSuccess,
@@ -25,8 +27,14 @@ func FuzzParseTxDoc(f *testing.F) {
 	f.Add([]byte("-1:x"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		got, err := parseTxDoc("ETH", string(doc))
-		if err != nil {
+		if read := readTxDoc("ETH", string(doc)); err != nil {
+			// A page answers the row alone, saying why, in clean text.
+			if read.Unreadable == "" || !query.IsChainText(read.Unreadable, query.MaxReason) || !query.IsChainText(read.Hash, 0) || len(read.Transfers) > 0 {
+				t.Fatalf("readTxDoc of an unreadable document: %+v", read)
+			}
 			return
+		} else if !reflect.DeepEqual(read, got) {
+			t.Fatalf("readTxDoc %+v, parseTxDoc %+v", read, got)
 		}
 		again, err := parseTxDoc("ETH", string(appendTxDoc(nil, got, false)))
 		if err != nil {
