@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -13,19 +14,53 @@ import (
 // already that verifies for these bytes (an earlier run's) is kept, so
 // releases.json and the objects agree.
 func (r *publishRun) attest(ctx context.Context, a Artifact) (Artifact, error) {
-	if r.Provenance.IsZero() {
-		return a, nil
+	if !r.Provenance.IsZero() {
+		st, err := ProvenanceStatement(r.Provenance, a.FileName(), a.SHA256)
+		if err != nil {
+			return a, err
+		}
+		att, err := r.writeAttestation(ctx, a, ProvenanceKey(a.Key), st)
+		if err != nil {
+			return a, err
+		}
+		a.Attestations = append(a.Attestations, att)
 	}
-	st, err := ProvenanceStatement(r.Provenance, a.FileName(), a.SHA256)
-	if err != nil {
-		return a, err
+	if sbom := r.sboms[a.Key]; sbom != nil {
+		st, err := NewStatement(a.FileName(), a.SHA256, PredicateCycloneDX, json.RawMessage(sbom))
+		if err != nil {
+			return a, err
+		}
+		att, err := r.writeAttestation(ctx, a, SBOMAttestationKey(a.Key), st)
+		if err != nil {
+			return a, err
+		}
+		a.Attestations = append(a.Attestations, att)
 	}
-	att, err := r.writeAttestation(ctx, a, ProvenanceKey(a.Key), st)
-	if err != nil {
-		return a, err
-	}
-	a.Attestations = append(a.Attestations, att)
 	return a, nil
+}
+
+// readSBOMs reads or makes the SBOM of every input before anything is
+// written, so that a bad one refuses the publish whole.
+func (r *publishRun) readSBOMs(ctx context.Context, inputs []Input) (map[string][]byte, error) {
+	boms := make([][]byte, len(inputs))
+	err := r.parallel(ctx, len(inputs), func(_ context.Context, i int) error {
+		b, err := sbomOf(inputs[i])
+		if err != nil {
+			return fmt.Errorf("%s: %w", inputs[i].Path, err)
+		}
+		boms[i] = b
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := map[string][]byte{}
+	for i, in := range inputs {
+		if boms[i] != nil {
+			m[Key(in.Spec.Kind, in.Spec.Name, r.v, in.Build)] = boms[i]
+		}
+	}
+	return m, nil
 }
 
 // writeAttestation signs st and writes it at key, unless an attestation

@@ -40,6 +40,9 @@ func (c *Config) CheckInput(dir string) (inputs []Input, problems []string, err 
 		if err := checkContent(in); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", path.Base(in.Path), err))
 		}
+		if _, err := sbomOf(in); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", path.Base(in.Path), err))
+		}
 	}
 	return inputs, problems, nil
 }

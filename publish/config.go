@@ -151,6 +151,7 @@ type Input struct {
 	Path  string // the file
 	Form  string // FormExecutable, FormArchive or FormImage
 	Size  int64  // of the file
+	SBOM  string // the build job's SBOM beside it (Path+SBOMSuffix), "" for none
 
 	// root is the input directory when the Input came from ScanInput: the
 	// file is opened through it, so a symbolic link is followed only while
@@ -172,6 +173,18 @@ func (in Input) open() (*os.File, error) {
 	if err != nil || !st.Mode().IsRegular() {
 		f.Close()
 		return nil, fmt.Errorf("open %s: not a regular file", in.Path)
+	}
+	return f, nil
+}
+
+// openSibling opens a file of the input directory beside the input.
+func (in Input) openSibling(p string) (*os.File, error) {
+	if in.root == nil {
+		return os.Open(p)
+	}
+	f, err := in.root.Open(filepath.Base(p))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w (symbolic links are followed only inside the input directory)", p, err)
 	}
 	return f, nil
 }
@@ -272,11 +285,18 @@ func (c *Config) scan(dir string, allowMissing bool) ([]Input, *InputError, erro
 	ierr := &InputError{Dir: dir}
 	found := map[string]Input{}  // by artifact/build
 	refused := map[string]bool{} // artifact/build with a refused file: not also missing
+	sboms := map[string]string{} // input file name -> its SBOM beside it
 	for _, e := range entries {
 		name := e.Name()
 		if reason := badFileName(name); reason != "" {
 			ierr.Bad = append(ierr.Bad, fmt.Sprintf("%q: %s", name, reason))
 			continue
+		}
+		if base, ok := strings.CutSuffix(name, SBOMSuffix); ok {
+			if _, ok := names[base]; ok {
+				sboms[base] = filepath.Join(dir, name)
+				continue
+			}
 		}
 		want, ok := names[name]
 		if !ok {
@@ -305,6 +325,8 @@ func (c *Config) scan(dir string, allowMissing bool) ([]Input, *InputError, erro
 			}
 			in, ok := found[a.Name+"/"+b.Name]
 			if ok {
+				in.SBOM = sboms[filepath.Base(in.Path)]
+				delete(sboms, filepath.Base(in.Path))
 				inputs = append(inputs, in)
 				continue
 			}
@@ -317,6 +339,9 @@ func (c *Config) scan(dir string, allowMissing bool) ([]Input, *InputError, erro
 				}
 			}
 		}
+	}
+	for base, p := range sboms {
+		ierr.Bad = append(ierr.Bad, fmt.Sprintf("%s: an SBOM of %s, which is not in the directory", filepath.Base(p), base))
 	}
 	if len(ierr.Unknown)+len(ierr.Missing)+len(ierr.Bad) > 0 {
 		return inputs, ierr, nil

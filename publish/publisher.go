@@ -129,7 +129,8 @@ type publishRun struct {
 	v         Version
 	notesHTML string // Notes rendered
 	res       *Result
-	mu        sync.Mutex // guards res.Written
+	sboms     map[string][]byte // artifact key -> its SBOM (CycloneDX JSON), when known
+	mu        sync.Mutex        // guards res.Written
 }
 
 // Publish publishes version from inputs (see Config.ScanInput). It checks
@@ -157,6 +158,9 @@ func (p *Publisher) Publish(ctx context.Context, version string, inputs []Input)
 		if r.notesHTML, err = RenderNotes([]byte(p.Notes)); err != nil {
 			return nil, fmt.Errorf("publish %s: %w", v, err)
 		}
+	}
+	if r.sboms, err = r.readSBOMs(ctx, inputs); err != nil {
+		return nil, fmt.Errorf("publish %s: %w", v, err)
 	}
 	r.cleanTemp(ctx, inputs)
 	if err := r.publish(ctx, inputs); err != nil {
@@ -222,6 +226,9 @@ func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
 			r.wrote(SigKey(k))
 			if !r.Provenance.IsZero() {
 				r.wrote(ProvenanceKey(k))
+			}
+			if r.sboms[k] != nil {
+				r.wrote(SBOMAttestationKey(k))
 			}
 		}
 	} else {
