@@ -67,11 +67,14 @@ func describe(st *publish.Statement) string {
 		parts = append(parts, "built by "+id)
 	}
 	for _, d := range p.BuildDefinition.ResolvedDependencies {
-		src := strings.TrimPrefix(d.URI, "git+")
-		if cm := d.Digest["gitCommit"]; cm != "" {
-			src += " commit " + cm
+		src := []string{}
+		if d.URI != "" {
+			src = append(src, strings.TrimPrefix(d.URI, "git+"))
 		}
-		parts = append(parts, "from "+src)
+		if cm := d.Digest["gitCommit"]; cm != "" {
+			src = append(src, "commit "+cm)
+		}
+		parts = append(parts, "from "+strings.Join(src, " "))
 	}
 	if st.PredicateType == publish.PredicateCycloneDX {
 		parts = append(parts, fmt.Sprintf("%d components", len(p.Components)))

@@ -26,7 +26,7 @@ func TestVerifyAttestations(t *testing.T) {
 	file := filepath.Join(store, "bin/26.1.1/treasury-cli-26.1.1-linux-amd64.tar.gz")
 	other := filepath.Join(store, "bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz")
 	out := mustRun(t, "verify", "--key", pub, file)
-	for _, want := range []string{"signature OK", "provenance OK", "built by https://ci.example.com/release", "commit " + commit} {
+	for _, want := range []string{"signature OK", "provenance OK", "built by https://ci.example.com/release", "from https://git.example.com/treasury@refs/tags/v26.1.1 commit " + commit} {
 		if !strings.Contains(out, want) {
 			t.Errorf("verify says\n%s\nwant %q", out, want)
 		}
