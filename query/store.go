@@ -106,6 +106,16 @@ type FetchStore interface {
 	// backfilled blocks are stored with them (rows already there are left
 	// as they are).
 	StoreBackfill(ctx context.Context, chain string, job BackfillJob, txs []Transaction, changes []BalanceChange, next int64) error
+	// BalancesStored records that the balances of addresses, of every
+	// holding their backfills found included, are stored as of block: an
+	// address whose backfill has ended is SYNCING until then, ACTIVE from
+	// then on (in the feed too).
+	BalancesStored(ctx context.Context, chain string, addresses []string, block uint64) error
+	// BalancesPending lists the addresses of chain whose backfill has
+	// ended and whose balances BalancesStored has not yet recorded, each
+	// as a holding without a contract followed by the token holdings its
+	// statement has rows of.
+	BalancesPending(ctx context.Context, chain string) ([]Holding, error)
 
 	// Checkpoint returns the last block stored for chain; ok is false when
 	// none is.

@@ -793,6 +793,9 @@ func (e *env) cover(addresses ...string) {
 	if err := e.db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: addresses, Low: 0, Next: 0}, nil, nil, -1); err != nil {
 		e.t.Fatal(err)
 	}
+	if err := e.db.BalancesStored(ctx, "ETH", addresses, 0); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // TestSubscriptionResource: GET of a subscription gives its state and
@@ -841,6 +844,13 @@ func TestSubscriptionResource(t *testing.T) {
 			t.Fatalf("synced, backfilling: %s, want %s", got, want)
 		}
 		if err := e.db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: []string{addrA}, Low: 2, Next: 5}, nil, nil, 1); err != nil {
+			t.Fatal(err)
+		}
+		r = e.do("GET", path, e.alice)
+		if got, want := string(r.body), `{"name":"chains/ETH/addresses/`+addrA+`","state":"SYNCING","history_start_block":2,"sync_problem":null}`+"\n"; got != want {
+			t.Fatalf("backfilled, balances not yet recorded stored: %s, want %s", got, want)
+		}
+		if err := e.db.BalancesStored(ctx, "ETH", []string{addrA}, 5); err != nil {
 			t.Fatal(err)
 		}
 		r = e.do("GET", path, e.alice)

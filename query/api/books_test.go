@@ -519,6 +519,7 @@ func TestBooksExportCut(t *testing.T) {
 			db.Subscribe(ctx, k.AccountID, "ETH", addrA)
 			db.MarkSynced(ctx, "ETH", []string{addrA}, 0, 0)
 			db.StoreBackfill(ctx, "ETH", query.BackfillJob{Addresses: []string{addrA}}, nil, nil, -1)
+			db.BalancesStored(ctx, "ETH", []string{addrA}, 0)
 			var rows []query.BalanceChange
 			for n := uint64(1); n <= 5000; n++ {
 				rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Block: n, Time: booksTime(n), Amount: query.AmountOf(1),

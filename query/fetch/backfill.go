@@ -34,6 +34,9 @@ type backfiller struct {
 	wake    <-chan struct{}
 	// sliceWidth is the width of the next slice, in blocks.
 	sliceWidth uint64
+	// resumed is set once the backfills that ended before this run,
+	// their balances not recorded stored, were handed to the follower.
+	resumed bool
 }
 
 // run runs the pending backfills beside the head follower until
@@ -42,6 +45,7 @@ type backfiller struct {
 // off after errors.
 func (bf *backfiller) run(lead context.Context, facts chainFacts) {
 	bf.facts = facts
+	bf.resumed = false
 	backoff := time.Duration(0)
 	for lead.Err() == nil {
 		more, err := bf.step(lead, facts)
@@ -72,6 +76,9 @@ func (bf *backfiller) run(lead context.Context, facts chainFacts) {
 // more reports that some remain.
 func (bf *backfiller) step(ctx context.Context, facts chainFacts) (more bool, err error) {
 	bf.facts = facts
+	if err := bf.resume(ctx); err != nil {
+		return false, err
+	}
 	jobs, err := bf.cfg.Store.Backfills(ctx, bf.cfg.Chain)
 	if err != nil {
 		return false, err
@@ -84,6 +91,39 @@ func (bf *backfiller) step(ctx context.Context, facts chainFacts) (more bool, er
 		more = more || !done
 	}
 	return more, nil
+}
+
+// resume hands the follower, once a run before any slice, the addresses
+// whose backfill ended before (a restart, or another leader) and whose
+// balances were not recorded stored, with the tokens their statements
+// have rows of: it reads the balances of those it does not know yet,
+// records them stored, and they turn ACTIVE.
+func (bf *backfiller) resume(ctx context.Context) error {
+	if bf.resumed {
+		return nil
+	}
+	pending, err := bf.cfg.Store.BalancesPending(ctx, bf.cfg.Chain)
+	if err != nil {
+		return err
+	}
+	var l *learnedTokens
+	for _, h := range pending {
+		if h.Contract == "" {
+			if l != nil {
+				bf.learned.put(*l)
+			}
+			l = &learnedTokens{address: h.Address, ended: true}
+			continue
+		}
+		if l != nil && l.address == h.Address {
+			l.contracts = append(l.contracts, h.Contract)
+		}
+	}
+	if l != nil {
+		bf.learned.put(*l)
+	}
+	bf.resumed = true
+	return nil
 }
 
 // slice backfills the newest slice of job and stores it, with its
@@ -114,7 +154,7 @@ func (bf *backfiller) slice(ctx context.Context, job query.BackfillJob) (done bo
 	if err := bf.cfg.Store.StoreBackfill(ctx, bf.cfg.Chain, job, txs, changes, int64(lo)-1); err != nil {
 		return false, err
 	}
-	bf.learnTokens(job.Addresses, txs)
+	bf.learnTokens(job.Addresses, txs, lo == job.Low)
 	bf.metrics.txs.Add(float64(len(txs)))
 	switch took := bf.cfg.Clock.Now().Sub(start); {
 	case took < backfillSliceTime/2:
@@ -351,8 +391,10 @@ func (bf *backfiller) pastTokenInfo(ctx context.Context, found []pastBlock) erro
 }
 
 // learnTokens hands the tokens the backfilled transactions moved for
-// addresses to the head follower, which reads their balances.
-func (bf *backfiller) learnTokens(addresses []string, txs []query.Transaction) {
+// addresses to the head follower, which reads their balances; ended says
+// that the addresses' backfill has ended with these: the follower then
+// records their balances stored, which makes them ACTIVE.
+func (bf *backfiller) learnTokens(addresses []string, txs []query.Transaction, ended bool) {
 	set := make(map[string]bool, len(addresses))
 	for _, a := range addresses {
 		set[a] = true
@@ -371,22 +413,49 @@ func (bf *backfiller) learnTokens(addresses []string, txs []query.Transaction) {
 			}
 		}
 	}
+	if ended {
+		for _, a := range addresses {
+			if _, ok := found[a]; !ok {
+				found[a] = nil
+			}
+		}
+	}
 	for _, a := range sortedKeys(found) {
-		bf.learned.put(learnedTokens{address: a, contracts: found[a]})
+		bf.learned.put(learnedTokens{address: a, contracts: found[a], ended: ended})
 	}
 }
 
 // takeLearned adds the tokens backfills found to the addresses' known
-// tokens and reads the balances of the addresses that hold new ones, at
-// cp, into their statements.
+// tokens, reads the balances of the addresses that hold new ones, at cp,
+// into their statements, and then records the balances stored for the
+// addresses whose backfill has ended (ACTIVE from then on). What it
+// could not finish it takes again at its next call.
 func (f *follower) takeLearned(ctx context.Context, cp query.Block) error {
+	items := f.learned.take()
+	if err := f.useLearned(ctx, cp, items); err != nil {
+		for _, l := range items {
+			delete(f.tokens, l.address) // read from the store again
+		}
+		f.learned.putBack(items)
+		return err
+	}
+	return nil
+}
+
+// useLearned does takeLearned's work with the tokens taken.
+func (f *follower) useLearned(ctx context.Context, cp query.Block, items []learnedTokens) error {
 	learned := make(map[string][]string)
-	for _, l := range f.learned.take() {
+	ended := make(map[string]bool)
+	for _, l := range items {
+		if _, ok := learned[l.address]; !ok {
+			learned[l.address] = nil
+		}
 		for _, c := range l.contracts {
 			if !slices.Contains(learned[l.address], c) {
 				learned[l.address] = append(learned[l.address], c)
 			}
 		}
+		ended[l.address] = ended[l.address] || l.ended
 	}
 	if len(learned) == 0 {
 		return nil
@@ -409,15 +478,24 @@ func (f *follower) takeLearned(ctx context.Context, cp query.Block) error {
 			fresh = append(fresh, a)
 		}
 	}
-	if len(fresh) == 0 {
-		return nil
+	if len(fresh) > 0 {
+		slices.Sort(fresh)
+		bals, err := f.readBalances(ctx, fresh, cp.Number)
+		if err != nil {
+			return err
+		}
+		// The backfill wrote rows of these tokens since the step looked: a
+		// token's statement continues from its newest row (loadHeads).
+		clear(f.rowless)
+		if err := f.reconcileStored(ctx, bals, cp); err != nil {
+			return err
+		}
 	}
-	bals, err := f.readBalances(ctx, fresh, cp.Number)
-	if err != nil {
-		return err
+	var done []string
+	for _, a := range sortedKeys(ended) {
+		if ended[a] {
+			done = append(done, a)
+		}
 	}
-	// The backfill wrote rows of these tokens since the step looked: a
-	// token's statement continues from its newest row (loadHeads).
-	clear(f.rowless)
-	return f.reconcileStored(ctx, bals, cp)
+	return f.cfg.Store.BalancesStored(ctx, f.cfg.Chain, done, cp.Number)
 }

@@ -48,6 +48,8 @@ func (h *handoff[T]) putBack(v []T) {
 type learnedTokens struct {
 	address   string
 	contracts []string
+	// ended says that the address's backfill ended with these.
+	ended bool
 }
 
 // refreshed is a slice of balances the refresher read, with the stored

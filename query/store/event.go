@@ -214,7 +214,7 @@ func (db *DB) stateEvents(ctx context.Context, tx bun.IDB, chain string, address
 			Syncing      bool
 			HistoryStart sql.NullInt64
 		}
-		err := tx.NewRaw(`SELECT address, needs_sync OR backfill_next IS NOT NULL AS syncing, history_start
+		err := tx.NewRaw(`SELECT address, needs_sync OR backfill_next IS NOT NULL OR balances_pending AS syncing, history_start
 			FROM tracked WHERE chain = ? AND address IN (?) AND active ORDER BY address`, chain, bun.List(part)).Scan(ctx, &rows)
 		if err != nil {
 			return err

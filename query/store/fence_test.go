@@ -13,7 +13,7 @@ import (
 // method is a write and must be fenced.
 var fetchReads = map[string]bool{
 	"Tracked": true, "Backfills": true, "Checkpoint": true, "StoredBlock": true, "StatementHeads": true, "StatementBounds": true,
-	"ChainStop": true,
+	"ChainStop": true, "BalancesPending": true,
 	// The lease's own methods check it themselves.
 	"AcquireLease": true, "RenewLease": true, "ReleaseLease": true, "ChainLease": true,
 }

@@ -356,28 +356,83 @@ func (db *DB) StoreBackfill(ctx context.Context, chain string, job query.Backfil
 			err := tx.NewRaw(`UPDATE tracked SET
 				backfill_next = CASE WHEN ? THEN NULL ELSE ? END,
 				backfill_low = CASE WHEN ? THEN NULL ELSE backfill_low END,
+				balances_pending = balances_pending OR ?,
 				history_start = CASE WHEN history_start IS NULL OR history_start > ? THEN ? ELSE history_start END
 				WHERE chain = ? AND address IN (?) AND active AND NOT needs_sync AND backfill_low = ? AND backfill_next = ?
 				RETURNING address`,
-				done, next, done, next+1, next+1, chain, bun.List(part), job.Low, job.Next).Scan(ctx, &moved)
+				done, next, done, done, next+1, next+1, chain, bun.List(part), job.Low, job.Next).Scan(ctx, &moved)
 			if err != nil {
 				return err
 			}
 			ended = append(ended, moved...)
 		}
-		if !done {
-			return nil
-		}
-		// The addresses whose backfill ended are ACTIVE: in the feed.
-		slices.Sort(ended)
-		return db.stateEvents(ctx, tx, chain, ended, job.Next)
+		// The addresses whose backfill ended stay SYNCING until the
+		// balances of the holdings it found are stored (BalancesStored).
+		return nil
 	})))
+}
+
+// BalancesStored records that the balances of addresses, those of every
+// holding their backfills found included, are stored as of block: those
+// whose backfill had ended are ACTIVE now, in the feed. The others are
+// left as they are.
+func (db *DB) BalancesStored(ctx context.Context, chain string, addresses []string, block uint64) error {
+	if len(addresses) == 0 {
+		return nil
+	}
+	return wrap("balances stored", db.eventTx(ctx, func(tx bun.Tx) error {
+		var done []string
+		for part := range slices.Chunk(addresses, 500) {
+			var moved []string
+			err := tx.NewRaw(`UPDATE tracked SET balances_pending = FALSE
+				WHERE chain = ? AND address IN (?) AND balances_pending
+				RETURNING address`, chain, bun.List(part)).Scan(ctx, &moved)
+			if err != nil {
+				return err
+			}
+			done = append(done, moved...)
+		}
+		slices.Sort(done)
+		return db.stateEvents(ctx, tx, chain, done, block)
+	}))
+}
+
+// BalancesPending lists the addresses of chain whose backfill has ended
+// and whose balances are not yet recorded as stored (BalancesStored),
+// each as a holding without a contract, followed by the token holdings
+// its statement has rows of (those a backfill found among them).
+func (db *DB) BalancesPending(ctx context.Context, chain string) ([]query.Holding, error) {
+	var addrs []string
+	err := db.r.NewRaw(`SELECT address FROM tracked WHERE chain = ? AND balances_pending ORDER BY address`, chain).Scan(ctx, &addrs)
+	if err != nil {
+		return nil, wrap("balances pending", err)
+	}
+	var out []query.Holding
+	for part := range slices.Chunk(addrs, 500) {
+		var rows []struct {
+			Address  string
+			Contract string
+		}
+		err := db.r.NewRaw(`SELECT DISTINCT address, contract FROM balance_changes
+			WHERE chain = ? AND address IN (?) AND contract <> '' ORDER BY address, contract`, chain, bun.List(part)).Scan(ctx, &rows)
+		if err != nil {
+			return nil, wrap("balances pending", err)
+		}
+		for _, a := range part {
+			out = append(out, query.Holding{Address: a})
+			for len(rows) > 0 && rows[0].Address == a {
+				out = append(out, query.Holding{Address: a, Contract: rows[0].Contract})
+				rows = rows[1:]
+			}
+		}
+	}
+	return out, nil
 }
 
 // The columns of a requester's subscription with its state, and the
 // tables they come from (s and t).
 const (
-	subscriptionColumns = `s.created, t.needs_sync OR t.backfill_next IS NOT NULL, t.history_start`
+	subscriptionColumns = `s.created, t.needs_sync OR t.backfill_next IS NOT NULL OR t.balances_pending, t.history_start`
 	subscriptionTables  = `subscriptions AS s JOIN tracked AS t ON t.chain = s.chain AND t.address = s.address`
 )
 
@@ -388,7 +443,7 @@ const (
 // a read tells its state and covered range without a read of its own; a
 // page selects it in the column of its documents (txpage.go), which never
 // begin with a letter.
-const subscriptionState = `CASE WHEN t.needs_sync OR t.backfill_next IS NOT NULL THEN 'S' ELSE 'A' END || COALESCE(CAST(t.history_start AS TEXT), '')`
+const subscriptionState = `CASE WHEN t.needs_sync OR t.backfill_next IS NOT NULL OR t.balances_pending THEN 'S' ELSE 'A' END || COALESCE(CAST(t.history_start AS TEXT), '')`
 
 // parseState reads a subscriptionState value into sub.
 func parseState(sub *query.Subscription, v string) error {

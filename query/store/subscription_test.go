@@ -107,7 +107,18 @@ func TestCoverage(t *testing.T) {
 		if err := db.StoreBackfill(ctx, "ETH", job, stored[4:7], nil, 4); err != nil {
 			t.Fatal(err)
 		}
+		// Backfilled, and SYNCING until its balances are recorded stored.
+		state(query.StateSyncing, 5, true)
+		if got, err := db.BalancesPending(ctx, "ETH"); err != nil || !slices.Equal(got, []query.Holding{{Address: addrA}, {Address: addrB}}) {
+			t.Fatalf("BalancesPending = %v, %v; want A and B (B's backfill ended before)", got, err)
+		}
+		if err := db.BalancesStored(ctx, "ETH", []string{addrA}, 12); err != nil {
+			t.Fatal(err)
+		}
 		state(query.StateActive, 5, true)
+		if got, err := db.BalancesPending(ctx, "ETH"); err != nil || !slices.Equal(got, []query.Holding{{Address: addrB}}) {
+			t.Fatalf("BalancesPending after BalancesStored = %v, %v; want B", got, err)
+		}
 		if got, want := blocks(), []uint64{5, 6, 7, 8, 9, 10, 11, 12}; !slices.Equal(got, want) {
 			t.Fatalf("backfilled: blocks %v, want %v", got, want)
 		}
