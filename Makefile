@@ -10,6 +10,10 @@ COSIGN    := $(GOBIN)/cosign
 COSIGN_VERSION := v2.6.5
 GETH      := $(GOBIN)/geth
 GETH_VERSION := v1.17.8
+# op-geth (Optimism's go-ethereum), pinned in tools/opgeth/go.mod: its go.mod
+# names the module github.com/ethereum/go-ethereum, so it is built through
+# that tools module's replace, under a name that never shadows geth.
+OPGETH    := $(GOBIN)/op-geth
 STATICCHECK_VERSION := v0.8.2
 ACTIONLINT_VERSION := v1.7.12
 NETLIFY   := tools/netlify/node_modules/.package-lock.json
@@ -58,7 +62,7 @@ run: ## publish a demo release into ./public and serve it (wharf on :8080, addrd
 SKIPS     := $(CURDIR)/.skipped-tests
 
 .PHONY: test
-test: minio cosign geth $(if $(shell command -v npm 2>/dev/null),netlify) ## run all tests; the first run builds the pinned MinIO, cosign and geth (slow: ~20 min), the end lists what skipped and the apt command that installs it
+test: minio cosign geth op-geth $(if $(shell command -v npm 2>/dev/null),netlify) ## run all tests; the first run builds the pinned MinIO, cosign, geth and op-geth (slow: ~20 min), the end lists what skipped and the apt command that installs it
 	@rm -f $(SKIPS)
 	@flags='$(TESTFLAGS)'; \
 	  if [[ $$flags == *-race* ]] && ! command -v "$${CC:-gcc}" >/dev/null && ! command -v cc >/dev/null; then \
@@ -131,6 +135,12 @@ $(GETH):
 	@echo "make: building the pinned geth into $(GOBIN) (first run only: ~5 minutes)"
 	$(GO) install github.com/ethereum/go-ethereum/cmd/geth@$(GETH_VERSION)
 
+.PHONY: op-geth
+op-geth: $(OPGETH) ## build the pinned op-geth (v1.101702.3, tools/opgeth) the addrd tests run as a real OP-stack node (cold: ~4 min)
+$(OPGETH):
+	@echo "make: building the pinned op-geth into $(GOBIN) (first run only: ~4 minutes)"
+	cd tools/opgeth && $(GO) build -trimpath -o $(OPGETH) github.com/ethereum/go-ethereum/cmd/geth
+
 .PHONY: netlify
 netlify: $(NETLIFY) ## install Netlify's _redirects parser and matcher (npm, pinned in tools/netlify) for the tests
 $(NETLIFY): tools/netlify/package.json tools/netlify/package-lock.json
@@ -138,7 +148,7 @@ $(NETLIFY): tools/netlify/package.json tools/netlify/package-lock.json
 	@touch $@
 
 .PHONY: tools
-tools: minio cosign geth netlify ## build the pinned MinIO server, cosign and geth; install the npm packages
+tools: minio cosign geth op-geth netlify ## build the pinned MinIO server, cosign, geth and op-geth; install the npm packages
 
 .PHONY: clean
 clean: ## remove build output and the demo tree
