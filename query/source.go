@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Source reads a chain from a node. query/eth implements it on
+// Source reads a chain from a node. query/evm implements it on
 // go-ethereum's JSON-RPC client. Every method returns an error wrapping
 // ErrUnavailable when the node cannot be reached, times out or answers
 // with a server error; the fetcher retries those later.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -101,7 +101,7 @@ type chainFetcher struct {
 func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db *store.DB, reg prometheus.Registerer, chains []chain, o fetchOptions) ([]chainFetcher, error) {
 	var out []chainFetcher
 	for _, c := range chains {
-		src, err := eth.Dial(ctx, c.RPC, eth.SourceConfig{})
+		src, err := evm.Dial(ctx, c.RPC, evm.SourceConfig{})
 		if err != nil {
 			return nil, err
 		}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -111,7 +111,7 @@ func TestKillWhileTracing(t *testing.T) {
 		}
 	}
 	// The statements chain, are reconciled, and end at the node's balance.
-	src, err := eth.Dial(ctx, g.URL, eth.SourceConfig{})
+	src, err := evm.Dial(ctx, g.URL, evm.SourceConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

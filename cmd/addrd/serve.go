@@ -22,8 +22,8 @@ import (
 	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
-	"github.com/wharfhq/wharf/query/eth"
 	"github.com/wharfhq/wharf/query/events"
+	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/store"
 	"github.com/wharfhq/wharf/query/webhook"
 )
@@ -278,7 +278,7 @@ func (s *server) startWorkers(ctx context.Context, wg *sync.WaitGroup) error {
 
 // redactURL hides a node URL's userinfo, path and query, where
 // providers put their keys, for logs and errors.
-func redactURL(s string) string { return eth.RedactURL(s) }
+func redactURL(s string) string { return evm.RedactURL(s) }
 
 func serve(c *cli.Context) error {
 	if c.NArg() > 0 {

@@ -91,13 +91,13 @@ func TestLayering(t *testing.T) {
 				broken = "only publish/s3 imports minio-go"
 			case p.ImportPath == mod+"query" && (!std(imp) || imp == "sync"):
 				broken = "the query root holds types and seams only: the standard library, no workers (sync); the fetcher is query/fetch"
-			case under(p.ImportPath, "query/fetch") && (under(imp, "query/eth") || under(imp, "query/store") || under(imp, "query/api")):
+			case under(p.ImportPath, "query/fetch") && (under(imp, "query/evm") || under(imp, "query/store") || under(imp, "query/api")):
 				broken = "query/fetch works through the query seams, never an adapter"
 			case under(imp, "query/fetch") && !under(p.ImportPath, "cmd") && !under(p.ImportPath, "query/fetch"):
 				broken = "only cmd/* runs the fetcher"
-			case p.ImportPath == mod+"query/eth" && gethNode(imp):
-				broken = "the adapter imports the go-ethereum client packages its Source needs; the node is query/eth/devchain's"
-			case under(imp, "query/eth/devchain") && (p.ImportPath == mod+"query" || under(p.ImportPath, "query/fetch") || under(p.ImportPath, "query/api") || under(p.ImportPath, "query/store")):
+			case p.ImportPath == mod+"query/evm" && gethNode(imp):
+				broken = "the adapter imports the go-ethereum client packages its Source needs; the node is query/evm/devchain's"
+			case under(imp, "query/evm/devchain") && (p.ImportPath == mod+"query" || under(p.ImportPath, "query/fetch") || under(p.ImportPath, "query/api") || under(p.ImportPath, "query/store")):
 				broken = "the dev chain is for addrd serve --dev and for tests (and query/adversary's scenarios), never the service's own packages"
 			case !strings.HasPrefix(p.ImportPath, mod+"internal/") && under(imp, "internal/testenv"):
 				broken = "only tests import internal/testenv"

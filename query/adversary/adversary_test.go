@@ -24,8 +24,8 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query/adversary"
 	"github.com/wharfhq/wharf/query/api"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -276,7 +276,7 @@ func newStack(t *testing.T, r run) *stack {
 	}
 	srv := httptest.NewServer(api.New(api.Config{Store: db, Chains: []string{chainName}, Logger: log}))
 	t.Cleanup(srv.Close)
-	src, err := eth.Dial(ctx, chain.URL(), eth.SourceConfig{})
+	src, err := evm.Dial(ctx, chain.URL(), evm.SourceConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/rpc"
-	"github.com/wharfhq/wharf/query/eth/devchain"
+	"github.com/wharfhq/wharf/query/evm/devchain"
 )
 
 // Config configures a Generator.

@@ -22,9 +22,9 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
-	"github.com/wharfhq/wharf/query/eth/devchain/devchaintest"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
+	"github.com/wharfhq/wharf/query/evm/devchain/devchaintest"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -166,7 +166,7 @@ func BenchmarkHistory(b *testing.B) {
 		made.Round(time.Second), time.Since(t0).Round(time.Second))
 
 	node := newCountingNode(b, dev.URL)
-	src, err := eth.Dial(ctx, node.url, eth.SourceConfig{})
+	src, err := evm.Dial(ctx, node.url, evm.SourceConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func BenchmarkHistory(b *testing.B) {
 // benchHistoryOf measures the full history of a against the block scan
 // of the same range, in the same run, and checks that both find the same
 // transactions, among them those of sent the address took part in.
-func benchHistoryOf(ctx context.Context, b *testing.B, node *countingNode, src *eth.Source, db *store.DB, key query.APIKey, f *fetch.Fetcher,
+func benchHistoryOf(ctx context.Context, b *testing.B, node *countingNode, src *evm.Source, db *store.DB, key query.APIKey, f *fetch.Fetcher,
 	head uint64, name string, a common.Address, metric string, sent map[string]bool) {
 	node.take()
 	node.spent()
@@ -330,7 +330,7 @@ func BenchmarkFreshness(b *testing.B) {
 	// Live: blocks every 250 ms.
 	db := seedSubscriptions(b, testenv.SQLite(b), dev, *freshSubs, start)
 	defer db.Close()
-	src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{})
+	src, err := evm.Dial(ctx, dev.URL, evm.SourceConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}

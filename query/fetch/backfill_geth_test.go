@@ -10,7 +10,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -57,7 +57,7 @@ func TestHistoryGeth(t *testing.T) {
 			value[b] += int64(1000 + i)
 		}
 	}
-	src, err := eth.Dial(ctx, g.URL, eth.SourceConfig{})
+	src, err := evm.Dial(ctx, g.URL, evm.SourceConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,8 +24,8 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 )
 
@@ -517,7 +517,7 @@ func TestBackfillLogLimits(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			url, refused, answered := limitedNode(t, h.dev.URL, 40, c.code, c.message)
-			src, err := eth.Dial(ctx, url, eth.SourceConfig{LogRange: 1000})
+			src, err := evm.Dial(ctx, url, evm.SourceConfig{LogRange: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -556,7 +556,7 @@ func TestBackfillLogLimits(t *testing.T) {
 // stalledStates is a Source whose historical state reads wait until
 // released: a full-history backfill that takes long.
 type stalledStates struct {
-	*eth.Source
+	*evm.Source
 	entered chan struct{}
 	release chan struct{}
 	once    sync.Once

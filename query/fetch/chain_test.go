@@ -8,7 +8,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth/devchain"
+	"github.com/wharfhq/wharf/query/evm/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )

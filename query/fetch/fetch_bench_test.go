@@ -21,9 +21,9 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
-	"github.com/wharfhq/wharf/query/eth/devchain/devchaintest"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
+	"github.com/wharfhq/wharf/query/evm/devchain/devchaintest"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -64,7 +64,7 @@ func BenchmarkFetch(b *testing.B) {
 	fetch := func(subs int) float64 {
 		db := seedSubscriptions(b, testenv.SQLite(b), dev, subs, start)
 		defer db.Close()
-		src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{})
+		src, err := evm.Dial(ctx, dev.URL, evm.SourceConfig{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -233,7 +233,7 @@ func BenchmarkFetchGeth(b *testing.B) {
 		if err := db.MarkSynced(ctx, chain, subs, start, start); err != nil {
 			b.Fatal(err)
 		}
-		src, err := eth.Dial(ctx, g.URL, eth.SourceConfig{})
+		src, err := evm.Dial(ctx, g.URL, evm.SourceConfig{})
 		if err != nil {
 			b.Fatal(err)
 		}

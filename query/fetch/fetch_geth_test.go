@@ -13,8 +13,8 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -30,7 +30,7 @@ import (
 func TestStatementGeth(t *testing.T) {
 	g := testenv.NewGeth(t)
 	ctx := context.Background()
-	src, err := eth.Dial(ctx, g.URL, eth.SourceConfig{})
+	src, err := evm.Dial(ctx, g.URL, evm.SourceConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -40,7 +40,7 @@ func statementOf(t *testing.T, db *store.DB, account int64, address string) []qu
 // (0 wei unexplained), and each row's balance_after is the node's
 // balance (eth_getBalance or balanceOf) at its block, as is the newest at
 // the checkpoint. It returns the causes of each address by kind.
-func checkStatement(t *testing.T, db *store.DB, src *eth.Source, account int64, addresses []string) map[string]map[string][]query.Cause {
+func checkStatement(t *testing.T, db *store.DB, src *evm.Source, account int64, addresses []string) map[string]map[string][]query.Cause {
 	t.Helper()
 	ctx := context.Background()
 	cp, _, err := db.Checkpoint(ctx, chain)

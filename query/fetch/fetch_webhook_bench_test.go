@@ -13,10 +13,10 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
-	"github.com/wharfhq/wharf/query/eth/devchain/devchaintest"
 	"github.com/wharfhq/wharf/query/events"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
+	"github.com/wharfhq/wharf/query/evm/devchain/devchaintest"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/webhook"
 )
@@ -48,7 +48,7 @@ func BenchmarkFetchWebhooks(b *testing.B) {
 	run := func(hooks bool) (rate float64, delivered, written int64) {
 		db := seedSubscriptions(b, testenv.SQLite(b), dev, 10, start)
 		defer db.Close()
-		src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{})
+		src, err := evm.Dial(ctx, dev.URL, evm.SourceConfig{})
 		if err != nil {
 			b.Fatal(err)
 		}

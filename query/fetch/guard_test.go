@@ -10,9 +10,9 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
-	"github.com/wharfhq/wharf/query/eth/devchain/devchaintest"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
+	"github.com/wharfhq/wharf/query/evm/devchain/devchaintest"
 	"github.com/wharfhq/wharf/query/fetch"
 )
 
@@ -39,7 +39,7 @@ func newGuarded(t *testing.T, dsn string, otherID uint64, seed uint64, cfg fetch
 		g.other.Commit()
 	}
 	g.liar.SetOther(g.other.URL)
-	src, err := eth.Dial(ctx, g.liar.URL(), eth.SourceConfig{Timeout: 2 * time.Second})
+	src, err := evm.Dial(ctx, g.liar.URL(), evm.SourceConfig{Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,9 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
-	"github.com/wharfhq/wharf/query/eth/devchain/devchaintest"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
+	"github.com/wharfhq/wharf/query/evm/devchain/devchaintest"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -36,7 +36,7 @@ const chain = "ETH"
 type env struct {
 	t       *testing.T
 	dev     *devchain.Chain
-	src     *eth.Source  // the dev chain's Source
+	src     *evm.Source  // the dev chain's Source
 	fault   *faultSource // src with hooks: the fetcher's Source unless a test gives another
 	dsn     string
 	db      *store.DB
@@ -162,7 +162,7 @@ func forward(w http.ResponseWriter, target string, body []byte) {
 // faultSource is the dev chain's Source with hooks that replace the
 // answers of the trace and balance calls.
 type faultSource struct {
-	*eth.Source
+	*evm.Source
 	mu       sync.Mutex
 	traces   func(ctx context.Context, b query.SourceBlock, api string) ([]query.InternalMove, error)
 	balances func(ctx context.Context, at uint64, qs []query.BalanceQuery) ([]query.Balance, error)

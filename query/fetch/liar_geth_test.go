@@ -11,9 +11,9 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
-	"github.com/wharfhq/wharf/query/eth/devchain/devchaintest"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
+	"github.com/wharfhq/wharf/query/evm/devchain/devchaintest"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -33,12 +33,12 @@ func TestLyingNodeGeth(t *testing.T) {
 	}
 	liar := testenv.NewLyingNode(t, g.URL, rng.Uint64())
 	liar.SetOther(other.URL)
-	truth, err := eth.Dial(ctx, g.URL, eth.SourceConfig{})
+	truth, err := evm.Dial(ctx, g.URL, evm.SourceConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(truth.Close)
-	src, err := eth.Dial(ctx, liar.URL(), eth.SourceConfig{Timeout: 2 * time.Second})
+	src, err := evm.Dial(ctx, liar.URL(), evm.SourceConfig{Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

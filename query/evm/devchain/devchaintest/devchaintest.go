@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
 )
 
 // Start starts a dev chain of cfg (its producer's log discarded unless
@@ -27,9 +27,9 @@ func Start(tb testing.TB, cfg devchain.Config) *devchain.Chain {
 }
 
 // Dial returns a Source on c's JSON-RPC endpoint, closed at tb's end.
-func Dial(tb testing.TB, c *devchain.Chain) *eth.Source {
+func Dial(tb testing.TB, c *devchain.Chain) *evm.Source {
 	tb.Helper()
-	src, err := eth.Dial(context.Background(), c.URL, eth.SourceConfig{})
+	src, err := evm.Dial(context.Background(), c.URL, evm.SourceConfig{})
 	if err != nil {
 		tb.Fatalf("dial the dev chain: %v", err)
 	}

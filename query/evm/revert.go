@@ -1,4 +1,4 @@
-package eth
+package evm
 
 // Why a call reverted: the revert data of Solidity's Error(string) and
 // Panic(uint256), decoded.

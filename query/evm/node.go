@@ -1,4 +1,4 @@
-package eth
+package evm
 
 // Node URLs carry secrets: providers put the API key in the path or the
 // query, some in the userinfo. None of it may reach a log line, /healthz,

@@ -1,4 +1,4 @@
-package eth_test
+package evm_test
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
-	"github.com/wharfhq/wharf/query/eth/devchain/devchaintest"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
+	"github.com/wharfhq/wharf/query/evm/devchain/devchaintest"
 )
 
 func lower(a common.Address) string { return strings.ToLower(a.Hex()) }
@@ -151,13 +151,13 @@ func TestSourceReadsABlock(t *testing.T) {
 	hashes := []string{native.Hex(), token.Hex(), failed.Hex()}
 	for _, tc := range []struct {
 		name string
-		cfg  eth.SourceConfig
+		cfg  evm.SourceConfig
 	}{
-		{"OneByOne", eth.SourceConfig{BlockReceiptsFrom: 100}},
-		{"WholeBlock", eth.SourceConfig{BlockReceiptsFrom: 1}},
+		{"OneByOne", evm.SourceConfig{BlockReceiptsFrom: 100}},
+		{"WholeBlock", evm.SourceConfig{BlockReceiptsFrom: 1}},
 	} {
 		t.Run("Receipts"+tc.name, func(t *testing.T) {
-			s, err := eth.Dial(ctx, dev.URL, tc.cfg)
+			s, err := evm.Dial(ctx, dev.URL, tc.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,7 @@
 // demo accounts, a demo ERC-20 token and demo contracts in genesis, served
 // over real HTTP JSON-RPC on loopback.
 //
-// It is apart from query/eth (the adapter, whose Source needs a few
+// It is apart from query/evm (the adapter, whose Source needs a few
 // go-ethereum client packages) as go-ethereum keeps ethclient/simulated
 // apart from ethclient: it pulls in the node, the chain, the miner and the
 // tracers. Files by job: chain.go assembles the node and seals blocks,

@@ -1,4 +1,4 @@
-package eth_test
+package evm_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
+	"github.com/wharfhq/wharf/query/evm"
 )
 
 func TestRedactURL(t *testing.T) {
@@ -29,7 +29,7 @@ func TestRedactURL(t *testing.T) {
 		{"//KEY", "?"}, // no scheme: the key would be the host
 		{"mainnet.infura.io:443/v3/KEY", "?"},
 	} {
-		if got := eth.RedactURL(tt.in); got != tt.want {
+		if got := evm.RedactURL(tt.in); got != tt.want {
 			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -84,7 +84,7 @@ func TestNodeErrorsScrubbed(t *testing.T) {
 	u.RawQuery = url.Values{"apikey": {qval}, "k2": {qval2}}.Encode()
 	u.Fragment = frag
 	ctx := context.Background()
-	src, err := eth.Dial(ctx, u.String(), eth.SourceConfig{})
+	src, err := evm.Dial(ctx, u.String(), evm.SourceConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package eth_test
+package evm_test
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/eth"
-	"github.com/wharfhq/wharf/query/eth/devchain"
-	"github.com/wharfhq/wharf/query/eth/devchain/devchaintest"
+	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/devchain"
+	"github.com/wharfhq/wharf/query/evm/devchain/devchaintest"
 )
 
 // TestCommitEmpty: empty blocks sealed in bulk are real blocks of the
@@ -144,7 +144,7 @@ func TestStatesAt(t *testing.T) {
 		dev.Commit()
 	}
 	// Small batches: the reads span several, sent at once.
-	src, err := eth.Dial(ctx, dev.URL, eth.SourceConfig{BatchSize: 3})
+	src, err := evm.Dial(ctx, dev.URL, evm.SourceConfig{BatchSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package eth
+package evm
 
 // What the full-history backfill reads: account states at historical
 // blocks, and Transfer logs over long ranges in spans that adapt to the
