@@ -98,7 +98,7 @@ func TestLayering(t *testing.T) {
 			case p.ImportPath == mod+"query/evm" && gethNode(imp):
 				broken = "the adapter imports the go-ethereum client packages its Source needs; the node is query/evm/devchain's"
 			case under(imp, "query/evm/devchain") && (p.ImportPath == mod+"query" || under(p.ImportPath, "query/fetch") || under(p.ImportPath, "query/api") || under(p.ImportPath, "query/store")):
-				broken = "the dev chain is for addrd serve --dev and for tests (and query/adversary's scenarios), never the service's own packages"
+				broken = "the dev chain is for addrd serve --dev and for tests (and query/evm/adversary's scenarios), never the service's own packages"
 			case !strings.HasPrefix(p.ImportPath, mod+"internal/") && under(imp, "internal/testenv"):
 				broken = "only tests import internal/testenv"
 			}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/adversary"
+	"github.com/wharfhq/wharf/query/evm/adversary"
 )
 
 // hostileTokens is how many hostile tokens a run deploys: one of each

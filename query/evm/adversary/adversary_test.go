@@ -22,9 +22,9 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/wharfhq/wharf/internal/testenv"
-	"github.com/wharfhq/wharf/query/adversary"
 	"github.com/wharfhq/wharf/query/api"
 	"github.com/wharfhq/wharf/query/evm"
+	"github.com/wharfhq/wharf/query/evm/adversary"
 	"github.com/wharfhq/wharf/query/evm/devchain"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/wharfhq/wharf/query/adversary"
+	"github.com/wharfhq/wharf/query/evm/adversary"
 )
 
 // get reads path of addrd's API as the stack's requester.

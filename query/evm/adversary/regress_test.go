@@ -11,7 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
-	"github.com/wharfhq/wharf/query/adversary"
+	"github.com/wharfhq/wharf/query/evm/adversary"
 )
 
 // rows reads a's statement (the first page: these tests make few rows).
