@@ -1,0 +1,57 @@
+package chain
+
+import (
+	"context"
+
+	"github.com/wharfhq/wharf/query"
+)
+
+// The optional capabilities of a Reader, probed by type assertion: the
+// core runs what needs one only where the Reader has it.
+
+// BalanceReader is a Reader of an account chain, whose node tells an
+// address's balance at a block: the core checks a statement against it,
+// locates where a wrong one went wrong and refreshes balances on a
+// schedule. A UTXO chain has no such read and no such Reader.
+type BalanceReader interface {
+	// Balances reads the balances asked for at block, in the order of
+	// the queries (a token's symbol and decimals read once). Errors:
+	// ErrNotImplemented when the node keeps no state for block.
+	Balances(ctx context.Context, block uint64, queries []query.BalanceQuery) ([]query.Balance, error)
+}
+
+// HistorySource is a Reader that can find where an address moved without
+// reading every block: how a subscriber arriving late gets the address's
+// past (the EVM's bisection over archive state; a UTXO node's address
+// index).
+type HistorySource interface {
+	// History returns the numbers of the blocks from to to (inclusive)
+	// in which address may have moved, ascending: the core reads their
+	// Activity. A block listed with nothing for it costs a read; a block
+	// left out loses its movements. Errors: ErrNotImplemented when the
+	// node cannot answer for that range (not an archive node).
+	History(ctx context.Context, address string, from, to uint64) ([]uint64, error)
+}
+
+// Internals is a Reader that can also list the movements inside
+// transactions (an EVM node's trace API): Activity lists them once
+// UseInternals chose a source.
+type Internals interface {
+	// ProbeInternals reports which source of internal movements the node
+	// serves, "" when none.
+	ProbeInternals(ctx context.Context) (string, error)
+	// UseInternals makes Activity read internal movements from source
+	// (one ProbeInternals returned), or none with "".
+	UseInternals(source string)
+}
+
+// TokenReader is a Reader that tells what a token says of itself.
+type TokenReader interface {
+	// Token returns the symbol, name and decimals of the token of
+	// holding (a holding key), read once and cached; "" and 0 when it
+	// does not say. For "" it returns the chain's coin's.
+	Token(ctx context.Context, holding string) (query.TokenMeta, error)
+}
+
+// A Reader that knows which block the chain holds final implements
+// query.Finalizer: no reorg goes below it.
