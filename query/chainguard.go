@@ -11,12 +11,12 @@ import (
 // rewinds it.
 var ErrChainStopped = errors.New("chain stopped")
 
-// ChainIdentity tells one chain from another: its ID (EIP-155) and the
-// hash of its block 0, which two chains of one ID (every dev chain is
-// 1337) do not share.
+// ChainIdentity tells one chain from another: its CAIP-2 chain ID
+// (chainid.go) and the hash of its block 0, which two chains of one ID
+// (every EVM dev chain is eip155:1337) do not share.
 type ChainIdentity struct {
-	ID      uint64
-	Genesis string // lowercase 0x-hex; "" when not known
+	ID      string // CAIP-2: "eip155:1"
+	Genesis string // the family's block hash; "" when not known
 }
 
 // ChainStop is a chain whose fetching stopped, and the operator's orders

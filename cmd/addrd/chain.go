@@ -114,7 +114,7 @@ func chainStatus(c *cli.Context) error {
 		case s.Accept:
 			state = "resumed: the next reorg is applied"
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", name, id.ID, head, leader, state)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", name, id.ID, head, leader, state)
 	}
 	return w.Flush()
 }

@@ -118,6 +118,13 @@ func (h *health) state(ctx context.Context, chain string) (api.ChainHealth, erro
 		s.Problem = fmt.Sprintf("fetching %s stopped since %s: %s", chain, stop.Since.Format(time.RFC3339), stop.Reason)
 		s.SyncProblem, s.SyncProblemSince = s.Problem, stop.Since
 	}
+	switch id, err := h.db.ChainIdentity(ctx, chain); {
+	case errors.Is(err, query.ErrNotFound): // not fetched yet
+	case err != nil:
+		return s, err
+	default:
+		s.ChainID = id.ID
+	}
 	cp, ok, err := h.db.Checkpoint(ctx, chain)
 	if err != nil {
 		return s, err

@@ -88,6 +88,12 @@ func TestNodeSecretsNeverShown(t *testing.T) {
 				return h.Chains["ETH"].StoredHead > 0 && h.Chains["ETH"].Problem == "" &&
 					h.Fetch["BAD"] != "" && h.Fetch["DOWN"] != ""
 			})
+			if got := h.Chains["ETH"].ChainID; got != "eip155:1337" {
+				t.Errorf("/healthz chain_id of ETH %q, want eip155:1337 (CAIP-2)", got)
+			}
+			if got := h.Chains["DOWN"].ChainID; got != "" {
+				t.Errorf("/healthz chain_id of DOWN, never fetched, %q", got)
+			}
 			if !strings.Contains(h.Fetch["BAD"], "HTTP 401") || !strings.Contains(h.Fetch["DOWN"], "node unreachable") {
 				t.Errorf("/healthz reasons: BAD %q, DOWN %q; want HTTP 401 and node unreachable", h.Fetch["BAD"], h.Fetch["DOWN"])
 			}

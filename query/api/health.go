@@ -13,6 +13,9 @@ import (
 // and lag, read from the database so that every replica, fetching or not,
 // says the same.
 type ChainHealth struct {
+	// ChainID is the chain's CAIP-2 chain ID as the database records it
+	// ("eip155:1"); empty until the chain is first fetched.
+	ChainID string `json:"chain_id,omitempty"`
 	// Leader is the replica holding the chain's lease (host:pid); empty
 	// when none does.
 	Leader string `json:"leader"`

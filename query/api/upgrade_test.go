@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -88,13 +89,21 @@ func releaseReads(t *testing.T, dialect string) (reads map[string]string, id, se
 
 // TestUpgradeFromRelease: a database written by the release before chain
 // families, upgraded in place, answers every read as the release did,
-// byte for byte: every page of transactions, statement rows, balances,
+// byte for byte (its chains' identities now CAIP-2): every page of transactions, statement rows, balances,
 // balances as of a block, exports and transactions by hash.
 func TestUpgradeFromRelease(t *testing.T) {
 	for _, d := range testenv.DBs() {
 		t.Run(d.Name, func(t *testing.T) {
 			db := openRelease(t, d.Name)
 			reads, id, secret := releaseReads(t, d.Name)
+			for chain, want := range map[string]query.ChainIdentity{
+				"ETH": {ID: "eip155:1", Genesis: "0xd4e56740f876aef8c010b86a40d5f56745a118d0906a34e69aec8c0db1cb8fa3"},
+				"TST": {ID: "eip155:1337"},
+			} {
+				if got, err := db.ChainIdentity(context.Background(), chain); err != nil || got != want {
+					t.Errorf("%s after the upgrade: %+v, %v; want %+v", chain, got, err, want)
+				}
+			}
 			h := api.New(api.Config{Store: db, Chains: []string{"ETH", "TST"}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 				Metrics: prometheus.NewRegistry()})
 			srv := httptest.NewServer(h)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/wharfhq/wharf/query"
 )
@@ -18,12 +19,17 @@ import (
 // genesis block).
 var ErrChainMismatch = errors.New("chain mismatch")
 
-// networkName names a chain ID for messages.
-func networkName(id uint64) string {
-	if n, ok := query.KnownNetwork(id); ok {
-		return fmt.Sprintf("%d (%s)", id, n.Name)
+// networkName names a CAIP-2 chain ID for messages: with the network's
+// name when addrd's table knows it.
+func networkName(id string) string {
+	if ns, ref, err := query.ParseChainID(id); err == nil && ns == "eip155" {
+		if n, err := strconv.ParseUint(ref, 10, 64); err == nil {
+			if net, ok := query.KnownNetwork(n); ok {
+				return id + " (" + net.Name + ")"
+			}
+		}
 	}
-	return fmt.Sprint(id)
+	return id
 }
 
 // CheckChain asks the node its chain ID and genesis block, records them
@@ -55,7 +61,7 @@ func (f *follower) verifyIdentity(ctx context.Context) error {
 	if err != nil {
 		return f.nodeErr(fmt.Errorf("chain %s: asking the node its genesis block: %w", f.cfg.Chain, err))
 	}
-	node := query.ChainIdentity{ID: id}
+	node := query.ChainIdentity{ID: query.EIP155(id)}
 	if len(genesis) == 1 {
 		node.Genesis = genesis[0].Hash
 	}
@@ -74,16 +80,16 @@ func (f *follower) verifyIdentity(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if recorded.ID != id {
-		return fmt.Errorf("chain %s: the node serves chain ID %s but this database holds chain ID %s under that name: refusing to fetch (nothing is deleted); point --chain %s at a node of chain ID %d, or use another name or database: %w",
-			f.cfg.Chain, networkName(id), networkName(recorded.ID), f.cfg.Chain, recorded.ID, ErrChainMismatch)
+	if recorded.ID != node.ID {
+		return fmt.Errorf("chain %s: the node serves chain %s but this database holds chain %s under that name: refusing to fetch (nothing is deleted); point --chain %s at a node of chain %s, or use another name or database: %w",
+			f.cfg.Chain, networkName(node.ID), networkName(recorded.ID), f.cfg.Chain, recorded.ID, ErrChainMismatch)
 	}
 	if recorded.Genesis != "" && node.Genesis != "" && recorded.Genesis != node.Genesis {
-		return fmt.Errorf("chain %s: the node serves another chain of chain ID %d (genesis block %s, this database holds genesis %s under that name): refusing to fetch (nothing is deleted); point --chain %s at a node of the chain recorded: %w",
-			f.cfg.Chain, id, node.Genesis, recorded.Genesis, f.cfg.Chain, ErrChainMismatch)
+		return fmt.Errorf("chain %s: the node serves another chain of chain ID %s (genesis block %s, this database holds genesis %s under that name): refusing to fetch (nothing is deleted); point --chain %s at a node of the chain recorded: %w",
+			f.cfg.Chain, node.ID, node.Genesis, recorded.Genesis, f.cfg.Chain, ErrChainMismatch)
 	}
 	if f.facts.native.Symbol == "" {
-		f.log.Info("fetcher: chain", "chain_id", id, "genesis", node.Genesis, "native", native.Symbol, "decimals", native.Decimals)
+		f.log.Info("fetcher: chain", "chain_id", node.ID, "genesis", node.Genesis, "native", native.Symbol, "decimals", native.Decimals)
 	}
 	f.facts.native = native
 	f.checked = true

@@ -43,7 +43,7 @@ func TestChainIDRefused(t *testing.T) {
 		if !errors.Is(err, fetch.ErrChainMismatch) {
 			t.Fatalf("err %v, want ErrChainMismatch", err)
 		}
-		for _, want := range []string{"11155111 (Sepolia)", "1337", "refusing"} {
+		for _, want := range []string{"eip155:11155111 (Sepolia)", "eip155:1337", "refusing"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q does not say %q", err, want)
 			}

@@ -129,8 +129,8 @@ func TestNodeSwapKeepsHistory(t *testing.T) {
 		id   uint64
 		want string
 	}{
-		{"OtherChainID", 1338, "chain ID 1338"},
-		{"OtherGenesis", 1337, "another chain of chain ID 1337"},
+		{"OtherChainID", 1338, "chain eip155:1338"},
+		{"OtherGenesis", 1337, "another chain of chain ID eip155:1337"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			testenv.ForEachDB(t, func(t *testing.T, dsn string) {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -12,33 +13,41 @@ import (
 
 var _ query.ChainGuard = (*DB)(nil)
 
-// RecordChainID records id as the chain ID of chain unless one is
-// recorded already, and returns the recorded one.
-func (db *DB) RecordChainID(ctx context.Context, chain string, id uint64) (uint64, error) {
-	got, err := db.RecordChainIdentity(ctx, chain, query.ChainIdentity{ID: id})
-	return got.ID, err
-}
-
-// RecordChainIdentity implements query.ChainGuard.
+// RecordChainIdentity implements query.ChainGuard. An EVM chain's
+// EIP-155 number is written to chain_id too, for a replica of the release
+// before (migration 0087).
 func (db *DB) RecordChainIdentity(ctx context.Context, chain string, id query.ChainIdentity) (query.ChainIdentity, error) {
+	namespace, reference, err := query.ParseChainID(id.ID)
+	if err != nil {
+		return query.ChainIdentity{}, fmt.Errorf("store: record chain identity of %s: %w", chain, err)
+	}
+	var legacy uint64
+	if namespace == "eip155" {
+		legacy, _ = strconv.ParseUint(reference, 10, 63)
+	}
 	var recorded query.ChainIdentity
-	err := db.tx(ctx, func(tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chain_ids (chain, chain_id, recorded, genesis) VALUES (?, ?, ?, ?)
-			ON CONFLICT (chain) DO NOTHING`, chain, id.ID, db.stamp(), id.Genesis); err != nil {
+	err = db.tx(ctx, func(tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chain_ids (chain, chain_id, caip2, recorded, genesis) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (chain) DO NOTHING`, chain, legacy, id.ID, db.stamp(), id.Genesis); err != nil {
 			return err
 		}
 		// A chain recorded before its genesis was: the genesis of the
 		// chain ID recorded, when that is the node's.
 		if id.Genesis != "" {
-			if _, err := tx.ExecContext(ctx, `UPDATE chain_ids SET genesis = ? WHERE chain = ? AND chain_id = ? AND genesis = ''`,
+			if _, err := tx.ExecContext(ctx, `UPDATE chain_ids SET genesis = ? WHERE chain = ? AND `+chainIDColumn+` = ? AND genesis = ''`,
 				id.Genesis, chain, id.ID); err != nil {
 				return err
 			}
 		}
-		return tx.NewRaw("SELECT chain_id, genesis FROM chain_ids WHERE chain = ?", chain).Scan(ctx, &recorded.ID, &recorded.Genesis)
+		return tx.NewRaw("SELECT "+chainIDColumn+", genesis FROM chain_ids WHERE chain = ?", chain).Scan(ctx, &recorded.ID, &recorded.Genesis)
 	})
 	return recorded, wrap("record chain identity", err)
 }
+
+// chainIDColumn reads a chain_ids row's CAIP-2 chain ID: caip2, or for a
+// row a replica of the release before recorded (migration 0087), the EVM
+// chain of its chain_id.
+const chainIDColumn = "(CASE WHEN caip2 = '' THEN 'eip155:' || chain_id ELSE caip2 END)"
 
 // StopChain implements query.ChainGuard.
 func (db *DB) StopChain(ctx context.Context, chain, reason string) error {
@@ -133,6 +142,6 @@ func (db *DB) RecordedChains(ctx context.Context) ([]string, error) {
 // query.ErrNotFound.
 func (db *DB) ChainIdentity(ctx context.Context, chain string) (query.ChainIdentity, error) {
 	var id query.ChainIdentity
-	err := db.w.NewRaw("SELECT chain_id, genesis FROM chain_ids WHERE chain = ?", chain).Scan(ctx, &id.ID, &id.Genesis)
+	err := db.w.NewRaw("SELECT "+chainIDColumn+", genesis FROM chain_ids WHERE chain = ?", chain).Scan(ctx, &id.ID, &id.Genesis)
 	return id, wrap("chain identity "+chain, err)
 }
