@@ -1,0 +1,103 @@
+package query
+
+import (
+	"time"
+)
+
+// Kinds of movement: of a Transfer, and of a Cause in a statement.
+const (
+	KindTransaction  = "transaction"  // a transaction's own value
+	KindInternal     = "internal"     // a CALL or CALLCODE with value inside a transaction
+	KindToken        = "token"        // an ERC-20 Transfer log
+	KindFee          = "fee"          // the fee the sender pays: gasUsed × effectiveGasPrice (+ blob gas)
+	KindWithdrawal   = "withdrawal"   // an EIP-4895 withdrawal from the beacon chain
+	KindFeeIncome    = "fee_income"   // the priority fees of a block, to its fee recipient
+	KindCreation     = "creation"     // value sent with a contract creation (CREATE, CREATE2, or a creating transaction)
+	KindSelfdestruct = "selfdestruct" // a SELFDESTRUCT's balance, to its beneficiary
+	KindBurn         = "burn"         // the balance of a contract that self-destructed to itself in the transaction that created it: destroyed (EIP-6780)
+	KindGenesis      = "genesis"      // the allocation of the genesis block
+)
+
+// BalanceChange is a row of an address's statement: how the balance of
+// one asset changed in one block, and why. Rows chain: BalanceAfter −
+// Amount of a row is the BalanceAfter of the address's previous row of
+// the same asset.
+type BalanceChange struct {
+	Chain    string
+	Address  string
+	Contract string // "" for the native coin
+	Block    uint64
+	Time     time.Time
+	// Amount is the signed change (wei or the token's base units): the
+	// sum of the causes' amounts, plus Difference.
+	Amount       Amount
+	BalanceAfter Amount
+	Causes       []Cause
+	// Checked says that BalanceAfter was compared with the node's balance
+	// at this row's block; Reconciled, asserted only then, that they
+	// agreed. A row not checked asserts nothing: the movements found may
+	// miss one the node saw (a rebase; an internal movement without
+	// traces), which the next checked row then takes as its difference.
+	Checked    bool
+	Reconciled bool
+	// Difference (node − found, signed) is what a disagreement added to
+	// Amount, on the row of the block where it was found, so that
+	// BalanceAfter is the node's there; zero when none.
+	Difference Amount
+	// Traced is false when the node had no trace API: internal movements
+	// of this block are not among the causes.
+	Traced bool
+}
+
+// Cause is one movement behind a BalanceChange.
+type Cause struct {
+	Kind   string // a Kind constant
+	TxHash string // "" for a withdrawal and fee income
+	Amount Amount // signed
+	// Withdrawal is the withdrawal's EIP-4895 index and validator index,
+	// for a KindWithdrawal cause; nil otherwise.
+	Withdrawal *WithdrawalRef
+}
+
+// WithdrawalRef names an EIP-4895 withdrawal: its index, counted over
+// the chain, and the beacon-chain validator it pays.
+type WithdrawalRef struct {
+	Index     uint64
+	Validator uint64
+}
+
+// ChangeCursor is the keyset position after a statement row in the order
+// newest first: (Block, Contract) descending.
+type ChangeCursor struct {
+	Block    uint64
+	Contract string
+}
+
+// StatementHead is where an address's statement of one asset stands: its
+// balance after block Block, from which the next row continues.
+type StatementHead struct {
+	Address  string
+	Contract string
+	Block    uint64
+	Balance  Amount
+}
+
+// Holding names one asset of one address: its native coin (Contract "")
+// or a token.
+type Holding struct {
+	Address  string
+	Contract string
+}
+
+// StatementBound is what the stored statement tells of a holding's
+// balance around the blocks lo to hi that a backfill fills.
+type StatementBound struct {
+	Holding
+	// Above is the balance after block hi: the opening balance of the
+	// holding's first row above hi, else its head's balance when the head
+	// stands at hi or above; nil when the statement does not tell.
+	Above *Amount
+	// Below is the balance after the holding's last row below lo (an
+	// earlier tracking of the address); nil when there is none.
+	Below *Amount
+}
