@@ -22,6 +22,15 @@ const (
 // CacheControl is the Cache-Control of the object at key. access is the
 // access class when key is an artifact, "" for any other object.
 func CacheControl(key, access string) string {
+	if IsRegistryKey(key) {
+		if !IsImmutableRegistryKey(key) {
+			return CacheRevalidate // tags
+		}
+		if access == AccessPublic {
+			return CacheImmutable
+		}
+		return CachePrivate
+	}
 	if !strings.HasPrefix(key, "bin/") && !strings.HasPrefix(key, "img/") {
 		return CacheRevalidate
 	}

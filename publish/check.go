@@ -5,13 +5,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/wharfhq/wharf/publish/oci"
 )
 
 // CheckInput looks at dir as publish would and deeper, without publishing:
@@ -37,7 +39,7 @@ func (c *Config) CheckInput(dir string) (inputs []Input, problems []string, err 
 		}
 	}
 	for _, in := range inputs {
-		if err := checkContent(in); err != nil {
+		if err := checkContent(in, c.maxImageSize()); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", path.Base(in.Path), err))
 		}
 		if _, err := sbomOf(in); err != nil {
@@ -48,19 +50,19 @@ func (c *Config) CheckInput(dir string) (inputs []Input, problems []string, err 
 }
 
 // checkContent reads one input through and checks what it holds.
-func checkContent(in Input) error {
+func checkContent(in Input, maxImageSize int64) error {
 	f, err := in.open()
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	head := make([]byte, SignContextMagicLen)
+	head := make([]byte, headLen)
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return err
 	}
-	if IsSignContext(head[:n]) {
-		return ErrLooksLikeMetadata
+	if err := refuseHead(head[:n]); err != nil {
+		return err
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
@@ -76,7 +78,7 @@ func checkContent(in Input) error {
 	case FormArchive:
 		return checkArchive(f, in.Spec.Executable, in.Build)
 	case FormImage:
-		return checkImage(f, in.Build)
+		return checkImage(f, in.Size, in.Build, maxImageSize)
 	}
 	return nil
 }
@@ -207,66 +209,10 @@ func orNothing(s string) string {
 	return s
 }
 
-// maxImageJSON bounds the JSON files of an image archive read into memory.
-const maxImageJSON = 4 << 20
-
-// checkImage checks a docker save archive: a manifest.json naming one
-// image whose config says linux and the build's platform, and whose
-// layers are in the archive.
-func checkImage(r io.Reader, b Build) error {
-	tr := tar.NewReader(r)
-	files := map[string]bool{}
-	small := map[string][]byte{}
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("not a tar archive: %w", err)
-		}
-		name := strings.TrimPrefix(path.Clean(h.Name), "./")
-		files[name] = true
-		if h.Typeflag == tar.TypeReg && h.Size <= maxImageJSON {
-			if small[name], err = io.ReadAll(tr); err != nil {
-				return fmt.Errorf("read %s: %w", name, err)
-			}
-		}
-	}
-	raw, ok := small["manifest.json"]
-	if !ok {
-		return errors.New("no manifest.json: not the output of docker save")
-	}
-	var manifest []struct {
-		Config   string
-		RepoTags []string
-		Layers   []string
-	}
-	if err := json.Unmarshal(raw, &manifest); err != nil {
-		return fmt.Errorf("manifest.json: %w", err)
-	}
-	if len(manifest) != 1 {
-		return fmt.Errorf("manifest.json lists %d images; save one image per platform", len(manifest))
-	}
-	m := manifest[0]
-	for _, l := range m.Layers {
-		if !files[path.Clean(l)] {
-			return fmt.Errorf("layer %s named in manifest.json is not in the archive", l)
-		}
-	}
-	rawCfg, ok := small[path.Clean(m.Config)]
-	if !ok {
-		return fmt.Errorf("image config %s named in manifest.json is not in the archive", m.Config)
-	}
-	var cfg struct {
-		Architecture string `json:"architecture"`
-		OS           string `json:"os"`
-	}
-	if err := json.Unmarshal(rawCfg, &cfg); err != nil {
-		return fmt.Errorf("image config %s: %w", m.Config, err)
-	}
-	if cfg.OS != "linux" || cfg.Architecture != b.Platform {
-		return fmt.Errorf("an image for %s/%s, published for linux/%s", cfg.OS, cfg.Architecture, b.Platform)
-	}
-	return nil
+// checkImage reads an image archive as publish does (oci.Read): a docker
+// save or an OCI layout holding an image of the build's platform whose
+// blobs are all there with their digests.
+func checkImage(f *os.File, size int64, b Build, maxSize int64) error {
+	_, err := oci.Read(f, size, b.Platform, oci.Limits{MaxSize: maxSize})
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,7 +49,7 @@ type tarFile struct {
 	body []byte
 }
 
-func tarOf(t *testing.T, gz bool, files ...tarFile) []byte {
+func tarOf(t testing.TB, gz bool, files ...tarFile) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	var w *tar.Writer
@@ -82,7 +83,7 @@ func dockerSave(t *testing.T, arch string) []byte {
 	t.Helper()
 	return tarOf(t, false,
 		tarFile{"manifest.json", 0o644, []byte(`[{"Config":"c.json","RepoTags":["x:1"],"Layers":["l/layer.tar"]}]`)},
-		tarFile{"c.json", 0o644, []byte(`{"architecture":"` + arch + `","os":"linux"}`)},
+		tarFile{"c.json", 0o644, []byte(`{"architecture":"` + arch + `","os":"linux","rootfs":{"type":"layers","diff_ids":["sha256:` + hex.EncodeToString(sha256Of([]byte("layer"))) + `"]}}`)},
 		tarFile{"l/layer.tar", 0o644, []byte("layer")},
 	)
 }

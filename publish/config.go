@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/wharfhq/wharf/publish/oci"
 )
 
 // Config is the release contents, read from wharf.toml:
@@ -29,6 +31,17 @@ import (
 // as a whole.
 type Config struct {
 	Artifacts []ArtifactSpec `toml:"artifact"`
+	// MaxImageSize bounds an image archive, in bytes (max_image_size;
+	// 0 for 16 GiB): a larger one is refused by wharf check and publish.
+	MaxImageSize int64 `toml:"max_image_size"`
+}
+
+// maxImageSize is MaxImageSize with its default.
+func (c *Config) maxImageSize() int64 {
+	if c == nil || c.MaxImageSize <= 0 {
+		return oci.DefaultMaxSize
+	}
+	return c.MaxImageSize
 }
 
 // DefaultConfig is the built-in release contents of docs/design.md.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/publish/oci"
 )
 
 // kindArtifact stands for a download in the pairs of kinds: signed bare.
@@ -26,6 +27,17 @@ const kindArtifact = "artifact"
 // kindAttestation stands for an in-toto statement in a DSSE envelope,
 // signed under its own payload type and naming no tree.
 const kindAttestation = "attestation"
+
+// kindImageSig stands for a cosign image signature: a simple-signing
+// payload naming a manifest digest, signed bare as cosign does.
+const kindImageSig = "image signature"
+
+// refusedArtifact reports whether publish refuses to sign b as a
+// download, and wharf verify to verify it as one.
+func refusedArtifact(b []byte) bool {
+	head := b[:min(len(b), 512)]
+	return publish.IsSignContext(head) || oci.LooksLikeJSON(head)
+}
 
 // contextOf is the byte string a signature of body as kind covers
 // (kind being metadata or an attestation).
@@ -41,8 +53,15 @@ func contextOf(kind, url string, body []byte) []byte {
 func signAs(t *testing.T, s publish.Signer, kind, url string, b []byte) (sig []byte, ok bool) {
 	t.Helper()
 	ctx := context.Background()
-	if kind == kindArtifact {
-		if publish.IsSignContext(b[:min(len(b), publish.SignContextMagicLen)]) {
+	if kind == kindImageSig {
+		// publish signs only the payloads it writes itself.
+		ref, d, err := oci.ParseSignaturePayload(b)
+		if want, _ := oci.SignaturePayload(ref, d); err != nil || !bytes.Equal(b, want) {
+			return nil, false
+		}
+	}
+	if kind == kindArtifact || kind == kindImageSig {
+		if kind == kindArtifact && refusedArtifact(b) {
 			return nil, false
 		}
 		der, err := s.SignDigest(ctx, sha256Of(b))
@@ -73,7 +92,12 @@ func signAs(t *testing.T, s publish.Signer, kind, url string, b []byte) (sig []b
 func acceptedAs(pub *ecdsa.PublicKey, kind, url string, file, sig []byte) bool {
 	switch kind {
 	case kindArtifact:
-		return !publish.IsSignContext(file[:min(len(file), publish.SignContextMagicLen)]) && publish.Verify(pub, bytes.NewReader(file), sig) == nil
+		return !refusedArtifact(file) && publish.Verify(pub, bytes.NewReader(file), sig) == nil
+	case kindImageSig:
+		// cosign verify: the payload parses and names a digest, the
+		// signature is over its bytes.
+		_, d, err := oci.ParseSignaturePayload(file)
+		return err == nil && publish.VerifyImageSignature(pub, d, file, sig) == nil
 	case publish.SignedChannel:
 		rec := append(append(bytes.Clone(file), "signature "...), append(sig, '\n')...)
 		c, err := publish.VerifyChannel(pub, rec, time.Time{})
@@ -116,6 +140,12 @@ func genBody(rng *rand.Rand, kind, base string) []byte {
 		return []byte(b.String())
 	case publish.SignedManifest:
 		return fmt.Appendf(nil, "{\"schema\":1,\"releases\":[{\"version\":\"26.1.%d\"}]}\n", 1+rng.IntN(9))
+	case kindImageSig:
+		b, _ := oci.SignaturePayload(strings.TrimPrefix(base, "https://")+"/treasury-node", fmt.Sprintf("sha256:%016x%016x%016x%016x", rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()))
+		if rng.IntN(4) == 0 {
+			b = append([]byte(" "), b...) // what cosign reads too
+		}
+		return b
 	case kindAttestation:
 		return fmt.Appendf(nil, `{"_type":%q,"subject":[{"name":"treasury-cli-26.1.%d-linux-amd64.tar.gz","digest":{"sha256":"%064x"}}],"predicateType":%q,"predicate":{}}`,
 			publish.StatementType, 1+rng.IntN(9), rng.Uint64(), []string{publish.PredicateSLSA, publish.PredicateCycloneDX}[rng.IntN(2)])
@@ -154,7 +184,7 @@ func TestNoSignatureCrossesKinds(t *testing.T) {
 	s, _ := testSigner(t)
 	pub, _ := s.PublicKey(context.Background())
 	rng := testenv.Rand(t, 1)
-	kinds := append([]string{kindArtifact, kindAttestation}, publish.SignedKinds()...)
+	kinds := append([]string{kindArtifact, kindAttestation, kindImageSig}, publish.SignedKinds()...)
 	trees := []string{"https://dl.example.com", "https://staging.example.com", "https://dl.example.com/v2"}
 	rounds := 40
 	if testing.Short() {
@@ -193,7 +223,7 @@ func TestNoSignatureCrossesKinds(t *testing.T) {
 						// fixes it, and names no tree, nor does an
 						// attestation (its subject is a file name and
 						// digest): SHA256SUMS does.
-						otherTree := base != other && as != kindArtifact && as != kindAttestation
+						otherTree := base != other && as != kindArtifact && as != kindAttestation && as != kindImageSig
 						if signed != as || otherTree || !bytes.Equal(file, signedBytes) {
 							t.Fatalf("bytes signed as %s for %s accepted as %s for %s:\n%q", signed, base, as, other, file)
 						}

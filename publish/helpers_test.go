@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -133,21 +134,24 @@ func demoInputs(t testing.TB, seed string) string {
 				writeFile(t, filepath.Join(dir, name), []byte(body), 0o755)
 			case b.Images:
 				name := fmt.Sprintf("%s-%s.tar", a.Name, b.Platform)
-				writeFile(t, filepath.Join(dir, name), imageTar(t, a.Name+" "+seed+" "+b.Platform), 0o644)
+				writeFile(t, filepath.Join(dir, name), imageTar(t, a.Name+" "+seed+" "+b.Platform, b.Platform), 0o644)
 			}
 		}
 	}
 	return dir
 }
 
-// imageTar is a small valid tar shaped like docker save output.
-func imageTar(t testing.TB, content string) []byte {
+// imageTar is a small valid docker save archive of one layer for
+// linux/arch.
+func imageTar(t testing.TB, content, arch string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
+	layer := tarOf(t, false, tarFile{"etc/demo", 0o644, []byte(content + "\n")})
 	files := []struct{ name, body string }{
 		{"manifest.json", `[{"Config":"config.json","RepoTags":["demo:latest"],"Layers":["layer.tar"]}]`},
-		{"config.json", `{"architecture":"amd64","os":"linux","comment":"` + content + `"}`},
+		{"config.json", `{"architecture":"` + arch + `","os":"linux","comment":"` + content + `","rootfs":{"type":"layers","diff_ids":["sha256:` + hex.EncodeToString(sha256Of(layer)) + `"]}}`},
+		{"layer.tar", string(layer)},
 	}
 	for _, f := range files {
 		tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), Typeflag: tar.TypeReg})

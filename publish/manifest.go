@@ -24,6 +24,9 @@ type Release struct {
 	Kind      string     `json:"kind"` // release or preview
 	Published time.Time  `json:"published"`
 	Artifacts []Artifact `json:"artifacts"`
+	// Images are the release's images as the registry tree serves them
+	// (v2/NAME/...), each an index of its platforms' manifests.
+	Images []Image `json:"images,omitempty"`
 	// Notes are the release notes as written (Markdown), NotesHTML the
 	// same rendered by RenderNotes at publish, which the page shows.
 	Notes     string `json:"notes,omitempty"`

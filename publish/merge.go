@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // readManifest reads releases.json; a missing one is an empty manifest
@@ -54,20 +55,32 @@ func (r *publishRun) mergeManifest(ctx context.Context, arts []Artifact) error {
 			if !sameArtifacts(old.Artifacts, arts) {
 				return fmt.Errorf("%w: %s was published meanwhile with other artifacts", ErrVersionExists, r.v)
 			}
+			images := !sameImages(old.Images, r.imgs)
+			if images && len(old.Images) > 0 {
+				return fmt.Errorf("%w: %s lists other images in %s", ErrVersionExists, r.v, KeyManifest)
+			}
 			// The notes are not part of the signed release: new ones
 			// replace the old.
-			if r.Notes == "" || old.Notes == r.Notes {
+			notes := r.Notes != "" && old.Notes != r.Notes
+			if !notes && !images {
 				return nil
 			}
-			old.Notes, old.NotesHTML = r.Notes, r.notesHTML
-			r.Progress.Logf("%s: replacing its release notes", r.v)
+			if notes {
+				old.Notes, old.NotesHTML = r.Notes, r.notesHTML
+				r.Progress.Logf("%s: replacing its release notes", r.v)
+			}
+			if images {
+				// A release published before its images were served
+				// from the registry tree gains them.
+				old.Images = r.imgs
+			}
 		} else {
 			// A concurrent publish may have added the release this
 			// preview follows.
 			if err := r.checkVersion(m); err != nil {
 				return err
 			}
-			m.Merge(Release{Version: r.v.String(), Kind: r.v.Kind(), Published: r.Now().UTC(), Artifacts: arts, Notes: r.Notes, NotesHTML: r.notesHTML})
+			m.Merge(Release{Version: r.v.String(), Kind: r.v.Kind(), Published: r.Now().UTC(), Artifacts: arts, Images: r.imgs, Notes: r.Notes, NotesHTML: r.notesHTML})
 		}
 		var b bytes.Buffer
 		if err := m.Encode(&b); err != nil {
@@ -80,4 +93,11 @@ func (r *publishRun) mergeManifest(ctx context.Context, arts []Artifact) error {
 		}
 		return err
 	}
+}
+
+// sameImages reports whether two releases' images are the same indexes.
+func sameImages(a, b []Image) bool {
+	return slices.EqualFunc(a, b, func(x, y Image) bool {
+		return x.Name == y.Name && x.Index == y.Index && x.Repository == y.Repository
+	})
 }

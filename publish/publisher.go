@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/wharfhq/wharf/publish/oci"
 	"github.com/wharfhq/wharf/templates"
 )
 
@@ -129,8 +130,10 @@ type publishRun struct {
 	v         Version
 	notesHTML string // Notes rendered
 	res       *Result
-	sboms     map[string][]byte // artifact key -> its SBOM (CycloneDX JSON), when known
-	mu        sync.Mutex        // guards res.Written
+	sboms     map[string][]byte  // artifact key -> its SBOM (CycloneDX JSON), when known
+	images    map[int]*oci.Image // input index -> the image its archive holds
+	imgs      []Image            // the release's images as written into the registry tree
+	mu        sync.Mutex         // guards res.Written
 }
 
 // Publish publishes version from inputs (see Config.ScanInput). It checks
@@ -162,6 +165,9 @@ func (p *Publisher) Publish(ctx context.Context, version string, inputs []Input)
 	if r.sboms, err = r.readSBOMs(ctx, inputs); err != nil {
 		return nil, fmt.Errorf("publish %s: %w", v, err)
 	}
+	if r.images, err = r.readImages(ctx, inputs); err != nil {
+		return nil, fmt.Errorf("publish %s: %w", v, err)
+	}
 	r.cleanTemp(ctx, inputs)
 	if err := r.publish(ctx, inputs); err != nil {
 		return r.res, fmt.Errorf("publish %s: %w", v, err)
@@ -179,11 +185,14 @@ func (p *Publisher) Publish(ctx context.Context, version string, inputs []Input)
 //     (signatures.go, ensureSigs)
 //   - claim.go: a new version is claimed for these inputs
 //   - upload.go: the artifacts, each checked and signed (signatures.go)
+//   - registry_write.go: the images' registry tree (blobs, manifests, the
+//     index, their cosign signatures, the version tag)
 //   - sums.go: SHA256SUMS and its signature, per kind
 //   - merge.go: the release into releases.json (mergeManifest)
 //   - derived.go: _redirects and index.html from the manifest
 //   - small.go: dl.pub
-//   - pointer.go: latest or preview; channel_write.go: the channel record
+//   - pointer.go: latest or preview, then the images' tag of it
+//     (registry_write.go); channel_write.go: the channel record
 //   - install.go: the install script, with the record's sequence
 //
 // cleantemp.go removes what killed publishes left, before all this.
@@ -240,6 +249,9 @@ func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
 		}
 	}
 
+	if r.imgs, err = r.writeRegistry(ctx, inputs); err != nil {
+		return err
+	}
 	if err := r.writeSums(ctx, arts, inputs); err != nil {
 		return err
 	}
@@ -257,6 +269,9 @@ func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
 		pointer = KeyPreview
 	}
 	if err := r.movePointer(ctx, pointer); err != nil {
+		return err
+	}
+	if err := r.writeImageTags(ctx, pointer); err != nil {
 		return err
 	}
 	if err := r.writeChannel(ctx); err != nil {

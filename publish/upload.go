@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/wharfhq/wharf/publish/oci"
 )
 
 // uploadArtifacts uploads every input and its signature, in parallel, and
@@ -96,18 +98,37 @@ func (r *publishRun) signAndAttest(ctx context.Context, a Artifact) (Artifact, e
 // artifact signature would be a signature of metadata.
 var ErrLooksLikeMetadata = errors.New("starts with \"" + contextMagic + "\", the context wharf signs metadata in: its signature would pass for a channel record's or a SHA256SUMS'; not publishing it")
 
+// ErrLooksLikeJSON is returned by Publish and CheckInput for an input
+// that starts as a JSON object: its artifact signature would be a
+// signature of an image signature payload, which cosign accepts.
+var ErrLooksLikeJSON = errors.New("starts as a JSON object, as the payload of an image signature does: its signature would pass for a cosign signature of an image; not publishing it")
+
 // refuseSignContext returns a reader of the same bytes as src, after
 // checking its first bytes are no metadata signing context.
 func refuseSignContext(src io.Reader) (io.Reader, error) {
 	br := bufio.NewReaderSize(src, 64<<10)
-	head, err := br.Peek(SignContextMagicLen)
+	head, err := br.Peek(headLen)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
+	return br, refuseHead(head)
+}
+
+// headLen is how many first bytes of an input refuseHead looks at.
+const headLen = 512
+
+// refuseHead refuses an input whose first bytes could pass for what the
+// release key signs in another kind: a metadata signing context, or a
+// JSON object such as the payload of an image signature (cosign signs a
+// payload bare, as an artifact is signed).
+func refuseHead(head []byte) error {
 	if IsSignContext(head) {
-		return nil, ErrLooksLikeMetadata
+		return ErrLooksLikeMetadata
 	}
-	return br, nil
+	if oci.LooksLikeJSON(head) {
+		return ErrLooksLikeJSON
+	}
+	return nil
 }
 
 // adoptExisting handles an artifact key that already holds an object: it

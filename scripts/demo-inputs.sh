@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # demo-inputs.sh DIR [LABEL]: fill DIR with a demo INPUT_DIR for wharf
 # publish, as a build job would leave it: a tiny shell-script "executable"
-# for every binary and build (BINARY-OS-PLATFORM) and a small docker-save
-# shaped tar for every image and platform (IMAGE-PLATFORM.tar). LABEL
+# for every binary and build (BINARY-OS-PLATFORM) and a small docker save
+# archive (one layer) for every image and platform (IMAGE-PLATFORM.tar). LABEL
 # (default "demo") goes into every file, so two labels give different bytes.
 set -euo pipefail
 
@@ -41,10 +41,17 @@ trap 'rm -rf "$tmp"' EXIT
 for img in $images; do
   for platform in amd64 arm64; do
     rm -rf "${tmp:?}"/*
-    printf '[{"Config":"config.json","RepoTags":["%s:demo"],"Layers":[]}]\n' "$img" >"$tmp/manifest.json"
-    printf '{"architecture":"%s","os":"linux","comment":"%s %s"}\n' "$platform" "$img" "$label" >"$tmp/config.json"
+    # One layer of one file, so a registry client has something to unpack.
+    mkdir -p "$tmp/rootfs/etc"
+    printf '%s %s %s\n' "$img" "$label" "$platform" >"$tmp/rootfs/etc/wharf-demo"
     tar --format=ustar --owner=0 --group=0 --numeric-owner --mtime=@946684800 \
-      -C "$tmp" -cf "$dir/$img-$platform.tar" manifest.json config.json
+      -C "$tmp/rootfs" -cf "$tmp/layer.tar" etc
+    diff_id=$(sha256sum "$tmp/layer.tar" | cut -d' ' -f1)
+    printf '[{"Config":"config.json","RepoTags":["%s:demo"],"Layers":["layer.tar"]}]\n' "$img" >"$tmp/manifest.json"
+    printf '{"architecture":"%s","os":"linux","comment":"%s %s","config":{"Cmd":["/bin/sh"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}\n' \
+      "$platform" "$img" "$label" "$diff_id" >"$tmp/config.json"
+    tar --format=ustar --owner=0 --group=0 --numeric-owner --mtime=@946684800 \
+      -C "$tmp" -cf "$dir/$img-$platform.tar" manifest.json config.json layer.tar
   done
 done
 echo "demo inputs in $dir ($label)"

@@ -19,6 +19,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/publish/oci"
 )
 
 // Exit codes of wharf verify: 0 a valid signature, 1 an invalid one (or
@@ -121,10 +122,13 @@ func verify(c *cli.Context) error {
 		return shell.Usagef("verify: %w", err)
 	}
 	defer f.Close()
-	head := make([]byte, publish.SignContextMagicLen)
+	head := make([]byte, 512)
 	n, _ := io.ReadFull(f, head)
 	if publish.IsSignContext(head[:n]) {
 		return fmt.Errorf("verify %s: INVALID: it starts as the context wharf signs metadata in, which no download does", file)
+	}
+	if oci.LooksLikeJSON(head[:n]) {
+		return fmt.Errorf("verify %s: INVALID: it starts as a JSON object, as an image signature's payload does, which no download does (cosign verify checks images)", file)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return shell.Usagef("verify %s: %w", file, err)

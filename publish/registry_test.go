@@ -1,0 +1,181 @@
+package publish_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/publish/oci"
+)
+
+// checkRegistry checks the registry tree of every image of release v:
+// the version tag is the index releases.json names, every manifest and
+// blob it reaches is there with its digest, and the index and every
+// manifest carry a cosign signature by the release key.
+func checkRegistry(t *testing.T, s publish.Store, signer publish.Signer, v string) publish.Release {
+	t.Helper()
+	rel, ok := manifest(t, s).Find(v)
+	if !ok {
+		t.Fatalf("%s not in releases.json", v)
+	}
+	if len(rel.Images) != 2 {
+		t.Fatalf("releases.json lists %d images of %s, want 2", len(rel.Images), v)
+	}
+	pub, _ := signer.PublicKey(context.Background())
+	for _, im := range rel.Images {
+		index := readKey(t, s, publish.RegistryManifestKey(im.Name, v))
+		if oci.Digest(index) != im.Index || int64(len(index)) != im.IndexSize {
+			t.Errorf("%s:%s has digest %s, releases.json says %s", im.Name, v, oci.Digest(index), im.Index)
+		}
+		if im.Repository != "dl.example.com/"+im.Name || im.Access != publish.AccessFull {
+			t.Errorf("%s: repository %q access %q", im.Name, im.Repository, im.Access)
+		}
+		var idx oci.Index
+		if err := json.Unmarshal(readKey(t, s, publish.RegistryManifestKey(im.Name, im.Index)), &idx); err != nil {
+			t.Fatal(err)
+		}
+		if len(idx.Manifests) != 2 || idx.Manifests[0].Platform.Architecture != "amd64" || idx.Manifests[1].Platform.Architecture != "arm64" {
+			t.Fatalf("%s: index %s", im.Name, index)
+		}
+		digests := []string{im.Index}
+		for i, d := range idx.Manifests {
+			if d.Digest != im.Platforms[i].Manifest {
+				t.Errorf("%s: index lists %s, releases.json %s", im.Name, d.Digest, im.Platforms[i].Manifest)
+			}
+			digests = append(digests, d.Digest)
+			mb := readKey(t, s, publish.RegistryManifestKey(im.Name, d.Digest))
+			var m oci.Manifest
+			if err := json.Unmarshal(mb, &m); err != nil || oci.Digest(mb) != d.Digest {
+				t.Fatalf("%s: manifest %s: %v", im.Name, d.Digest, err)
+			}
+			for _, b := range append([]oci.Descriptor{m.Config}, m.Layers...) {
+				if got := oci.Digest(readKey(t, s, publish.RegistryBlobKey(im.Name, b.Digest))); got != b.Digest {
+					t.Errorf("%s: blob %s holds %s", im.Name, b.Digest, got)
+				}
+			}
+		}
+		for _, d := range digests {
+			sm := readKey(t, s, publish.RegistryManifestKey(im.Name, oci.SignatureTag(d)))
+			pd, sig, err := oci.ParseSignatureManifest(sm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			payload := readKey(t, s, publish.RegistryBlobKey(im.Name, pd))
+			if err := publish.VerifyImageSignature(pub, d, payload, []byte(sig)); err != nil {
+				t.Errorf("%s@%s: %v", im.Name, d, err)
+			}
+			if ref, _, _ := oci.ParseSignaturePayload(payload); ref != im.Repository {
+				t.Errorf("payload names %q, want %q", ref, im.Repository)
+			}
+			if err := publish.VerifyImageSignature(pub, im.Platforms[0].Manifest, payload, []byte(sig)); d != im.Platforms[0].Manifest && err == nil {
+				t.Errorf("the signature of %s verifies for %s", d, im.Platforms[0].Manifest)
+			}
+		}
+	}
+	return *rel
+}
+
+// TestPublishRegistry: each release's images as a registry tree, the
+// layers a patch release did not change stored once, the tags of
+// latest following the pointer, a re-run writing nothing.
+func TestPublishRegistry(t *testing.T) {
+	ctx := context.Background()
+	s := dirStore(t, t.TempDir())
+	signer := fixedSigner(t)
+	p := newPublisher(t, s, signer)
+	in := demoInputs(t, "a")
+	if _, err := p.Publish(ctx, "26.1.1", scan(t, in)); err != nil {
+		t.Fatal(err)
+	}
+	r1 := checkRegistry(t, s, signer, "26.1.1")
+
+	// 26.1.2 changes the amd64 layer of treasury-node only.
+	writeFile(t, filepath.Join(in, "treasury-node-amd64.tar"), imageTar(t, "changed", "amd64"), 0o644)
+	res, err := p.Publish(ctx, "26.1.2", scan(t, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := checkRegistry(t, s, signer, "26.1.2")
+	var blobs []string
+	for _, k := range res.Written {
+		if strings.Contains(k, "/blobs/") {
+			blobs = append(blobs, k)
+		}
+	}
+	// The changed layer, its config, and the signature payload and
+	// signature config of the new manifest and of the new index;
+	// treasury-demo is the same image again, its arm64 image too.
+	if len(blobs) != 6 {
+		t.Errorf("26.1.2 wrote %d blobs, want 6 (a layer, a config, 2 payloads, 2 signature configs):\n%s", len(blobs), strings.Join(blobs, "\n"))
+	}
+	if r1.Images[0].Index != r2.Images[0].Index || r1.Images[1].Index == r2.Images[1].Index {
+		t.Errorf("indexes 26.1.1 %s %s, 26.1.2 %s %s: want treasury-demo's the same, treasury-node's new",
+			r1.Images[0].Index, r1.Images[1].Index, r2.Images[0].Index, r2.Images[1].Index)
+	}
+	if got := oci.Digest(readKey(t, s, publish.RegistryManifestKey("treasury-node", "latest"))); got != r2.Images[1].Index {
+		t.Errorf("treasury-node:latest is %s, want 26.1.2's %s", got, r2.Images[1].Index)
+	}
+	if got := oci.Digest(readKey(t, s, publish.RegistryManifestKey("treasury-node", "26.1.1"))); got != r1.Images[1].Index {
+		t.Errorf("treasury-node:26.1.1 is %s, want %s for ever", got, r1.Images[1].Index)
+	}
+
+	// The same release again writes nothing.
+	before := snapshot(t, s)
+	res, err = p.Publish(ctx, "26.1.2", scan(t, in))
+	if err != nil || !res.Existing {
+		t.Fatalf("publish again = %v, existing %v", err, res != nil && res.Existing)
+	}
+	sameSnapshot(t, before, snapshot(t, s))
+}
+
+// TestPublishRefusesBadImage: an image archive a registry could not
+// serve is refused by wharf check and by publish, before any write.
+func TestPublishRefusesBadImage(t *testing.T) {
+	good := imageTar(t, "x", "amd64")
+	for name, tc := range map[string]struct {
+		body []byte
+		want string
+	}{
+		"Truncated":     {good[:len(good)-1100], "cut off"},
+		"OtherPlatform": {imageTar(t, "x", "arm64"), "an image for linux/arm64, published for linux/amd64"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := demoInputs(t, "a")
+			writeFile(t, filepath.Join(in, "treasury-node-amd64.tar"), tc.body, 0o644)
+			_, problems, err := publish.DefaultConfig().CheckInput(in)
+			if err != nil || len(problems) != 1 || !strings.Contains(problems[0], tc.want) {
+				t.Errorf("CheckInput = %q, %v; want one problem %q", problems, err, tc.want)
+			}
+			s := dirStore(t, t.TempDir())
+			_, err = newPublisher(t, s, fixedSigner(t)).Publish(context.Background(), "26.1.1", scan(t, in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Publish = %v, want %q", err, tc.want)
+			}
+			if got := snapshot(t, s); len(got) != 0 {
+				t.Errorf("a refused publish wrote %d objects", len(got))
+			}
+		})
+	}
+	t.Run("OverBound", func(t *testing.T) {
+		in := demoInputs(t, "a")
+		cfg := publish.DefaultConfig()
+		cfg.MaxImageSize = 1024
+		_, problems, _ := cfg.CheckInput(in)
+		if len(problems) != 4 || !strings.Contains(problems[0], "over the bound of 1024") {
+			t.Errorf("CheckInput = %q, want the 4 images over the bound", problems)
+		}
+		s := dirStore(t, t.TempDir())
+		p := newPublisher(t, s, fixedSigner(t))
+		p.Config = cfg
+		if _, err := p.Publish(context.Background(), "26.1.1", scan(t, in)); !errors.Is(err, oci.ErrBadArchive) {
+			t.Errorf("Publish = %v, want ErrBadArchive", err)
+		}
+		if got := snapshot(t, s); len(got) != 0 {
+			t.Errorf("a refused publish wrote %d objects", len(got))
+		}
+	})
+}
