@@ -1,7 +1,6 @@
 package publish
 
 import (
-	"fmt"
 	"net/url"
 	"path"
 	"strings"
@@ -125,7 +124,3 @@ func imageAccess(m *Manifest, name string) (string, bool) {
 // tree of m: the strictest of its releases'; ok is false for a name no
 // release has.
 func (m *Manifest) ImageAccess(name string) (string, bool) { return imageAccess(m, name) }
-
-func describeImage(im *oci.Image) string {
-	return fmt.Sprintf("%s, %d layers", im.Platform, len(im.Layers))
-}
