@@ -14,6 +14,8 @@ GETH_VERSION := v1.17.8
 # names the module github.com/ethereum/go-ethereum, so it is built through
 # that tools module's replace, under a name that never shadows geth.
 OPGETH    := $(GOBIN)/op-geth
+BTCD      := $(GOBIN)/btcd
+BTCD_VERSION := v0.26.2
 STATICCHECK_VERSION := v0.8.2
 ACTIONLINT_VERSION := v1.7.12
 NETLIFY   := tools/netlify/node_modules/.package-lock.json
@@ -62,7 +64,7 @@ run: ## publish a demo release into ./public and serve it (wharf on :8080, addrd
 SKIPS     := $(CURDIR)/.skipped-tests
 
 .PHONY: test
-test: minio cosign geth op-geth $(if $(shell command -v npm 2>/dev/null),netlify) ## run all tests; the first run builds the pinned MinIO, cosign, geth and op-geth (slow: ~20 min), the end lists what skipped and the apt command that installs it
+test: minio cosign geth op-geth btcd $(if $(shell command -v npm 2>/dev/null),netlify) ## run all tests; the first run builds the pinned MinIO, cosign, geth, op-geth and btcd (slow: ~20 min), the end lists what skipped and the apt command that installs it
 	@rm -f $(SKIPS)
 	@flags='$(TESTFLAGS)'; \
 	  if [[ $$flags == *-race* ]] && ! command -v "$${CC:-gcc}" >/dev/null && ! command -v cc >/dev/null; then \
@@ -141,6 +143,12 @@ $(OPGETH):
 	@echo "make: building the pinned op-geth into $(GOBIN) (first run only: ~4 minutes)"
 	cd tools/opgeth && $(GO) build -trimpath -o $(OPGETH) github.com/ethereum/go-ethereum/cmd/geth
 
+.PHONY: btcd
+btcd: $(BTCD) ## build the pinned btcd and btcctl the addrd tests run as a real Bitcoin regtest node (cold: ~70 s)
+$(BTCD):
+	@echo "make: building the pinned btcd and btcctl into $(GOBIN) (first run only: ~70 seconds)"
+	$(GO) install github.com/btcsuite/btcd@$(BTCD_VERSION) github.com/btcsuite/btcd/cmd/btcctl@$(BTCD_VERSION)
+
 .PHONY: netlify
 netlify: $(NETLIFY) ## install Netlify's _redirects parser and matcher (npm, pinned in tools/netlify) for the tests
 $(NETLIFY): tools/netlify/package.json tools/netlify/package-lock.json
@@ -148,7 +156,7 @@ $(NETLIFY): tools/netlify/package.json tools/netlify/package-lock.json
 	@touch $@
 
 .PHONY: tools
-tools: minio cosign geth op-geth netlify ## build the pinned MinIO server, cosign, geth and op-geth; install the npm packages
+tools: minio cosign geth op-geth btcd netlify ## build the pinned MinIO server, cosign, geth, op-geth and btcd; install the npm packages
 
 .PHONY: clean
 clean: ## remove build output and the demo tree

@@ -13,7 +13,7 @@ sort -u "$report" | awk -F '\t' '
 # What the tests look for -> the Debian package that has it; "" when it
 # is not a Debian package (the reason is printed instead).
 function pkg(what) {
-	if (what ~ /^(openssl|dash|bash|busybox|curl|shellcheck|tar|wrk|caddy|nginx|chromium)$/) return what
+	if (what ~ /^(openssl|dash|bash|busybox|curl|shellcheck|tar|wrk|caddy|nginx|chromium|litecoind)$/) return what
 	if (what == "cmp") return "diffutils"
 	if (what == "runuser") return "util-linux"
 	if (what == "sha256sum") return "coreutils"
@@ -42,7 +42,7 @@ END {
 		print "make test: skipped for another reason:"
 		for (w in other) {
 			hint = ""
-			if (w == "MinIO" || w == "cosign" || w == "geth") hint = " (make tools builds it)"
+			if (w == "MinIO" || w == "cosign" || w == "geth" || w == "btcd") hint = " (make tools builds it)"
 			if (w == "Netlify'"'"'s redirect packages") hint = " (make netlify installs them)"
 			print "  " w hint ": " other[w]
 		}

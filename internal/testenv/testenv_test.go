@@ -145,3 +145,44 @@ func TestSkipReport(t *testing.T) {
 		t.Errorf("report = %q, want %q", b, want)
 	}
 }
+
+// TestBitcoinNodes starts btcd and litecoind in regtest, mines 101 blocks
+// on each and restarts them on the same data.
+func TestBitcoinNodes(t *testing.T) {
+	tests := []struct {
+		name  string
+		start func(testing.TB) *testenv.BitcoinNode
+		addr  string
+	}{
+		{"btcd", func(tb testing.TB) *testenv.BitcoinNode {
+			return testenv.NewBtcd(tb, "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080")
+		}, ""},
+		{"litecoind", testenv.NewLitecoind, "rltc1qw508d6qejxtdg4y5r3zarvary0c5xw7k693xs3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := tt.start(t)
+			if hashes := n.Generate(t, 101, tt.addr); len(hashes) != 101 {
+				t.Fatalf("generated %d blocks, want 101", len(hashes))
+			}
+			var height int
+			n.MustCall(t, &height, "getblockcount")
+			if height != 101 {
+				t.Fatalf("height %d after 101 blocks", height)
+			}
+			n.Stop()
+			if err := n.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// btcd removes a regtest chain at start; Core keeps it.
+			want := 101
+			if n.Dialect == testenv.DialectBtcd {
+				want = 0
+			}
+			n.MustCall(t, &height, "getblockcount")
+			if height != want {
+				t.Fatalf("height %d after a restart, want %d", height, want)
+			}
+		})
+	}
+}
