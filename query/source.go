@@ -79,6 +79,12 @@ type SourceTx struct {
 	// Input is the transaction's input (calldata), as the node sent it;
 	// it is written out in hex only for the transactions kept.
 	Input []byte
+	// Mint is what an OP-stack deposit mints to From (Transaction.Mint).
+	Mint Amount
+	// System marks a transaction of the chain's own machinery that moves
+	// no one's balance (an OP-stack block's L1-info deposit): it is never
+	// matched.
+	System bool
 }
 
 // TokenTransfer is a token transfer log: an ERC-20 or ERC-721 Transfer,
@@ -107,7 +113,9 @@ func (t TokenTransfer) Holding() string { return HoldingKey(t.Asset, t.Contract,
 type Receipt struct {
 	TxHash string
 	Status string // StatusSuccess or StatusFailed
-	Fee    Amount // wei: gasUsed × effectiveGasPrice, plus blob gas for blob transactions
+	Fee    Amount // wei: FeeParts added up
+	// FeeParts are the fee's components as the receipt says them.
+	FeeParts FeeParts
 	// GasUsed and EffectiveGasPrice (wei) as the node says.
 	GasUsed           uint64
 	EffectiveGasPrice Amount

@@ -9,7 +9,8 @@ const (
 	KindTransaction  = "transaction"  // a transaction's own value
 	KindInternal     = "internal"     // a CALL or CALLCODE with value inside a transaction
 	KindToken        = "token"        // an ERC-20 Transfer log
-	KindFee          = "fee"          // the fee the sender pays: gasUsed × effectiveGasPrice (+ blob gas)
+	KindFee          = "fee"          // the fee the sender pays: execution, blob gas, a rollup's L1 data fee and operator fee (FeeParts)
+	KindMint         = "mint"         // the ether an OP-stack deposit mints to its sender (also when the deposit fails)
 	KindWithdrawal   = "withdrawal"   // an EIP-4895 withdrawal from the beacon chain
 	KindFeeIncome    = "fee_income"   // the priority fees of a block, to its fee recipient
 	KindCreation     = "creation"     // value sent with a contract creation (CREATE, CREATE2, or a creating transaction)
@@ -57,6 +58,9 @@ type Cause struct {
 	// Withdrawal is the withdrawal's EIP-4895 index and validator index,
 	// for a KindWithdrawal cause; nil otherwise.
 	Withdrawal *WithdrawalRef
+	// Fee is the fee's components, for a KindFee cause whose fee has a
+	// part beyond execution (FeeParts.Split); nil otherwise.
+	Fee *FeeParts
 }
 
 // WithdrawalRef names an EIP-4895 withdrawal: its index, counted over

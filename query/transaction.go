@@ -23,9 +23,15 @@ type Transaction struct {
 	From        string
 	To          string // "" for a contract creation
 	Value       Amount // wei
-	Fee         Amount // wei: gasUsed × effectiveGasPrice
+	Fee         Amount // wei: what the sender paid, FeeParts added up
 	Nonce       uint64
 	Transfers   []Transfer
+
+	// FeeParts are the components of Fee (all zero when not known).
+	FeeParts FeeParts
+	// Mint is the ether an OP-stack deposit (type 0x7e) minted to From
+	// before its call, kept also when the call failed; zero otherwise.
+	Mint Amount
 
 	// Type is the EIP-2718 transaction type (0 legacy, 2 dynamic fee...).
 	Type uint8

@@ -124,6 +124,12 @@ func (h *health) state(ctx context.Context, chain string) (api.ChainHealth, erro
 		return s, err
 	default:
 		s.ChainID = id.ID
+		switch n, ok, evm := query.NetworkOf(id.ID); {
+		case ok:
+			s.Network, s.Fees, s.Exact, s.ExactNote = n.Name, n.Fees, n.Exact, n.Note
+		case evm:
+			s.Exact = query.ExactRules
+		}
 	}
 	cp, ok, err := h.db.Checkpoint(ctx, chain)
 	if err != nil {

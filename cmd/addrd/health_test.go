@@ -65,13 +65,18 @@ func TestHealthLeader(t *testing.T) {
 		return c.StoredHead == 20 && c.NodeHead == 12
 	})
 	// The chain's identity as the leader recorded it, CAIP-2.
-	if got := health().Chains["ETH"].ChainID; got != "" {
-		t.Fatalf("chain_id %q before the chain was recorded", got)
+	if c := health().Chains["ETH"]; c.ChainID != "" || c.Exact != "" || c.Network != "" {
+		t.Fatalf("before the chain was recorded: %+v", c)
 	}
 	if _, err := db.RecordChainIdentity(ctx, "ETH", query.ChainIdentity{ID: "eip155:1"}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "chain_id eip155:1", func() bool { return health().Chains["ETH"].ChainID == "eip155:1" })
+	// With the chain ID, its network: the fee model and how far addrd's
+	// books on it are proven.
+	if c := health().Chains["ETH"]; c.Network != "Ethereum" || c.Fees != query.FeesEthereum || c.Exact != query.ExactShown || !strings.Contains(c.ExactNote, "geth") {
+		t.Errorf("the network of eip155:1: %+v", c)
+	}
 	_, body := srv.do(t, "", "GET", "/metrics")
 	for _, want := range []string{`addrd_chain_leader_info{chain="ETH",leader="elsewhere:7"} 1`, `addrd_chain_leading{chain="ETH"} 0`} {
 		if !strings.Contains(string(body), want) {

@@ -27,7 +27,7 @@ import (
 const budgetRows = 10_000
 
 // kinds are the movement kinds a kind filter takes.
-var kinds = []string{query.KindTransaction, query.KindInternal, query.KindToken, query.KindFee, query.KindWithdrawal,
+var kinds = []string{query.KindTransaction, query.KindInternal, query.KindToken, query.KindFee, query.KindMint, query.KindWithdrawal,
 	query.KindFeeIncome, query.KindCreation, query.KindSelfdestruct, query.KindBurn, query.KindGenesis}
 
 // rangeParams are the parameters of the books lists, beside page_size and

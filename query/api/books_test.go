@@ -430,7 +430,7 @@ func TestBooksExport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		header := "chain,address,block_number,time,asset,contract,token_id,symbol,decimals,amount,amount_decimal,balance_after,balance_after_decimal,kinds,transaction_hashes,reconciled,difference"
+		header := "chain,address,block_number,time,asset,contract,token_id,symbol,decimals,amount,amount_decimal,balance_after,balance_after_decimal,kinds,transaction_hashes,reconciled,difference,fee_execution,fee_blob,fee_l1,fee_operator"
 		if strings.Join(records[0], ",") != header {
 			t.Fatalf("header %v", records[0])
 		}

@@ -25,7 +25,8 @@ import (
 // exportColumns are the CSV columns, in order (docs/addrd.md, "For the
 // books", says what each holds).
 var exportColumns = []string{"chain", "address", "block_number", "time", "asset", "contract", "token_id", "symbol", "decimals",
-	"amount", "amount_decimal", "balance_after", "balance_after_decimal", "kinds", "transaction_hashes", "reconciled", "difference"}
+	"amount", "amount_decimal", "balance_after", "balance_after_decimal", "kinds", "transaction_hashes", "reconciled", "difference",
+	"fee_execution", "fee_blob", "fee_l1", "fee_operator"}
 
 // exportBatch is how many statement rows an export reads at a time: its
 // memory is a batch, whatever the range.
@@ -192,7 +193,33 @@ func appendExportRecord(b []byte, chain, address string, c *query.BalanceChange,
 	}
 	b = append(b, ',')
 	b = append(b, c.Difference.String()...)
-	return append(b, '\n')
+	return append(appendFeeColumns(b, c), '\n')
+}
+
+// appendFeeColumns appends the fee_* columns: what the row's fees paid
+// for, in wei (a fee stored without parts counts as execution); empty
+// when the row has no fee.
+func appendFeeColumns(b []byte, c *query.BalanceChange) []byte {
+	var sum query.FeeParts
+	paid := false
+	for _, cs := range c.Causes {
+		if cs.Kind != query.KindFee {
+			continue
+		}
+		paid = true
+		if p := cs.Fee; p != nil {
+			sum = query.FeeParts{Execution: sum.Execution.Add(p.Execution), Blob: sum.Blob.Add(p.Blob), L1: sum.L1.Add(p.L1), Operator: sum.Operator.Add(p.Operator)}
+		} else {
+			sum.Execution = sum.Execution.Sub(cs.Amount)
+		}
+	}
+	if !paid {
+		return append(b, ",,,,"...)
+	}
+	for _, a := range []query.Amount{sum.Execution, sum.Blob, sum.L1, sum.Operator} {
+		b = append(append(b, ','), a.String()...)
+	}
+	return b
 }
 
 // appendCSVField appends s as a CSV field, quoted (its quotes doubled)

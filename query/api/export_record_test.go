@@ -37,11 +37,13 @@ func TestExportRecord(t *testing.T) {
 		}
 		c := query.BalanceChange{Block: uint64(i), Time: time.Unix(1_700_000_000+int64(i), 0), Contract: "0xc", Amount: amount,
 			BalanceAfter: amount.Neg(), Checked: i%3 != 0, Reconciled: i%2 == 0,
-			Causes: []query.Cause{{Kind: "fee", TxHash: "0xh1"}, {Kind: "fee", TxHash: "0xh2"}, {Kind: "token", TxHash: "0xh1"}}}
+			Causes: []query.Cause{{Kind: "fee", TxHash: "0xh1", Amount: query.AmountOf(-5),
+				Fee: &query.FeeParts{Execution: query.AmountOf(3), L1: query.AmountOf(1), Operator: query.AmountOf(1)}},
+				{Kind: "fee", TxHash: "0xh2", Amount: query.AmountOf(-7)}, {Kind: "token", TxHash: "0xh1"}}}
 		l := query.Label{Asset: "erc20", Symbol: sym.String(), Decimals: rng.IntN(30)}
 		line := api.ExportRecord("ETH", "0xa", c, l)
 		recs, err := csv.NewReader(strings.NewReader(line)).ReadAll()
-		if err != nil || len(recs) != 1 || len(recs[0]) != 17 {
+		if err != nil || len(recs) != 1 || len(recs[0]) != 21 {
 			t.Fatalf("%q reads as %q, %v", line, recs, err)
 		}
 		r := recs[0]
@@ -63,6 +65,10 @@ func TestExportRecord(t *testing.T) {
 		}
 		if r[13] != "fee token" || r[14] != "0xh1 0xh2" {
 			t.Fatalf("kinds %q, hashes %q", r[13], r[14])
+		}
+		// The fees' parts, a fee without them counting as execution.
+		if got := strings.Join(r[17:], ","); got != "10,0,1,1" {
+			t.Fatalf("fee columns %q, want 10,0,1,1", got)
 		}
 	}
 }

@@ -34,6 +34,7 @@ var BodyTypes = map[string]reflect.Type{
 	"BalanceChangePage":      reflect.TypeFor[balanceChangePage](),
 	"BalanceChange":          reflect.TypeFor[balanceChange](),
 	"Cause":                  reflect.TypeFor[cause](),
+	"FeeParts":               reflect.TypeFor[feeParts](),
 	"EventPage":              reflect.TypeFor[eventPage](),
 	"Event":                  reflect.TypeFor[eventBody](),
 	"EventBalanceChange":     reflect.TypeFor[events.ChangeData](),
@@ -66,6 +67,9 @@ func EncodeBalanceChangePage(s string, n int) (got, want string) {
 			cs := query.Cause{Kind: s, TxHash: s, Amount: a}
 			if j%2 == 1 {
 				cs.Withdrawal = &query.WithdrawalRef{Index: uint64(j) << 40, Validator: ^uint64(0) - uint64(j)}
+			}
+			if j%3 == 2 { // a rollup's fee
+				cs.Fee = &query.FeeParts{Execution: a, Blob: amountN(j), L1: amountN(j + 1), Operator: amountN(j + 2)}
 			}
 			c.Causes = append(c.Causes, cs)
 		}
@@ -112,6 +116,10 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 		}
 		if i%3 == 2 {
 			t.Unreadable = s // a row whose document cannot be read says why
+		}
+		if i%2 == 1 { // a rollup's fee, a deposit's mint
+			t.FeeParts = query.FeeParts{Execution: a, L1: amountN(i + 1), Operator: amountN(i + 2)}
+			t.Mint = amountN(i + 3)
 		}
 		for j := range i {
 			from := s

@@ -33,6 +33,15 @@ type ChainHealth struct {
 	LagBlocks  int64  `json:"lag_blocks"`
 	// Problem says why the chain is degraded; empty when it is not.
 	Problem string `json:"problem,omitempty"`
+	// Network, Fees, Exact and ExactNote are the chain's network in
+	// addrd's table (query.Network), by the chain ID recorded for it: its
+	// fee model and how far addrd's books on it are proven; Exact is
+	// known_rules and the rest empty for a chain ID not in the table, all
+	// empty before the chain ID is known.
+	Network   string `json:"network,omitempty"`
+	Fees      string `json:"fees,omitempty"`
+	Exact     string `json:"exact,omitempty"`
+	ExactNote string `json:"exact_note,omitempty"`
 	// Untraced says, on a replica that fetches the chain from a node
 	// without a trace API, that internal transfers are not covered.
 	Untraced string `json:"untraced,omitempty"`

@@ -40,21 +40,44 @@ type transaction struct {
 	To          string       `json:"to"`
 	Value       query.Amount `json:"value"`
 	Fee         query.Amount `json:"fee"`
-	Nonce       uint64       `json:"nonce"`
-	Type        uint8        `json:"type"`
-	GasLimit    uint64       `json:"gas_limit"`
-	GasUsed     uint64       `json:"gas_used"`
-	GasPrice    query.Amount `json:"effective_gas_price"`
-	Method      string       `json:"method"`
-	Created     string       `json:"contract_address"`
-	Confirms    uint64       `json:"confirmations"`
-	Input       string       `json:"input"`
-	Cumulative  uint64       `json:"cumulative_gas_used"`
-	Revert      string       `json:"revert_reason"`
-	Transfers   []transfer   `json:"transfers"`
+	// FeeParts are the fee's components, present when it has one beyond
+	// execution (blob gas, a rollup's L1 data fee, an operator fee).
+	FeeParts *feeParts `json:"fee_parts,omitempty"`
+	// Mint is what an OP-stack deposit minted to its sender; absent when
+	// none.
+	Mint       *query.Amount `json:"mint,omitempty"`
+	Nonce      uint64        `json:"nonce"`
+	Type       uint8         `json:"type"`
+	GasLimit   uint64        `json:"gas_limit"`
+	GasUsed    uint64        `json:"gas_used"`
+	GasPrice   query.Amount  `json:"effective_gas_price"`
+	Method     string        `json:"method"`
+	Created    string        `json:"contract_address"`
+	Confirms   uint64        `json:"confirmations"`
+	Input      string        `json:"input"`
+	Cumulative uint64        `json:"cumulative_gas_used"`
+	Revert     string        `json:"revert_reason"`
+	Transfers  []transfer    `json:"transfers"`
 	// Unreadable says why the stored transaction could not be read (it is
 	// then its key alone); absent otherwise.
 	Unreadable string `json:"unreadable,omitempty"`
+}
+
+// feeParts are a fee's components (query.FeeParts), in wei.
+type feeParts struct {
+	Execution query.Amount `json:"execution"`
+	Blob      query.Amount `json:"blob"`
+	L1        query.Amount `json:"l1"`
+	Operator  query.Amount `json:"operator"`
+}
+
+// toFeeParts is p as the API writes it: nil when the fee has no part
+// beyond execution.
+func toFeeParts(p query.FeeParts) *feeParts {
+	if !p.Split() {
+		return nil
+	}
+	return &feeParts{Execution: p.Execution, Blob: p.Blob, L1: p.L1, Operator: p.Operator}
 }
 
 // transfer is a movement of value inside a transaction: its own value,
@@ -109,7 +132,11 @@ func toTransaction(t query.Transaction, only string, head uint64) transaction {
 		Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value, Fee: t.Fee, Nonce: t.Nonce,
 		Type: t.Type, GasLimit: t.GasLimit, GasUsed: t.GasUsed, GasPrice: t.EffectiveGasPrice, Method: t.Method,
 		Created: t.Created, Confirms: confirmations(&t, head), Input: t.Input, Cumulative: t.CumulativeGasUsed,
-		Revert: t.RevertReason, Unreadable: t.Unreadable, Transfers: make([]transfer, 0, len(t.Transfers))}
+		Revert: t.RevertReason, Unreadable: t.Unreadable, Transfers: make([]transfer, 0, len(t.Transfers)),
+		FeeParts: toFeeParts(t.FeeParts)}
+	if !t.Mint.IsZero() {
+		out.Mint = &t.Mint
+	}
 	for _, f := range t.Transfers {
 		if only != "" && f.From != only && f.To != only {
 			continue

@@ -34,6 +34,8 @@ type cause struct {
 	Amount     query.Amount `json:"amount"`
 	Withdrawal *uint64      `json:"withdrawal_index"` // nil unless a withdrawal
 	Validator  *uint64      `json:"validator_index"`
+	// FeeParts, for a fee with a part beyond execution, are its parts.
+	FeeParts *feeParts `json:"fee_parts,omitempty"`
 }
 
 // balanceChangePage is a page of an address's statement.
@@ -55,6 +57,9 @@ func toBalanceChange(c query.BalanceChange, l query.Label) balanceChange {
 		out.Causes[i] = cause{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}
 		if w := cs.Withdrawal; w != nil {
 			out.Causes[i].Withdrawal, out.Causes[i].Validator = &w.Index, &w.Validator
+		}
+		if cs.Fee != nil {
+			out.Causes[i].FeeParts = toFeeParts(*cs.Fee)
 		}
 	}
 	return out

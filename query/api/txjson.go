@@ -107,6 +107,12 @@ func appendTransaction(b []byte, t *query.Transaction, plain bool, only string, 
 	b = rowjson.AppendAmount(b, t.Value)
 	b = append(b, `,"fee":`...)
 	b = rowjson.AppendAmount(b, t.Fee)
+	if p := t.FeeParts; p.Split() {
+		b = rowjson.AppendFeeParts(append(b, `,"fee_parts":`...), p)
+	}
+	if !t.Mint.IsZero() {
+		b = rowjson.AppendAmount(append(b, `,"mint":`...), t.Mint)
+	}
 	b = append(b, `,"nonce":`...)
 	b = strconv.AppendUint(b, t.Nonce, 10)
 	b = append(b, `,"type":`...)

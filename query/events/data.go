@@ -32,6 +32,16 @@ type CauseData struct {
 	Amount     query.Amount `json:"amount"`
 	Withdrawal *uint64      `json:"withdrawal_index"` // nil unless a withdrawal
 	Validator  *uint64      `json:"validator_index"`
+	// FeeParts split a fee with a part beyond execution; nil otherwise.
+	FeeParts *FeePartsData `json:"fee_parts,omitempty"`
+}
+
+// FeePartsData are a fee's parts (query.FeeParts), in wei.
+type FeePartsData struct {
+	Execution query.Amount `json:"execution"`
+	Blob      query.Amount `json:"blob"`
+	L1        query.Amount `json:"l1"`
+	Operator  query.Amount `json:"operator"`
 }
 
 // StateData is the data of a subscription_state event.

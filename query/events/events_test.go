@@ -112,6 +112,9 @@ func TestChangeJSON(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				cs.Withdrawal = &query.WithdrawalRef{Index: rng.Uint64(), Validator: rng.Uint64()}
 			}
+			if rng.IntN(3) == 0 {
+				cs.Fee = &query.FeeParts{Execution: amount(), Blob: amount(), L1: amount(), Operator: amount()}
+			}
 			c.Causes = append(c.Causes, cs)
 		}
 		want, err := json.Marshal(changeData(c))
@@ -139,6 +142,9 @@ func changeData(c query.BalanceChange) events.ChangeData {
 		d.Causes[i] = events.CauseData{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}
 		if w := cs.Withdrawal; w != nil {
 			d.Causes[i].Withdrawal, d.Causes[i].Validator = &w.Index, &w.Validator
+		}
+		if p := cs.Fee; p != nil && p.Split() {
+			d.Causes[i].FeeParts = &events.FeePartsData{Execution: p.Execution, Blob: p.Blob, L1: p.L1, Operator: p.Operator}
 		}
 	}
 	return d

@@ -187,6 +187,7 @@ type rpcTx struct {
 	Type             hexutil.Uint64  `json:"type"`
 	Gas              hexutil.Uint64  `json:"gas"`
 	Input            hexutil.Bytes   `json:"input"`
+	Mint             *hexutil.Big    `json:"mint"` // an OP-stack deposit's
 }
 
 type rpcWithdrawal struct {
@@ -272,6 +273,12 @@ func convertBlock(b *rpcBlock) query.SourceBlock {
 		}
 		if t.Value != nil {
 			tx.Value = query.AmountFromBig(t.Value.ToInt())
+		}
+		if t.Type == depositTxType {
+			if t.Mint != nil {
+				tx.Mint = query.AmountFromBig(t.Mint.ToInt())
+			}
+			tx.System = t.From == l1InfoDepositor
 		}
 		sb.Txs[i] = tx
 	}
@@ -464,6 +471,7 @@ func abiWords(data []byte, i int) ([]*big.Int, bool) {
 
 type rpcReceipt struct {
 	TransactionHash   common.Hash    `json:"transactionHash"`
+	Type              hexutil.Uint64 `json:"type"`
 	BlockHash         common.Hash    `json:"blockHash"`
 	Status            hexutil.Uint64 `json:"status"`
 	GasUsed           hexutil.Uint64 `json:"gasUsed"`
@@ -472,26 +480,34 @@ type rpcReceipt struct {
 	BlobGasUsed       hexutil.Uint64 `json:"blobGasUsed"`
 	BlobGasPrice      *hexutil.Big   `json:"blobGasPrice"`
 	Logs              []*types.Log   `json:"logs"`
+	rollupFees
 }
 
 // receipt converts what the fetcher keeps of r. The fee is what the
-// sender's balance lost beyond the value: gas, and blob gas for a blob
-// transaction.
+// sender's balance lost beyond the value (fee.go): execution, blob gas,
+// and a rollup's L1 data fee and operator fee; an OP-stack deposit pays
+// nothing.
 func (r *rpcReceipt) receipt() query.Receipt {
 	price := new(big.Int)
 	if r.EffectiveGasPrice != nil {
 		price = r.EffectiveGasPrice.ToInt()
 	}
-	fee := new(big.Int).Mul(new(big.Int).SetUint64(uint64(r.GasUsed)), price)
-	if r.BlobGasPrice != nil {
-		fee.Add(fee, new(big.Int).Mul(new(big.Int).SetUint64(uint64(r.BlobGasUsed)), r.BlobGasPrice.ToInt()))
-	}
 	status := query.StatusFailed
 	if r.Status == hexutil.Uint64(types.ReceiptStatusSuccessful) {
 		status = query.StatusSuccess
 	}
-	return query.Receipt{TxHash: hexLower(r.TransactionHash), Status: status, Fee: query.AmountFromBig(fee),
+	out := query.Receipt{TxHash: hexLower(r.TransactionHash), Status: status,
 		GasUsed: uint64(r.GasUsed), EffectiveGasPrice: query.AmountFromBig(price), CumulativeGasUsed: uint64(r.CumulativeGasUsed)}
+	if r.Type == depositTxType {
+		return out
+	}
+	out.FeeParts.Execution = query.AmountFromBig(new(big.Int).Mul(new(big.Int).SetUint64(uint64(r.GasUsed)), price))
+	if r.BlobGasPrice != nil {
+		out.FeeParts.Blob = query.AmountFromBig(new(big.Int).Mul(new(big.Int).SetUint64(uint64(r.BlobGasUsed)), r.BlobGasPrice.ToInt()))
+	}
+	out.FeeParts.L1, out.FeeParts.Operator = r.rollupFees.parts(uint64(r.GasUsed))
+	out.Fee = out.FeeParts.Sum()
+	return out
 }
 
 // BlockReceipts returns every receipt of block b and the token transfer

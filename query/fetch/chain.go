@@ -32,6 +32,15 @@ func networkName(id string) string {
 	return id
 }
 
+// exactness is how far a network's books are proven; a chain ID outside
+// the table follows the EVM rules unverified.
+func exactness(n query.Network, known bool) string {
+	if !known {
+		return query.ExactRules
+	}
+	return n.Exact
+}
+
 // CheckChain asks the node its chain ID and genesis block, records them
 // for the chain name on first start, and refuses a node of another chain
 // than recorded (a mainnet database pointed at a testnet node must never
@@ -65,16 +74,19 @@ func (f *follower) verifyIdentity(ctx context.Context) error {
 	if len(genesis) == 1 {
 		node.Genesis = genesis[0].Hash
 	}
+	known, isKnown := query.KnownNetwork(id)
+	if isKnown && known.Exact == query.ExactRefused {
+		return fmt.Errorf("chain %s: the node serves chain ID %s, which addrd refuses: %s", f.cfg.Chain, networkName(node.ID), known.Note)
+	}
 	native := f.facts.native
 	if native.Symbol == "" {
 		native = f.cfg.Native
 	}
 	if native.Symbol == "" {
-		n, ok := query.KnownNetwork(id)
-		if !ok {
+		if !isKnown {
 			return fmt.Errorf("chain %s: the node serves chain ID %d, which is not in addrd's table of networks: give its native coin on the flag, --chain %s:SYMBOL:DECIMALS=RPC_URL", f.cfg.Chain, id, f.cfg.Chain)
 		}
-		native = n.Native
+		native = known.Native
 	}
 	recorded, err := f.cfg.Store.RecordChainIdentity(ctx, f.cfg.Chain, node)
 	if err != nil {
@@ -89,7 +101,8 @@ func (f *follower) verifyIdentity(ctx context.Context) error {
 			f.cfg.Chain, node.ID, node.Genesis, recorded.Genesis, f.cfg.Chain, ErrChainMismatch)
 	}
 	if f.facts.native.Symbol == "" {
-		f.log.Info("fetcher: chain", "chain_id", node.ID, "genesis", node.Genesis, "native", native.Symbol, "decimals", native.Decimals)
+		f.log.Info("fetcher: chain", "chain_id", node.ID, "genesis", node.Genesis, "native", native.Symbol, "decimals", native.Decimals,
+			"network", known.Name, "fees", known.Fees, "exact", exactness(known, isKnown), "exact_note", known.Note)
 	}
 	f.facts.native = native
 	f.checked = true

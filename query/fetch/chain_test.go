@@ -83,6 +83,10 @@ func TestNativeCoin(t *testing.T) {
 		{"Given", 424242, query.NativeCoin{Symbol: "XYZ", Decimals: 9}, query.NativeCoin{Symbol: "XYZ", Decimals: 9}, ""},
 		{"GivenOverridesTable", 1, query.NativeCoin{Symbol: "GWEI", Decimals: 9}, query.NativeCoin{Symbol: "GWEI", Decimals: 9}, ""},
 		{"Unknown", 424242, query.NativeCoin{}, query.NativeCoin{}, "--chain ETH:SYMBOL:DECIMALS=RPC_URL"},
+		// ZKsync Era's fee refunds and system-contract ether break the EVM
+		// rules: refused with why, also when the coin is given.
+		{"ZKsyncRefused", 324, query.NativeCoin{}, query.NativeCoin{}, "324 (ZKsync Era), which addrd refuses: ZKsync Era refunds part of each fee"},
+		{"ZKsyncRefusedGiven", 324, query.NativeCoin{Symbol: "ETH", Decimals: 18}, query.NativeCoin{}, "which addrd refuses"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, db, dev := chainFetcher(t, testenv.SQLite(t), c.id, c.native)

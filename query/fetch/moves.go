@@ -33,7 +33,12 @@ func blockMoves(b query.SourceBlock, txs []query.Transaction, all []query.Receip
 			cause: query.Cause{Kind: kind, TxHash: hash, Amount: amount, Withdrawal: w}})
 	}
 	for _, t := range txs {
+		// A deposit's mint comes before its call, and stays when it fails.
+		add(t.From, "", query.KindMint, t.Hash, t.Mint, nil)
 		add(t.From, "", query.KindFee, t.Hash, t.Fee.Neg(), nil)
+		if p := t.FeeParts; p.Split() && len(out) > 0 && out[len(out)-1].cause.Kind == query.KindFee {
+			out[len(out)-1].cause.Fee = &p
+		}
 		for _, tr := range t.Transfers {
 			if tr.Error != "" {
 				continue // a reverted call: listed, moving nothing
@@ -133,6 +138,9 @@ func matchBlock(b query.SourceBlock, logs []query.TokenTransfer, moves []query.I
 		}
 	}
 	for _, tx := range b.Txs {
+		if tx.System {
+			continue // the chain's own bookkeeping: no one's movement
+		}
 		f, t, c := touch(tx.From), touch(tx.To), touch(tx.Created)
 		if f || t || c || hit[tx.Hash] {
 			m.hashes = append(m.hashes, tx.Hash)
@@ -169,6 +177,8 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 			To:                tx.To,
 			Value:             tx.Value,
 			Fee:               receipts[i].Fee,
+			FeeParts:          receipts[i].FeeParts,
+			Mint:              tx.Mint,
 			Nonce:             tx.Nonce,
 			Type:              tx.Type,
 			GasLimit:          tx.GasLimit,

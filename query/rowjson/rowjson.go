@@ -91,6 +91,9 @@ func AppendChange(b []byte, c *query.BalanceChange, label *query.Label) []byte {
 		} else {
 			b = append(b, `,"withdrawal_index":null,"validator_index":null`...)
 		}
+		if p := c.Causes[j].Fee; p != nil && p.Split() {
+			b = AppendFeeParts(append(b, `,"fee_parts":`...), *p)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, `],"reconciled":`...)
@@ -103,4 +106,14 @@ func AppendChange(b []byte, c *query.BalanceChange, label *query.Label) []byte {
 	b = AppendAmount(b, c.Difference)
 	b = append(b, `,"traced":`...)
 	return strconv.AppendBool(b, c.Traced)
+}
+
+// AppendFeeParts appends a fee's parts as an object of their amounts:
+// execution, blob, l1, operator.
+func AppendFeeParts(b []byte, p query.FeeParts) []byte {
+	b = AppendAmount(append(b, `{"execution":`...), p.Execution)
+	b = AppendAmount(append(b, `,"blob":`...), p.Blob)
+	b = AppendAmount(append(b, `,"l1":`...), p.L1)
+	b = AppendAmount(append(b, `,"operator":`...), p.Operator)
+	return append(b, '}')
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -18,15 +19,18 @@ import (
 // document is a run of length-prefixed fields, as a transaction's
 // (txdoc.go), read without a decoder's reflection:
 //
-//	version "2", block, time (Unix seconds; empty for none), contract
+//	version "3", block, time (Unix seconds; empty for none), contract
 //	(the holding key: contract/id for an ERC-1155 id), amount, balance
 //	after, reconciled ("1" or "0", checked; "-" not checked: rows stored
 //	before it was kept say "1"), difference, traced ("1" or "0"), then
-//	five fields per cause: kind, hash, amount, and for a withdrawal its
-//	index and validator index (empty otherwise)
+//	six fields per cause: kind, hash, amount, for a withdrawal its
+//	index and validator index (empty otherwise), and for a fee with parts
+//	beyond execution the parts, "execution,blob,l1,operator" (empty
+//	otherwise)
 //
-// Version "1" rows have three fields per cause, without the withdrawal's.
-const changeDocVersion = "2"
+// Version "2" rows have five fields per cause, without the fee's parts;
+// version "1" rows three, without the withdrawal's.
+const changeDocVersion = "3"
 
 func appendChangeDoc(b []byte, c query.BalanceChange) []byte {
 	t := ""
@@ -43,6 +47,11 @@ func appendChangeDoc(b []byte, c query.BalanceChange) []byte {
 			b = appendField(appendField(b, strconv.FormatUint(w.Index, 10)), strconv.FormatUint(w.Validator, 10))
 		} else {
 			b = append(b, "0:0:"...)
+		}
+		if p := cs.Fee; p != nil {
+			b = appendField(b, p.Execution.String()+","+p.Blob.String()+","+p.L1.String()+","+p.Operator.String())
+		} else {
+			b = append(b, "0:"...)
 		}
 	}
 	return b
@@ -77,7 +86,7 @@ func parseChangeDoc(chain, address string, doc string) (query.BalanceChange, err
 func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc string) error {
 	r := txDocReader{s: doc}
 	v := r.string()
-	if r.err == nil && v != changeDocVersion && v != "1" {
+	if r.err == nil && v != changeDocVersion && v != "2" && v != "1" {
 		return fmt.Errorf("statement row version %q: %w", v, errTxDoc)
 	}
 	*c = query.BalanceChange{Chain: chain, Address: address, Block: r.uint(), Causes: c.Causes[:0]}
@@ -98,12 +107,37 @@ func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc strin
 				r.err = errTxDoc
 			}
 		}
+		if v == changeDocVersion {
+			if f := r.string(); f != "" {
+				cs.Fee = parseFeeParts(&r, f)
+			}
+		}
 		c.Causes = append(c.Causes, cs)
 	}
 	if r.err != nil {
 		return fmt.Errorf("statement row of %s at %d: %w", address, c.Block, r.err)
 	}
 	return nil
+}
+
+// parseFeeParts reads a fee cause's parts field, four amounts joined by
+// commas; a malformed one sets r's error.
+func parseFeeParts(r *txDocReader, f string) *query.FeeParts {
+	parts := strings.Split(f, ",")
+	if len(parts) != 4 {
+		r.err = errTxDoc
+		return nil
+	}
+	var amounts [4]query.Amount
+	for i, p := range parts {
+		a, err := query.ParseAmount(p)
+		if err != nil {
+			r.err = fmt.Errorf("%w: %w", errTxDoc, err)
+			return nil
+		}
+		amounts[i] = a
+	}
+	return &query.FeeParts{Execution: amounts[0], Blob: amounts[1], L1: amounts[2], Operator: amounts[3]}
 }
 
 type headRow struct {

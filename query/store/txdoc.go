@@ -15,17 +15,19 @@ import (
 //
 // It is a run of fields, each "<length in bytes, decimal>:<bytes>":
 //
-//	version "4", plain ("1" when every field is query.PlainText, so that
+//	version "5", plain ("1" when every field is query.PlainText, so that
 //	a page writes the transaction's strings out as JSON without looking
 //	at them again; "0" otherwise), hash, block number, block hash, block
 //	time (Unix nanoseconds; empty for the zero time), index, status,
 //	from, to, value, fee, nonce, type, gas limit, gas used, effective gas
 //	price, method, created contract, input, cumulative gas used, revert
-//	reason, then fourteen fields per transfer: log index, asset,
-//	contract, from, to, amount, kind, symbol, decimals, name, token id,
-//	call type, call path, error
+//	reason, the fee's parts (execution, blob, L1, operator), mint, then
+//	fourteen fields per transfer: log index, asset, contract, from, to,
+//	amount, kind, symbol, decimals, name, token id, call type, call
+//	path, error
 //
-// Version "3" documents are version 4's without plain (read as not
+// Version "4" documents are version 5's without the fee's parts and the
+// mint (read as none). Version "3" documents are version 4's without plain (read as not
 // plain). Version "2" documents stop after the created contract and have
 // nine fields per transfer (without name, token id, call type, call path
 // and error); version "1" documents (before migration 0003) stop after
@@ -33,7 +35,7 @@ import (
 // decimals. Rows of every version are read, none is rewritten.
 // Lengths rather than separators, so that no value needs escaping; text,
 // so that SQL can write it too (benchdata does).
-const txDocVersion = "4"
+const txDocVersion = "5"
 
 // appendTxDoc appends the document of t. On PostgreSQL the block time
 // keeps microseconds, as its column does, so both paths read alike.
@@ -52,7 +54,8 @@ func appendTxDoc(b []byte, t query.Transaction, postgres bool) []byte {
 	for _, s := range []string{t.Hash, strconv.FormatUint(t.BlockNumber, 10), t.BlockHash, bt,
 		strconv.FormatUint(uint64(t.Index), 10), t.Status, t.From, t.To, t.Value.String(), t.Fee.String(), strconv.FormatUint(t.Nonce, 10),
 		strconv.FormatUint(uint64(t.Type), 10), strconv.FormatUint(t.GasLimit, 10), strconv.FormatUint(t.GasUsed, 10),
-		t.EffectiveGasPrice.String(), t.Method, t.Created, t.Input, strconv.FormatUint(t.CumulativeGasUsed, 10), t.RevertReason} {
+		t.EffectiveGasPrice.String(), t.Method, t.Created, t.Input, strconv.FormatUint(t.CumulativeGasUsed, 10), t.RevertReason,
+		t.FeeParts.Execution.String(), t.FeeParts.Blob.String(), t.FeeParts.L1.String(), t.FeeParts.Operator.String(), t.Mint.String()} {
 		b = appendField(b, s)
 	}
 	for _, f := range t.Transfers {
@@ -218,10 +221,10 @@ func parseTxDoc(chain string, doc string) (query.Transaction, error) {
 func parseTxDocInto(t *query.Transaction, chain string, doc string) (plain bool, err error) {
 	r := txDocReader{s: doc}
 	v := r.string()
-	if r.err == nil && v != txDocVersion && v != "3" && v != "2" && v != "1" {
+	if r.err == nil && v != txDocVersion && v != "4" && v != "3" && v != "2" && v != "1" {
 		return false, fmt.Errorf("transaction document version %q: %w", v, errTxDoc)
 	}
-	if v == txDocVersion {
+	if v == txDocVersion || v == "4" {
 		switch r.string() {
 		case "1":
 			plain = true
@@ -241,9 +244,13 @@ func parseTxDocInto(t *query.Transaction, chain string, doc string) (plain bool,
 		t.Type, t.GasLimit, t.GasUsed = uint8(r.uint()), r.uint(), r.uint()
 		t.EffectiveGasPrice, t.Method, t.Created = r.amount(), r.string(), r.string()
 	}
-	full := v == txDocVersion || v == "3"
+	full := v == txDocVersion || v == "4" || v == "3"
 	if full {
 		t.Input, t.CumulativeGasUsed, t.RevertReason = r.string(), r.uint(), r.string()
+	}
+	if v == txDocVersion {
+		t.FeeParts = query.FeeParts{Execution: r.amount(), Blob: r.amount(), L1: r.amount(), Operator: r.amount()}
+		t.Mint = r.amount()
 	}
 	for r.err == nil && r.s != "" {
 		// Read in place: a transfer is some 250 bytes to copy.
@@ -285,7 +292,7 @@ func readTxDocInto(t *query.Transaction, chain string, doc string) (plain bool) 
 	*t = query.Transaction{Chain: chain, Transfers: t.Transfers[:0],
 		Unreadable: query.ChainText("the stored transaction cannot be read: "+err.Error(), query.MaxReason)}
 	r := txDocReader{s: doc}
-	if v := r.string(); v == txDocVersion {
+	if v := r.string(); v == txDocVersion || v == "4" {
 		r.string() // plain
 	}
 	hash, number, blockHash, bt, index := r.string(), r.uint(), r.string(), r.string(), r.uint()

@@ -23,12 +23,35 @@ func TestDocFields(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, tx) {
 		t.Fatalf("round trip: %v\n got %+v\nwant %+v", err, got, tx)
 	}
-	// Written by a binary before plain (version 3): read alike, not plain.
-	if !strings.HasPrefix(doc, "1:41:0") {
-		t.Fatalf("document begins %.8q, want version 4, not plain (the revert reason quotes)", doc)
+	if !strings.HasPrefix(doc, "1:51:0") {
+		t.Fatalf("document begins %.8q, want version 5, not plain (the revert reason quotes)", doc)
+	}
+	// A transaction with a rollup's fee and a deposit's mint keeps them.
+	op := tx
+	op.Fee, op.FeeParts = query.AmountOf(21015), query.FeeParts{Execution: query.AmountOf(21000), Blob: query.AmountOf(1), L1: query.AmountOf(9), Operator: query.AmountOf(5)}
+	op.Mint = query.AmountOf(1e18)
+	if got, err := parseTxDoc("ETH", string(appendTxDoc(nil, op, false))); err != nil || !reflect.DeepEqual(got, op) {
+		t.Fatalf("round trip with fee parts and mint: %v\n got %+v\nwant %+v", err, got, op)
+	}
+	// Written by a binary before the fee's parts (version 4), and before
+	// plain (version 3): read alike, without parts, not plain.
+	bare := tx
+	bare.Transfers = nil
+	head := string(appendTxDoc(nil, bare, false))
+	noParts, ok := strings.CutSuffix(head, "1:01:01:01:01:0")
+	if !ok {
+		t.Fatalf("document of %+v ends %q, want the zero fee parts and mint", bare, head[len(head)-20:])
+	}
+	transfers := doc[len(head):]
+	v4 := "1:4" + noParts[len("1:5"):] + transfers
+	if plain, err := parseTxDocInto(new(query.Transaction), "ETH", v4); err != nil || plain {
+		t.Fatalf("version 4 document: plain %v, %v", plain, err)
+	}
+	if got, err := parseTxDoc("ETH", v4); err != nil || !reflect.DeepEqual(got, tx) {
+		t.Fatalf("version 4 document: %v\n got %+v\nwant %+v", err, got, tx)
 	}
 	var v3 query.Transaction
-	if plain, err := parseTxDocInto(&v3, "ETH", "1:3"+doc[len("1:41:0"):]); err != nil || plain || !reflect.DeepEqual(v3, tx) {
+	if plain, err := parseTxDocInto(&v3, "ETH", "1:3"+noParts[len("1:51:0"):]+transfers); err != nil || plain || !reflect.DeepEqual(v3, tx) {
 		t.Fatalf("version 3 document: plain %v, %v\n got %+v\nwant %+v", plain, err, v3, tx)
 	}
 	v2 := "1:2" + "5:0xabc1:74:0xb70:1:36:failed4:0x014:0x022:105:210001:9" + "1:25:900005:500001:710:0xa9059cbb0:" +
@@ -47,10 +70,16 @@ func TestDocFields(t *testing.T) {
 		Causes: []query.Cause{
 			{Kind: query.KindToken, TxHash: "0xabc", Amount: query.AmountOf(3)},
 			{Kind: query.KindWithdrawal, Amount: query.AmountOf(0), Withdrawal: &query.WithdrawalRef{Index: 1 << 50, Validator: 0}},
+			{Kind: query.KindFee, TxHash: "0xabd", Amount: query.AmountOf(-31), Fee: &query.FeeParts{Execution: query.AmountOf(21), L1: query.AmountOf(7), Operator: query.AmountOf(3)}},
+			{Kind: query.KindMint, TxHash: "0xabd", Amount: query.AmountOf(50)},
 		}}
 	gotRow, err := parseChangeDoc("ETH", "0x01", string(appendChangeDoc(nil, row)))
 	if err != nil || !reflect.DeepEqual(gotRow, row) {
 		t.Fatalf("statement row round trip: %v\n got %+v\nwant %+v", err, gotRow, row)
+	}
+	v2 = "1:21:910:17000000000:1:31:31:11:01:1" + "5:token5:0xabc1:30:0:" + "10:withdrawal0:1:01:51:7"
+	if oldRow, err := parseChangeDoc("ETH", "0x01", v2); err != nil || len(oldRow.Causes) != 2 || oldRow.Causes[1].Withdrawal == nil || oldRow.Causes[1].Fee != nil {
+		t.Fatalf("version 2 row read as %+v, %v", oldRow, err)
 	}
 	v1 := "1:11:910:17000000000:1:31:31:11:01:1" + "5:token5:0xabc1:3"
 	oldRow, err := parseChangeDoc("ETH", "0x01", v1)
