@@ -34,7 +34,7 @@ type Node struct {
 	// Dir is the node's data directory (its log is Dir/op-geth.log).
 	Dir string
 	// Keys sign the transactions of Tx.From; Accounts are their
-	// addresses, each funded with 1,000 ether at genesis.
+	// addresses, each funded with 1,000,000 ether at genesis.
 	Keys     []*ecdsa.PrivateKey
 	Accounts []common.Address
 	// FeeRecipient is every block's fee recipient (op-node's sequencer fee
@@ -114,7 +114,7 @@ func New(tb testing.TB, cfg Config) *Node {
 	}
 	// Blocks are 2 s apart from a genesis far enough in the past that no
 	// test's chain reaches the present.
-	g, err := genesis(uint64(time.Now().Unix())-10_000_000, fees, n.Accounts, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
+	g, err := genesis(uint64(time.Now().Unix())-10_000_000, fees, n.Accounts, new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(1e18)))
 	if err != nil {
 		tb.Fatal(err)
 	}

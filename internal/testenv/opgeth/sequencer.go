@@ -32,9 +32,11 @@ type Tx struct {
 }
 
 // Block is what Mine puts in a block after its L1-info deposit: the user
-// deposits, then the transactions, in order.
+// deposits, then the signed transactions Raw (as eth_sendRawTransaction
+// takes them), then Txs, in order.
 type Block struct {
 	Deposits []Deposit
+	Raw      [][]byte
 	Txs      []Tx
 }
 
@@ -53,6 +55,13 @@ func (n *Node) SetFees(f Fees) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.fees = f
+}
+
+// SetFeeRecipient makes a the fee recipient of the next blocks.
+func (n *Node) SetFeeRecipient(a common.Address) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.FeeRecipient = a
 }
 
 // Fees returns the L1 fee parameters the next block sets.
@@ -85,6 +94,9 @@ func (n *Node) Mine(ctx context.Context, b Block) (Mined, error) {
 		}
 		raw = append(raw, tx)
 		deposited[d.From]++
+	}
+	for _, tx := range b.Raw {
+		raw = append(raw, tx)
 	}
 	signer := types.LatestSignerForChainID(big.NewInt(ChainID))
 	nonces := make(map[common.Address]uint64)

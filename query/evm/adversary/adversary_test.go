@@ -22,6 +22,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/internal/testenv/opgeth"
 	"github.com/wharfhq/wharf/query/api"
 	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/evm/adversary"
@@ -115,9 +116,80 @@ func (c gethChain) Seal(ctx context.Context, sent []common.Hash) error {
 }
 
 // run is one scenario: its seed chooses everything else.
+// opChain is op-geth with its sequencer: Seal mines one block of the
+// deposits queued and the transactions sent (read back from op-geth's
+// pool and forced in, in the order sent).
+type opChain struct {
+	n        *opgeth.Node
+	deposits []opgeth.Deposit
+}
+
+func (c *opChain) URL() string { return c.n.URL }
+
+func (c *opChain) Fund(ctx context.Context, to []common.Address, wei *big.Int) error {
+	var b opgeth.Block
+	for _, a := range to {
+		b.Txs = append(b.Txs, opgeth.Tx{From: 0, To: &a, Value: wei, Gas: 100_000})
+	}
+	if _, err := c.n.Mine(ctx, b); err != nil {
+		return err
+	}
+	// op-geth's pool takes the new head in the background: the funded
+	// keys' first sends must not meet the state before it. The pool's
+	// nonce of the funding account says when it has.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var pending, latest hexutil.Uint64
+		if err := c.n.Call(ctx, &pending, "eth_getTransactionCount", c.n.Accounts[0], "pending"); err != nil {
+			return err
+		}
+		if err := c.n.Call(ctx, &latest, "eth_getTransactionCount", c.n.Accounts[0], "latest"); err != nil {
+			return err
+		}
+		if pending == latest {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("op-geth's pool still at nonce %d, the head at %d, after 30s", pending, latest)
+		}
+		time.Sleep(10 * time.Millisecond) // a readiness wait on the node
+	}
+}
+
+func (c *opChain) Seal(ctx context.Context, sent []common.Hash) error {
+	b := opgeth.Block{Deposits: c.deposits}
+	c.deposits = nil
+	for _, h := range sent {
+		var raw hexutil.Bytes
+		if err := c.n.Call(ctx, &raw, "eth_getRawTransactionByHash", h); err != nil {
+			return err
+		}
+		if len(raw) == 0 {
+			return fmt.Errorf("transaction %s is not in op-geth's pool", h.Hex())
+		}
+		b.Raw = append(b.Raw, raw)
+	}
+	_, err := c.n.Mine(ctx, b)
+	return err
+}
+
+func (c *opChain) SetFeeRecipient(a common.Address) { c.n.SetFeeRecipient(a) }
+
+func (c *opChain) Deposit(d adversary.Deposit) {
+	c.deposits = append(c.deposits, opgeth.Deposit{From: d.From, To: d.To, Mint: d.Mint, Value: d.Value, Gas: d.Gas, Data: d.Data})
+}
+
+func (c *opChain) SetL1Fees(f adversary.L1Fees) {
+	c.n.SetFees(opgeth.Fees{L1BaseFee: f.L1BaseFee, L1BlobBaseFee: f.BlobBaseFee, BaseFeeScalar: f.BaseFeeScalar,
+		BlobBaseFeeScalar: f.BlobBaseFeeScalar, OperatorFeeScalar: f.OperatorFeeScalar, OperatorFeeConstant: f.OperatorFeeConstant})
+}
+
+var _ adversary.Rollup = (*opChain)(nil)
+
 type run struct {
 	seed     uint64
 	geth     bool
+	op       bool // on op-geth (geth is then true too: a real node)
 	postgres bool
 	traces   bool
 	all      bool   // --backfill-blocks all
@@ -148,7 +220,10 @@ func (r run) String() string {
 		db = "PostgreSQL"
 	}
 	node := "dev chain"
-	if r.geth {
+	switch {
+	case r.op:
+		node = "op-geth"
+	case r.geth:
 		node = "geth --dev"
 	}
 	bf := "all"
@@ -207,6 +282,20 @@ func TestAdversarialGeth(t *testing.T) {
 	sum.log(t)
 }
 
+// TestAdversarialOPGeth runs seeded scenarios on a real op-geth: the
+// generator's traffic plus deposits (minting, failing, creating, through
+// the forwarder) and changes of the L1 fee parameters, every fee with its
+// L1 data fee and operator fee.
+func TestAdversarialOPGeth(t *testing.T) {
+	var sum totals
+	for _, s := range seeds(t, true, []uint64{5, 6}) {
+		r := newRun(s, true, 16)
+		r.op = true
+		t.Run(strconv.FormatUint(s, 10), func(t *testing.T) { r.play(t, &sum) })
+	}
+	sum.log(t)
+}
+
 // totals sums what the runs of a test covered.
 type totals struct{ seeds, txs, moves, rows, blocks, violations int }
 
@@ -234,7 +323,9 @@ func newStack(t *testing.T, r run) *stack {
 	t.Helper()
 	ctx := context.Background()
 	var chain adversary.Chain
-	if r.geth {
+	if r.op {
+		chain = &opChain{n: opgeth.New(t, opgeth.Config{})}
+	} else if r.geth {
 		chain = gethChain{testenv.NewGeth(t)}
 	} else {
 		dev, err := devchain.Start(ctx, devchain.Config{Archive: true, Logger: slog.New(slog.DiscardHandler)})

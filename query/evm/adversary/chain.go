@@ -80,3 +80,36 @@ func (s *sender) take() []common.Hash {
 	s.sent = nil
 	return out
 }
+
+// Rollup is a Chain of the OP stack (op-geth and its sequencer): it has
+// no beacon withdrawals and no dev API; it takes deposits and changes of
+// the L1 fee parameters, which the block of the next Seal carries.
+type Rollup interface {
+	Chain
+	// SetFeeRecipient makes a the fee recipient of the blocks to come.
+	SetFeeRecipient(a common.Address)
+	// Deposit queues d for the next Seal's block, before its
+	// transactions.
+	Deposit(d Deposit)
+	// SetL1Fees changes the L1 fee parameters from the next block on.
+	SetL1Fees(f L1Fees)
+}
+
+// Deposit is an OP-stack deposit: Mint credited to From before the call
+// (kept when it fails), Value moved to To (nil: a creation from Data).
+type Deposit struct {
+	From  common.Address
+	To    *common.Address
+	Mint  *big.Int
+	Value *big.Int
+	Gas   uint64
+	Data  []byte
+}
+
+// L1Fees are the parameters of an OP-stack chain's L1 data fee and
+// operator fee.
+type L1Fees struct {
+	L1BaseFee, BlobBaseFee                              *big.Int
+	BaseFeeScalar, BlobBaseFeeScalar, OperatorFeeScalar uint32
+	OperatorFeeConstant                                 uint64
+}

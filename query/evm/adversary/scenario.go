@@ -52,6 +52,9 @@ type Generator struct {
 	nftID       uint64
 	nftOwner    map[uint64]common.Address   // ERC-721 ids given, and to whom
 	multiHeld   map[common.Address][]uint64 // ERC-1155 ids given to each holder (maybe spent since)
+	// depositNonces are the nonces of the keyless addresses that made
+	// OP-stack deposits.
+	depositNonces map[common.Address]uint64
 
 	candidates []common.Address // every address worth subscribing, in order of appearance
 	kinds      map[common.Address]string
@@ -82,7 +85,7 @@ func New(ctx context.Context, chain Chain, cfg Config) (*Generator, error) {
 		return nil, err
 	}
 	g := &Generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)), chain: chain, rpc: c, s: s, Actions: make(map[string]int), kinds: make(map[common.Address]string),
-		nftOwner: make(map[uint64]common.Address), multiHeld: make(map[common.Address][]uint64)}
+		nftOwner: make(map[uint64]common.Address), multiHeld: make(map[common.Address][]uint64), depositNonces: make(map[common.Address]uint64)}
 	for i := range 4 {
 		k, err := crypto.ToECDSA(crypto.Keccak256(binary.BigEndian.AppendUint64([]byte("adversary key"), cfg.Seed), []byte{byte(i)}))
 		if err != nil {
@@ -193,8 +196,8 @@ func (g *Generator) Setup(ctx context.Context) error {
 			}
 		}
 	}
-	if err := g.rpc.CallContext(ctx, nil, "dev_setFeeRecipient", g.eoas[1].Hex()); err != nil {
-		return fmt.Errorf("dev_setFeeRecipient: %w", err)
+	if err := g.setFeeRecipient(ctx, g.eoas[1]); err != nil {
+		return err
 	}
 	if err := g.seal(ctx); err != nil {
 		return err
@@ -235,17 +238,21 @@ func (g *Generator) seal(ctx context.Context) error { return g.chain.Seal(ctx, g
 // Round sends one round's actions and returns once they are mined.
 func (g *Generator) Round(ctx context.Context) error {
 	n := 1 + g.rng.IntN(g.cfg.MaxTxs)
-	// Withdrawals and the fee recipient first: geth --dev mines a block
-	// for a withdrawal on its own.
-	if g.rng.IntN(5) == 0 {
+	if r, ok := g.chain.(Rollup); ok {
+		// No withdrawals on the OP stack: deposits, and now and then
+		// new L1 fees, first (deposits lead their block, and bump the
+		// nonces of the keys that make them).
+		g.rollupRound(r)
+	} else if g.rng.IntN(5) == 0 {
+		// Withdrawals and the fee recipient first: geth --dev mines a
+		// block for a withdrawal on its own.
 		if err := g.withdraw(ctx); err != nil {
 			return err
 		}
 	}
 	if g.rng.IntN(8) == 0 {
-		who := g.pick(append(slices.Clone(g.eoas), g.fresh...))
-		if err := g.rpc.CallContext(ctx, nil, "dev_setFeeRecipient", who.Hex()); err != nil {
-			return fmt.Errorf("dev_setFeeRecipient: %w", err)
+		if err := g.setFeeRecipient(ctx, g.pick(append(slices.Clone(g.eoas), g.fresh...))); err != nil {
+			return err
 		}
 		g.Actions["fee recipient"]++
 	}
@@ -267,6 +274,69 @@ func (g *Generator) Flush(ctx context.Context) error {
 }
 
 func (g *Generator) pick(as []common.Address) common.Address { return as[g.rng.IntN(len(as))] }
+
+// setFeeRecipient makes who the fee recipient of the next blocks.
+func (g *Generator) setFeeRecipient(ctx context.Context, who common.Address) error {
+	if r, ok := g.chain.(Rollup); ok {
+		r.SetFeeRecipient(who)
+		return nil
+	}
+	if err := g.rpc.CallContext(ctx, nil, "dev_setFeeRecipient", who.Hex()); err != nil {
+		return fmt.Errorf("dev_setFeeRecipient: %w", err)
+	}
+	return nil
+}
+
+// rollupRound queues a round's deposits on an OP-stack chain: from a key
+// or an address nobody holds a key of, minting, moving value to anything
+// (a contract may refuse it: the deposit fails, its mint stays), more
+// value than the sender holds with its mint (failed), through the
+// forwarder (internal movements), or creating a contract; and now and
+// then new L1 fee parameters.
+func (g *Generator) rollupRound(r Rollup) {
+	for range g.rng.IntN(4) {
+		from := g.pick(append(slices.Clone(g.eoas), g.fresh...))
+		// A deposit uses its sender's nonce, a key's too.
+		nonces := g.depositNonces
+		if slices.Contains(g.eoas, from) {
+			nonces = g.s.nonces
+		}
+		nonce := nonces[from]
+		nonces[from]++
+		d := Deposit{From: from, Gas: 300_000}
+		if g.rng.IntN(3) > 0 {
+			d.Mint = g.amount()
+		}
+		to := g.pick(g.candidates)
+		switch k := g.rng.IntN(6); k {
+		case 0, 1:
+			d.To, d.Value = &to, g.amount()
+			g.Actions["deposit"]++
+		case 2:
+			d.To, d.Value = &g.reverter, g.amount()
+			g.Actions["deposit failed"]++
+		case 3:
+			d.To, d.Value = &to, new(big.Int).Mul(big.NewInt(1e9), big.NewInt(1e18)) // more than anyone holds
+			g.Actions["deposit failed"]++
+		case 4:
+			d.To, d.Value, d.Data = &g.forwarder, g.amount(), common.LeftPadBytes(to.Bytes(), 32)
+			g.Actions["deposit internal"]++
+		case 5:
+			d.Value, d.Data, d.Gas = g.amount(), devchain.InitCode(devchain.ForwarderCode()), 1_000_000
+			created := crypto.CreateAddress(from, nonce)
+			g.kinds[created] = "deposit creation"
+			g.candidate(created)
+			g.Actions["deposit creation"]++
+		}
+		r.Deposit(d)
+	}
+	if g.rng.IntN(6) == 0 {
+		r.SetL1Fees(L1Fees{L1BaseFee: big.NewInt(int64(1+g.rng.IntN(100)) * 1e9), BlobBaseFee: big.NewInt(int64(1 + g.rng.IntN(10_000_000_000))),
+			BaseFeeScalar: uint32(g.rng.IntN(10_000)), BlobBaseFeeScalar: uint32(g.rng.IntN(2_000_000)),
+			OperatorFeeScalar: uint32(g.rng.IntN(5_000_000)), OperatorFeeConstant: uint64(g.rng.IntN(1e10))})
+		g.Actions["l1 fees"]++
+	}
+}
 
 // amount is a random amount: mostly round gwei, sometimes odd wei.
 func (g *Generator) amount() *big.Int {
