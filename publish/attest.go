@@ -69,11 +69,45 @@ type Attestation struct {
 	SHA256        string `json:"sha256"` // of that object, hex
 }
 
+// AttestationKind is a kind of attestation wharf writes beside an
+// artifact: the suffix its file adds to the artifact's name, its predicate
+// type, and the media type it is stored and served with.
+type AttestationKind struct {
+	Suffix        string // .provenance.intoto.jsonl
+	PredicateType string
+	// ContentType is the in-toto storage convention's media type of one
+	// DSSE-signed attestation, application/vnd.in-toto.<predicate>+dsse
+	// (<predicate>: the predicate specification's file name). Consumers
+	// read the predicate type from the signed statement, never from it.
+	ContentType string
+}
+
+// AttestationKinds are the attestations an artifact may have, provenance
+// first.
+func AttestationKinds() []AttestationKind {
+	return []AttestationKind{
+		{".provenance.intoto.jsonl", PredicateSLSA, "application/vnd.in-toto.provenance+dsse"},
+		{".sbom.intoto.jsonl", PredicateCycloneDX, "application/vnd.in-toto.cyclonedx+dsse"},
+	}
+}
+
+// AttestationContentType is the media type of an attestation of
+// predicateType (see AttestationKind), application/vnd.in-toto+dsse for
+// one wharf does not write.
+func AttestationContentType(predicateType string) string {
+	for _, k := range AttestationKinds() {
+		if k.PredicateType == predicateType {
+			return k.ContentType
+		}
+	}
+	return "application/vnd.in-toto+dsse"
+}
+
 // ProvenanceKey is the key of an artifact's provenance attestation.
-func ProvenanceKey(key string) string { return key + ".provenance.intoto.jsonl" }
+func ProvenanceKey(key string) string { return key + AttestationKinds()[0].Suffix }
 
 // SBOMAttestationKey is the key of an artifact's SBOM attestation.
-func SBOMAttestationKey(key string) string { return key + ".sbom.intoto.jsonl" }
+func SBOMAttestationKey(key string) string { return key + AttestationKinds()[1].Suffix }
 
 // NewStatement is a statement of predicate about the file name whose
 // SHA-256 is sha256hex.

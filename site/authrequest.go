@@ -32,7 +32,7 @@ const (
 // they may, 401 with WWW-Authenticate when they are missing or invalid,
 // 403 when their level is too low or the path is no artifact, 404 for a
 // file that is no published download (see unpublished).
-// Only artifacts are answered 204: the pointers, short URLs, signatures and
+// Only artifacts and their attestations are answered 204: the pointers, short URLs, signatures and
 // checksums are served by the proxies without asking, so a question about
 // one is not from them. It never opens an object: the proxy serves the
 // bytes. Those are the only answers nginx's auth_request passes on
@@ -61,15 +61,22 @@ func (s *Server) authRequest(w *request, r *http.Request) error {
 		return unpublished(r.Header, fmt.Sprintf("version %s has not been published", version))
 	}
 	a, ok := snap.byKey[t.key]
+	at, isAttestation := snap.attestations[t.key]
+	if isAttestation {
+		a, ok = at.of, true
+	}
 	if !ok {
 		return unpublished(r.Header, "not a published download: "+t.key)
 	}
 	// The decision is a download's: counted, audited and limited per
 	// credential as one wharf serves itself; once, not again when nginx
 	// asks for the body of a refusal to pass on (its configuration removes
-	// a client's own HeaderReplay from the first question).
+	// a client's own HeaderReplay from the first question). An attestation
+	// is asked about with its artifact's access class, and is no download.
 	if r.Header.Get(HeaderReplay) == "" {
-		w.download = &a
+		if !isAttestation {
+			w.download = &a
+		}
 		w.proxied = askedMethod(r.Header)
 	}
 	if err := s.authorize(w, r, a.Access); err != nil {

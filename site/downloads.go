@@ -13,7 +13,8 @@ import (
 )
 
 // canonical serves /bin/... and /img/...: an artifact (with its access
-// check), its signature, or the release's SHA256SUMS (no auth).
+// check), its signature, the release's SHA256SUMS (no auth), or an
+// attestation of an artifact (with the artifact's access check).
 func (s *Server) canonical(w *request, r *http.Request, t target) error {
 	snap, err := s.tree.get(r.Context())
 	if err != nil {
@@ -46,6 +47,9 @@ func (s *Server) canonical(w *request, r *http.Request, t target) error {
 		w.Header().Set("Cache-Control", publish.CacheImmutable)
 		return s.serveObject(w, r, key, "text/plain; charset=utf-8", "")
 	}
+	if at, ok := snap.attestations[key]; ok {
+		return s.attestation(w, r, key, at)
+	}
 	a, ok := snap.byKey[key]
 	if !ok {
 		return notFound("no such download: " + key)
@@ -68,6 +72,17 @@ func (s *Server) canonical(w *request, r *http.Request, t target) error {
 	}
 	w.Header().Set("Cache-Control", publish.CacheControl(key, a.Access))
 	return s.serveObject(w, r, key, ctype, file)
+}
+
+// attestation serves an attestation file releases.json lists, to the
+// credentials that may download its artifact, cached as the artifact is.
+// It is no download of the artifact: not counted as one.
+func (s *Server) attestation(w *request, r *http.Request, key string, at attestation) error {
+	if err := s.authorize(w, r, at.of.Access); err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", publish.CacheControl(key, at.of.Access))
+	return s.serveObject(w, r, key, publish.AttestationContentType(at.predicateType), "")
 }
 
 // serveObject streams an object with http.ServeContent (HEAD, Range,

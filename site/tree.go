@@ -49,9 +49,18 @@ type snapshot struct {
 	pointers map[string]string // latest, preview -> version ("" when missing)
 	manifest *publish.Manifest
 	byKey    map[string]publish.Artifact
+	// attestations are the attestation files releases.json lists, by key.
+	attestations map[string]attestation
 	// url is the URL the tree was published for (its channel record's
 	// url line), "" when it has none.
 	url string
+}
+
+// attestation is an attestation file releases.json lists: it is read
+// with the access class of the artifact it is about.
+type attestation struct {
+	of            publish.Artifact
+	predicateType string
 }
 
 // watched are the objects a snapshot is made of, read in this order: the
@@ -168,9 +177,13 @@ func (t *releaseTree) refresh(ctx context.Context, old *snapshot) (*snapshot, er
 		}
 	}
 	next.byKey = map[string]publish.Artifact{}
+	next.attestations = map[string]attestation{}
 	for _, r := range next.manifest.Releases {
 		for _, a := range r.Artifacts {
 			next.byKey[a.Key] = a
+			for _, at := range a.Attestations {
+				next.attestations[at.Key] = attestation{of: a, predicateType: at.PredicateType}
+			}
 		}
 	}
 	next.checked = t.now()

@@ -131,10 +131,11 @@ func newDiffTree(t *testing.T, serveArgs ...string) *diffTree {
 	oldConf, newConf := twoReleaseConfigs(t, dir)
 	d.newConf = newConf
 	mustRun(t, "keygen", "--out", filepath.Join(dir, "dl.key"))
-	mustRun(t, "publish", "--version", "26.1.1", "--key", filepath.Join(dir, "dl.key"), "--store", d.store, "--config", oldConf,
-		"--base-url", "https://dl.example.com", demoInputDir(t, "old"))
-	mustRun(t, "publish", "--version", "26.1.2", "--key", filepath.Join(dir, "dl.key"), "--store", d.store, "--config", newConf,
-		"--base-url", "https://dl.example.com", demoInputDir(t, "new"))
+	// Every artifact with its provenance, the images with an SBOM too.
+	mustRun(t, append([]string{"publish", "--version", "26.1.1", "--key", filepath.Join(dir, "dl.key"), "--store", d.store, "--config", oldConf,
+		"--base-url", "https://dl.example.com"}, append(provenanceArgs("26.1.1"), attestedInputDir(t, "old"))...)...)
+	mustRun(t, append([]string{"publish", "--version", "26.1.2", "--key", filepath.Join(dir, "dl.key"), "--store", d.store, "--config", newConf,
+		"--base-url", "https://dl.example.com"}, append(provenanceArgs("26.1.2"), attestedInputDir(t, "new"))...)...)
 	db := filepath.Join(dir, "wharf.db")
 	mustRun(t, "org", "create", "acme", "--level", "basic", "--db", db)
 	mustRun(t, "org", "create", "globex", "--level", "full", "--db", db)
@@ -262,10 +263,14 @@ func (d *diffTree) loadFiles(t *testing.T) {
 	if err := json.Unmarshal(raw, &man); err != nil {
 		t.Fatal(err)
 	}
+	// Artifacts and their attestations: what wharf answers for each level.
 	artifacts := map[string]bool{}
 	for _, r := range man.Releases {
 		for _, a := range r.Artifacts {
 			artifacts[a.Key] = true
+			for _, at := range a.Attestations {
+				artifacts[at.Key] = true
+			}
 		}
 	}
 	levelCreds := [3]diffCred{d.creds[0], d.creds[1], d.creds[3]}
@@ -323,6 +328,9 @@ func (d *diffTree) loadFiles(t *testing.T) {
 		}
 		for _, a := range r.Artifacts {
 			ps = append(ps, "/"+a.Key, "/"+a.Key, "/"+a.Key, "/"+a.Key+".sig", "/"+a.Key+"/sig")
+			for _, at := range a.Attestations {
+				ps = append(ps, "/"+at.Key, "/"+at.Key+"/sig")
+			}
 		}
 	}
 	for _, b := range []string{"x86", "arm", "mac", "macos"} {

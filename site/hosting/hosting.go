@@ -126,6 +126,13 @@ type publicArtifact struct {
 	ContentType string
 }
 
+// attestationKind is a kind of attestation file in the templates.
+type attestationKind struct {
+	Name        string // provenance, sbom: names nginx's location for it
+	SuffixRE    string // \.provenance\.intoto\.jsonl
+	ContentType string
+}
+
 // build is a build in the templates.
 type build struct {
 	Name       string // x86
@@ -155,10 +162,13 @@ type templateData struct {
 	VersionRE, FileNameRE             string
 	Immutable, Private, Revalidate    string
 	Public                            []publicArtifact
-	PublicList                        string
-	Builds                            []build
-	BuildNames                        string
-	ShortPrefixes                     []string // latest, preview and every build name
+	// Attestations are the attestation files beside an artifact, served
+	// with its access class.
+	Attestations  []attestationKind
+	PublicList    string
+	Builds        []build
+	BuildNames    string
+	ShortPrefixes []string // latest, preview and every build name
 	// Pins are the short URLs of PinnedLatest and PinnedPreview, answered
 	// by the proxy itself.
 	Pins                        []pin
@@ -210,6 +220,10 @@ func (o Options) data() (*templateData, error) {
 		Immutable:    publish.CacheImmutable,
 		Private:      publish.CachePrivate,
 		Revalidate:   publish.CacheRevalidate,
+	}
+	for _, k := range publish.AttestationKinds() {
+		name := strings.TrimSuffix(strings.TrimPrefix(k.Suffix, "."), ".intoto.jsonl")
+		d.Attestations = append(d.Attestations, attestationKind{Name: name, SuffixRE: regexp.QuoteMeta(k.Suffix), ContentType: k.ContentType})
 	}
 	if o.KeyRate < 0 || o.KeyBurst < 0 {
 		return nil, fmt.Errorf("the key rate %v in bursts of %d is negative", o.KeyRate, o.KeyBurst)
@@ -384,7 +398,8 @@ var ErrAmbiguousName = errors.New("a public artifact's name is the start of anot
 // S3Policy writes a bucket policy that lets anonymous readers GetObject the
 // public part of the tree: the pointers, dl.pub, install, releases.json,
 // index.html, _redirects, every SHA256SUMS and signature, and the public
-// artifacts of any version and build; nothing else, and never a listing.
+// artifacts of any version and build with their attestations; nothing
+// else, and never a listing.
 // Keys of public and non-public artifacts share their directories
 // (bin/{version}/), so the public ones are named by pattern:
 // bin/*/{name}-*-{os}-{platform}.tar.gz. A pattern that would also match a
@@ -426,6 +441,13 @@ func S3Policy(w io.Writer, o PolicyOptions) error {
 				res = append(res, fmt.Sprintf("%s%s/*/%s-*-%s.tar", arn, dir, a.Name, b.Platform))
 			case a.Kind == publish.KindBinary:
 				res = append(res, fmt.Sprintf("%s%s/*/%s-*-%s-%s.tar.gz", arn, dir, a.Name, b.OS, b.Platform))
+			default:
+				continue
+			}
+			// Its attestations are as public as it is.
+			file := res[len(res)-1]
+			for _, k := range publish.AttestationKinds() {
+				res = append(res, file+k.Suffix)
 			}
 		}
 	}
