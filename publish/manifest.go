@@ -31,6 +31,20 @@ type Release struct {
 	// same rendered by RenderNotes at publish, which the page shows.
 	Notes     string `json:"notes,omitempty"`
 	NotesHTML string `json:"notes_html,omitempty"`
+	// Provenance is what the release's provenance attestations say of its
+	// build, for the page; nil when none was written. The attestations
+	// beside each artifact are what a verifier checks.
+	Provenance *ReleaseProvenance `json:"provenance,omitempty"`
+}
+
+// ReleaseProvenance is a release's build as its provenance states it: a
+// field not known is empty.
+type ReleaseProvenance struct {
+	BuilderID  string `json:"builder_id,omitempty"`
+	Repository string `json:"source_repo,omitempty"`
+	Commit     string `json:"source_commit,omitempty"`
+	Ref        string `json:"source_ref,omitempty"`
+	BuildID    string `json:"build_id,omitempty"`
 }
 
 // Artifact is one published file: an artifact for one build.

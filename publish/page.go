@@ -100,6 +100,18 @@ type PageRelease struct {
 	// after 26.1.3): the page folds it.
 	Stale bool
 	Phone bool // see PageData.Phone
+	// Built is what the release's provenance says of its build; nil
+	// when it has none.
+	Built *PageBuilt
+}
+
+// PageBuilt is a release's build on the page.
+type PageBuilt struct {
+	Builder     string // the builder's ID, "" when not known
+	Commit      string // the source commit, "" when not known
+	CommitShort string // its first 12 digits
+	Source      string // the source repository's URL, "" when not known
+	Ref         string // the ref built, "" when not known
 }
 
 // InstallLines are the install script lines of the release's binaries.
@@ -160,12 +172,15 @@ type PageFile struct {
 	Href     string // where its link goes (the server rewrites it per visitor)
 	Link     string // LinkDownload, LinkLogin or LinkDenied
 	SigHref  string // the signature: the download URL plus /sig
-	Size     int64
-	SizeText string
-	SHA256   string
-	Access   string
-	Verify   string // the commands that fetch and verify the file
-	Use      string // how to unpack it: tar xzf or docker load
+	// ProvenanceHref and SBOMHref link its attestations, "" for one it
+	// has not.
+	ProvenanceHref, SBOMHref string
+	Size                     int64
+	SizeText                 string
+	SHA256                   string
+	Access                   string
+	Verify                   string // the commands that fetch and verify the file
+	Use                      string // how to unpack it: tar xzf or docker load
 }
 
 // PageOptions select what NewPageData shows.
@@ -295,6 +310,12 @@ func (d *PageData) release(r Release, title string) PageRelease {
 		}
 	}
 	pr.Notes = htmltemplate.HTML(r.NotesHTML)
+	if p := r.Provenance; p != nil && (p.BuilderID != "" || p.Commit != "") {
+		pr.Built = &PageBuilt{Builder: p.BuilderID, Commit: p.Commit, CommitShort: p.Commit, Source: p.Repository, Ref: p.Ref}
+		if len(p.Commit) > 12 {
+			pr.Built.CommitShort = p.Commit[:12]
+		}
+	}
 	order := map[string]int{}
 	for _, b := range d.builds() {
 		order[b.Name] = len(pr.Columns)
@@ -411,9 +432,20 @@ func (d *PageData) file(a Artifact) PageFile {
 		Link:     LinkDownload,
 	}
 	f.Href, f.SigHref = f.Path, f.Path+"/sig"
+	for _, at := range a.Attestations {
+		href := "/" + escapePath(at.Key)
+		switch at.PredicateType {
+		case PredicateSLSA:
+			f.ProvenanceHref = href
+		case PredicateCycloneDX:
+			f.SBOMHref = href
+		}
+	}
 	if d.Static {
 		// Relative links keep index.html working under any prefix.
-		f.Href, f.SigHref = strings.TrimPrefix(f.Href, "/"), strings.TrimPrefix(f.SigHref, "/")
+		for _, h := range []*string{&f.Href, &f.SigHref, &f.ProvenanceHref, &f.SBOMHref} {
+			*h = strings.TrimPrefix(*h, "/")
+		}
 	}
 	name := shellQuote(f.FileName)
 	switch {

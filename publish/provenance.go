@@ -74,6 +74,15 @@ func ProvenanceFromEnv(getenv func(string) string) Provenance {
 	return p
 }
 
+// Summary is what releases.json keeps of p for the page; nil when
+// nothing is known of the build.
+func (p Provenance) Summary() *ReleaseProvenance {
+	if p.IsZero() {
+		return nil
+	}
+	return &ReleaseProvenance{BuilderID: p.BuilderID, Repository: p.Repository, Commit: p.Commit, Ref: p.Ref, BuildID: p.InvocationID}
+}
+
 // IsZero reports whether nothing at all is known of the build.
 func (p Provenance) IsZero() bool { return p == Provenance{} || p == Provenance{GitHub: true} }
 

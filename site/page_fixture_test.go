@@ -92,11 +92,27 @@ func newPageTreeOf(t testing.TB, specs []publish.ArtifactSpec, releases []publis
 				sig := publish.SignatureText(der)
 				tr.put(t, key, content)
 				tr.put(t, publish.SigKey(key), sig)
-				rel.Artifacts = append(rel.Artifacts, publish.Artifact{
+				a := publish.Artifact{
 					Name: spec.Name, Kind: spec.Kind, Build: b.Name, OS: b.OS, Platform: b.Platform,
 					Key: key, Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:]),
 					Signature: string(sig), Access: spec.Access,
-				})
+				}
+				if rel.Provenance != nil {
+					// Listed as publish lists them (the page reads no
+					// envelope): provenance for all, an SBOM for images.
+					atts := []publish.Attestation{{PredicateType: publish.PredicateSLSA, Key: publish.ProvenanceKey(key)}}
+					if spec.Kind == publish.KindImage {
+						atts = append(atts, publish.Attestation{PredicateType: publish.PredicateCycloneDX, Key: publish.SBOMAttestationKey(key)})
+					}
+					for i := range atts {
+						body := []byte(`{"payloadType":"application/vnd.in-toto+json","payload":"","signatures":[]}` + "\n")
+						tr.put(t, atts[i].Key, body)
+						h := sha256.Sum256(body)
+						atts[i].SHA256 = hex.EncodeToString(h[:])
+					}
+					a.Attestations = atts
+				}
+				rel.Artifacts = append(rel.Artifacts, a)
 			}
 		}
 		tr.Manifest.Merge(rel)

@@ -3,6 +3,7 @@ package site_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 // Phone page heights at 390 x 844 (docs/page.md): the page of one release
 // and of three (a release, the next, a preview of the one after) may be at
 // most these tall. Every binary listed for three desktop systems made them
-// 3,060 and 4,999 px.
+// 3,060 and 4,999 px; 1,494 and 2,385 before each release showed its
+// source commit and builder.
 const (
 	phoneMaxHeightOne   = 1600
 	phoneMaxHeightThree = 2500
@@ -40,7 +42,14 @@ func TestPageChromiumPhone(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	rel := func(v string) publish.Release { return publish.Release{Version: v, NotesHTML: notes} }
+	// Each release with its build as GitHub Actions states it (the
+	// builder's ID is a long workflow ref) and attestations listed.
+	rel := func(v string) publish.Release {
+		return publish.Release{Version: v, NotesHTML: notes, Provenance: &publish.ReleaseProvenance{
+			BuilderID:  "https://github.com/wharfhq/treasury/.github/workflows/release.yml@refs/tags/v" + v,
+			Repository: "https://github.com/wharfhq/treasury", Commit: strings.Repeat("5eed1e55", 5), Ref: "refs/tags/v" + v,
+		}}
+	}
 	one := pageServe(t, newPageTreeOf(t, publish.DefaultArtifacts(), []publish.Release{rel("26.1.1")}), db)
 	three := pageServe(t, newPageTreeOf(t, publish.DefaultArtifacts(), []publish.Release{rel("26.1.1"), rel("26.1.2"), rel("26.1.3-pre.1")}), db)
 	bctx := browsertest.Open(t, chromium.DevToolsURL, 2*time.Minute, t.TempDir())

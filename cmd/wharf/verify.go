@@ -49,7 +49,8 @@ A directory, or s3://bucket/prefix (with --s3-endpoint and the AWS_*
 credentials, as for publish), is a published tree: its channel record,
 releases.json and every SHA256SUMS against their signatures (each in the
 context of the URL the record names), and that the versions the record
-names are published.
+names are published, and every attestation releases.json lists: the
+SHA-256 it lists, signed by the key, about its artifact's name and SHA-256.
 
 Exit status: 0 a valid signature, 1 an invalid one, 2 usage or I/O errors
 (a file, the signature or the key cannot be read).
@@ -337,6 +338,12 @@ func verifyTree(c *cli.Context, pub *ecdsa.PublicKey, store string) error {
 		}
 	}
 	fmt.Fprintf(c.App.Writer, "%s: %d SHA256SUMS OK, each listing its release's files\n", store, sums)
+	atts, err := verifyTreeAttestations(pub, t, m)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "%s: %d provenance and %d SBOM attestations OK, each as %s lists it, signed by the key and about its artifact's name and SHA-256\n",
+		store, atts[publish.PredicateSLSA], atts[publish.PredicateCycloneDX], publish.KeyManifest)
 	for _, v := range []string{ch.Latest, ch.Preview} {
 		if _, ok := m.Find(v); v != "" && !ok {
 			return fmt.Errorf("verify %s: INVALID: the channel record names %s, which %s does not list", store, v, publish.KeyManifest)
