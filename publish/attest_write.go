@@ -7,14 +7,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // attest writes the artifact's attestations beside it (its provenance,
-// when the build is known) and lists them in a. An attestation there
-// already that verifies for these bytes (an earlier run's) is kept, so
+// when the build is known; its SBOM, when one is) and lists them in a. A
+// kind a lists already is left as it is; an attestation there already
+// that verifies for these bytes (an earlier run's) is kept, so
 // releases.json and the objects agree.
 func (r *publishRun) attest(ctx context.Context, a Artifact) (Artifact, error) {
-	if !r.Provenance.IsZero() {
+	listed := func(predicateType string) bool {
+		return slices.ContainsFunc(a.Attestations, func(at Attestation) bool { return at.PredicateType == predicateType })
+	}
+	a.Attestations = slices.Clone(a.Attestations)
+	if !r.Provenance.IsZero() && !listed(PredicateSLSA) {
 		st, err := ProvenanceStatement(r.Provenance, a.FileName(), a.SHA256)
 		if err != nil {
 			return a, err
@@ -25,7 +31,7 @@ func (r *publishRun) attest(ctx context.Context, a Artifact) (Artifact, error) {
 		}
 		a.Attestations = append(a.Attestations, att)
 	}
-	if sbom := r.sboms[a.Key]; sbom != nil {
+	if sbom := r.sboms[a.Key]; sbom != nil && !listed(PredicateCycloneDX) {
 		st, err := NewStatement(a.FileName(), a.SHA256, PredicateCycloneDX, json.RawMessage(sbom))
 		if err != nil {
 			return a, err
@@ -37,6 +43,32 @@ func (r *publishRun) attest(ctx context.Context, a Artifact) (Artifact, error) {
 		a.Attestations = append(a.Attestations, att)
 	}
 	return a, nil
+}
+
+// attestMissing gives the artifacts of a version published already the
+// attestations they lack and this run can make: the provenance of the
+// build the flags or the CI describe, the SBOMs of its inputs (whose
+// bytes compareExisting found to be the published ones). An artifact, its
+// signature and an attestation listed already are never rewritten. It
+// returns how many it added.
+func (r *publishRun) attestMissing(ctx context.Context, arts []Artifact) ([]Artifact, int, error) {
+	out := slices.Clone(arts)
+	err := r.parallel(ctx, len(out), func(ctx context.Context, i int) error {
+		a, err := r.attest(ctx, out[i])
+		if err != nil {
+			return fmt.Errorf("%s: %w", out[i].Key, err)
+		}
+		out[i] = a
+		return nil
+	})
+	if err != nil {
+		return arts, 0, err
+	}
+	added := 0
+	for i := range out {
+		added += len(out[i].Attestations) - len(arts[i].Attestations)
+	}
+	return out, added, nil
 }
 
 // readSBOMs reads or makes the SBOM of every input before anything is
@@ -84,7 +116,9 @@ func (r *publishRun) writeAttestation(ctx context.Context, a Artifact, key strin
 	if err != nil {
 		return att, fmt.Errorf("%s: %w", key, err)
 	}
-	opts := PutOptions{ContentType: "application/vnd.dsse.envelope.v1+json", IfNoneMatch: etag == ""}
+	// An attestation is read with the access class of its artifact, and
+	// kept by shared caches only when that is public.
+	opts := PutOptions{ContentType: AttestationContentType(st.PredicateType), CacheControl: CacheControl(key, a.Access), IfNoneMatch: etag == ""}
 	if etag != "" {
 		opts.IfMatch = etag
 	}

@@ -60,9 +60,11 @@ func (r *publishRun) mergeManifest(ctx context.Context, arts []Artifact) error {
 				return fmt.Errorf("%w: %s lists other images in %s", ErrVersionExists, r.v, KeyManifest)
 			}
 			// The notes are not part of the signed release: new ones
-			// replace the old.
+			// replace the old. Attestations added to a published
+			// version (attestMissing) are listed; listed ones stay.
 			notes := r.Notes != "" && old.Notes != r.Notes
-			if !notes && !images {
+			attested := addAttestations(old.Artifacts, arts)
+			if !notes && !images && !attested {
 				return nil
 			}
 			if notes {
@@ -74,13 +76,17 @@ func (r *publishRun) mergeManifest(ctx context.Context, arts []Artifact) error {
 				// from the registry tree gains them.
 				old.Images = r.imgs
 			}
+			if attested && old.Provenance == nil {
+				old.Provenance = r.Provenance.Summary()
+			}
 		} else {
 			// A concurrent publish may have added the release this
 			// preview follows.
 			if err := r.checkVersion(m); err != nil {
 				return err
 			}
-			m.Merge(Release{Version: r.v.String(), Kind: r.v.Kind(), Published: r.Now().UTC(), Artifacts: arts, Images: r.imgs, Notes: r.Notes, NotesHTML: r.notesHTML})
+			m.Merge(Release{Version: r.v.String(), Kind: r.v.Kind(), Published: r.Now().UTC(), Artifacts: arts, Images: r.imgs, Notes: r.Notes, NotesHTML: r.notesHTML,
+				Provenance: r.Provenance.Summary()})
 		}
 		var b bytes.Buffer
 		if err := m.Encode(&b); err != nil {
@@ -100,4 +106,24 @@ func sameImages(a, b []Image) bool {
 	return slices.EqualFunc(a, b, func(x, y Image) bool {
 		return x.Name == y.Name && x.Index == y.Index && x.Repository == y.Repository
 	})
+}
+
+// addAttestations lists in the published artifacts old the attestations
+// of arts (the same artifacts) that they lack, by predicate type; it
+// reports whether it added any.
+func addAttestations(old, arts []Artifact) bool {
+	added := false
+	for i := range old {
+		a, ok := findArtifact(arts, old[i].Key)
+		if !ok {
+			continue
+		}
+		for _, at := range a.Attestations {
+			if !slices.ContainsFunc(old[i].Attestations, func(o Attestation) bool { return o.PredicateType == at.PredicateType }) {
+				old[i].Attestations = append(old[i].Attestations, at)
+				added = true
+			}
+		}
+	}
+	return added
 }

@@ -227,6 +227,15 @@ func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
 		if err := r.ensureSigs(ctx, arts); err != nil {
 			return err
 		}
+		// A version published before its attestations gets those it
+		// lacks, its artifacts unchanged.
+		var added int
+		if arts, added, err = r.attestMissing(ctx, arts); err != nil {
+			return err
+		}
+		if added > 0 {
+			r.Progress.Logf("%s: %d attestations added to its artifacts", r.v, added)
+		}
 	} else if r.DryRun {
 		r.wrote(ClaimKey(r.v))
 		for _, in := range inputs {
