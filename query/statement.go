@@ -17,6 +17,9 @@ const (
 	KindSelfdestruct = "selfdestruct" // a SELFDESTRUCT's balance, to its beneficiary
 	KindBurn         = "burn"         // the balance of a contract that self-destructed to itself in the transaction that created it: destroyed (EIP-6780)
 	KindGenesis      = "genesis"      // the allocation of the genesis block
+	KindReceived     = "received"     // a UTXO chain's output paid to the address (its ref: txid:vout)
+	KindSpent        = "spent"        // a UTXO chain's output of the address spent (its ref: the input's index and the outpoint)
+	KindCoinbase     = "coinbase"     // a UTXO chain's block reward output, spendable after 100 confirmations
 )
 
 // BalanceChange is a row of an address's statement: how the balance of

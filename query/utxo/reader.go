@@ -1,0 +1,338 @@
+package utxo
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
+)
+
+// Reader reads one UTXO chain from a node: chain.Reader.
+type Reader struct {
+	net     *Network
+	rpc     *rpc
+	dialect string
+
+	mu sync.Mutex
+	// index holds the outputs the reader saw paid to tracked addresses,
+	// so that their spends are known without reading the transactions
+	// that made them. An outpoint not in it is read from the node, all
+	// of a block's at once (one batch).
+	index map[Outpoint]output
+}
+
+var _ chain.Reader = (*Reader)(nil)
+
+// output is a transaction output: the address it pays (canonical, "" for
+// none) and its value.
+type output struct {
+	Address string
+	Value   int64
+}
+
+// Network is the network the node serves.
+func (r *Reader) Network() *Network { return r.net }
+
+// Dialect is DialectBtcd or DialectCore.
+func (r *Reader) Dialect() string { return r.dialect }
+
+// Close closes the reader's idle connections to the node.
+func (r *Reader) Close() { r.rpc.close() }
+
+// rawBlock is a block as getblock verbosity 2 writes it.
+type rawBlock struct {
+	Hash     string  `json:"hash"`
+	Height   uint64  `json:"height"`
+	Time     int64   `json:"time"`
+	Previous string  `json:"previousblockhash"`
+	Tx       []rawTx `json:"tx"`    // Core
+	RawTx    []rawTx `json:"rawtx"` // btcd
+}
+
+type rawTx struct {
+	TxID  string `json:"txid"`
+	Size  int    `json:"size"`
+	VSize int    `json:"vsize"`
+	Vin   []struct {
+		Coinbase string `json:"coinbase"`
+		TxID     string `json:"txid"`
+		Vout     uint32 `json:"vout"`
+	} `json:"vin"`
+	Vout []struct {
+		Value        json.Number `json:"value"`
+		N            uint32      `json:"n"`
+		ScriptPubKey struct {
+			Hex string `json:"hex"`
+		} `json:"scriptPubKey"`
+	} `json:"vout"`
+}
+
+// Detail is the family's document of a transaction (chain.Tx.Detail).
+type Detail struct {
+	Coinbase bool           `json:"coinbase,omitempty"`
+	Size     int            `json:"size"`
+	VSize    int            `json:"vsize"`
+	Inputs   []DetailInput  `json:"inputs"`
+	Outputs  []DetailOutput `json:"outputs"`
+}
+
+// DetailInput is an input: the outpoint it spends, its address and value
+// when it paid one ("" and 0 for a coinbase's).
+type DetailInput struct {
+	Outpoint string `json:"outpoint,omitempty"`
+	Address  string `json:"address,omitempty"`
+	Value    int64  `json:"value"`
+}
+
+// DetailOutput is an output: its address ("" for OP_RETURN and
+// non-standard scripts, which pay no one) and value.
+type DetailOutput struct {
+	N       uint32 `json:"n"`
+	Address string `json:"address,omitempty"`
+	Value   int64  `json:"value"`
+}
+
+// CoinbaseMaturity is how many confirmations a coinbase output needs
+// before it can be spent.
+const CoinbaseMaturity = 100
+
+// Activity reads blocks q.From to q.To and returns what touched the
+// tracked addresses: outputs received (KindReceived, ref txid:vout),
+// outputs spent (KindSpent, ref "INPUT:txid:vout", the spending input's
+// index and the outpoint), coinbase outputs (KindCoinbase), and the fee
+// (KindFee) where one tracked address funded every input: its first
+// input's spend then carries the input's value less the fee, so that an
+// address's moves in a block always add up to its balance change.
+// OP_RETURN and non-standard outputs book to no one.
+func (r *Reader) Activity(ctx context.Context, q chain.Query) ([]chain.BlockActivity, error) {
+	head, err := r.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []chain.BlockActivity
+	for h := q.From; h <= q.To && h <= head; h++ {
+		var hash string
+		if err := r.rpc.call(ctx, &hash, "getblockhash", h); err != nil {
+			return nil, err
+		}
+		var b rawBlock
+		if err := r.rpc.call(ctx, &b, "getblock", hash, 2); err != nil {
+			return nil, err
+		}
+		if len(out) > 0 && b.Previous != out[len(out)-1].Block.Hash {
+			return out, nil
+		}
+		a, err := r.block(ctx, &b, q.Tracked)
+		if err != nil {
+			return nil, fmt.Errorf("block %d %s: %w", h, hash, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// block turns one block into its activity.
+func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool) (chain.BlockActivity, error) {
+	a := chain.BlockActivity{Block: query.Block{Number: b.Height, Hash: b.Hash, ParentHash: b.Previous, Time: time.Unix(b.Time, 0).UTC()}}
+	txs := b.Tx
+	if r.dialect == DialectBtcd || len(txs) == 0 {
+		txs = append(txs, b.RawTx...)
+	}
+	// The outputs of the block itself, for spends within it.
+	made := make(map[Outpoint]output)
+	for _, tx := range txs {
+		for _, o := range tx.Vout {
+			v, err := sats(o.Value)
+			if err != nil {
+				return a, err
+			}
+			made[Outpoint{tx.TxID, o.N}] = output{Address: r.addressOf(o.ScriptPubKey.Hex), Value: v}
+		}
+	}
+	if len(tracked) == 0 {
+		return a, nil
+	}
+	prev, err := r.prevouts(ctx, txs, made)
+	if err != nil {
+		return a, err
+	}
+	for i, tx := range txs {
+		coinbase := len(tx.Vin) > 0 && tx.Vin[0].Coinbase != ""
+		d := Detail{Coinbase: coinbase, Size: tx.Size, VSize: tx.VSize}
+		var moves []chain.Move
+		var in, outSum int64
+		funders := map[string]bool{}
+		firstSpend := -1
+		for j, vin := range tx.Vin {
+			if vin.Coinbase != "" {
+				d.Inputs = append(d.Inputs, DetailInput{})
+				continue
+			}
+			op := Outpoint{vin.TxID, vin.Vout}
+			po := prev[op]
+			in += po.Value
+			funders[po.Address] = true
+			d.Inputs = append(d.Inputs, DetailInput{Outpoint: op.String(), Address: po.Address, Value: po.Value})
+			if tracked[po.Address] {
+				if firstSpend < 0 {
+					firstSpend = len(moves)
+				}
+				moves = append(moves, chain.Move{Address: po.Address, Asset: query.AssetNative, Kind: query.KindSpent,
+					Tx: tx.TxID, Ref: strconv.Itoa(j) + ":" + op.String(), Amount: query.AmountOf(-po.Value)})
+			}
+		}
+		var transfers []chain.Transfer
+		for _, o := range tx.Vout {
+			op := Outpoint{tx.TxID, o.N}
+			m := made[op]
+			outSum += m.Value
+			d.Outputs = append(d.Outputs, DetailOutput{N: o.N, Address: m.Address, Value: m.Value})
+			if m.Address == "" {
+				continue
+			}
+			kind := query.KindReceived
+			if coinbase {
+				kind = query.KindCoinbase
+			}
+			transfers = append(transfers, chain.Transfer{Asset: query.AssetNative, To: m.Address, Amount: query.AmountOf(m.Value), Kind: kind, Ref: strconv.FormatUint(uint64(o.N), 10)})
+			if tracked[m.Address] && m.Value > 0 {
+				moves = append(moves, chain.Move{Address: m.Address, Asset: query.AssetNative, Kind: kind, Tx: tx.TxID, Ref: op.String(), Amount: query.AmountOf(m.Value)})
+				r.remember(op, m)
+			}
+		}
+		payer, fee := "", int64(0)
+		if !coinbase && len(funders) == 1 {
+			for f := range funders {
+				payer = f
+			}
+			if fee = in - outSum; fee > 0 && tracked[payer] && firstSpend >= 0 {
+				moves[firstSpend].Amount = moves[firstSpend].Amount.Add(query.AmountOf(fee))
+				moves = append(moves, chain.Move{Address: payer, Asset: query.AssetNative, Kind: query.KindFee, Tx: tx.TxID, Amount: query.AmountOf(-fee)})
+			}
+			for k := range transfers {
+				transfers[k].From = payer
+			}
+		}
+		if len(moves) == 0 {
+			continue
+		}
+		moves = dropZero(moves)
+		detail, err := json.Marshal(d)
+		if err != nil {
+			return a, err
+		}
+		t := chain.Tx{Hash: tx.TxID, Index: uint(i), Status: query.StatusSuccess, Parties: parties(d), Transfers: transfers, Detail: detail}
+		if payer != "" {
+			t.Payer, t.Fee = payer, query.AmountOf(fee)
+		}
+		a.Txs = append(a.Txs, t)
+		a.Moves = append(a.Moves, moves...)
+	}
+	return a, nil
+}
+
+// prevouts returns the outputs the block's inputs spend: from the block
+// itself, the index, or the node (getrawtransaction of each transaction
+// not known, in one batch).
+func (r *Reader) prevouts(ctx context.Context, txs []rawTx, made map[Outpoint]output) (map[Outpoint]output, error) {
+	out := make(map[Outpoint]output)
+	want := map[string]bool{}
+	var order []string
+	r.mu.Lock()
+	for _, tx := range txs {
+		for _, vin := range tx.Vin {
+			if vin.Coinbase != "" {
+				continue
+			}
+			op := Outpoint{vin.TxID, vin.Vout}
+			if o, ok := made[op]; ok {
+				out[op] = o
+			} else if o, ok := r.index[op]; ok {
+				out[op] = o
+				delete(r.index, op)
+			} else if !want[op.TxID] {
+				want[op.TxID] = true
+				order = append(order, op.TxID)
+			}
+		}
+	}
+	r.mu.Unlock()
+	params := make([][]any, len(order))
+	for i, id := range order {
+		params[i] = []any{id, 1}
+	}
+	results, err := r.rpc.batch(ctx, "getrawtransaction", params)
+	if err != nil {
+		return nil, err
+	}
+	for _, raw := range results {
+		var tx rawTx
+		if err := json.Unmarshal(raw, &tx); err != nil {
+			return nil, fmt.Errorf("getrawtransaction: %v: %w", err, query.ErrUnavailable)
+		}
+		for _, o := range tx.Vout {
+			v, err := sats(o.Value)
+			if err != nil {
+				return nil, err
+			}
+			op := Outpoint{tx.TxID, o.N}
+			if _, ok := out[op]; !ok {
+				out[op] = output{Address: r.addressOf(o.ScriptPubKey.Hex), Value: v}
+			}
+		}
+	}
+	return out, nil
+}
+
+func (r *Reader) remember(op Outpoint, o output) {
+	r.mu.Lock()
+	r.index[op] = o
+	r.mu.Unlock()
+}
+
+// addressOf is the canonical address an output script pays, "" for none.
+func (r *Reader) addressOf(scriptHex string) string {
+	script, err := hex.DecodeString(scriptHex)
+	if err != nil {
+		return ""
+	}
+	a, err := AddressFromScript(r.net, script)
+	if err != nil {
+		return ""
+	}
+	return a.String
+}
+
+func parties(d Detail) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(a string) {
+		if a != "" && !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	for _, in := range d.Inputs {
+		add(in.Address)
+	}
+	for _, o := range d.Outputs {
+		add(o.Address)
+	}
+	return out
+}
+
+func dropZero(ms []chain.Move) []chain.Move {
+	out := ms[:0]
+	for _, m := range ms {
+		if !m.Amount.IsZero() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
