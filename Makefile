@@ -8,6 +8,8 @@ MINIO     := $(GOBIN)/minio
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 COSIGN    := $(GOBIN)/cosign
 COSIGN_VERSION := v2.6.5
+CRANE     := $(GOBIN)/crane
+CRANE_VERSION := v0.22.1
 GETH      := $(GOBIN)/geth
 GETH_VERSION := v1.17.8
 # op-geth (Optimism's go-ethereum), pinned in tools/opgeth/go.mod: its go.mod
@@ -64,7 +66,7 @@ run: ## publish a demo release into ./public and serve it (wharf on :8080, addrd
 SKIPS     := $(CURDIR)/.skipped-tests
 
 .PHONY: test
-test: minio cosign geth op-geth btcd $(if $(shell command -v npm 2>/dev/null),netlify) ## run all tests; the first run builds the pinned MinIO, cosign, geth, op-geth and btcd (slow: ~20 min), the end lists what skipped and the apt command that installs it
+test: minio cosign crane geth op-geth btcd $(if $(shell command -v npm 2>/dev/null),netlify) ## run all tests; the first run builds the pinned MinIO, cosign, crane, geth, op-geth and btcd (slow: ~20 min), the end lists what skipped and the apt command that installs it
 	@rm -f $(SKIPS)
 	@flags='$(TESTFLAGS)'; \
 	  if [[ $$flags == *-race* ]] && ! command -v "$${CC:-gcc}" >/dev/null && ! command -v cc >/dev/null; then \
@@ -131,6 +133,12 @@ $(COSIGN):
 	@echo "make: building the pinned cosign into $(GOBIN) (first run only: ~5 minutes)"
 	$(GO) install github.com/sigstore/cosign/v2/cmd/cosign@$(COSIGN_VERSION)
 
+.PHONY: crane
+crane: $(CRANE) ## build the pinned crane the registry tests pull with (cold: ~1 min)
+$(CRANE):
+	@echo "make: building the pinned crane into $(GOBIN) (first run only: ~1 minute)"
+	$(GO) install github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION)
+
 .PHONY: geth
 geth: $(GETH) ## build the pinned geth the addrd tests run as a real --dev node (cold: ~5 min)
 $(GETH):
@@ -156,7 +164,7 @@ $(NETLIFY): tools/netlify/package.json tools/netlify/package-lock.json
 	@touch $@
 
 .PHONY: tools
-tools: minio cosign geth op-geth btcd netlify ## build the pinned MinIO server, cosign, geth, op-geth and btcd; install the npm packages
+tools: minio cosign crane geth op-geth btcd netlify ## build the pinned MinIO server, cosign, crane, geth, op-geth and btcd; install the npm packages
 
 .PHONY: clean
 clean: ## remove build output and the demo tree

@@ -14,6 +14,13 @@ import (
 // authorize checks that the request may download an artifact of an
 // access class, and takes a token from the credential's rate limit.
 func (s *Server) authorize(w *request, r *http.Request, access string) error {
+	return s.authorizeLimited(w, r, access, true)
+}
+
+// authorizeLimited is authorize; a request that is part of a download
+// already counted (a registry pull's blobs and index, after its platform
+// manifest) takes no token from the credential's limit (limit false).
+func (s *Server) authorizeLimited(w *request, r *http.Request, access string, limit bool) error {
 	if access == publish.AccessPublic {
 		return nil
 	}
@@ -28,15 +35,21 @@ func (s *Server) authorize(w *request, r *http.Request, access string) error {
 	}
 	w.who = p.Kind + ":" + p.Name
 	w.principal = p
-	if ok, wait := s.keyLimit.allow(w.who); !ok {
-		w.Header().Set("Retry-After", fmt.Sprint(int(wait/time.Second)+1))
-		return tooMany(wait)
+	if limit {
+		if ok, wait := s.keyLimit.allow(w.who); !ok {
+			w.Header().Set("Retry-After", fmt.Sprint(int(wait/time.Second)+1))
+			return tooMany(wait)
+		}
 	}
 	if !p.Allows(access) {
 		return ErrForbidden
 	}
 	return nil
 }
+
+// TokenUser is the Basic user name whose password is an access token
+// (docker login -u token), for clients that send Basic credentials only.
+const TokenUser = "token"
 
 // principal finds who the request is authenticated as: the Authorization
 // header (Bearer access token, or Basic with an API key as the user name
@@ -87,6 +100,12 @@ func (s *Server) principal(r *http.Request, cached bool) (*Principal, error) {
 		user, pass, ok := r.BasicAuth()
 		if !ok {
 			return nil, fmt.Errorf("%w: malformed basic credentials", ErrUnauthenticated)
+		}
+		if user == TokenUser {
+			// docker login -u token -p ACCESS_TOKEN: a registry
+			// client sends what it has as Basic credentials.
+			p, err = s.auth.Token(r.Context(), strings.TrimSpace(pass))
+			break
 		}
 		key := user
 		if key == "" {

@@ -20,6 +20,7 @@ const (
 	kindShort          // /{build}/{name} and /{tag}/{build}/{name}
 	kindCanonical      // /bin/{version}/{file}, /img/{version}/{file}
 	kindAuth           // /_wharf/auth: may the request's credentials have a path? (nginx auth_request, Caddy forward_auth)
+	kindRegistry       // /v2/...: the registry's read API (registry.go)
 )
 
 // AuthPath is the path of the endpoint that answers, for a proxy serving
@@ -32,7 +33,7 @@ func (k kind) route(sig bool) string {
 	if sig && (k == kindShort || k == kindCanonical) {
 		return map[kind]string{kindShort: "short_sig", kindCanonical: "sig"}[k]
 	}
-	return [...]string{"not_found", "page", "healthz", "metrics", "top", "short", "canonical", "auth"}[k]
+	return [...]string{"not_found", "page", "healthz", "metrics", "top", "short", "canonical", "auth", "registry"}[k]
 }
 
 // target is a parsed request path.
@@ -43,6 +44,8 @@ type target struct {
 	tag   string // kindShort: latest, preview or a version
 	build string // kindShort
 	name  string // kindShort
+	// registry is the parsed path of kindRegistry.
+	registry registryTarget
 }
 
 // errBadPath is a path that tries to leave the tree or is not a path at
@@ -95,6 +98,13 @@ func parsePath(escaped string) (target, error) {
 	}
 	if p == AuthPath {
 		return target{kind: kindAuth}, nil
+	}
+	if registryPath(p) {
+		rt, ok := parseRegistryPath(p)
+		if !ok {
+			return target{kind: kindRegistry, registry: registryTarget{image: "-"}}, nil
+		}
+		return target{kind: kindRegistry, registry: rt}, nil
 	}
 	els := strings.Split(p[1:], "/")
 	for _, el := range els {

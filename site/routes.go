@@ -20,8 +20,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		route = "bad_path"
 	}
 	defer s.observe(r, req, route, start)
+	fail := s.writeError
+	if t.kind == kindRegistry {
+		fail = s.writeRegistryError
+	}
 	if err != nil {
-		s.writeError(req, r, badRequest("malformed path: dot segments, encoded slashes, backslashes and control characters are refused"))
+		fail(req, r, badRequest("malformed path: dot segments, encoded slashes, backslashes and control characters are refused"))
 		return
 	}
 	// The auth endpoint is asked by a proxy (nginx, Caddy) for all its
@@ -30,7 +34,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if t.kind != kindHealth && t.kind != kindMetrics && t.kind != kindAuth {
 		if ok, wait := s.ipLimit.allow(limitKey(req.client, r)); !ok {
 			req.Header().Set("Retry-After", fmt.Sprint(int(wait/time.Second)+1))
-			s.writeError(req, r, tooMany(wait))
+			fail(req, r, tooMany(wait))
 			return
 		}
 	}
@@ -44,7 +48,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		req.Header().Set("Allow", "GET, HEAD")
-		s.writeError(req, r, &httpError{http.StatusMethodNotAllowed, codeUnimplemented, "only GET and HEAD are served here", nil})
+		fail(req, r, &httpError{http.StatusMethodNotAllowed, codeUnimplemented, "only GET and HEAD are served here", nil})
 		return
 	}
 	switch t.kind {
@@ -64,11 +68,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = s.short(req, r, t)
 	case kindCanonical:
 		err = s.canonical(req, r, t)
+	case kindRegistry:
+		if t.registry.image == "-" {
+			err = &registryError{http.StatusNotFound, "NAME_UNKNOWN", "not a path of the registry's read API"}
+			break
+		}
+		err = s.registry(req, r, t)
 	default:
 		err = notFound("not found: see " + publish.KeyManifest + " for what is published")
 	}
 	if err != nil {
-		s.writeError(req, r, err)
+		fail(req, r, err)
 	}
 }
 
