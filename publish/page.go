@@ -149,7 +149,11 @@ type PageArtifact struct {
 	Access  string // public, basic or full
 	ID      string // HTML id
 	Install string // the install script line (binaries)
-	Files   []PageFile
+	// Pull is how to pull the image from the registry instead (docker
+	// login and pull, a Kubernetes pull secret, cosign verify), "" when
+	// the release has no registry image of it.
+	Pull  string
+	Files []PageFile
 	// Cells are the artifact's files under the release's Columns, nil
 	// where it has no build (images on macOS). They point into Files.
 	Cells []PageCell
@@ -326,6 +330,11 @@ func (d *PageData) release(r Release, title string) PageRelease {
 		if pa.Kind == KindBinary {
 			pa.Install = InstallLine(d.BaseURL, pa.Name, r.Version, "")
 		}
+		for _, im := range r.Images {
+			if im.Name == pa.Name {
+				pa.Pull = PullLines(im, r.Version)
+			}
+		}
 		slices.SortStableFunc(pa.Files, func(a, b PageFile) int { return order[a.Build] - order[b.Build] })
 	}
 	// Binaries before images, and the public ones (what anyone can take) first.
@@ -349,6 +358,20 @@ func (d *PageData) release(r Release, title string) PageRelease {
 		}
 	}
 	return pr
+}
+
+// PullLines are the commands that pull an image of version v from the
+// registry and verify it: docker login with the organisation's API key,
+// docker pull by tag, the digest to pin, a Kubernetes pull secret, and
+// cosign verify with dl.pub.
+func PullLines(im Image, v string) string {
+	host := strings.SplitN(im.Repository, "/", 2)[0]
+	return "docker login " + host + " -u " + PlaceholderAPIKey + " -p x\n" +
+		"docker pull " + im.Tag(v) + "\n" +
+		"# the same image by digest, for a pinned deployment\n" +
+		"docker pull " + im.Ref() + "\n" +
+		"kubectl create secret docker-registry wharf-pull --docker-server=" + host + " --docker-username=" + PlaceholderAPIKey + " --docker-password=x\n" +
+		"cosign verify --key dl.pub --insecure-ignore-tlog=true " + im.Tag(v)
 }
 
 // builds are the builds in the order the visitor sees them: theirs first.

@@ -92,6 +92,17 @@ func TestPublishRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	r1 := checkRegistry(t, s, signer, "26.1.1")
+	page := string(readKey(t, s, publish.KeyIndex))
+	for _, want := range []string{
+		"docker pull dl.example.com/treasury-node:26.1.1",
+		"docker pull dl.example.com/treasury-node@" + r1.Images[1].Index,
+		"kubectl create secret docker-registry wharf-pull --docker-server=dl.example.com",
+		"cosign verify --key dl.pub --insecure-ignore-tlog=true dl.example.com/treasury-node:26.1.1",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("index.html has no %q", want)
+		}
+	}
 
 	// 26.1.2 changes the amd64 layer of treasury-node only.
 	writeFile(t, filepath.Join(in, "treasury-node-amd64.tar"), imageTar(t, "changed", "amd64"), 0o644)

@@ -48,6 +48,7 @@ func TestRegistryClients(t *testing.T) {
 	docker := testenv.Tool(t, "docker") // the CLI alone: manifest inspect needs no engine
 	skopeo := testenv.Tool(t, "skopeo")
 	cosign := testenv.Tool(t, "cosign")
+	ctrd := testenv.NewContainerd(t)
 	e := newHostingEnv(t)
 	db := filepath.Join(e.dir, "wharf.db")
 	mustRun(t, "org", "create", "globex", "--level", "full", "--db", db)
@@ -208,6 +209,23 @@ func TestRegistryClients(t *testing.T) {
 					}
 					out, err := run(skopeo, args...)
 					check("skopeo copy", out, err)
+				}
+				{
+					// containerd pulls and unpacks (native snapshotter) the
+					// platform of this machine.
+					ns := strings.ToLower(front + "-" + cr.name)
+					args := []string{"images", "pull", "--plain-http", "--snapshotter", "native"}
+					if cr.c.user != "" {
+						args = append(args, "--user", cr.c.user+":"+cr.c.pass)
+					}
+					out, err := ctrd.Ctr(t, ns, append(args, ref)...).CombinedOutput()
+					check("ctr images pull", string(out), err)
+					if cr.ok {
+						ls, _ := ctrd.Ctr(t, ns, "images", "ls").CombinedOutput()
+						if !strings.Contains(string(ls), node.Index) {
+							t.Errorf("ctr images ls does not list %s:\n%s", node.Index, ls)
+						}
+					}
 				}
 				{
 					verify := func(key string) (string, error) {
