@@ -1,6 +1,7 @@
 package query
 
 import (
+	"encoding/json"
 	"time"
 )
 
@@ -11,52 +12,41 @@ const (
 )
 
 // Transaction is a chain transaction that touches at least one tracked
-// address, with all the transfers in it.
+// address, with all the transfers in it, in the form of every chain
+// family: what only its family knows of it (the EVM's nonce, gas, input
+// and revert reason) is its Detail, a document the store keeps as it is
+// and the API writes out.
 type Transaction struct {
 	Chain       string
-	Hash        string // lowercase 0x-hex
+	Hash        string // in the family's canonical form
 	BlockNumber uint64
 	BlockHash   string
 	BlockTime   time.Time
 	Index       uint   // position in the block
 	Status      string // StatusSuccess or StatusFailed
-	From        string
-	To          string // "" for a contract creation
-	Value       Amount // wei
-	Fee         Amount // wei: what the sender paid, FeeParts added up
-	Nonce       uint64
-	Transfers   []Transfer
-
+	// From and To are the transaction's sender and recipient, as its
+	// family names them: "" when it has none (a contract creation's To).
+	From  string
+	To    string
+	Value Amount // of the native coin, sent from From to To
+	// Fee is what From paid for the transaction, in the native coin; zero
+	// when no one address paid it.
+	Fee Amount
 	// FeeParts are the components of Fee (all zero when not known).
 	FeeParts FeeParts
-	// Mint is the ether an OP-stack deposit (type 0x7e) minted to From
-	// before its call, kept also when the call failed; zero otherwise.
+	// Mint is the native coin a transaction minted to From before its
+	// call (an OP-stack deposit), kept also when the call failed; zero
+	// otherwise.
 	Mint Amount
-
-	// Type is the EIP-2718 transaction type (0 legacy, 2 dynamic fee...).
-	Type uint8
-	// GasLimit and GasUsed are the transaction's gas; EffectiveGasPrice is
-	// the wei it paid a unit of gas.
-	GasLimit          uint64
-	GasUsed           uint64
-	EffectiveGasPrice Amount
-	// Method is the input's 4-byte selector, 0x and 8 hex digits; "" when
-	// the input is shorter (a plain transfer).
-	Method string
-	// Created is the contract the transaction created, top-level or
-	// inside; "" when none.
-	Created string
-	// Input is the transaction's input (calldata), 0x-hex.
-	Input string
-	// CumulativeGasUsed is the gas used in the block up to and with this
-	// transaction (the receipt's).
-	CumulativeGasUsed uint64
-	// RevertReason says why a failed transaction reverted, when the node
-	// traced it: the message of an Error(string), "Panic(0x..)" and its
-	// meaning for a Panic(uint256), the revert data in 0x-hex when it is
-	// neither, or the EVM's error (such as "out of gas") when there is
-	// no data; "" for a transaction that succeeded or was not traced.
-	RevertReason string
+	// Parties are the addresses the transaction touches beside From, To
+	// and its transfers' parties (the contract an EVM transaction
+	// created), without duplicates.
+	Parties   []string
+	Transfers []Transfer
+	// Detail is the family's document of the transaction: a JSON object
+	// whose members the API writes into the transaction's, after the
+	// members above, as they are. nil when the family has none.
+	Detail json.RawMessage
 
 	// Unreadable, when not "", says why the stored transaction could not
 	// be read back: the transaction is its key alone (hash, block and
@@ -65,7 +55,7 @@ type Transaction struct {
 }
 
 // Addresses returns every address the transaction touches, without
-// duplicates: sender, recipient and the parties of its transfers.
+// duplicates: sender, recipient, its Parties and those of its transfers.
 func (t Transaction) Addresses() []string {
 	seen := make(map[string]bool)
 	var out []string
@@ -77,7 +67,9 @@ func (t Transaction) Addresses() []string {
 	}
 	add(t.From)
 	add(t.To)
-	add(t.Created)
+	for _, p := range t.Parties {
+		add(p)
+	}
 	for _, tr := range t.Transfers {
 		if tr.Error != "" {
 			continue // a reverted call moved nothing

@@ -20,6 +20,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
+	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -389,8 +390,8 @@ func tx(n uint64, i uint, from, to string) query.Transaction {
 	return query.Transaction{
 		Chain: "ETH", Hash: fmt.Sprintf("0x%056x%08x", n, i), BlockNumber: n, BlockHash: fmt.Sprintf("0x%064x", n),
 		BlockTime: time.Unix(int64(1_700_000_000+n*12), 0).UTC(), Index: i, Status: query.StatusSuccess,
-		From: from, To: to, Value: query.MustParseAmount("1000000000000000000"), Fee: query.AmountOf(21000000000000), Nonce: n,
-		Type: 2, GasLimit: 60000, GasUsed: 21000, EffectiveGasPrice: query.AmountOf(1000000000), Method: "0xa9059cbb",
+		From: from, To: to, Value: query.MustParseAmount("1000000000000000000"), Fee: query.AmountOf(21000000000000),
+		Detail: evm.TxDetail{Nonce: n, Type: 2, GasLimit: 60000, GasUsed: 21000, EffectiveGasPrice: query.AmountOf(1000000000), Method: "0xa9059cbb"}.JSON(),
 		Transfers: []query.Transfer{
 			{LogIndex: -1, Asset: query.AssetNative, From: from, To: to, Amount: query.MustParseAmount("1000000000000000000"), Kind: query.KindTransaction,
 				Symbol: "ETH", Decimals: 18},
@@ -517,7 +518,9 @@ func TestTransactionByHash(t *testing.T) {
 		ctx := context.Background()
 		want := tx(7, 2, addrA, addrB)
 		want.Status = query.StatusFailed
-		want.Input, want.CumulativeGasUsed, want.RevertReason = "0xa9059cbb00", 63000, "Panic(0x11): arithmetic underflow or overflow"
+		d := evm.Detail(want)
+		d.Input, d.CumulativeGasUsed, d.RevertReason = "0xa9059cbb00", 63000, "Panic(0x11): arithmetic underflow or overflow"
+		want.Detail = d.JSON()
 		want.Transfers = append(want.Transfers,
 			query.Transfer{LogIndex: -2, Asset: query.AssetNative, From: addrB, To: addrC, Amount: query.AmountOf(7), Kind: query.KindInternal,
 				Symbol: "ETH", Decimals: 18, CallType: "CALL", CallPath: "0.1", Error: "execution reverted"},
@@ -539,8 +542,8 @@ func TestTransactionByHash(t *testing.T) {
 		wantBody := `{"hash":"` + want.Hash + `","block_number":7,"block_hash":"` + want.BlockHash +
 			`","block_time":"2023-11-14T22:14:44Z","index":2,"status":"failed","from":"` + addrA + `","to":"` + addrB +
 			`","value":"1000000000000000000","fee":"21000000000000","nonce":7,"type":2,"gas_limit":60000,"gas_used":21000,` +
-			`"effective_gas_price":"1000000000","method":"0xa9059cbb","contract_address":"","confirmations":1,` +
-			`"input":"0xa9059cbb00","cumulative_gas_used":63000,"revert_reason":"Panic(0x11): arithmetic underflow or overflow","transfers":[` +
+			`"effective_gas_price":"1000000000","method":"0xa9059cbb","contract_address":"",` +
+			`"input":"0xa9059cbb00","cumulative_gas_used":63000,"revert_reason":"Panic(0x11): arithmetic underflow or overflow","confirmations":1,"transfers":[` +
 			`{"log_index":-1,"kind":"transaction","asset":"native","contract":"","token_id":"","symbol":"ETH","name":"","decimals":18,"from":"` + addrA + `","to":"` + addrB + `","amount":"1000000000000000000","call_type":"","call_path":"","error":""},` +
 			`{"log_index":2,"kind":"token","asset":"erc20","contract":"` + addrC + `","token_id":"","symbol":"TKN","name":"","decimals":6,"from":"` + addrB + `","to":"` + addrC + `","amount":"5","call_type":"","call_path":"","error":""},` +
 			`{"log_index":-2,"kind":"internal","asset":"native","contract":"","token_id":"","symbol":"ETH","name":"","decimals":18,"from":"` + addrB + `","to":"` + addrC + `","amount":"7","call_type":"CALL","call_path":"0.1","error":"execution reverted"},` +

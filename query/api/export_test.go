@@ -8,6 +8,7 @@ import (
 
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/events"
+	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/rowjson"
 )
 
@@ -29,7 +30,7 @@ var BodyTypes = map[string]reflect.Type{
 	"Balances":               reflect.TypeFor[balancesBody](),
 	"Balance":                reflect.TypeFor[balance](),
 	"TransactionPage":        reflect.TypeFor[transactionPage](),
-	"Transaction":            reflect.TypeFor[transaction](),
+	"Transaction":            withDetail(reflect.TypeFor[transaction](), reflect.TypeFor[evm.TxDetail]()),
 	"Transfer":               reflect.TypeFor[transfer](),
 	"BalanceChangePage":      reflect.TypeFor[balanceChangePage](),
 	"BalanceChange":          reflect.TypeFor[balanceChange](),
@@ -43,6 +44,21 @@ var BodyTypes = map[string]reflect.Type{
 	"WebhookList":            reflect.TypeFor[webhookList](),
 	"WebhookAttempt":         reflect.TypeFor[webhookAttempt](),
 	"DeliveryPage":           reflect.TypeFor[deliveryPage](),
+}
+
+// withDetail is a transaction type t as the API writes it for a family
+// whose detail document is a detail: t's fields and detail's.
+func withDetail(t, detail reflect.Type) reflect.Type {
+	var fields []reflect.StructField
+	for f := range t.Fields() {
+		if f.Tag.Get("json") != "-" {
+			fields = append(fields, f)
+		}
+	}
+	for f := range detail.Fields() {
+		fields = append(fields, f)
+	}
+	return reflect.StructOf(fields)
 }
 
 // EncodeBalanceChangePage encodes a page of statement rows whose strings
@@ -108,9 +124,12 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 	for i := range n + 1 {
 		a := amountN(i)
 		t := query.Transaction{Hash: s, BlockNumber: uint64(i) << 40, BlockHash: s, Index: uint(i), Status: s,
-			From: s, To: s, Value: a, Fee: a, Nonce: ^uint64(0) - uint64(i), Type: uint8(i), GasLimit: uint64(i) * 21000,
-			GasUsed: ^uint64(0) - uint64(i), EffectiveGasPrice: a, Method: s, Created: s, Input: s,
-			CumulativeGasUsed: ^uint64(0) - 2*uint64(i), RevertReason: s}
+			From: s, To: s, Value: a, Fee: a}
+		if i%4 != 3 { // and one without a detail
+			d, _ := json.Marshal(map[string]any{"nonce": ^uint64(0) - uint64(i), "type": uint8(i), "gas_limit": uint64(i) * 21000,
+				"method": s, "input": s, "revert_reason": s, "effective_gas_price": a})
+			t.Detail = d
+		}
 		if i > 0 {
 			t.BlockTime = time.Unix(int64(i)*1_700_000_000, 0)
 		}

@@ -1,9 +1,12 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -45,19 +48,12 @@ type transaction struct {
 	FeeParts *feeParts `json:"fee_parts,omitempty"`
 	// Mint is what an OP-stack deposit minted to its sender; absent when
 	// none.
-	Mint       *query.Amount `json:"mint,omitempty"`
-	Nonce      uint64        `json:"nonce"`
-	Type       uint8         `json:"type"`
-	GasLimit   uint64        `json:"gas_limit"`
-	GasUsed    uint64        `json:"gas_used"`
-	GasPrice   query.Amount  `json:"effective_gas_price"`
-	Method     string        `json:"method"`
-	Created    string        `json:"contract_address"`
-	Confirms   uint64        `json:"confirmations"`
-	Input      string        `json:"input"`
-	Cumulative uint64        `json:"cumulative_gas_used"`
-	Revert     string        `json:"revert_reason"`
-	Transfers  []transfer    `json:"transfers"`
+	Mint *query.Amount `json:"mint,omitempty"`
+	// Detail is the family's document, whose members MarshalJSON
+	// writes after Fee.
+	Detail    json.RawMessage `json:"-"`
+	Confirms  uint64          `json:"confirmations"`
+	Transfers []transfer      `json:"transfers"`
 	// Unreadable says why the stored transaction could not be read (it is
 	// then its key alone); absent otherwise.
 	Unreadable string `json:"unreadable,omitempty"`
@@ -78,6 +74,23 @@ func toFeeParts(p query.FeeParts) *feeParts {
 		return nil
 	}
 	return &feeParts{Execution: p.Execution, Blob: p.Blob, L1: p.L1, Operator: p.Operator}
+}
+
+// MarshalJSON writes t with its detail's members after fee, as
+// appendTransaction does.
+func (t transaction) MarshalJSON() ([]byte, error) {
+	type plain transaction // without this method
+	b, err := json.Marshal(plain(t))
+	if err != nil {
+		return nil, err
+	}
+	// Every string before it is quoted, its quotes escaped: the first
+	// such key is the member's.
+	i := bytes.Index(b, []byte(`,"confirmations":`))
+	if i < 0 {
+		return nil, errors.New("api: a transaction without confirmations")
+	}
+	return append(appendDetail(slices.Clip(b[:i]), t.Detail), b[i:]...), nil
 }
 
 // transfer is a movement of value inside a transaction: its own value,
@@ -129,10 +142,8 @@ func confirmations(t *query.Transaction, head uint64) uint64 {
 // head; with only set, just the transfers touching it.
 func toTransaction(t query.Transaction, only string, head uint64) transaction {
 	out := transaction{Hash: t.Hash, BlockNumber: t.BlockNumber, BlockHash: t.BlockHash, BlockTime: timestamp(t.BlockTime),
-		Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value, Fee: t.Fee, Nonce: t.Nonce,
-		Type: t.Type, GasLimit: t.GasLimit, GasUsed: t.GasUsed, GasPrice: t.EffectiveGasPrice, Method: t.Method,
-		Created: t.Created, Confirms: confirmations(&t, head), Input: t.Input, Cumulative: t.CumulativeGasUsed,
-		Revert: t.RevertReason, Unreadable: t.Unreadable, Transfers: make([]transfer, 0, len(t.Transfers)),
+		Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value, Fee: t.Fee, Detail: t.Detail,
+		Confirms: confirmations(&t, head), Unreadable: t.Unreadable, Transfers: make([]transfer, 0, len(t.Transfers)),
 		FeeParts: toFeeParts(t.FeeParts)}
 	if !t.Mint.IsZero() {
 		out.Mint = &t.Mint

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"net/http"
 	"strconv"
 	"sync"
@@ -113,28 +114,9 @@ func appendTransaction(b []byte, t *query.Transaction, plain bool, only string, 
 	if !t.Mint.IsZero() {
 		b = rowjson.AppendAmount(append(b, `,"mint":`...), t.Mint)
 	}
-	b = append(b, `,"nonce":`...)
-	b = strconv.AppendUint(b, t.Nonce, 10)
-	b = append(b, `,"type":`...)
-	b = strconv.AppendUint(b, uint64(t.Type), 10)
-	b = append(b, `,"gas_limit":`...)
-	b = strconv.AppendUint(b, t.GasLimit, 10)
-	b = append(b, `,"gas_used":`...)
-	b = strconv.AppendUint(b, t.GasUsed, 10)
-	b = append(b, `,"effective_gas_price":`...)
-	b = rowjson.AppendAmount(b, t.EffectiveGasPrice)
-	b = append(b, `,"method":`...)
-	b = rowjson.AppendText(b, t.Method, plain)
-	b = append(b, `,"contract_address":`...)
-	b = rowjson.AppendText(b, t.Created, plain)
+	b = appendDetail(b, t.Detail)
 	b = append(b, `,"confirmations":`...)
 	b = strconv.AppendUint(b, confirmations(t, head), 10)
-	b = append(b, `,"input":`...)
-	b = rowjson.AppendText(b, t.Input, plain)
-	b = append(b, `,"cumulative_gas_used":`...)
-	b = strconv.AppendUint(b, t.CumulativeGasUsed, 10)
-	b = append(b, `,"revert_reason":`...)
-	b = rowjson.AppendText(b, t.RevertReason, plain)
 	b = append(b, `,"transfers":[`...)
 	n := 0
 	for i := range t.Transfers {
@@ -154,6 +136,21 @@ func appendTransaction(b []byte, t *query.Transaction, plain bool, only string, 
 		return append(b, '}')
 	}
 	return append(b, "]}"...)
+}
+
+// appendDetail appends the members of detail, a family's document of a
+// transaction (a JSON object, as the store keeps it), each after a comma:
+// nothing for none.
+func appendDetail(b []byte, detail []byte) []byte {
+	if len(detail) < 2 {
+		return b
+	}
+	members := bytes.TrimSpace(detail[1 : len(detail)-1])
+	if len(members) == 0 {
+		return b
+	}
+	b = append(b, ',')
+	return append(b, members...)
 }
 
 func appendTransfer(b []byte, f *query.Transfer, plain bool) []byte {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/evm"
 )
 
 // pageTx is a transaction as a page holds it: a token transfer with its
@@ -14,9 +15,9 @@ func pageTx() query.Transaction {
 	from, to, token := "0x"+strings.Repeat("a1", 20), "0x"+strings.Repeat("b2", 20), "0x"+strings.Repeat("c3", 20)
 	return query.Transaction{Chain: "ETH", Hash: "0x" + strings.Repeat("d4", 32), BlockNumber: 21_000_123, BlockHash: "0x" + strings.Repeat("e5", 32),
 		BlockTime: time.Unix(1_700_000_000, 0).UTC(), Index: 87, Status: "success", From: from, To: token,
-		Value: query.AmountOf(0), Fee: query.MustParseAmount("1234567890123456"), Nonce: 4711, Type: 2, GasLimit: 65_000, GasUsed: 51_234,
-		EffectiveGasPrice: query.MustParseAmount("24096385542"), Method: "0xa9059cbb",
-		Input: "0xa9059cbb" + strings.Repeat("0", 24) + to[2:] + strings.Repeat("0", 48) + "0de0b6b3a7640000", CumulativeGasUsed: 9_876_543,
+		Value: query.AmountOf(0), Fee: query.MustParseAmount("1234567890123456"),
+		Detail: evm.TxDetail{Nonce: 4711, Type: 2, GasLimit: 65_000, GasUsed: 51_234, EffectiveGasPrice: query.MustParseAmount("24096385542"), Method: "0xa9059cbb",
+			Input: "0xa9059cbb" + strings.Repeat("0", 24) + to[2:] + strings.Repeat("0", 48) + "0de0b6b3a7640000", CumulativeGasUsed: 9_876_543}.JSON(),
 		Transfers: []query.Transfer{
 			{LogIndex: -1, Asset: "native", From: from, To: token, Amount: query.AmountOf(0), Kind: "transaction", Symbol: "ETH", Decimals: 18, Name: "Ether"},
 			{LogIndex: 212, Asset: "erc20", Contract: token, From: from, To: to, Amount: query.MustParseAmount("1000000000000000000"), Kind: "token",

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"database/sql"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -87,9 +88,57 @@ func releaseReads(t *testing.T, dialect string) (reads map[string]string, id, se
 	return reads, id, secret
 }
 
+// canonical is an answer "STATUS BODY" with a JSON body's objects
+// written with their members in name order: the member order of a
+// transaction changed with chain families (confirmations now follows
+// the family's fields), nothing else did.
+func canonical(t *testing.T, answer string) string {
+	t.Helper()
+	status, body, _ := strings.Cut(answer, " ")
+	d := json.NewDecoder(strings.NewReader(body))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return answer // not JSON: a CSV export
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return status + " " + string(b)
+}
+
+// sameCSV reports whether got, an answer that is a CSV export, holds
+// want's columns with want's values, row for row: an export may gain
+// columns (the fee's parts came after the release).
+func sameCSV(got, want string) bool {
+	gs, gb, _ := strings.Cut(got, " ")
+	ws, wb, _ := strings.Cut(want, " ")
+	g, err1 := csv.NewReader(strings.NewReader(gb)).ReadAll()
+	w, err2 := csv.NewReader(strings.NewReader(wb)).ReadAll()
+	if gs != ws || err1 != nil || err2 != nil || len(g) != len(w) || len(w) == 0 {
+		return false
+	}
+	col := make(map[string]int)
+	for i, name := range g[0] {
+		col[name] = i
+	}
+	for r := range w {
+		for i, name := range w[0] {
+			j, ok := col[name]
+			if !ok || len(g[r]) <= j || len(w[r]) <= i || g[r][j] != w[r][i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // TestUpgradeFromRelease: a database written by the release before chain
-// families, upgraded in place, answers every read as the release did,
-// byte for byte (its chains' identities now CAIP-2): every page of transactions, statement rows, balances,
+// families, upgraded in place, answers every read as the release did:
+// the same bytes, but for the order of a transaction's members and the
+// columns an export gained since (its
+// chains' identities now CAIP-2): every page of transactions, statement rows, balances,
 // balances as of a block, exports and transactions by hash.
 func TestUpgradeFromRelease(t *testing.T) {
 	for _, d := range testenv.DBs() {
@@ -102,6 +151,16 @@ func TestUpgradeFromRelease(t *testing.T) {
 			} {
 				if got, err := db.ChainIdentity(context.Background(), chain); err != nil || got != want {
 					t.Errorf("%s after the upgrade: %+v, %v; want %+v", chain, got, err, want)
+				}
+			}
+			for _, table := range []string{"transactions", "tx_addresses"} {
+				var all, old int
+				if err := db.Bun().NewRaw("SELECT count(*), count(CASE WHEN substr(doc, 1, 3) <> '1:6' THEN 1 END) FROM "+table).
+					Scan(context.Background(), &all, &old); err != nil {
+					t.Fatal(err)
+				}
+				if all == 0 || old != 0 {
+					t.Errorf("%s: %d of %d documents not rewritten to version 6", table, old, all)
 				}
 			}
 			h := api.New(api.Config{Store: db, Chains: []string{"ETH", "TST"}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -128,7 +187,7 @@ func TestUpgradeFromRelease(t *testing.T) {
 				}
 				body, _ := io.ReadAll(res.Body)
 				res.Body.Close()
-				if got, want := fmt.Sprintf("%d %s", res.StatusCode, body), reads[path]; got != want {
+				if got, want := fmt.Sprintf("%d %s", res.StatusCode, body), reads[path]; canonical(t, got) != canonical(t, want) && !sameCSV(got, want) {
 					if bad++; bad <= 3 {
 						t.Errorf("GET %s after the upgrade:\n got %.2000s\nwant %.2000s", path, got, want)
 					}

@@ -184,7 +184,7 @@ func TestStatementEveryKind(t *testing.T) {
 		// The created contracts are in their own lists, and named on the transaction.
 		for _, c := range []common.Address{created, deployed} {
 			txs := e.txs(c)
-			if len(txs) == 0 || txs[0].Created != addr(c) {
+			if len(txs) == 0 || evm.Detail(txs[0]).Created != addr(c) {
 				t.Errorf("%s: transactions %+v, want its creation naming it", c.Hex(), txs)
 			}
 		}

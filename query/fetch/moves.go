@@ -10,6 +10,7 @@ import (
 	"math/big"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/evm"
 )
 
 // move is one movement of a tracked address's balance of one asset.
@@ -167,18 +168,20 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 	for i, h := range m.hashes {
 		tx := byHash[h]
 		t := query.Transaction{
-			Hash:              h,
-			BlockNumber:       b.Number,
-			BlockHash:         b.Hash,
-			BlockTime:         b.Time,
-			Index:             tx.Index,
-			Status:            receipts[i].Status,
-			From:              tx.From,
-			To:                tx.To,
-			Value:             tx.Value,
-			Fee:               receipts[i].Fee,
-			FeeParts:          receipts[i].FeeParts,
-			Mint:              tx.Mint,
+			Hash:        h,
+			BlockNumber: b.Number,
+			BlockHash:   b.Hash,
+			BlockTime:   b.Time,
+			Index:       tx.Index,
+			Status:      receipts[i].Status,
+			From:        tx.From,
+			To:          tx.To,
+			Value:       tx.Value,
+			Fee:         receipts[i].Fee,
+			FeeParts:    receipts[i].FeeParts,
+			Mint:        tx.Mint,
+		}
+		d := evm.TxDetail{
 			Nonce:             tx.Nonce,
 			Type:              tx.Type,
 			GasLimit:          tx.GasLimit,
@@ -189,7 +192,7 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 			CumulativeGasUsed: receipts[i].CumulativeGasUsed,
 		}
 		if t.Status == query.StatusSuccess {
-			t.Created = tx.Created
+			d.Created = tx.Created
 		}
 		if t.Status == query.StatusSuccess && !tx.Value.IsZero() {
 			to, kind := tx.To, query.KindTransaction
@@ -202,15 +205,15 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 		for _, mv := range m.moves[h] {
 			if mv.CallPath == "" {
 				if t.Status == query.StatusFailed {
-					t.RevertReason = mv.Error // the top-level call
+					d.RevertReason = mv.Error // the top-level call
 				}
 				continue
 			}
 			if t.Status != query.StatusSuccess && mv.Error == "" {
 				continue // not traced as failed: trust the receipt
 			}
-			if mv.Error == "" && mv.Kind == query.KindCreation && t.Created == "" {
-				t.Created = mv.To
+			if mv.Error == "" && mv.Kind == query.KindCreation && d.Created == "" {
+				d.Created = mv.To
 			}
 			if mv.Amount.IsZero() {
 				continue
@@ -223,6 +226,10 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: l.LogIndex, Asset: l.Asset, Contract: l.Contract, From: l.From, To: l.To,
 				Amount: l.Amount, Kind: query.KindToken, TokenID: l.TokenID})
 		}
+		if d.Created != "" {
+			t.Parties = []string{d.Created}
+		}
+		t.Detail = d.JSON()
 		out = append(out, t)
 	}
 	return out

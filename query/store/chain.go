@@ -17,16 +17,16 @@ var _ query.ChainGuard = (*DB)(nil)
 // EIP-155 number is written to chain_id too, for a replica of the release
 // before (migration 0087).
 func (db *DB) RecordChainIdentity(ctx context.Context, chain string, id query.ChainIdentity) (query.ChainIdentity, error) {
-	namespace, reference, err := query.ParseChainID(id.ID)
-	if err != nil {
-		return query.ChainIdentity{}, fmt.Errorf("store: record chain identity of %s: %w", chain, err)
-	}
-	var legacy uint64
-	if namespace == "eip155" {
-		legacy, _ = strconv.ParseUint(reference, 10, 63)
-	}
 	var recorded query.ChainIdentity
-	err = db.tx(ctx, func(tx bun.Tx) error {
+	err := db.tx(ctx, func(tx bun.Tx) error {
+		namespace, reference, err := query.ParseChainID(id.ID)
+		if err != nil {
+			return fmt.Errorf("of %s: %w", chain, err)
+		}
+		var legacy uint64
+		if namespace == "eip155" {
+			legacy, _ = strconv.ParseUint(reference, 10, 63)
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO chain_ids (chain, chain_id, caip2, recorded, genesis) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (chain) DO NOTHING`, chain, legacy, id.ID, db.stamp(), id.Genesis); err != nil {
 			return err

@@ -11,8 +11,9 @@ import (
 
 // migrationFills are the steps of a migration that SQL alone does not
 // write on both dialects, run in its transaction after its statements.
-var migrationFills = map[int]func(ctx context.Context, tx bun.IDB) error{
-	35: fillBlockTimes,
+var migrationFills = map[int]func(ctx context.Context, tx bun.IDB, postgres bool) error{
+	35: func(ctx context.Context, tx bun.IDB, _ bool) error { return fillBlockTimes(ctx, tx) },
+	88: rewriteTxDocs,
 }
 
 // unixTime is t as a block_time column: Unix seconds, NULL for the zero

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -122,11 +123,16 @@ func (q *quarantine) scrubTransaction(t *query.Transaction) {
 		field string
 	}{
 		{&t.BlockHash, 0, "block_hash"}, {&t.Status, 0, "status"}, {&t.From, 0, "from"}, {&t.To, 0, "to"},
-		{&t.Method, 0, "method"}, {&t.Created, 0, "contract_address"}, {&t.Input, 0, "input"},
-		{&t.RevertReason, query.MaxReason, "revert_reason"},
 	} {
 		q.text(f.s, f.max, b, h, "", f.field)
 	}
+	if len(t.Parties) > 0 {
+		t.Parties = slices.Clone(t.Parties)
+	}
+	for i := range t.Parties {
+		q.text(&t.Parties[i], 0, b, h, "", "parties["+strconv.Itoa(i)+"]")
+	}
+	q.detail(t, b, h)
 	for i := range t.Transfers {
 		f := &t.Transfers[i]
 		p := "transfers[" + strconv.Itoa(i) + "]."
@@ -143,6 +149,22 @@ func (q *quarantine) scrubTransaction(t *query.Transaction) {
 			q.text(x.s, x.max, b, h, "", p+x.field)
 		}
 	}
+}
+
+// detail checks that t's detail document is what the API can write into
+// a transaction's JSON as it is: a JSON object, valid UTF-8. One that is
+// not is stored as none, and quarantined.
+func (q *quarantine) detail(t *query.Transaction, block uint64, tx string) {
+	d := t.Detail
+	if len(d) == 0 || utf8.Valid(d) && d[0] == '{' && json.Valid(d) {
+		return
+	}
+	reason := "not a JSON object"
+	if !utf8.Valid(d) {
+		reason = "invalid UTF-8"
+	}
+	q.list = append(q.list, query.Quarantined{Chain: q.chain, Block: block, TxHash: tx, Field: "detail", Reason: reason, Length: len(d), At: q.at})
+	t.Detail = nil
 }
 
 // scrubBalances is scrubTransactions for balances.

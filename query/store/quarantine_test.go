@@ -31,8 +31,12 @@ func TestHostileStrings(t *testing.T) {
 	}{
 		{"NUL in a symbol", func(t *query.Transaction, _ *query.Balance) { t.Transfers[1].Symbol = "US\x00DC" },
 			"transfers[1].symbol", func(t query.Transaction) string { return t.Transfers[1].Symbol }, "USDC"},
-		{"NUL in a revert reason", func(t *query.Transaction, _ *query.Balance) { t.RevertReason = "no\x00" },
-			"revert_reason", func(t query.Transaction) string { return t.RevertReason }, "no"},
+		{"a detail that is not JSON", func(t *query.Transaction, _ *query.Balance) { t.Detail = []byte(`{"revert_reason":"no`) },
+			"detail", func(t query.Transaction) string { return string(t.Detail) }, ""},
+		{"invalid UTF-8 in a detail", func(t *query.Transaction, _ *query.Balance) { t.Detail = []byte("{\"revert_reason\":\"\xff\"}") },
+			"detail", func(t query.Transaction) string { return string(t.Detail) }, ""},
+		{"NUL in a party", func(t *query.Transaction, _ *query.Balance) { t.Parties = []string{"0x0e\x00"} },
+			"parties[0]", func(t query.Transaction) string { return t.Parties[0] }, "0x0e"},
 		{"invalid UTF-8 in a symbol", func(t *query.Transaction, _ *query.Balance) { t.Transfers[1].Symbol = "M\xffKR" },
 			"transfers[1].symbol", func(t query.Transaction) string { return t.Transfers[1].Symbol }, "M\ufffdKR"},
 		{"invalid UTF-8 in a name", func(t *query.Transaction, _ *query.Balance) { t.Transfers[1].Name = "\xc3(" },
@@ -116,12 +120,13 @@ func TestCleanStringsNotQuarantined(t *testing.T) {
 		ctx := context.Background()
 		db := open(t, dsn)
 		tr := tx(1, 0, addrA, addrB)
-		tr.Transfers[1].Symbol, tr.Transfers[1].Name, tr.RevertReason = "Ünï 🚀", "=SUM(A1) \"quoted\" <b>", "Panic(0x11)"
+		tr.Transfers[1].Symbol, tr.Transfers[1].Name = "Ünï 🚀", "=SUM(A1) \"quoted\" <b>"
+		tr.Detail = []byte(`{"revert_reason":"Panic(0x11) \u003cb\u003e é"}`)
 		if err := db.StoreBlock(ctx, "ETH", block(1), []query.Transaction{tr}, nil); err != nil {
 			t.Fatal(err)
 		}
 		got, err := db.Transaction(ctx, "ETH", tr.Hash)
-		if err != nil || got.Transfers[1].Name != tr.Transfers[1].Name || got.Transfers[1].Symbol != tr.Transfers[1].Symbol {
+		if err != nil || got.Transfers[1].Name != tr.Transfers[1].Name || got.Transfers[1].Symbol != tr.Transfers[1].Symbol || string(got.Detail) != string(tr.Detail) {
 			t.Fatalf("Transaction = %+v, %v", got, err)
 		}
 		if q, err := db.Quarantine(ctx, "ETH", 10); err != nil || len(q) != 0 {

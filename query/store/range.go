@@ -362,7 +362,7 @@ func TxMatches(t query.Transaction, address string, r query.Range) bool {
 // contract it created (a creation has no recipient) or one side of a
 // transfer.
 func txParty(t query.Transaction, a string) bool {
-	if t.From == a || t.To == a || t.Created == a {
+	if t.From == a || t.To == a || slices.Contains(t.Parties, a) {
 		return true
 	}
 	for _, f := range t.Transfers {

@@ -50,7 +50,7 @@ func genBooks(rng *rand.Rand) booksData {
 		}
 		party := d.parties[rng.IntN(len(d.parties))]
 		t := query.Transaction{Chain: "ETH", Hash: fmt.Sprintf("0x%064x", 0x1000+b), BlockNumber: b, BlockHash: fmt.Sprintf("0xb%d", b),
-			BlockTime: blockTime(b), Status: query.StatusSuccess, From: d.addr, To: party, Value: query.AmountOf(0), Fee: query.AmountOf(0), EffectiveGasPrice: query.AmountOf(0)}
+			BlockTime: blockTime(b), Status: query.StatusSuccess, From: d.addr, To: party, Value: query.AmountOf(0), Fee: query.AmountOf(0)}
 		if rng.IntN(2) == 0 {
 			t.From, t.To = party, d.addr
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -290,7 +291,8 @@ func tx(n uint64, i uint, from, to string) query.Transaction {
 	return query.Transaction{
 		Chain: "ETH", Hash: fmt.Sprintf("0x%062x%02x", n, i), BlockNumber: n, BlockHash: fmt.Sprintf("0xb%d", n),
 		BlockTime: time.Unix(int64(1_700_000_000+n*12), 0).UTC(), Index: i, Status: query.StatusSuccess,
-		From: from, To: to, Value: query.MustParseAmount("1000000000000000000"), Fee: query.AmountOf(21000000000000), Nonce: n,
+		From: from, To: to, Value: query.MustParseAmount("1000000000000000000"), Fee: query.AmountOf(21000000000000),
+		Detail: evm.TxDetail{Nonce: n}.JSON(),
 		Transfers: []query.Transfer{
 			{LogIndex: -1, Asset: query.AssetNative, From: from, To: to, Amount: query.MustParseAmount("1000000000000000000")},
 			{LogIndex: int(i), Asset: query.AssetERC20, Contract: addrC, From: to, To: from,
@@ -399,7 +401,7 @@ func TestStoreBlock(t *testing.T) {
 func equalTx(a, b query.Transaction) bool {
 	return a.Chain == b.Chain && a.Hash == b.Hash && a.BlockNumber == b.BlockNumber && a.BlockHash == b.BlockHash &&
 		a.BlockTime.Equal(b.BlockTime) && a.Index == b.Index && a.Status == b.Status && a.From == b.From &&
-		a.To == b.To && a.Value == b.Value && a.Fee == b.Fee && a.Nonce == b.Nonce && slices.Equal(a.Transfers, b.Transfers)
+		a.To == b.To && a.Value == b.Value && a.Fee == b.Fee && string(a.Detail) == string(b.Detail) && slices.Equal(a.Transfers, b.Transfers)
 }
 
 func TestBalances(t *testing.T) {

@@ -28,14 +28,16 @@ type transactionRow struct {
 	To          string       `bun:"to_address"`
 	Value       query.Amount `bun:"value"`
 	Fee         query.Amount `bun:"fee"`
-	Nonce       uint64       `bun:"nonce"`
-	Doc         *string      `bun:"doc"` // the transaction's document (txdoc.go), from migration 0003
+	Nonce       uint64       `bun:"nonce"` // of the rows written before chain families (txdoc_legacy.go); 0 since
+	Doc         *string      `bun:"doc"`   // the transaction's document (txdoc.go), from migration 0003
 }
 
+// transaction reads r, a row stored without a document (before
+// migration 0003), from its columns (txdoc_legacy.go).
 func (r transactionRow) transaction() query.Transaction {
-	return query.Transaction{Chain: r.Chain, Hash: r.Hash, BlockNumber: r.BlockNumber, BlockHash: r.BlockHash,
+	return legacyTransaction(query.Transaction{Chain: r.Chain, Hash: r.Hash, BlockNumber: r.BlockNumber, BlockHash: r.BlockHash,
 		BlockTime: utc(r.BlockTime), Index: r.Index, Status: r.Status, From: r.From, To: r.To, Value: r.Value,
-		Fee: r.Fee, Nonce: r.Nonce}
+		Fee: r.Fee}, r.Nonce)
 }
 
 type transferRow struct {
@@ -312,7 +314,7 @@ func (db *DB) putTransactions(ctx context.Context, tx bun.IDB, chain string, txs
 		doc := string(appendTxDoc(nil, t, db.postgres))
 		trs = append(trs, transactionRow{Chain: chain, Hash: t.Hash, BlockNumber: t.BlockNumber, BlockHash: t.BlockHash,
 			BlockTime: t.BlockTime.UTC(), Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value,
-			Fee: t.Fee, Nonce: t.Nonce, Doc: &doc})
+			Fee: t.Fee, Doc: &doc})
 		for _, f := range t.Transfers {
 			tfs = append(tfs, transferRow{Chain: chain, Hash: t.Hash, LogIndex: f.LogIndex, Asset: f.Asset,
 				Contract: f.Contract, From: f.From, To: f.To, Amount: f.Amount})

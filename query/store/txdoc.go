@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/wharfhq/wharf/query"
 )
@@ -15,27 +16,23 @@ import (
 //
 // It is a run of fields, each "<length in bytes, decimal>:<bytes>":
 //
-//	version "5", plain ("1" when every field is query.PlainText, so that
-//	a page writes the transaction's strings out as JSON without looking
-//	at them again; "0" otherwise), hash, block number, block hash, block
-//	time (Unix nanoseconds; empty for the zero time), index, status,
-//	from, to, value, fee, nonce, type, gas limit, gas used, effective gas
-//	price, method, created contract, input, cumulative gas used, revert
-//	reason, the fee's parts (execution, blob, L1, operator), mint, then
+//	version "6", plain ("1" when every field but the detail is
+//	query.PlainText, so that a page writes the transaction's strings out
+//	as JSON without looking at them again; "0" otherwise), hash, block
+//	number, block hash, block time (Unix nanoseconds; empty for the zero
+//	time), index, status, from, to, value, fee, the fee's parts
+//	(execution, blob, L1, operator), mint, the number of parties and
+//	each party, the family's detail (a JSON object, or empty), then
 //	fourteen fields per transfer: log index, asset, contract, from, to,
-//	amount, kind, symbol, decimals, name, token id, call type, call
-//	path, error
+//	amount, kind, symbol, decimals, name, token id, call type, call path,
+//	error
 //
-// Version "4" documents are version 5's without the fee's parts and the
-// mint (read as none). Version "3" documents are version 4's without plain (read as not
-// plain). Version "2" documents stop after the created contract and have
-// nine fields per transfer (without name, token id, call type, call path
-// and error); version "1" documents (before migration 0003) stop after
-// the nonce and have six fields per transfer, without kind, symbol and
-// decimals. Rows of every version are read, none is rewritten.
-// Lengths rather than separators, so that no value needs escaping; text,
-// so that SQL can write it too (benchdata does).
-const txDocVersion = "5"
+// Documents of versions 1 to 5 were written before chain families, with
+// the EVM's fields in the document itself: txdoc_legacy.go reads them,
+// and migration 0088 rewrote those stored then. Lengths rather than
+// separators, so that no value needs escaping; text, so that SQL can
+// write it too (benchdata does).
+const txDocVersion = "6"
 
 // appendTxDoc appends the document of t. On PostgreSQL the block time
 // keeps microseconds, as its column does, so both paths read alike.
@@ -52,12 +49,17 @@ func appendTxDoc(b []byte, t query.Transaction, postgres bool) []byte {
 	b = appendField(b, "1")
 	flag, start := len(b)-1, len(b)
 	for _, s := range []string{t.Hash, strconv.FormatUint(t.BlockNumber, 10), t.BlockHash, bt,
-		strconv.FormatUint(uint64(t.Index), 10), t.Status, t.From, t.To, t.Value.String(), t.Fee.String(), strconv.FormatUint(t.Nonce, 10),
-		strconv.FormatUint(uint64(t.Type), 10), strconv.FormatUint(t.GasLimit, 10), strconv.FormatUint(t.GasUsed, 10),
-		t.EffectiveGasPrice.String(), t.Method, t.Created, t.Input, strconv.FormatUint(t.CumulativeGasUsed, 10), t.RevertReason,
-		t.FeeParts.Execution.String(), t.FeeParts.Blob.String(), t.FeeParts.L1.String(), t.FeeParts.Operator.String(), t.Mint.String()} {
+		strconv.FormatUint(uint64(t.Index), 10), t.Status, t.From, t.To, t.Value.String(), t.Fee.String(),
+		t.FeeParts.Execution.String(), t.FeeParts.Blob.String(), t.FeeParts.L1.String(), t.FeeParts.Operator.String(), t.Mint.String(),
+		strconv.Itoa(len(t.Parties))} {
 		b = appendField(b, s)
 	}
+	for _, p := range t.Parties {
+		b = appendField(b, p)
+	}
+	core := query.PlainText(string(b[start:]))
+	b = appendField(b, string(t.Detail))
+	start = len(b)
 	for _, f := range t.Transfers {
 		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount.String(), f.Kind, f.Symbol, strconv.Itoa(f.Decimals),
 			f.Name, f.TokenID, f.CallType, f.CallPath, f.Error} {
@@ -65,7 +67,8 @@ func appendTxDoc(b []byte, t query.Transaction, postgres bool) []byte {
 		}
 	}
 	// Lengths and their colons are plain: the fields are if the run is.
-	if !query.PlainText(string(b[start:])) {
+	// The detail is JSON already, written out as it is.
+	if !core || !query.PlainText(string(b[start:])) {
 		b[flag] = '0'
 	}
 	return b
@@ -214,61 +217,74 @@ func parseTxDoc(chain string, doc string) (query.Transaction, error) {
 	return t, nil
 }
 
-// parseTxDocInto is parseTxDoc into t, whose Transfers' array it reuses
-// (a page parses each of its documents into one transaction): the fields
-// are substrings of doc, nothing else is allocated. It says whether the
-// document notes its strings plain (version 4's plain).
+// parseTxDocInto is parseTxDoc into t, whose Transfers' and Parties'
+// arrays it reuses (a page parses each of its documents into one
+// transaction): the fields are substrings of doc, and the Detail the
+// document's own bytes (never to be written to); nothing else is
+// allocated. It says whether the document notes its strings plain.
 func parseTxDocInto(t *query.Transaction, chain string, doc string) (plain bool, err error) {
 	r := txDocReader{s: doc}
 	v := r.string()
-	if r.err == nil && v != txDocVersion && v != "4" && v != "3" && v != "2" && v != "1" {
+	if r.err == nil && v != txDocVersion {
+		if isLegacyTxDoc(v) {
+			return parseLegacyTxDocInto(t, chain, doc)
+		}
 		return false, fmt.Errorf("transaction document version %q: %w", v, errTxDoc)
 	}
-	if v == txDocVersion || v == "4" {
-		switch r.string() {
-		case "1":
-			plain = true
-		case "0":
-		default:
-			r.err = errTxDoc
-		}
+	switch r.string() {
+	case "1":
+		plain = true
+	case "0":
+	default:
+		r.err = errTxDoc
 	}
-	*t = query.Transaction{Chain: chain, Hash: r.string(), BlockNumber: r.uint(), BlockHash: r.string(), Transfers: t.Transfers[:0]}
+	*t = query.Transaction{Chain: chain, Hash: r.string(), BlockNumber: r.uint(), BlockHash: r.string(),
+		Transfers: t.Transfers[:0], Parties: t.Parties[:0]}
 	if bt := r.string(); bt != "" {
 		t.BlockTime = time.Unix(0, r.signed(bt)).UTC()
 	}
 	t.Index = uint(r.uint())
 	t.Status, t.From, t.To, t.Value, t.Fee = r.string(), r.string(), r.string(), r.amount(), r.amount()
-	t.Nonce = r.uint()
-	if v != "1" {
-		t.Type, t.GasLimit, t.GasUsed = uint8(r.uint()), r.uint(), r.uint()
-		t.EffectiveGasPrice, t.Method, t.Created = r.amount(), r.string(), r.string()
+	t.FeeParts = query.FeeParts{Execution: r.amount(), Blob: r.amount(), L1: r.amount(), Operator: r.amount()}
+	t.Mint = r.amount()
+	n := r.uint()
+	if r.err == nil && n > uint64(len(r.s)) {
+		r.err = errTxDoc // more parties than bytes left
 	}
-	full := v == txDocVersion || v == "4" || v == "3"
-	if full {
-		t.Input, t.CumulativeGasUsed, t.RevertReason = r.string(), r.uint(), r.string()
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		t.Parties = append(t.Parties, r.string())
 	}
-	if v == txDocVersion {
-		t.FeeParts = query.FeeParts{Execution: r.amount(), Blob: r.amount(), L1: r.amount(), Operator: r.amount()}
-		t.Mint = r.amount()
+	if len(t.Parties) == 0 {
+		t.Parties = nil
 	}
+	if d := r.string(); d != "" {
+		t.Detail = unsafe.Slice(unsafe.StringData(d), len(d))
+	}
+	parseTransfers(&r, t, true, true)
+	if r.err != nil {
+		return false, fmt.Errorf("transaction %s: %w", t.Hash, r.err)
+	}
+	return plain, nil
+}
+
+// parseTransfers reads the rest of a document, its transfers, into t:
+// with kinds, the kind, symbol and decimals of each (versions 2 on),
+// with full, its name, token id, call type, call path and error too
+// (versions 3 on).
+func parseTransfers(r *txDocReader, t *query.Transaction, kinds, full bool) {
 	for r.err == nil && r.s != "" {
 		// Read in place: a transfer is some 250 bytes to copy.
 		t.Transfers = append(t.Transfers, query.Transfer{})
 		f := &t.Transfers[len(t.Transfers)-1]
 		f.LogIndex = int(r.int())
 		f.Asset, f.Contract, f.From, f.To, f.Amount = r.string(), r.string(), r.string(), r.string(), r.amount()
-		if v != "1" {
+		if kinds {
 			f.Kind, f.Symbol, f.Decimals = r.string(), r.string(), int(r.int())
 		}
 		if full {
 			f.Name, f.TokenID, f.CallType, f.CallPath, f.Error = r.string(), r.string(), r.string(), r.string(), r.string()
 		}
 	}
-	if r.err != nil {
-		return false, fmt.Errorf("transaction %s: %w", t.Hash, r.err)
-	}
-	return plain, nil
 }
 
 // readTxDoc is parseTxDoc for a read that answers rows: a document that
@@ -292,7 +308,7 @@ func readTxDocInto(t *query.Transaction, chain string, doc string) (plain bool) 
 	*t = query.Transaction{Chain: chain, Transfers: t.Transfers[:0],
 		Unreadable: query.ChainText("the stored transaction cannot be read: "+err.Error(), query.MaxReason)}
 	r := txDocReader{s: doc}
-	if v := r.string(); v == txDocVersion || v == "4" {
+	if v := r.string(); v == txDocVersion || v == "5" || v == "4" {
 		r.string() // plain
 	}
 	hash, number, blockHash, bt, index := r.string(), r.uint(), r.string(), r.string(), r.uint()

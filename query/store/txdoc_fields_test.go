@@ -4,18 +4,23 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/evm"
 )
 
-// TestDocFields: every field of a transaction (issue 24's: input,
-// cumulative gas, revert reason; a transfer's name, token id, call type
-// and path, error) and of a statement row (a withdrawal's indexes, an
-// ERC-1155 holding key) survives its document; documents of the
-// versions before read as they did, the new fields empty.
+// TestDocFields: every field of a transaction (its parties and detail
+// document; a transfer's name, token id, call type and path, error) and
+// of a statement row (a withdrawal's indexes, an ERC-1155 holding key)
+// survives its document; documents of the versions before chain
+// families read as the same transaction, their EVM fields as the EVM
+// family's detail document, and those of the versions before them as
+// they did, the fields they lacked empty.
 func TestDocFields(t *testing.T) {
 	tx := fieldsTx()
 	doc := string(appendTxDoc(nil, tx, false))
@@ -23,8 +28,8 @@ func TestDocFields(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, tx) {
 		t.Fatalf("round trip: %v\n got %+v\nwant %+v", err, got, tx)
 	}
-	if !strings.HasPrefix(doc, "1:51:0") {
-		t.Fatalf("document begins %.8q, want version 5, not plain (the revert reason quotes)", doc)
+	if !strings.HasPrefix(doc, "1:61:1") {
+		t.Fatalf("document begins %.8q, want version 6, plain (the quote is in the detail, JSON already)", doc)
 	}
 	// A transaction with a rollup's fee and a deposit's mint keeps them.
 	op := tx
@@ -33,35 +38,29 @@ func TestDocFields(t *testing.T) {
 	if got, err := parseTxDoc("ETH", string(appendTxDoc(nil, op, false))); err != nil || !reflect.DeepEqual(got, op) {
 		t.Fatalf("round trip with fee parts and mint: %v\n got %+v\nwant %+v", err, got, op)
 	}
-	// Written by a binary before the fee's parts (version 4), and before
-	// plain (version 3): read alike, without parts, not plain.
-	bare := tx
-	bare.Transfers = nil
-	head := string(appendTxDoc(nil, bare, false))
-	noParts, ok := strings.CutSuffix(head, "1:01:01:01:01:0")
-	if !ok {
-		t.Fatalf("document of %+v ends %q, want the zero fee parts and mint", bare, head[len(head)-20:])
+	// Written before chain families (version 5, with the fee's parts),
+	// before them (version 4, with plain) and before
+	// plain (version 3): read alike, version 3 not plain.
+	var old query.Transaction
+	v5 := string(appendTxDocV5(nil, op))
+	if plain, err := parseTxDocInto(&old, "ETH", v5); err != nil || plain || !reflect.DeepEqual(old, op) {
+		t.Fatalf("version 5 document: plain %v, %v\n got %+v\nwant %+v", plain, err, old, op)
 	}
-	transfers := doc[len(head):]
-	v4 := "1:4" + noParts[len("1:5"):] + transfers
-	if plain, err := parseTxDocInto(new(query.Transaction), "ETH", v4); err != nil || plain {
-		t.Fatalf("version 4 document: plain %v, %v", plain, err)
+	v4 := string(appendTxDocV4(nil, tx))
+	if plain, err := parseTxDocInto(&old, "ETH", v4); err != nil || plain || !reflect.DeepEqual(old, tx) {
+		t.Fatalf("version 4 document: plain %v, %v\n got %+v\nwant %+v", plain, err, old, tx)
 	}
-	if got, err := parseTxDoc("ETH", v4); err != nil || !reflect.DeepEqual(got, tx) {
-		t.Fatalf("version 4 document: %v\n got %+v\nwant %+v", err, got, tx)
-	}
-	var v3 query.Transaction
-	if plain, err := parseTxDocInto(&v3, "ETH", "1:3"+noParts[len("1:51:0"):]+transfers); err != nil || plain || !reflect.DeepEqual(v3, tx) {
-		t.Fatalf("version 3 document: plain %v, %v\n got %+v\nwant %+v", plain, err, v3, tx)
+	if plain, err := parseTxDocInto(&old, "ETH", "1:3"+v4[len("1:41:0"):]); err != nil || plain || !reflect.DeepEqual(old, tx) {
+		t.Fatalf("version 3 document: plain %v, %v\n got %+v\nwant %+v", plain, err, old, tx)
 	}
 	v2 := "1:2" + "5:0xabc1:74:0xb70:1:36:failed4:0x014:0x022:105:210001:9" + "1:25:900005:500001:710:0xa9059cbb0:" +
 		"2:-26:native0:4:0x024:0x031:18:internal3:ETH2:18"
-	old, err := parseTxDoc("ETH", v2)
+	old, err = parseTxDoc("ETH", v2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if old.Input != "" || old.CumulativeGasUsed != 0 || old.Method != "0xa9059cbb" || len(old.Transfers) != 1 ||
-		old.Transfers[0].Kind != query.KindInternal || old.Transfers[0].CallPath != "" {
+	if d := evm.Detail(old); d.Input != "" || d.CumulativeGasUsed != 0 || d.Method != "0xa9059cbb" || d.Nonce != 9 || d.GasUsed != 50000 ||
+		len(old.Transfers) != 1 || old.Transfers[0].Kind != query.KindInternal || old.Transfers[0].CallPath != "" {
 		t.Fatalf("version 2 document read as %+v", old)
 	}
 
@@ -108,9 +107,10 @@ func TestTxDocPlain(t *testing.T) {
 	var seen [2]int
 	for range 2000 {
 		tx := query.Transaction{Chain: "ETH", Hash: str(), BlockNumber: rng.Uint64() >> 1, BlockHash: str(), Index: uint(rng.IntN(500)),
-			Status: str(), From: str(), To: str(), Value: query.AmountOf(rng.Int64()), Nonce: rng.Uint64(), Type: uint8(rng.IntN(4)),
-			Method: str(), Created: str(), Input: str(), CumulativeGasUsed: rng.Uint64(), RevertReason: str()}
-		strs := []string{tx.Hash, tx.BlockHash, tx.Status, tx.From, tx.To, tx.Method, tx.Created, tx.Input, tx.RevertReason}
+			Status: str(), From: str(), To: str(), Value: query.AmountOf(rng.Int64()), Parties: []string{str()},
+			Detail: evm.TxDetail{Nonce: rng.Uint64(), Type: uint8(rng.IntN(4)), Method: str(), Input: str(), CumulativeGasUsed: rng.Uint64(), RevertReason: str()}.JSON()}
+		// The detail is JSON, escaped already: plain says nothing of it.
+		strs := []string{tx.Hash, tx.BlockHash, tx.Status, tx.From, tx.To, tx.Parties[0]}
 		for j := range rng.IntN(4) {
 			f := query.Transfer{LogIndex: j - 1, Asset: str(), Contract: str(), From: str(), To: str(), Amount: query.AmountOf(-rng.Int64()),
 				Kind: str(), Symbol: str(), Decimals: rng.IntN(30), Name: str(), TokenID: str(), CallType: str(), CallPath: str(), Error: str()}
@@ -145,9 +145,9 @@ func b2i(b bool) int {
 func fieldsTx() query.Transaction {
 	return query.Transaction{Chain: "ETH", Hash: "0xabc", BlockNumber: 7, BlockHash: "0xb7",
 		BlockTime: time.Unix(1_700_000_000, 0).UTC(), Index: 3, Status: query.StatusFailed,
-		From: "0x01", To: "0x02", Value: query.AmountOf(10), Fee: query.AmountOf(21000), Nonce: 9, Type: 2, GasLimit: 90000, GasUsed: 50000,
-		EffectiveGasPrice: query.AmountOf(7), Method: "0xa9059cbb", Input: "0xa9059cbb0001", CumulativeGasUsed: 1 << 40,
-		RevertReason: "transfer: 5:4 \"over\"",
+		From: "0x01", To: "0x02", Value: query.AmountOf(10), Fee: query.AmountOf(21000), Parties: []string{"0x0e"},
+		Detail: evm.TxDetail{Nonce: 9, Type: 2, GasLimit: 90000, GasUsed: 50000, EffectiveGasPrice: query.AmountOf(7), Method: "0xa9059cbb",
+			Created: "0x0e", Input: "0xa9059cbb0001", CumulativeGasUsed: 1 << 40, RevertReason: "transfer: 5:4 \"over\""}.JSON(),
 		Transfers: []query.Transfer{
 			{LogIndex: -2, Asset: query.AssetNative, From: "0x02", To: "0x03", Amount: query.AmountOf(1), Kind: query.KindInternal,
 				Symbol: "ETH", Decimals: 18, CallType: "CALL", CallPath: "0.2.1", Error: "execution reverted"},
@@ -155,4 +155,65 @@ func fieldsTx() query.Transaction {
 				Symbol: "ITM", Name: "Items", TokenID: "115792089237316195423570985008687907853269984665640564039457584007913129639935"},
 			{LogIndex: 5, Asset: query.AssetERC721, Contract: "0x0d", From: "0x02", To: "0x01", Amount: query.AmountOf(1), Kind: query.KindToken, TokenID: "0"},
 		}}
+}
+
+// appendTxDocV4 appends the document of t as the release before chain
+// families wrote it (version 4), its EVM fields from t's detail.
+func appendTxDocV4(b []byte, t query.Transaction) []byte { return appendLegacyTxDoc(b, t, false) }
+
+// appendTxDocV5 is appendTxDocV4 of version 5, with the fee's parts and
+// mint.
+func appendTxDocV5(b []byte, t query.Transaction) []byte { return appendLegacyTxDoc(b, t, true) }
+
+func appendLegacyTxDoc(b []byte, t query.Transaction, v5 bool) []byte {
+	d := evm.Detail(t)
+	bt := ""
+	if !t.BlockTime.IsZero() {
+		bt = strconv.FormatInt(t.BlockTime.UnixNano(), 10)
+	}
+	v := "4"
+	if v5 {
+		v = "5"
+	}
+	b = appendField(b, v)
+	b = appendField(b, "1")
+	flag, start := len(b)-1, len(b)
+	for _, s := range []string{t.Hash, strconv.FormatUint(t.BlockNumber, 10), t.BlockHash, bt,
+		strconv.FormatUint(uint64(t.Index), 10), t.Status, t.From, t.To, t.Value.String(), t.Fee.String(), strconv.FormatUint(d.Nonce, 10),
+		strconv.FormatUint(uint64(d.Type), 10), strconv.FormatUint(d.GasLimit, 10), strconv.FormatUint(d.GasUsed, 10),
+		d.EffectiveGasPrice.String(), d.Method, d.Created, d.Input, strconv.FormatUint(d.CumulativeGasUsed, 10), d.RevertReason} {
+		b = appendField(b, s)
+	}
+	if v5 {
+		for _, a := range []query.Amount{t.FeeParts.Execution, t.FeeParts.Blob, t.FeeParts.L1, t.FeeParts.Operator, t.Mint} {
+			b = appendField(b, a.String())
+		}
+	}
+	for _, f := range t.Transfers {
+		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount.String(), f.Kind, f.Symbol, strconv.Itoa(f.Decimals),
+			f.Name, f.TokenID, f.CallType, f.CallPath, f.Error} {
+			b = appendField(b, s)
+		}
+	}
+	if !query.PlainText(string(b[start:])) {
+		b[flag] = '0'
+	}
+	return b
+}
+
+// TestLegacyDetailIsTheFamilys: a document written before chain families
+// reads as the EVM family's detail document, byte for byte (seeded
+// details).
+func TestLegacyDetailIsTheFamilys(t *testing.T) {
+	rng := testenv.Rand(t, 0)
+	str := func() string { return fmt.Sprintf("0x%x<&>\"é", rng.Uint64()) }
+	for range 500 {
+		d := evm.TxDetail{Nonce: rng.Uint64(), Type: uint8(rng.IntN(256)), GasLimit: rng.Uint64(), GasUsed: rng.Uint64(),
+			EffectiveGasPrice: query.AmountOf(rng.Int64()), Method: str(), Created: str(), Input: str(), CumulativeGasUsed: rng.Uint64(), RevertReason: str()}
+		want := d.JSON()
+		got := legacyDetail{d.Nonce, d.Type, d.GasLimit, d.GasUsed, d.EffectiveGasPrice, d.Method, d.Created, d.Input, d.CumulativeGasUsed, d.RevertReason}.json()
+		if string(got) != string(want) {
+			t.Fatalf("legacy %s\nfamily %s", got, want)
+		}
+	}
 }

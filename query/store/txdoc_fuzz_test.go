@@ -15,12 +15,14 @@ import (
 func FuzzParseTxDoc(f *testing.F) {
 	t := query.Transaction{Chain: "ETH", Hash: "0xabc", BlockNumber: 7, BlockHash: "0xb7",
 		BlockTime: time.Unix(1_700_000_000, 5000).UTC(), Index: 3, Status: query.StatusSuccess,
-		From: "0x01", To: "0x02", Value: query.AmountOf(10), Fee: query.AmountOf(21000), Nonce: 9,
+		From: "0x01", To: "0x02", Value: query.AmountOf(10), Fee: query.AmountOf(21000), Parties: []string{"0x0e"},
+		Detail: []byte(`{"nonce":9,"contract_address":"0x0e"}`),
 		Transfers: []query.Transfer{
 			{LogIndex: -1, Asset: query.AssetNative, From: "0x01", To: "0x02", Amount: query.AmountOf(10)},
 			{LogIndex: 4, Asset: query.AssetERC20, Contract: "0x0c", From: "0x02", To: "0x01", Amount: query.MustParseAmount("115792089237316195423570985008687907853269984665640564039457584007913129639935")},
 		}}
 	f.Add(appendTxDoc(nil, t, false))
+	f.Add(appendTxDocV4(nil, fieldsTx()))
 	f.Add(appendTxDoc(nil, query.Transaction{Hash: "0x1"}, true))
 	f.Add([]byte("1:1"))
 	f.Add([]byte("1:13:0xa99999999999999999999:"))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/store"
 	"github.com/wharfhq/wharf/query/store/benchdata"
 )
@@ -76,11 +77,11 @@ func TestTransactionsDocuments(t *testing.T) {
 // seeded checks the fields of t's document (version 4) that the
 // columns do not hold against what benchdata seeds, and clears them.
 func seeded(t *query.Transaction) error {
-	if t.Type != 2 || t.GasLimit != 21000 || t.GasUsed != 21000 || t.EffectiveGasPrice != query.AmountOf(1000000000) || t.Method != "" || t.Created != "" ||
-		t.Input != "0x" || t.CumulativeGasUsed != uint64(t.Index+1)*21000 || t.RevertReason != "" {
+	if d := evm.Detail(*t); d.Type != 2 || d.GasLimit != 21000 || d.GasUsed != 21000 || d.EffectiveGasPrice != query.AmountOf(1000000000) || d.Method != "" || d.Created != "" ||
+		d.Input != "0x" || d.CumulativeGasUsed != uint64(t.Index+1)*21000 || d.RevertReason != "" {
 		return fmt.Errorf("document fields %+v, not as seeded", *t)
 	}
-	t.Type, t.GasLimit, t.GasUsed, t.EffectiveGasPrice, t.Input, t.CumulativeGasUsed = 0, 0, 0, query.Amount{}, "", 0
+	t.Detail = evm.TxDetail{Nonce: evm.Detail(*t).Nonce}.JSON()
 	for i := range t.Transfers {
 		f := &t.Transfers[i]
 		if f.Kind != query.KindTransaction || f.Symbol != "ETH" || f.Decimals != 18 || f.Name != "Ether" || f.TokenID != "" || f.CallType != "" {

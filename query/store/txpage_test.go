@@ -12,6 +12,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -62,7 +63,7 @@ func TestTransactionPages(t *testing.T) {
 				from, to = b, a
 			}
 			tr := tx(uint64(1+n/2), uint(n%2), from, to)
-			tr.Method, tr.RevertReason, tr.Input = oddString(rng), oddString(rng), oddString(rng)
+			tr.Detail = evm.TxDetail{Method: oddString(rng), RevertReason: oddString(rng), Input: oddString(rng)}.JSON()
 			tr.Transfers[1].Name, tr.Transfers[1].Symbol = oddString(rng), oddString(rng)
 			if rng.IntN(4) == 0 {
 				tr.Transfers = tr.Transfers[:1]

@@ -81,12 +81,14 @@ func statements(pg bool, c Config, now string) []string {
 	from := fmt.Sprintf("CASE WHEN g.i %% %d = 0 THEN %s ELSE %s END", c.HotEvery, d.addr("1"), d.addr(fmt.Sprintf("1 + g.i %% %d", n)))
 	to := d.addr(fmt.Sprintf("1 + (g.i * 7 + 3) %% %d", n))
 	// The document of transaction g.i (see the store's txdoc.go), as the
-	// fetcher writes it (version 4, its strings plain): its fields, then
-	// its one native transfer.
+	// fetcher writes it (version 6, its strings plain): its fields, a fee of one part, no
+	// other party, the EVM family's detail document, then its one native
+	// transfer.
+	detail := `'{"nonce":' || g.i || ',"type":2,"gas_limit":21000,"gas_used":21000,"effective_gas_price":"1000000000",` +
+		`"method":"","contract_address":"","input":"0x","cumulative_gas_used":' || ((g.i % 100 + 1) * 21000) || ',"revert_reason":""}'`
 	var doc []string
-	for _, f := range []string{"'4'", "'1'", d.hash("g.i"), "g.i / 100", d.hash("g.i / 100"), "(1700000000 + (g.i / 100) * 12) * 1000000000",
-		"g.i % 100", "'success'", from, to, "'1000000000000000000'", "'21000000000000'", "g.i",
-		"2", "21000", "21000", "'1000000000'", "''", "''", "'0x'", "(g.i % 100 + 1) * 21000", "''",
+	for _, f := range []string{"'6'", "'1'", d.hash("g.i"), "g.i / 100", d.hash("g.i / 100"), "(1700000000 + (g.i / 100) * 12) * 1000000000",
+		"g.i % 100", "'success'", from, to, "'1000000000000000000'", "'21000000000000'", "'0'", "'0'", "'0'", "'0'", "'0'", "0", detail,
 		"-1", "'native'", "''", from, to, "'1000000000000000000'", "'transaction'", "'ETH'", "18", "'Ether'", "''", "''", "''", "''"} {
 		doc = append(doc, d.field(f))
 	}
