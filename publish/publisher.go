@@ -10,8 +10,7 @@ import (
 	"text/template"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
+	"github.com/wharfhq/wharf/internal/parallel"
 	"github.com/wharfhq/wharf/publish/oci"
 	"github.com/wharfhq/wharf/templates"
 )
@@ -307,20 +306,8 @@ func (r *publishRun) wrote(key string) {
 	}
 }
 
-// parallel runs f for 0..n-1 on at most r.Parallel goroutines and returns
-// the first error, canceling the others; the ones not started yet are
-// not started.
+// parallel runs f for 0..n-1 on at most r.Parallel goroutines
+// (parallel.Do).
 func (r *publishRun) parallel(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(1, r.Parallel))
-	for i := range n {
-		if gctx.Err() != nil {
-			break
-		}
-		g.Go(func() error { return f(gctx, i) })
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return context.Cause(ctx)
+	return parallel.Do(ctx, n, r.Parallel, f)
 }

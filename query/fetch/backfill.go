@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/parallel"
 	"github.com/wharfhq/wharf/query"
 )
 
@@ -267,7 +268,7 @@ func (bf *backfiller) history(ctx context.Context, ss query.StateSource, from, t
 	byBlock := logsByBlock(logs)
 	numbers := sortedKeys(changed)
 	found := make([]pastBlock, len(numbers))
-	err = parallel(ctx, len(numbers), 4, func(ctx context.Context, i int) error {
+	err = parallel.Do(ctx, len(numbers), 4, func(ctx context.Context, i int) error {
 		blocks, err := bf.cfg.Source.Blocks(ctx, numbers[i], numbers[i])
 		if err != nil {
 			return err
@@ -358,7 +359,7 @@ func (bf *backfiller) unseenCalls(ctx context.Context, ss query.StateSource, fro
 			}
 		}
 		hit := make([]bool, len(traced))
-		err = parallel(ctx, len(traced), 4, func(ctx context.Context, i int) error {
+		err = parallel.Do(ctx, len(traced), 4, func(ctx context.Context, i int) error {
 			moves, err := bf.traces(ctx, traced[i])
 			if err != nil {
 				return fmt.Errorf("traces of block %d: %w", traced[i].Number, err)

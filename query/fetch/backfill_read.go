@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wharfhq/wharf/internal/parallel"
 	"github.com/wharfhq/wharf/query"
 )
 
@@ -102,7 +103,7 @@ func (r pastReader) scan(ctx context.Context, from, to uint64, addresses []strin
 		}
 		byBlock := logsByBlock(logs)
 		found := make([]pastBlock, len(blocks))
-		err = parallel(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
+		err = parallel.Do(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
 			var err error
 			found[i], err = r.block(ctx, blocks[i], byBlock[blocks[i].Number], set)
 			return err

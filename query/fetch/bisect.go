@@ -7,6 +7,7 @@ package fetch
 import (
 	"context"
 
+	"github.com/wharfhq/wharf/internal/parallel"
 	"github.com/wharfhq/wharf/query"
 )
 
@@ -197,7 +198,7 @@ func (c *stateCache) read(ctx context.Context, reads []query.StateRead) error {
 			return err
 		}
 	} else {
-		err := parallel(ctx, len(todo), 8, func(ctx context.Context, i int) error {
+		err := parallel.Do(ctx, len(todo), 8, func(ctx context.Context, i int) error {
 			var err error
 			got[i], err = c.ss.States(ctx, todo[i].Block, todo[i].Addresses, todo[i].Nonces)
 			return err

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/wharfhq/wharf/query"
 )
@@ -257,24 +256,6 @@ func New(cfg Config) (*Fetcher, error) {
 		back:    &backfiller{core: c, learned: learned, wake: wake},
 		refresh: &refresher{core: c, out: refreshed, next: firstRefresh},
 	}, nil
-}
-
-// parallel runs f(0..n-1) with at most limit at once and returns the
-// first error, cancelling the rest; the ones not started yet are not
-// started.
-func parallel(ctx context.Context, n, limit int, f func(ctx context.Context, i int) error) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(limit)
-	for i := range n {
-		if gctx.Err() != nil {
-			break
-		}
-		g.Go(func() error { return f(gctx, i) })
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return ctx.Err()
 }
 
 // sortedKeys returns the keys of m in order.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/wharfhq/wharf/internal/parallel"
 	"github.com/wharfhq/wharf/query"
 )
 
@@ -203,7 +204,7 @@ func (c *core) readAt(ctx context.Context, reads map[uint64][]query.Holding) (ma
 	blocks := sortedKeys(reads)
 	out := make(map[readKey]query.Amount)
 	var mu sync.Mutex
-	err := parallel(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
+	err := parallel.Do(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
 		at := blocks[i]
 		ks := reads[at]
 		slices.SortFunc(ks, compareHoldings)

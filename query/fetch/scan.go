@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/wharfhq/wharf/internal/parallel"
 	"github.com/wharfhq/wharf/query"
 )
 
@@ -49,7 +50,7 @@ func (f *follower) scan(ctx context.Context, blocks []query.SourceBlock, set map
 		mu  sync.Mutex
 		cut = len(blocks) // the first block found replaced by a reorg
 	)
-	err := parallel(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
+	err := parallel.Do(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
 		err := f.scanBlock(ctx, blocks[i], byBlock[blocks[i].Number], tracked, &ms[i], &txs[i], &moves[i])
 		if errors.Is(err, query.ErrNotFound) {
 			// The block's receipts or traces are of another block now: the
