@@ -4,10 +4,14 @@ package deptest
 
 import (
 	"encoding/json"
+	"fmt"
 	"go/parser"
+	"go/scanner"
 	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -129,6 +133,116 @@ func TestQueryRootArithmetic(t *testing.T) {
 		for _, imp := range f.Imports {
 			if imp.Path.Value == `"math/big"` {
 				t.Errorf("%s imports math/big: in the query root only amount.go (the Amount type) does arithmetic", name)
+			}
+		}
+	}
+}
+
+// family reports whether path is a chain family's package: the EVM's
+// (query/evm) or the UTXO chains' (query/utxo), with their subpackages.
+func family(path string) bool { return under(path, "query/evm") || under(path, "query/utxo") }
+
+// core lists the chain-neutral packages of addrd: they reach a chain
+// through the query/chain seam only.
+var core = []string{"query/fetch", "query/store", "query/api", "query/events", "query/webhook"}
+
+func TestChainSeam(t *testing.T) {
+	for _, p := range packages(t) {
+		for _, imp := range p.Imports {
+			var broken string
+			switch {
+			case under(p.ImportPath, "query/chain") && !under(p.ImportPath, "query/chain/chaintest") && !std(imp) && imp != mod+"query" && !under(imp, "query/chain"):
+				broken = "the seam holds interfaces over the query root's types: the standard library and query only"
+			case family(imp) && inCore(p.ImportPath):
+				broken = "the chain-neutral core reaches a chain through query/chain, never a family's package"
+			case under(p.ImportPath, "query/evm") && under(imp, "query/utxo"), under(p.ImportPath, "query/utxo") && under(imp, "query/evm"):
+				broken = "a family never imports another"
+			}
+			if broken != "" {
+				t.Errorf("%s imports %s: %s", p.ImportPath, imp, broken)
+			}
+		}
+	}
+}
+
+func inCore(path string) bool {
+	for _, c := range core {
+		if under(path, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// evmWords are the EVM's concepts as the code names them: an identifier
+// containing one (any case), or a string literal starting with 0x.
+var evmWords = []string{"gas", "nonce", "receipt", "logindex", "trace"}
+
+// evmNames is how many names of EVM concepts each core package's code
+// (identifiers and string literals, not comments; tests aside) still
+// holds, while the EVM moves behind the seam into query/evm. It only goes
+// down: a count above it fails, naming the new ones.
+var evmNames = map[string]int{
+	"query/fetch":   191,
+	"query/store":   30,
+	"query/api":     36,
+	"query/events":  1,
+	"query/webhook": 1,
+}
+
+func TestCoreNamesNoEVM(t *testing.T) {
+	for _, dir := range core {
+		files, err := filepath.Glob("../../" + dir + "/*.go")
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s/*.go: %v, %d files", dir, err, len(files))
+		}
+		var found []string
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			found = append(found, evmNamesIn(t, name)...)
+		}
+		allowed := evmNames[dir]
+		switch {
+		case len(found) > allowed:
+			t.Errorf("%s names EVM concepts %d times, at most %d: the EVM family's code goes in query/evm; the names:\n%s",
+				dir, len(found), allowed, strings.Join(found, "\n"))
+		case len(found) < allowed:
+			t.Logf("%s names EVM concepts %d times, below the %d allowed: lower evmNames[%q]", dir, len(found), allowed, dir)
+		}
+	}
+}
+
+// evmNamesIn lists where file name names an EVM concept.
+func evmNamesIn(t *testing.T, name string) []string {
+	t.Helper()
+	src, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	file := fset.AddFile(name, -1, len(src))
+	var s scanner.Scanner
+	s.Init(file, src, nil, 0)
+	var out []string
+	for {
+		pos, tok, lit := s.Scan()
+		if tok == token.EOF {
+			return out
+		}
+		switch tok {
+		case token.IDENT:
+			low := strings.ToLower(lit)
+			for _, w := range evmWords {
+				if strings.Contains(low, w) {
+					out = append(out, fmt.Sprintf("%s: %s", fset.Position(pos), lit))
+					break
+				}
+			}
+		case token.STRING:
+			if v, err := strconv.Unquote(lit); err == nil && strings.HasPrefix(v, "0x") {
+				out = append(out, fmt.Sprintf("%s: %s", fset.Position(pos), lit))
 			}
 		}
 	}

@@ -57,17 +57,9 @@ func (r pastReader) block(ctx context.Context, b query.SourceBlock, logs []query
 		return out, fmt.Errorf("receipts of block %d: %w", b.Number, err)
 	}
 	m := matchBlock(b, logs, traced, tracked)
-	byHash := make(map[string]query.Receipt, len(all))
-	for _, rc := range all {
-		byHash[rc.TxHash] = rc
-	}
-	receipts := make([]query.Receipt, len(m.hashes))
-	for i, h := range m.hashes {
-		rc, ok := byHash[h]
-		if !ok {
-			return out, fmt.Errorf("block %d %s: no receipt for %s: %w", b.Number, b.Hash, h, query.ErrUnavailable)
-		}
-		receipts[i] = rc
+	receipts, err := pairReceipts(b, m.hashes, all)
+	if err != nil {
+		return out, err
 	}
 	out.txs = m.transactions(b, receipts)
 	out.moves = blockMoves(b, out.txs, all, tracked)

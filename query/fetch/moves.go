@@ -7,6 +7,7 @@ package fetch
 
 import (
 	"encoding/hex"
+	"fmt"
 	"math/big"
 
 	"github.com/wharfhq/wharf/query"
@@ -233,4 +234,24 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 		out = append(out, t)
 	}
 	return out
+}
+
+// pairReceipts returns the receipts of hashes, in their order, from all
+// the receipts of block b: the head and the backfill pair them alike.
+// Errors: query.ErrNotFound when one is missing (the receipts are of
+// another block now: a reorg while reading).
+func pairReceipts(b query.SourceBlock, hashes []string, all []query.Receipt) ([]query.Receipt, error) {
+	byHash := make(map[string]query.Receipt, len(all))
+	for _, r := range all {
+		byHash[r.TxHash] = r
+	}
+	out := make([]query.Receipt, len(hashes))
+	for i, h := range hashes {
+		r, ok := byHash[h]
+		if !ok {
+			return nil, fmt.Errorf("block %d %s: no receipt for %s: %w", b.Number, b.Hash, h, query.ErrNotFound)
+		}
+		out[i] = r
+	}
+	return out, nil
 }

@@ -140,17 +140,8 @@ func (f *follower) scanBlock(ctx context.Context, b query.SourceBlock, logs []qu
 		}
 	}
 	if all != nil {
-		byHash := make(map[string]query.Receipt, len(all))
-		for _, r := range all {
-			byHash[r.TxHash] = r
-		}
-		receipts = make([]query.Receipt, len(m.hashes))
-		for j, h := range m.hashes {
-			r, ok := byHash[h]
-			if !ok {
-				return fmt.Errorf("block %d %s: no receipt for %s: %w", b.Number, b.Hash, h, query.ErrNotFound)
-			}
-			receipts[j] = r
+		if receipts, err = pairReceipts(b, m.hashes, all); err != nil {
+			return err
 		}
 	}
 	*txs = m.transactions(b, receipts)
