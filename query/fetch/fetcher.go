@@ -250,12 +250,14 @@ func New(cfg Config) (*Fetcher, error) {
 		// after the start, as every next one after the last.
 		firstRefresh = cfg.Clock.Now().Add(cfg.RefreshInterval / 2)
 	)
-	return &Fetcher{
+	f := &Fetcher{
 		core:    c,
-		follow:  newFollower(c, learned, refreshed, wake, firstRefresh),
+		follow:  newFollower(c, learned, refreshed, wake),
 		back:    &backfiller{core: c, learned: learned, wake: wake},
 		refresh: &refresher{core: c, out: refreshed, next: firstRefresh},
-	}, nil
+	}
+	f.follow.inlineRefresh = f.refresh // until Run starts it in a goroutine
+	return f, nil
 }
 
 // sortedKeys returns the keys of m in order.

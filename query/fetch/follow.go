@@ -35,12 +35,13 @@ type follower struct {
 	reorgsInRow int
 
 	// learned are the tokens the backfiller found (takeLearned);
-	// refreshed the balances the refresher read (takeRefreshed), while
-	// refreshWorker says a refresher runs (under Run). wake tells the
-	// backfiller that a step ended.
+	// refreshed the balances the refresher read (takeRefreshed).
+	// inlineRefresh is the refresher whose work each step runs under
+	// FetchOnce alone; nil while Run's refresher works in a goroutine of
+	// its own. wake tells the backfiller that a step ended.
 	learned       *handoff[learnedTokens]
 	refreshed     *handoff[refreshed]
-	refreshWorker bool
+	inlineRefresh *refresher
 	wake          chan<- struct{}
 
 	// noStateSaid is set once the missing state of old blocks was logged.
@@ -71,22 +72,16 @@ type follower struct {
 	// address whose backfill has ended, as of the current step: a token
 	// first seen later is looked at from there (anchor).
 	historyLow map[string]uint64
-
-	// The scheduled refresh when FetchOnce runs it inline (no refresher):
-	refreshAfter string    // last address refreshed in the current round
-	refreshNext  time.Time // when the next round starts
-	refreshStart time.Time // when the current round started
 }
 
-func newFollower(c *core, learned *handoff[learnedTokens], refreshed *handoff[refreshed], wake chan<- struct{}, firstRefresh time.Time) *follower {
+func newFollower(c *core, learned *handoff[learnedTokens], refreshed *handoff[refreshed], wake chan<- struct{}) *follower {
 	f := &follower{
-		core:        c,
-		learned:     learned,
-		refreshed:   refreshed,
-		wake:        wake,
-		tokens:      make(map[string][]string),
-		mismatched:  make(map[query.Holding]bool),
-		refreshNext: firstRefresh,
+		core:       c,
+		learned:    learned,
+		refreshed:  refreshed,
+		wake:       wake,
+		tokens:     make(map[string][]string),
+		mismatched: make(map[query.Holding]bool),
 	}
 	f.resetHeads()
 	return f
@@ -497,7 +492,7 @@ func (f *follower) fetch(ctx context.Context) (bool, error) {
 	}
 	if cp.Number >= target {
 		f.setCaughtUp(true, cp)
-		return false, f.refreshStep(ctx, tracked)
+		return false, f.refreshStep(ctx)
 	}
 	end := min(target, cp.Number+uint64(f.cfg.Batch))
 	f.rewound = false
@@ -528,7 +523,7 @@ func (f *follower) fetch(ctx context.Context) (bool, error) {
 	f.setCaughtUp(cp.Number+uint64(n)+uint64(f.cfg.Batch) >= target, query.Block{})
 	// The scheduled refresh runs whatever the cadence: on a fast chain a
 	// step nearly always has new blocks to store.
-	if err := f.refreshStep(ctx, tracked); err != nil {
+	if err := f.refreshStep(ctx); err != nil {
 		return false, err
 	}
 	return cp.Number+uint64(n) < target, nil

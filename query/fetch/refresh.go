@@ -7,83 +7,96 @@ package fetch
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/wharfhq/wharf/query"
 )
 
-// refresher is the state of the scheduled refresh's worker, which Run
-// starts beside the head follower and which owns it; it hands what it
-// reads to the follower (refreshed).
+// refresher is the state of the scheduled refresh. Under Run it is a
+// worker of its own beside the head follower (run), which owns it; under
+// FetchOnce alone the follower runs its work inline in each step. Either
+// way it hands what it reads to the follower (refreshed).
 type refresher struct {
 	*core
-	facts chainFacts // a copy, settled before the worker starts
-	next  time.Time  // when the first round starts
+	facts chainFacts // a copy, settled before the work starts
+	next  time.Time  // when the next round, or the next slice of this one, is due
 	out   *handoff[refreshed]
+
+	// The round under way: its addresses (nil between rounds), how many
+	// of them are read, when it started.
+	addrs []string
+	done  int
+	start time.Time
 }
 
-// run re-reads the balances of every tracked address until ctx
-// ends: a round starts every half RefreshInterval (the first half an
-// interval after the fetcher's start) and is paced over a quarter
-// interval, a slice of RefreshBatch addresses at a time, so that every
-// balance is read again within three quarters of the interval whatever
-// the block cadence. The next step of the follower takes the slices
-// (takeRefreshed).
+// run re-reads the balances of every tracked address until ctx ends,
+// waiting between the slices work reads for the next one due; after a
+// failed slice it waits Interval and reads it again.
 func (r *refresher) run(ctx context.Context, facts chainFacts) {
 	r.facts = facts
-	next := r.next
 	for ctx.Err() == nil {
-		if wait := next.Sub(r.cfg.Clock.Now()); wait > 0 {
-			r.wait(ctx, wait)
-			continue
-		}
-		start := r.cfg.Clock.Now()
-		if err := r.round(ctx); err != nil {
+		next, err := r.work(ctx)
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			r.metrics.errors.Inc()
 			r.log.Warn("fetcher: refresh failed", "err", err, "retry", r.cfg.Interval)
 			next = r.cfg.Clock.Now().Add(r.cfg.Interval)
-			continue
 		}
-		next = start.Add(r.cfg.RefreshInterval / 2)
+		if wait := next.Sub(r.cfg.Clock.Now()); wait > 0 {
+			r.wait(ctx, wait)
+		}
 	}
 }
 
-// round reads every tracked address's balances once, a slice at a
-// time, the slices spread over a quarter RefreshInterval.
-func (r *refresher) round(ctx context.Context) error {
-	tracked, err := r.cfg.Store.Tracked(ctx, r.cfg.Chain)
-	if err != nil {
-		return err
+// work reads the slices of the scheduled refresh due by now, at least one
+// once a round is due, and returns when the next is due. A round starts
+// every half RefreshInterval (the first half an interval after the
+// fetcher's start), reads every tracked address's balances again a slice
+// of RefreshBatch at a time, and is paced over a quarter interval, so
+// that every balance is read again within three quarters of the interval
+// whatever the block cadence. A slice that fails is read again at the
+// next call.
+func (r *refresher) work(ctx context.Context) (time.Time, error) {
+	now := r.cfg.Clock.Now()
+	if now.Before(r.next) {
+		return r.next, nil
 	}
-	var addrs []string
-	for _, t := range tracked {
-		if !t.NeedsSync { // the sync reads those
-			addrs = append(addrs, t.Address)
+	if r.addrs == nil {
+		tracked, err := r.cfg.Store.Tracked(ctx, r.cfg.Chain)
+		if err != nil {
+			return now, err
 		}
-	}
-	if len(addrs) == 0 {
-		return nil
+		for _, t := range tracked {
+			if !t.NeedsSync { // the sync reads those
+				r.addrs = append(r.addrs, t.Address)
+			}
+		}
+		if len(r.addrs) == 0 {
+			r.addrs = nil
+			r.next = now.Add(r.cfg.RefreshInterval / 2)
+			return r.next, nil
+		}
+		r.done, r.start = 0, now
 	}
 	batch := r.cfg.RefreshBatch
-	slices := (len(addrs) + batch - 1) / batch
-	gap := r.cfg.RefreshInterval / 4 / time.Duration(slices)
-	for i := 0; i < len(addrs); i += batch {
-		due := r.cfg.Clock.Now().Add(gap)
-		if err := r.slice(ctx, addrs[i:min(len(addrs), i+batch)]); err != nil {
-			return err
+	n := (len(r.addrs) + batch - 1) / batch
+	gap := r.cfg.RefreshInterval / 4 / time.Duration(n)
+	due := func() time.Time { return r.start.Add(time.Duration(r.done/batch) * gap) }
+	for first := true; r.done < len(r.addrs) && (first || !now.Before(due())); first = false {
+		if err := r.slice(ctx, r.addrs[r.done:min(len(r.addrs), r.done+batch)]); err != nil {
+			return now, err
 		}
-		if wait := due.Sub(r.cfg.Clock.Now()); wait > 0 && i+batch < len(addrs) {
-			r.wait(ctx, wait)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+		r.done += batch
 	}
-	return nil
+	if r.done >= len(r.addrs) {
+		r.addrs = nil
+		r.next = r.start.Add(r.cfg.RefreshInterval / 2)
+	} else {
+		r.next = due()
+	}
+	return r.next, nil
 }
 
 // slice reads the native and stored token balances of addrs at the
@@ -141,81 +154,15 @@ func (f *follower) takeRefreshed(ctx context.Context) error {
 	return nil
 }
 
-// refreshDue reports whether the scheduled refresh has a round under way
-// or due.
-func (f *follower) refreshDue() bool {
-	return f.refreshAfter != "" || !f.cfg.Clock.Now().Before(f.refreshNext)
-}
-
-// refreshStep is the scheduled refresh's share of a step: under Run,
-// storing what the refresher read (takeRefreshed); in FetchOnce alone,
-// reading a slice itself when due.
-func (f *follower) refreshStep(ctx context.Context, tracked []query.Tracked) error {
-	if f.refreshWorker {
-		return f.takeRefreshed(ctx)
-	}
-	if !f.refreshDue() {
-		return nil
-	}
-	cp, ok, err := f.cfg.Store.Checkpoint(ctx, f.cfg.Chain)
-	if err != nil || !ok {
-		return err
-	}
-	return f.refresh(ctx, tracked, cp)
-}
-
-// refresh reads again the balances of the next RefreshBatch tracked
-// addresses when a round is due, so that balances a block scan cannot see
-// change (fees paid by others, rebasing tokens) do not go stale. It runs
-// in every step, whatever the block cadence. A round starts every half
-// RefreshInterval (the first half an interval after the fetcher's start)
-// and is paced to end within a quarter interval: an address is read again
-// within three quarters of RefreshInterval.
-func (f *follower) refresh(ctx context.Context, tracked []query.Tracked, cp query.Block) error {
-	now := f.cfg.Clock.Now()
-	if !f.refreshDue() || len(tracked) == 0 {
-		return nil
-	}
-	if f.refreshAfter == "" {
-		f.refreshStart = now
-	}
-	i, _ := slices.BinarySearchFunc(tracked, f.refreshAfter, func(t query.Tracked, a string) int {
-		switch {
-		case t.Address < a:
-			return -1
-		case t.Address > a:
-			return 1
-		}
-		return 0
-	})
-	if i < len(tracked) && tracked[i].Address == f.refreshAfter {
-		i++
-	}
-	// The round is paced to end within a quarter interval whatever the
-	// steps' frequency: a step reads what is due by now, at least a
-	// slice of RefreshBatch.
-	due := len(tracked)
-	if pace := f.cfg.RefreshInterval / 4; now.Sub(f.refreshStart) < pace {
-		due = int(int64(len(tracked)) * int64(now.Sub(f.refreshStart)) / int64(pace))
-	}
-	end := min(len(tracked), max(due, i+f.cfg.RefreshBatch))
-	addrs := make([]string, 0, end-i)
-	for _, t := range tracked[i:end] {
-		addrs = append(addrs, t.Address)
-	}
-	if len(addrs) > 0 {
-		bals, err := f.readBalances(ctx, addrs, cp.Number)
-		if err != nil {
+// refreshStep is the scheduled refresh's share of a step: under FetchOnce
+// alone, reading the slices due (the refresher's work, inline); then
+// storing what the refresher read (takeRefreshed).
+func (f *follower) refreshStep(ctx context.Context) error {
+	if r := f.inlineRefresh; r != nil {
+		r.facts = f.facts
+		if _, err := r.work(ctx); err != nil {
 			return err
 		}
-		if err := f.reconcileStored(ctx, bals, cp); err != nil {
-			return err
-		}
-		f.refreshAfter = addrs[len(addrs)-1]
 	}
-	if end >= len(tracked) {
-		f.refreshAfter = ""
-		f.refreshNext = f.refreshStart.Add(f.cfg.RefreshInterval / 2)
-	}
-	return nil
+	return f.takeRefreshed(ctx)
 }

@@ -46,13 +46,13 @@ func (f *Fetcher) loop(lead context.Context) {
 	var wg sync.WaitGroup
 	workers, stop := context.WithCancel(lead)
 	started := false
-	// The refresher reads the scheduled refresh from the first step on:
-	// the follower only takes what it read.
-	f.follow.refreshWorker = true
+	// The refresher reads the scheduled refresh from the first step on,
+	// in its goroutine: the follower only takes what it read.
+	f.follow.inlineRefresh = nil
 	defer func() {
 		stop()
 		wg.Wait()
-		f.follow.refreshWorker = false // FetchOnce alone refreshes inline again
+		f.follow.inlineRefresh = f.refresh // FetchOnce alone refreshes inline again
 	}()
 	backoff := time.Duration(0)
 	for lead.Err() == nil {
