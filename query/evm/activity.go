@@ -6,7 +6,6 @@ package evm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -193,48 +192,22 @@ func (r *Reader) scanBlock(ctx context.Context, b query.SourceBlock, logs []quer
 	return nil
 }
 
-// activity is s in the seam's terms: each transaction's EVM fields go in
-// its Detail document (txDetail).
+// activity is s in the seam's terms: each transaction's EVM fields are
+// in its Detail document (TxDetail).
 func (s scanned) activity() (chain.BlockActivity, error) {
 	a := chain.BlockActivity{Block: s.block.Block, Txs: make([]chain.Tx, len(s.txs)), Moves: make([]chain.Move, len(s.moves))}
 	for i, t := range s.txs {
-		detail, err := json.Marshal(txDetail{
-			From: t.From, To: t.To, Value: t.Value, Nonce: t.Nonce, Type: t.Type, GasLimit: t.GasLimit, GasUsed: t.GasUsed,
-			EffectiveGasPrice: t.EffectiveGasPrice, Method: t.Method, Created: t.Created, Input: t.Input,
-			CumulativeGasUsed: t.CumulativeGasUsed, RevertReason: t.RevertReason, Transfers: t.Transfers,
-		})
-		if err != nil {
-			return a, fmt.Errorf("transaction %s: %w", t.Hash, err)
-		}
 		transfers := make([]chain.Transfer, len(t.Transfers))
 		for j, tr := range t.Transfers {
 			transfers[j] = chain.Transfer{Asset: tr.Asset, Holding: tr.Holding(), From: tr.From, To: tr.To, Amount: tr.Amount,
 				Kind: tr.Kind, Ref: transferRef(tr), Error: tr.Error}
 		}
 		a.Txs[i] = chain.Tx{Hash: t.Hash, Index: t.Index, Status: t.Status, Payer: t.From, Fee: t.Fee,
-			Parties: t.Addresses(), Transfers: transfers, Detail: detail}
+			Parties: t.Addresses(), Transfers: transfers, Detail: t.Detail}
 	}
 	for i, m := range s.moves {
 		a.Moves[i] = chain.Move{Address: m.address, Asset: m.asset, Holding: m.contract, Kind: m.cause.Kind,
 			Tx: m.cause.TxHash, Ref: m.ref, Amount: m.cause.Amount}
 	}
 	return a, nil
-}
-
-// txDetail is the EVM family's document of a transaction: what the
-// chain-neutral Tx does not hold, named as query.Transaction names it.
-type txDetail struct {
-	From, To          string
-	Value             query.Amount
-	Nonce             uint64
-	Type              uint8
-	GasLimit          uint64
-	GasUsed           uint64
-	EffectiveGasPrice query.Amount
-	Method            string
-	Created           string
-	Input             string
-	CumulativeGasUsed uint64
-	RevertReason      string
-	Transfers         []query.Transfer
 }

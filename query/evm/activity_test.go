@@ -86,7 +86,7 @@ func TestActivityKinds(t *testing.T) {
 			}
 		}
 		for _, tx := range txs {
-			var d struct{ GasUsed uint64 }
+			var d evm.TxDetail
 			if err := json.Unmarshal(tx.Detail, &d); err != nil || d.GasUsed == 0 {
 				t.Errorf("transaction %s: detail %s: gas used %d, %v", tx.Hash, tx.Detail, d.GasUsed, err)
 			}

@@ -23,11 +23,12 @@ type move struct {
 	cause    query.Cause // with a signed amount
 }
 
-// References of the causes of EVM movements (chain.Move.Ref): the fee and
-// the value of a transaction, a call path, a log index, a withdrawal's
-// index and validator, a block's fee income.
+// References of the causes of EVM movements (chain.Move.Ref): the fee,
+// the mint and the value of a transaction, a call path, a log index, a
+// withdrawal's index and validator, a block's fee income.
 const (
 	refFee       = "fee"
+	refMint      = "mint"
 	refValue     = "value"
 	refFeeIncome = "fee-income"
 )
@@ -63,7 +64,12 @@ func blockMoves(b query.SourceBlock, txs []query.Transaction, all []query.Receip
 			cause: query.Cause{Kind: kind, TxHash: hash, Amount: amount, Withdrawal: w}})
 	}
 	for _, t := range txs {
+		// A deposit's mint comes before its call, and stays when it fails.
+		add(t.From, query.AssetNative, "", query.KindMint, t.Hash, refMint, t.Mint, nil)
 		add(t.From, query.AssetNative, "", query.KindFee, t.Hash, refFee, t.Fee.Neg(), nil)
+		if p := t.FeeParts; p.Split() && len(out) > 0 && out[len(out)-1].cause.Kind == query.KindFee {
+			out[len(out)-1].cause.Fee = &p
+		}
 		for _, tr := range t.Transfers {
 			if tr.Error != "" {
 				continue // a reverted call: listed, moving nothing
@@ -163,6 +169,9 @@ func matchBlock(b query.SourceBlock, logs []query.TokenTransfer, moves []query.I
 		}
 	}
 	for _, tx := range b.Txs {
+		if tx.System {
+			continue // the chain's own bookkeeping: no one's movement
+		}
 		f, t, c := touch(tx.From), touch(tx.To), touch(tx.Created)
 		if f || t || c || hit[tx.Hash] {
 			m.hashes = append(m.hashes, tx.Hash)
@@ -189,16 +198,20 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 	for i, h := range m.hashes {
 		tx := byHash[h]
 		t := query.Transaction{
-			Hash:              h,
-			BlockNumber:       b.Number,
-			BlockHash:         b.Hash,
-			BlockTime:         b.Time,
-			Index:             tx.Index,
-			Status:            receipts[i].Status,
-			From:              tx.From,
-			To:                tx.To,
-			Value:             tx.Value,
-			Fee:               receipts[i].Fee,
+			Hash:        h,
+			BlockNumber: b.Number,
+			BlockHash:   b.Hash,
+			BlockTime:   b.Time,
+			Index:       tx.Index,
+			Status:      receipts[i].Status,
+			From:        tx.From,
+			To:          tx.To,
+			Value:       tx.Value,
+			Fee:         receipts[i].Fee,
+			FeeParts:    receipts[i].FeeParts,
+			Mint:        tx.Mint,
+		}
+		d := TxDetail{
 			Nonce:             tx.Nonce,
 			Type:              tx.Type,
 			GasLimit:          tx.GasLimit,
@@ -209,7 +222,7 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 			CumulativeGasUsed: receipts[i].CumulativeGasUsed,
 		}
 		if t.Status == query.StatusSuccess {
-			t.Created = tx.Created
+			d.Created = tx.Created
 		}
 		if t.Status == query.StatusSuccess && !tx.Value.IsZero() {
 			to, kind := tx.To, query.KindTransaction
@@ -222,15 +235,15 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 		for _, mv := range m.moves[h] {
 			if mv.CallPath == "" {
 				if t.Status == query.StatusFailed {
-					t.RevertReason = mv.Error // the top-level call
+					d.RevertReason = mv.Error // the top-level call
 				}
 				continue
 			}
 			if t.Status != query.StatusSuccess && mv.Error == "" {
 				continue // not traced as failed: trust the receipt
 			}
-			if mv.Error == "" && mv.Kind == query.KindCreation && t.Created == "" {
-				t.Created = mv.To
+			if mv.Error == "" && mv.Kind == query.KindCreation && d.Created == "" {
+				d.Created = mv.To
 			}
 			if mv.Amount.IsZero() {
 				continue
@@ -243,14 +256,19 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: l.LogIndex, Asset: l.Asset, Contract: l.Contract, From: l.From, To: l.To,
 				Amount: l.Amount, Kind: query.KindToken, TokenID: l.TokenID})
 		}
+		if d.Created != "" {
+			t.Parties = []string{d.Created}
+		}
+		t.Detail = d.JSON()
 		out = append(out, t)
 	}
 	return out
 }
 
 // pairReceipts returns the receipts of hashes, in their order, from all
-// the receipts of block b. Errors: query.ErrNotFound when one is missing
-// (the receipts are of another block now: a reorg while reading).
+// the receipts of block b: the head and the backfill pair them alike.
+// Errors: query.ErrNotFound when one is missing (the receipts are of
+// another block now: a reorg while reading).
 func pairReceipts(b query.SourceBlock, hashes []string, all []query.Receipt) ([]query.Receipt, error) {
 	byHash := make(map[string]query.Receipt, len(all))
 	for _, r := range all {
