@@ -116,6 +116,8 @@ func (r *Reader) Activity(ctx context.Context, q chain.Query) ([]chain.BlockActi
 		return nil, err
 	}
 	var out []chain.BlockActivity
+	// The transactions read for their outputs, for the range's other blocks.
+	seen := make(map[string]*rawTx)
 	for h := q.From; h <= q.To && h <= head; h++ {
 		var hash string
 		if err := r.rpc.call(ctx, &hash, "getblockhash", h); err != nil {
@@ -128,7 +130,7 @@ func (r *Reader) Activity(ctx context.Context, q chain.Query) ([]chain.BlockActi
 		if len(out) > 0 && b.Previous != out[len(out)-1].Block.Hash {
 			return out, nil
 		}
-		a, err := r.block(ctx, &b, q.Tracked)
+		a, err := r.block(ctx, &b, q.Tracked, seen)
 		if err != nil {
 			return nil, fmt.Errorf("block %d %s: %w", h, hash, err)
 		}
@@ -138,7 +140,7 @@ func (r *Reader) Activity(ctx context.Context, q chain.Query) ([]chain.BlockActi
 }
 
 // block turns one block into its activity.
-func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool) (chain.BlockActivity, error) {
+func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool, seen map[string]*rawTx) (chain.BlockActivity, error) {
 	a := chain.BlockActivity{Block: query.Block{Number: b.Height, Hash: b.Hash, ParentHash: b.Previous, Time: time.Unix(b.Time, 0).UTC()}}
 	txs := b.Tx
 	if r.dialect == DialectBtcd || len(txs) == 0 {
@@ -158,7 +160,7 @@ func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool
 	if len(tracked) == 0 {
 		return a, nil
 	}
-	prev, err := r.prevouts(ctx, txs, made)
+	prev, err := r.prevouts(ctx, txs, made, seen)
 	if err != nil {
 		return a, err
 	}
@@ -239,11 +241,12 @@ func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool
 
 // prevouts returns the outputs the block's inputs spend: from the block
 // itself, the index, or the node (getrawtransaction of each transaction
-// not known, in one batch).
-func (r *Reader) prevouts(ctx context.Context, txs []rawTx, made map[Outpoint]output) (map[Outpoint]output, error) {
+// not known, in one batch; seen keeps them for the range's next blocks).
+func (r *Reader) prevouts(ctx context.Context, txs []rawTx, made map[Outpoint]output, seen map[string]*rawTx) (map[Outpoint]output, error) {
 	out := make(map[Outpoint]output)
 	want := map[string]bool{}
 	var order []string
+	var fromNode []Outpoint
 	r.mu.Lock()
 	for _, tx := range txs {
 		for _, vin := range tx.Vin {
@@ -256,9 +259,12 @@ func (r *Reader) prevouts(ctx context.Context, txs []rawTx, made map[Outpoint]ou
 			} else if o, ok := r.index[op]; ok {
 				out[op] = o
 				delete(r.index, op)
-			} else if !want[op.TxID] {
-				want[op.TxID] = true
-				order = append(order, op.TxID)
+			} else {
+				fromNode = append(fromNode, op)
+				if _, ok := seen[op.TxID]; !ok && !want[op.TxID] {
+					want[op.TxID] = true
+					order = append(order, op.TxID)
+				}
 			}
 		}
 	}
@@ -271,21 +277,26 @@ func (r *Reader) prevouts(ctx context.Context, txs []rawTx, made map[Outpoint]ou
 	if err != nil {
 		return nil, err
 	}
-	for _, raw := range results {
-		var tx rawTx
-		if err := json.Unmarshal(raw, &tx); err != nil {
-			return nil, fmt.Errorf("getrawtransaction: %v: %w", err, query.ErrUnavailable)
+	for i, raw := range results {
+		tx := new(rawTx)
+		if err := json.Unmarshal(raw, tx); err != nil {
+			return nil, fmt.Errorf("getrawtransaction %s: %v: %w", order[i], err, query.ErrUnavailable)
 		}
-		for _, o := range tx.Vout {
-			v, err := sats(o.Value)
-			if err != nil {
-				return nil, err
-			}
-			op := Outpoint{tx.TxID, o.N}
-			if _, ok := out[op]; !ok {
-				out[op] = output{Address: r.addressOf(o.ScriptPubKey.Hex), Value: v}
-			}
+		seen[order[i]] = tx
+	}
+	// Only the outputs spent are decoded: a transaction read may have
+	// thousands.
+	for _, op := range fromNode {
+		tx := seen[op.TxID]
+		if int(op.Vout) >= len(tx.Vout) || tx.Vout[op.Vout].N != op.Vout {
+			return nil, fmt.Errorf("getrawtransaction %s has no output %d: %w", op.TxID, op.Vout, query.ErrUnavailable)
 		}
+		o := tx.Vout[op.Vout]
+		v, err := sats(o.Value)
+		if err != nil {
+			return nil, err
+		}
+		out[op] = output{Address: r.addressOf(o.ScriptPubKey.Hex), Value: v}
 	}
 	return out, nil
 }

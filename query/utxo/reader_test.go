@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -333,5 +334,36 @@ func TestActivityKinds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHistory finds the blocks where an address moved through btcd's
+// address index, and says Core has none.
+func TestHistory(t *testing.T) {
+	ctx := context.Background()
+	c := newRegtestChain(t, testenv.DialectBtcd)
+	to := c.Fresh()
+	var want []uint64
+	for range 3 {
+		_, h, err := c.Pay(ctx, c.payer.String, to, query.AmountOf(1000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, h)
+		c.node.Generate(t, 2, "")
+	}
+	got, err := c.reader.History(ctx, to, 0, 1000)
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("History(%s) = %v, %v; want %v", to, got, err, want)
+	}
+	if got, err := c.reader.History(ctx, to, want[1], want[2]-1); err != nil || fmt.Sprint(got) != fmt.Sprint(want[1:2]) {
+		t.Errorf("History within [%d, %d] = %v, %v", want[1], want[2]-1, got, err)
+	}
+	if got, err := c.reader.History(ctx, c.Fresh(), 0, 1000); err != nil || len(got) != 0 {
+		t.Errorf("History of an unused address = %v, %v", got, err)
+	}
+	core := newRegtestChain(t, testenv.DialectCore)
+	if _, err := core.reader.History(ctx, core.payer.String, 0, 10); !errors.Is(err, chain.ErrNotImplemented) {
+		t.Errorf("History on Core: %v, want ErrNotImplemented", err)
 	}
 }

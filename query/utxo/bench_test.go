@@ -1,0 +1,114 @@
+package utxo_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query/chain"
+)
+
+// TestReaderSpeed compares the reader's blocks/s over UTXO_BENCH_BLOCKS
+// blocks (default: skip) of 20 payments each, every one to a tracked
+// address, on btcd with a bare loop of getblock verbosity 2 and the
+// batched getrawtransaction of the prevouts those blocks spend, in the
+// same run. It reports the ratio; nothing fails on it (the machine is
+// shared).
+func TestReaderSpeed(t *testing.T) {
+	blocks, _ := strconv.Atoi(os.Getenv("UTXO_BENCH_BLOCKS"))
+	if blocks == 0 {
+		t.Skip("UTXO_BENCH_BLOCKS=N measures the reader over N blocks")
+	}
+	const perBlock = 20
+	ctx := context.Background()
+	c := newRegtestChain(t, testenv.DialectBtcd)
+	// Fan coinbases out into outputs of 0.1 coin to the payer (mature
+	// ones: the chain starts at 101 blocks).
+	c.node.Generate(t, blocks*perBlock/400+1, "")
+	var coins []coin
+	for len(coins) < blocks*perBlock {
+		cb := c.coinbase(t, c.next)
+		c.next++
+		var outs []*wire.TxOut
+		for range 400 {
+			outs = append(outs, wire.NewTxOut(1000_0000, c.payer.Script))
+		}
+		txid, err := c.send(ctx, []coin{cb}, outs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := chainhash.NewHashFromStr(txid)
+		for i := range outs {
+			coins = append(coins, coin{op: *wire.NewOutPoint(h, uint32(i)), value: 1000_0000, key: c.key, script: c.payer.Script})
+		}
+	}
+	c.node.Generate(t, 1, "")
+	var start uint64
+	c.node.MustCall(t, &start, "getblockcount")
+	start++
+	tracked := map[string]bool{}
+	key, _ := btcec.PrivKeyFromBytes([]byte("bench-recipient-key-0123456789ab"))
+	to := c.p2wpkh(key.PubKey())
+	tracked[to.String] = true
+	for b := range blocks {
+		for i := range perBlock {
+			k := coins[b*perBlock+i]
+			if _, err := c.send(ctx, []coin{k}, wire.NewTxOut(500_0000, to.Script), wire.NewTxOut(499_0000, c.payer.Script)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.node.Generate(t, 1, "")
+	}
+	end := start + uint64(blocks) - 1
+
+	bare := func() time.Duration {
+		t0 := time.Now()
+		for h := start; h <= end; h++ {
+			var hash string
+			c.node.MustCall(t, &hash, "getblockhash", h)
+			var blk struct {
+				RawTx []struct {
+					Vin []struct {
+						TxID string `json:"txid"`
+					} `json:"vin"`
+				} `json:"rawtx"`
+			}
+			c.node.MustCall(t, &blk, "getblock", hash, 2)
+			seen := map[string]bool{}
+			for _, tx := range blk.RawTx {
+				for _, in := range tx.Vin {
+					if in.TxID != "" && !seen[in.TxID] {
+						seen[in.TxID] = true
+						var raw json.RawMessage
+						c.node.MustCall(t, &raw, "getrawtransaction", in.TxID, 1)
+					}
+				}
+			}
+		}
+		return time.Since(t0)
+	}
+	reader := func() time.Duration {
+		t0 := time.Now()
+		acts, err := c.reader.Activity(ctx, chain.Query{From: start, To: end, Tracked: tracked})
+		if err != nil || len(acts) != blocks {
+			t.Fatalf("Activity: %d blocks, %v", len(acts), err)
+		}
+		return time.Since(t0)
+	}
+	var b, r time.Duration
+	for range 2 { // alternated, twice
+		b += bare()
+		r += reader()
+	}
+	bps := func(d time.Duration) float64 { return float64(2*blocks) / d.Seconds() }
+	t.Logf("%d blocks × %d payments: reader %.0f blocks/s, bare getblock + prevouts %.0f blocks/s, ratio %.2f",
+		blocks, perBlock, bps(r), bps(b), bps(r)/bps(b))
+}
