@@ -21,6 +21,8 @@ BTCD_VERSION := v0.26.2
 STATICCHECK_VERSION := v0.8.2
 ACTIONLINT_VERSION := v1.7.12
 NETLIFY   := tools/netlify/node_modules/.package-lock.json
+# anvil (Foundry's EVM node), pinned in tools/anvil/package-lock.json.
+ANVIL     := tools/anvil/node_modules/.package-lock.json
 TESTFLAGS ?= -race -count=1 -timeout 20m
 # @redocly/cli, pinned in tools/redocly/package-lock.json (npm ci installs it).
 REDOCLY   := tools/redocly/node_modules/.bin/redocly
@@ -66,7 +68,7 @@ run: ## publish a demo release into ./public and serve it (wharf on :8080, addrd
 SKIPS     := $(CURDIR)/.skipped-tests
 
 .PHONY: test
-test: minio cosign crane geth op-geth btcd $(if $(shell command -v npm 2>/dev/null),netlify) ## run all tests; the first run builds the pinned MinIO, cosign, crane, geth, op-geth and btcd (slow: ~20 min), the end lists what skipped and the apt command that installs it
+test: minio cosign crane geth op-geth btcd $(if $(shell command -v npm 2>/dev/null),netlify anvil) ## run all tests; the first run builds the pinned MinIO, cosign, crane, geth, op-geth and btcd (slow: ~20 min), the end lists what skipped and the apt command that installs it
 	@rm -f $(SKIPS)
 	@flags='$(TESTFLAGS)'; \
 	  if [[ $$flags == *-race* ]] && ! command -v "$${CC:-gcc}" >/dev/null && ! command -v cc >/dev/null; then \
@@ -157,6 +159,12 @@ $(BTCD):
 	@echo "make: building the pinned btcd and btcctl into $(GOBIN) (first run only: ~70 seconds)"
 	$(GO) install github.com/btcsuite/btcd@$(BTCD_VERSION) github.com/btcsuite/btcd/cmd/btcctl@$(BTCD_VERSION)
 
+.PHONY: anvil
+anvil: $(ANVIL) ## install the pinned anvil (npm @foundry-rs/anvil 1.7.1, tools/anvil) the addrd tests run as a second EVM node
+$(ANVIL): tools/anvil/package.json tools/anvil/package-lock.json
+	npm ci --prefix tools/anvil --no-audit --no-fund
+	@touch $@
+
 .PHONY: netlify
 netlify: $(NETLIFY) ## install Netlify's _redirects parser and matcher (npm, pinned in tools/netlify) for the tests
 $(NETLIFY): tools/netlify/package.json tools/netlify/package-lock.json
@@ -164,7 +172,7 @@ $(NETLIFY): tools/netlify/package.json tools/netlify/package-lock.json
 	@touch $@
 
 .PHONY: tools
-tools: minio cosign crane geth op-geth btcd netlify ## build the pinned MinIO server, cosign, crane, geth, op-geth and btcd; install the npm packages
+tools: minio cosign crane geth op-geth btcd netlify anvil ## build the pinned MinIO server, cosign, crane, geth, op-geth and btcd; install the npm packages
 
 .PHONY: clean
 clean: ## remove build output and the demo tree

@@ -110,7 +110,7 @@ var networks = []Network{
 	{100, "Gnosis", NativeCoin{"XDAI", 18}, FeesEthereum, ExactUnseen, "bridged xDAI and block rewards credited by the block reward contract with no transaction"},
 	{42220, "Celo", NativeCoin{"CELO", 18}, FeesOPStack, ExactUnseen, "CELO is also an ERC-20 whose transfers move native balances, and fees may be paid in other currencies"},
 	{1337, "geth --dev / addrd dev chain", eth, FeesEthereum, ExactShown, noteGeth + " and on the in-process dev chain"},
-	{31337, "Anvil / Hardhat", eth, FeesEthereum, ExactRules, noteRules},
+	{31337, "Anvil / Hardhat", eth, FeesEthereum, ExactShown, "held to a real anvil (Foundry 1.7.1) in addrd's tests; Hardhat's node follows the same rules, unverified"},
 	{901, "OP-stack devnet (op-geth)", eth, FeesOPStack, ExactShown, noteOPGeth},
 }
 

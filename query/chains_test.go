@@ -79,7 +79,7 @@ func TestNetworkExactness(t *testing.T) {
 		if !slices.Contains(fees, n.Fees) || !slices.Contains(exact, n.Exact) || n.Note == "" {
 			t.Errorf("%d %s: fees %q, exact %q, note %q", n.ChainID, n.Name, n.Fees, n.Exact, n.Note)
 		}
-		if n.Exact == query.ExactShown && !strings.Contains(n.Note, "geth") {
+		if n.Exact == query.ExactShown && !strings.Contains(n.Note, "held to a real ") {
 			t.Errorf("%d %s: shown exact without naming the node it was shown on: %q", n.ChainID, n.Name, n.Note)
 		}
 	}

@@ -42,7 +42,7 @@ END {
 		print "make test: skipped for another reason:"
 		for (w in other) {
 			hint = ""
-			if (w == "MinIO" || w == "cosign" || w == "geth" || w == "btcd") hint = " (make tools builds it)"
+			if (w == "MinIO" || w == "cosign" || w == "geth" || w == "btcd" || w == "op-geth" || w == "anvil") hint = " (make tools builds it)"
 			if (w == "Netlify'"'"'s redirect packages") hint = " (make netlify installs them)"
 			print "  " w hint ": " other[w]
 		}
