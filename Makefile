@@ -94,7 +94,7 @@ $(REDOCLY): tools/redocly/package.json tools/redocly/package-lock.json
 	touch $@
 
 .PHONY: soak
-soak: geth op-geth ## the adversarial chains of query/evm/adversary over SEEDS seeds (default 200; a tenth of them on geth --dev and a tenth on op-geth, with deposits and L1 fee changes), every violation a failure; a failure names its seed (rerun: ADDRD_ADVERSARY_SEED=N); then HOSTILE_TOKENS hostile tokens (default 120) on each chain and database; then LIES lies of the lying node (default 60) on each database; then the slow-client generator for SLOW_SECONDS (default 60) on each database
+soak: geth op-geth anvil ## the adversarial chains of query/evm/adversary over SEEDS seeds (default 200; a tenth of them each on geth --dev, on op-geth with deposits and L1 fee changes, and on anvil), every violation a failure; a failure names its seed (rerun: ADDRD_ADVERSARY_SEED=N); then HOSTILE_TOKENS hostile tokens (default 120) on each chain and database; then LIES lies of the lying node (default 60) on each database; then the slow-client generator for SLOW_SECONDS (default 60) on each database
 	ADDRD_ADVERSARY_SEEDS=$(or $(SEEDS),200) ADDRD_ADVERSARY_STRICT=1 PATH="$(GOBIN):$$PATH" $(GO) test -count=1 -timeout 3h -run 'TestAdversarial' -v ./query/evm/adversary/ | grep -E '^(=== RUN|--- FAIL|FAIL|ok|PASS)|violations|adversary_test'
 	ADDRD_HOSTILE_TOKENS=$(or $(HOSTILE_TOKENS),120) PATH="$(GOBIN):$$PATH" $(GO) test -count=1 -timeout 1h -run 'TestHostileTokens' -v ./query/evm/adversary/ | grep -E '^(=== RUN|--- FAIL|FAIL|ok|PASS)|violations|hostile_test'
 	WHARF_LIAR_ROUNDS=$(or $(LIES),60) PATH="$(GOBIN):$$PATH" $(GO) test -count=1 -timeout 1h -run 'TestLyingNode' -v ./query/fetch/ | grep -E '^(=== RUN|--- FAIL|FAIL|ok|PASS)|liar_test'

@@ -173,7 +173,10 @@ func (c *opChain) Seal(ctx context.Context, sent []common.Hash) error {
 	return err
 }
 
-func (c *opChain) SetFeeRecipient(a common.Address) { c.n.SetFeeRecipient(a) }
+func (c *opChain) SetFeeRecipient(_ context.Context, a common.Address) error {
+	c.n.SetFeeRecipient(a)
+	return nil
+}
 
 func (c *opChain) Deposit(d adversary.Deposit) {
 	c.deposits = append(c.deposits, opgeth.Deposit{From: d.From, To: d.To, Mint: d.Mint, Value: d.Value, Gas: d.Gas, Data: d.Data})
@@ -186,10 +189,46 @@ func (c *opChain) SetL1Fees(f adversary.L1Fees) {
 
 var _ adversary.Rollup = (*opChain)(nil)
 
+// anvilChain is anvil, which mines a block for each transaction it
+// receives: Seal waits for the receipts.
+type anvilChain struct{ a *testenv.Anvil }
+
+func (c anvilChain) URL() string { return c.a.URL }
+
+func (c anvilChain) Fund(ctx context.Context, to []common.Address, wei *big.Int) error {
+	for _, x := range to {
+		r, err := c.a.Send(ctx, map[string]any{"from": c.a.Accounts[0], "to": x.Hex(), "value": hexutil.EncodeBig(wei)})
+		if err != nil {
+			return err
+		}
+		if r["status"] != "0x1" {
+			return fmt.Errorf("funding %s failed: %v", x.Hex(), r)
+		}
+	}
+	return nil
+}
+
+func (c anvilChain) Seal(ctx context.Context, sent []common.Hash) error {
+	g := testenv.Geth{URL: c.a.URL}
+	for _, h := range sent {
+		if _, err := g.Receipt(ctx, h.Hex()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c anvilChain) SetFeeRecipient(ctx context.Context, a common.Address) error {
+	return c.a.Call(ctx, nil, "anvil_setCoinbase", a.Hex())
+}
+
+var _ adversary.Coinbase = anvilChain{}
+
 type run struct {
 	seed     uint64
 	geth     bool
 	op       bool // on op-geth (geth is then true too: a real node)
+	anvil    bool // on anvil (geth is then true too)
 	postgres bool
 	traces   bool
 	all      bool   // --backfill-blocks all
@@ -221,6 +260,8 @@ func (r run) String() string {
 	}
 	node := "dev chain"
 	switch {
+	case r.anvil:
+		node = "anvil"
 	case r.op:
 		node = "op-geth"
 	case r.geth:
@@ -296,6 +337,19 @@ func TestAdversarialOPGeth(t *testing.T) {
 	sum.log(t)
 }
 
+// TestAdversarialAnvil runs a seeded scenario on a real anvil, a second
+// EVM implementation (no withdrawals there; its fee recipient set with
+// anvil_setCoinbase).
+func TestAdversarialAnvil(t *testing.T) {
+	var sum totals
+	for _, s := range seeds(t, true, []uint64{9, 10}) {
+		r := newRun(s, true, 12)
+		r.anvil = true
+		t.Run(strconv.FormatUint(s, 10), func(t *testing.T) { r.play(t, &sum) })
+	}
+	sum.log(t)
+}
+
 // totals sums what the runs of a test covered.
 type totals struct{ seeds, txs, moves, rows, blocks, violations int }
 
@@ -323,7 +377,9 @@ func newStack(t *testing.T, r run) *stack {
 	t.Helper()
 	ctx := context.Background()
 	var chain adversary.Chain
-	if r.op {
+	if r.anvil {
+		chain = anvilChain{testenv.NewAnvil(t)}
+	} else if r.op {
 		chain = &opChain{n: opgeth.New(t, opgeth.Config{})}
 	} else if r.geth {
 		chain = gethChain{testenv.NewGeth(t)}

@@ -81,13 +81,19 @@ func (s *sender) take() []common.Hash {
 	return out
 }
 
-// Rollup is a Chain of the OP stack (op-geth and its sequencer): it has
-// no beacon withdrawals and no dev API; it takes deposits and changes of
-// the L1 fee parameters, which the block of the next Seal carries.
-type Rollup interface {
+// Coinbase is a Chain without geth's dev API (anvil, an OP-stack chain):
+// it has no beacon withdrawals, and its fee recipient is set through it.
+type Coinbase interface {
 	Chain
 	// SetFeeRecipient makes a the fee recipient of the blocks to come.
-	SetFeeRecipient(a common.Address)
+	SetFeeRecipient(ctx context.Context, a common.Address) error
+}
+
+// Rollup is a Chain of the OP stack (op-geth and its sequencer): a
+// Coinbase that takes deposits and changes of the L1 fee parameters,
+// which the block of the next Seal carries.
+type Rollup interface {
+	Coinbase
 	// Deposit queues d for the next Seal's block, before its
 	// transactions.
 	Deposit(d Deposit)

@@ -243,7 +243,7 @@ func (g *Generator) Round(ctx context.Context) error {
 		// new L1 fees, first (deposits lead their block, and bump the
 		// nonces of the keys that make them).
 		g.rollupRound(r)
-	} else if g.rng.IntN(5) == 0 {
+	} else if _, plain := g.chain.(Coinbase); !plain && g.rng.IntN(5) == 0 {
 		// Withdrawals and the fee recipient first: geth --dev mines a
 		// block for a withdrawal on its own.
 		if err := g.withdraw(ctx); err != nil {
@@ -277,9 +277,8 @@ func (g *Generator) pick(as []common.Address) common.Address { return as[g.rng.I
 
 // setFeeRecipient makes who the fee recipient of the next blocks.
 func (g *Generator) setFeeRecipient(ctx context.Context, who common.Address) error {
-	if r, ok := g.chain.(Rollup); ok {
-		r.SetFeeRecipient(who)
-		return nil
+	if c, ok := g.chain.(Coinbase); ok {
+		return c.SetFeeRecipient(ctx, who)
 	}
 	if err := g.rpc.CallContext(ctx, nil, "dev_setFeeRecipient", who.Hex()); err != nil {
 		return fmt.Errorf("dev_setFeeRecipient: %w", err)
