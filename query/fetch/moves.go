@@ -11,7 +11,6 @@ import (
 	"math/big"
 
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/evm"
 )
 
 // move is one movement of a tracked address's balance of one asset.
@@ -182,7 +181,7 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 			FeeParts:    receipts[i].FeeParts,
 			Mint:        tx.Mint,
 		}
-		d := evm.TxDetail{
+		d := query.TxDetail{
 			Nonce:             tx.Nonce,
 			Type:              tx.Type,
 			GasLimit:          tx.GasLimit,
