@@ -1,6 +1,7 @@
 package s3_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -44,8 +45,8 @@ func newSigner(t *testing.T) (publish.Signer, *ecdsa.PublicKey) {
 }
 
 // releaseInput writes an input dir for the default config: small raw
-// executables, and image tars of imageSize bytes (a tar header, then bytes
-// that differ per version).
+// executables, and docker save archives whose one layer holds imageSize
+// bytes that differ per version.
 func releaseInput(t *testing.T, version string, imageSize int) []publish.Input {
 	t.Helper()
 	dir := t.TempDir()
@@ -60,12 +61,11 @@ func releaseInput(t *testing.T, version string, imageSize int) []publish.Input {
 			case a.Kind == publish.KindBinary:
 				write(fmt.Sprintf("%s-%s-%s", a.Name, b.OS, b.Platform), []byte(fmt.Sprintf("#!/bin/sh\necho %s %s %s\n", a.Name, version, b.Name)))
 			case b.Images:
-				img := make([]byte, imageSize)
-				copy(img[257:], "ustar\x0000")
-				for i := 512; i < len(img); i++ {
-					img[i] = byte(i>>10) ^ version[len(version)-1] ^ a.Name[9]
+				data := make([]byte, imageSize)
+				for i := range data {
+					data[i] = byte(i>>10) ^ version[len(version)-1] ^ a.Name[9]
 				}
-				write(fmt.Sprintf("%s-%s.tar", a.Name, b.Platform), img)
+				write(fmt.Sprintf("%s-%s.tar", a.Name, b.Platform), imageTar(t, data, b.Platform))
 			}
 		}
 	}
@@ -74,6 +74,42 @@ func releaseInput(t *testing.T, version string, imageSize int) []publish.Input {
 		t.Fatal(err)
 	}
 	return inputs
+}
+
+// imageTar is a docker save archive for linux/arch of one layer holding
+// data as one file.
+func imageTar(t *testing.T, data []byte, arch string) []byte {
+	t.Helper()
+	layer := tarOf(t, []tarFile{{"data", data}})
+	sum := sha256.Sum256(layer)
+	return tarOf(t, []tarFile{
+		{"manifest.json", []byte(`[{"Config":"config.json","RepoTags":["demo:latest"],"Layers":["layer.tar"]}]`)},
+		{"config.json", []byte(`{"architecture":"` + arch + `","os":"linux","rootfs":{"type":"layers","diff_ids":["sha256:` + hex.EncodeToString(sum[:]) + `"]}}`)},
+		{"layer.tar", layer},
+	})
+}
+
+type tarFile struct {
+	name string
+	body []byte
+}
+
+func tarOf(t *testing.T, files []tarFile) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(f.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 func newPublisher(t *testing.T, store publish.Store, signer publish.Signer) *publish.Publisher {

@@ -42,7 +42,16 @@ func TestEventsFollowReorgs(t *testing.T) {
 				for i := range 3 {
 					e.subscribe(d.Accounts[i])
 				}
-				for range 4 { // a chain longer than the confirmations
+				// A chain longer than the confirmations, where the fetcher
+				// starts; then 4 blocks more, so that no fork below (at
+				// most 3 under the head) reaches under the first stored
+				// block: the fetcher refuses those (the subscriptions'
+				// opening balances lie under them).
+				for range 4 {
+					d.Commit()
+				}
+				e.catchUp()
+				for range 4 {
 					d.Commit()
 				}
 				e.catchUp()
