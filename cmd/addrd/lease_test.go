@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/url"
 	"slices"
 	"strings"
@@ -82,6 +83,9 @@ func TestLeaseTakeover(t *testing.T) {
 		return []string{"--db", withApp(t, dsn, app), "--chain", "ETH=" + geth.URL, "--confirmations", "0",
 			"--lease-ttl", ttl.String(), "--log-format", "json"}
 	}
+	// A block of now first: geth --dev's genesis is dated 1970, and a
+	// leader whose newest block is that old reports the node lagging.
+	geth.Transact(t, geth.Account, big.NewInt(1), nil, 21000)
 	a := startProc(t, args("replica_a")...)
 	eventually(t, 30*time.Second, "a leads", func() bool { return a.health(t).Chains["ETH"].ThisReplica })
 	b := startProc(t, args("replica_b")...)
