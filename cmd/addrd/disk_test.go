@@ -92,6 +92,19 @@ func smallDisk(t *testing.T) string {
 func TestFullDiskHealth(t *testing.T) {
 	dir := smallDisk(t)
 	srv := startServe(t, "--dev", "--db", filepath.Join(dir, "addrd.db"))
+	// A fetching replica first: one whose disk fills before it ever holds
+	// the lease says that no replica has fetched yet.
+	eventually(t, 30*time.Second, "fetching", func() bool {
+		_, body := srv.do(t, "", "GET", "/healthz")
+		var h struct {
+			Chains map[string]struct {
+				ThisReplica bool   `json:"this_replica"`
+				StoredHead  uint64 `json:"stored_head"`
+			}
+		}
+		json.Unmarshal(body, &h)
+		return h.Chains["ETH"].ThisReplica && h.Chains["ETH"].StoredHead > 0
+	})
 	ballast, err := os.Create(filepath.Join(dir, "ballast"))
 	if err != nil {
 		t.Fatal(err)
@@ -103,8 +116,15 @@ func TestFullDiskHealth(t *testing.T) {
 		}
 	}
 	ballast.Close()
+	var last []byte
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the last /healthz: %s", last)
+		}
+	})
 	eventually(t, 30*time.Second, "degraded naming the disk", func() bool {
 		_, body := srv.do(t, "", "GET", "/healthz")
+		last = body
 		var h healthz
 		json.Unmarshal(body, &h)
 		return h.Status == "degraded" && strings.Contains(h.Fetch["ETH"], "disk is full")
