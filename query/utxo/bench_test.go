@@ -16,17 +16,17 @@ import (
 	"github.com/wharfhq/wharf/query/chain"
 )
 
-// TestReaderSpeed compares the reader's blocks/s over UTXO_BENCH_BLOCKS
-// blocks (default: skip) of 20 payments each, every one to a tracked
-// address, on btcd with a bare loop of getblock verbosity 2 and the
-// batched getrawtransaction of the prevouts those blocks spend, in the
-// same run. It reports the ratio; nothing fails on it (the machine is
-// shared).
-func TestReaderSpeed(t *testing.T) {
+// BenchmarkReaderSpeed compares the reader's blocks/s over
+// UTXO_BENCH_BLOCKS blocks (default 100) of 20 payments each, every one
+// to a tracked address, on btcd with a bare loop of getblock verbosity 2
+// and the getrawtransaction of the prevouts those blocks spend, the two
+// alternated in the same run, and reports both and their ratio.
+func BenchmarkReaderSpeed(tb *testing.B) {
 	blocks, _ := strconv.Atoi(os.Getenv("UTXO_BENCH_BLOCKS"))
-	if blocks == 0 {
-		t.Skip("UTXO_BENCH_BLOCKS=N measures the reader over N blocks")
+	if blocks <= 0 {
+		blocks = 100
 	}
+	t := testing.TB(tb)
 	const perBlock = 20
 	ctx := context.Background()
 	c := newRegtestChain(t, testenv.DialectBtcd)
@@ -103,12 +103,14 @@ func TestReaderSpeed(t *testing.T) {
 		}
 		return time.Since(t0)
 	}
-	var b, r time.Duration
-	for range 2 { // alternated, twice
-		b += bare()
-		r += reader()
+	tb.ResetTimer()
+	var bareTime, readerTime time.Duration
+	for range tb.N {
+		bareTime += bare()
+		readerTime += reader()
 	}
-	bps := func(d time.Duration) float64 { return float64(2*blocks) / d.Seconds() }
-	t.Logf("%d blocks × %d payments: reader %.0f blocks/s, bare getblock + prevouts %.0f blocks/s, ratio %.2f",
-		blocks, perBlock, bps(r), bps(b), bps(r)/bps(b))
+	bps := func(d time.Duration) float64 { return float64(tb.N*blocks) / d.Seconds() }
+	tb.ReportMetric(bps(readerTime), "reader-blocks/s")
+	tb.ReportMetric(bps(bareTime), "bare-blocks/s")
+	tb.ReportMetric(bps(readerTime)/bps(bareTime), "ratio")
 }
