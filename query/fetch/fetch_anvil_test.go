@@ -2,7 +2,6 @@ package fetch_test
 
 import (
 	"context"
-	"log/slog"
 	"math/big"
 	"strings"
 	"testing"
@@ -12,10 +11,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/evm/devchain"
-	"github.com/wharfhq/wharf/query/fetch"
-	"github.com/wharfhq/wharf/query/store"
 )
 
 // TestStatementAnvil holds the statements to a second EVM
@@ -26,27 +22,8 @@ import (
 func TestStatementAnvil(t *testing.T) {
 	a := testenv.NewAnvil(t)
 	ctx := context.Background()
-	src, err := evm.Dial(ctx, a.URL, evm.SourceConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	db, err := store.Open(ctx, testenv.SQLite(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	key, _, err := db.CreateAPIKey(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Traces: fetch.TracesOn, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Probe(ctx); err != nil || f.Traces() == "" {
-		t.Fatalf("probe: %q, %v; want a trace API", f.Traces(), err)
-	}
+	src, db, key := realNode(t, a.URL)
+	f := realNodeFetcher(t, db, src)
 	t.Logf("anvil's trace API: %s", f.Traces())
 	me := a.Accounts[0]
 	send := func(to string, value *big.Int, data []byte) map[string]any {
@@ -85,20 +62,7 @@ func TestStatementAnvil(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	catchUp := func() {
-		t.Helper()
-		for range 100 {
-			if err := f.FetchOnce(ctx); err != nil {
-				t.Fatalf("FetchOnce: %v", err)
-			}
-			cp, _, _ := db.Checkpoint(ctx, chain)
-			if head, err := src.Head(ctx); err != nil || cp.Number >= head {
-				return
-			}
-		}
-		t.Fatal("no catching up in 100 steps")
-	}
-	catchUp()
+	catchUpNode(t, f, db, src)
 	send(b, milli(11), nil)
 	send(fwd, milli(13), append(common.LeftPadBytes(common.HexToAddress(fwd).Bytes(), 32), common.LeftPadBytes(common.HexToAddress(c).Bytes(), 32)...))
 	if r := send(rev, milli(1), nil); r["status"] != "0x0" {
@@ -108,7 +72,7 @@ func TestStatementAnvil(t *testing.T) {
 	if _, err := db.Subscribe(ctx, key.AccountID, chain, created); err != nil {
 		t.Fatal(err)
 	}
-	catchUp()
+	catchUpNode(t, f, db, src)
 	kinds := checkStatement(t, db, src, key.AccountID, append(all, created))
 	for _, k := range []struct{ who, kind string }{{me, query.KindFee}, {b, query.KindTransaction}, {c, query.KindInternal}} {
 		if len(kinds[k.who][k.kind]) == 0 {

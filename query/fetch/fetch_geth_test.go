@@ -2,7 +2,6 @@ package fetch_test
 
 import (
 	"context"
-	"log/slog"
 	"math/big"
 	"strings"
 	"testing"
@@ -13,10 +12,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/evm/devchain"
-	"github.com/wharfhq/wharf/query/fetch"
-	"github.com/wharfhq/wharf/query/store"
 )
 
 // TestStatementGeth sends every kind of movement on a real geth --dev
@@ -30,44 +26,10 @@ import (
 func TestStatementGeth(t *testing.T) {
 	g := testenv.NewGeth(t)
 	ctx := context.Background()
-	src, err := evm.Dial(ctx, g.URL, evm.SourceConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	db, err := store.Open(ctx, testenv.SQLite(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	key, _, err := db.CreateAPIKey(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Traces: fetch.TracesOn,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Probe(ctx); err != nil || f.Traces() != query.TraceCallTracer {
-		t.Fatalf("probe: %q, %v; want %s", f.Traces(), err, query.TraceCallTracer)
-	}
-	catchUp := func() {
-		t.Helper()
-		for range 100 {
-			if err := f.FetchOnce(ctx); err != nil {
-				t.Fatalf("FetchOnce: %v", err)
-			}
-			cp, _, _ := db.Checkpoint(ctx, chain)
-			head, err := src.Head(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cp.Number >= head {
-				return
-			}
-		}
-		t.Fatal("no catching up in 100 steps")
+	src, db, key := realNode(t, g.URL)
+	f := realNodeFetcher(t, db, src)
+	if f.Traces() != query.TraceCallTracer {
+		t.Fatalf("trace API %q, want %s", f.Traces(), query.TraceCallTracer)
 	}
 
 	me := common.HexToAddress(g.Account)
@@ -120,7 +82,7 @@ func TestStatementGeth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	catchUp()
+	catchUpNode(t, f, db, src)
 
 	transfer, err := devchain.DemoTokenTransfer(b, eth1(5))
 	if err != nil {
@@ -152,7 +114,7 @@ func TestStatementGeth(t *testing.T) {
 		t.Fatal(err)
 	}
 	send(&c, eth1(1), nil) // a block after the withdrawal's, at the latest
-	catchUp()
+	catchUpNode(t, f, db, src)
 
 	addrs := make([]string, len(all))
 	for i, a := range all {

@@ -2,7 +2,6 @@ package fetch_test
 
 import (
 	"context"
-	"log/slog"
 	"math/big"
 	"strings"
 	"testing"
@@ -10,13 +9,9 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
-	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/internal/testenv/opgeth"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/evm/devchain"
-	"github.com/wharfhq/wharf/query/fetch"
-	"github.com/wharfhq/wharf/query/store"
 )
 
 // TestStatementOPGeth books the movements of an OP-stack chain on a real
@@ -30,44 +25,10 @@ import (
 func TestStatementOPGeth(t *testing.T) {
 	n := opgeth.New(t, opgeth.Config{})
 	ctx := context.Background()
-	src, err := evm.Dial(ctx, n.URL, evm.SourceConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	db, err := store.Open(ctx, testenv.SQLite(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	key, _, err := db.CreateAPIKey(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Traces: fetch.TracesOn,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Probe(ctx); err != nil || f.Traces() != query.TraceCallTracer {
-		t.Fatalf("probe: %q, %v; want %s", f.Traces(), err, query.TraceCallTracer)
-	}
-	catchUp := func() {
-		t.Helper()
-		for range 100 {
-			if err := f.FetchOnce(ctx); err != nil {
-				t.Fatalf("FetchOnce: %v", err)
-			}
-			cp, _, _ := db.Checkpoint(ctx, chain)
-			head, err := src.Head(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cp.Number >= head {
-				return
-			}
-		}
-		t.Fatal("no catching up in 100 steps")
+	src, db, key := realNode(t, n.URL)
+	f := realNodeFetcher(t, db, src)
+	if f.Traces() != query.TraceCallTracer {
+		t.Fatalf("trace API %q, want %s", f.Traces(), query.TraceCallTracer)
 	}
 	milli := func(k int64) *big.Int { return new(big.Int).Mul(big.NewInt(k), big.NewInt(1e15)) }
 	mine := func(b opgeth.Block) opgeth.Mined {
@@ -98,7 +59,7 @@ func TestStatementOPGeth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	catchUp()
+	catchUpNode(t, f, db, src)
 
 	var sent []common.Hash
 	m := mine(opgeth.Block{Txs: []opgeth.Tx{
@@ -124,7 +85,7 @@ func TestStatementOPGeth(t *testing.T) {
 	n.SetFees(fees)
 	m = mine(opgeth.Block{Txs: []opgeth.Tx{{From: 0, To: &bob, Value: milli(1)}, {From: 1, To: &carol, Value: milli(1)}}})
 	sent = append(sent, m.Txs[1:]...)
-	catchUp()
+	catchUpNode(t, f, db, src)
 
 	addrs := make([]string, len(subscribed))
 	for i, x := range subscribed {
