@@ -1,9 +1,7 @@
 package testenv
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -35,11 +31,9 @@ type BitcoinNode struct {
 	bin        string
 	args       func(port int) []string
 	port       int
-	id         atomic.Int64
 	client     http.Client
 	mu         sync.Mutex
-	cmd        *exec.Cmd
-	done       chan struct{}
+	proc       *Process
 }
 
 // The RPC dialects of the nodes.
@@ -178,49 +172,16 @@ func (n *BitcoinNode) start(tb testing.TB, what string) {
 func (n *BitcoinNode) Start() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	cmd := exec.Command(n.bin, n.args(n.port)...)
-	logf, err := os.OpenFile(filepath.Join(n.Dir, "node.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("start %s: %w", filepath.Base(n.bin), err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(done) }()
-	n.cmd, n.done = cmd, done
-	if err := n.waitReady(done); err != nil {
-		cmd.Process.Kill()
-		<-done
-		n.cmd = nil
-		return err
-	}
-	return nil
-}
-
-// waitReady polls getblockcount until the node answers, exits, or 60 s
-// pass (a readiness wait, not synchronisation within a test). Core
-// answers "Loading block index" (code -28) while it starts.
-func (n *BitcoinNode) waitReady(exited <-chan struct{}) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	// Core answers "Loading block index" (code -28) while it starts.
+	p, err := StartProcess(filepath.Join(n.Dir, "node.log"), 20*time.Millisecond, func(ctx context.Context) error {
 		var height int64
-		if err := n.Call(ctx, &height, "getblockcount"); err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("%s exited at start: %s", filepath.Base(n.bin), n.logTail(2000))
-		case <-ctx.Done():
-			return fmt.Errorf("%s not ready at %s after 60s: %s", filepath.Base(n.bin), n.host, n.logTail(2000))
-		case <-tick.C:
-		}
+		return n.Call(ctx, &height, "getblockcount")
+	}, n.bin, n.args(n.port)...)
+	if err != nil {
+		return fmt.Errorf("%s at %s: %w", filepath.Base(n.bin), n.host, err)
 	}
+	n.proc = p
+	return nil
 }
 
 // Stop stops the node (SIGTERM, which both btcd and Core take as a
@@ -230,20 +191,14 @@ func (n *BitcoinNode) waitReady(exited <-chan struct{}) error {
 func (n *BitcoinNode) Stop() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.cmd == nil || n.cmd.Process == nil {
+	if n.proc == nil {
 		return
 	}
 	// Core's HTTP server waits at shutdown for the connections clients
 	// keep open: close ours (a product client must be closed before).
 	n.client.CloseIdleConnections()
-	n.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-n.done:
-	case <-time.After(30 * time.Second):
-		n.cmd.Process.Kill()
-		<-n.done
-	}
-	n.cmd = nil
+	n.proc.Stop(30 * time.Second)
+	n.proc = nil
 }
 
 func (n *BitcoinNode) logTail(size int) string {
@@ -262,44 +217,8 @@ func (n *BitcoinNode) logTail(size int) string {
 // ignore it). An error of the node is returned naming the method, its
 // message and code.
 func (n *BitcoinNode) Call(ctx context.Context, result any, method string, params ...any) error {
-	if params == nil {
-		params = []any{}
-	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "1.0", "id": n.id.Add(1), "method": method, "params": params})
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+n.host, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.SetBasicAuth(n.user, n.pass)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := n.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return fmt.Errorf("%s: HTTP %d: %w", method, resp.StatusCode, err)
-	}
-	if out.Error != nil {
-		return fmt.Errorf("%s: %s (code %d)", method, out.Error.Message, out.Error.Code)
-	}
-	if result == nil {
-		return nil
-	}
-	if err := json.Unmarshal(out.Result, result); err != nil {
-		return fmt.Errorf("%s: result: %w", method, err)
-	}
-	return nil
+	return RPCClient{URL: "http://" + n.host, Version: "1.0", HTTP: &n.client,
+		Auth: func(r *http.Request) { r.SetBasicAuth(n.user, n.pass) }}.Call(ctx, result, method, params...)
 }
 
 // MustCall is Call that fails tb on error.

@@ -1,20 +1,15 @@
 package testenv
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math/big"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -38,34 +33,13 @@ type Geth struct {
 	authPort int
 	archive  bool
 	mu       sync.Mutex
-	cmd      *exec.Cmd
-	done     chan struct{}
+	proc     *Process
 }
 
 // GethBinary finds the pinned geth: $WHARF_GETH, ./bin/geth at the module
 // root, $(go env GOPATH)/bin/geth, or PATH.
 func GethBinary() (string, error) {
-	var candidates []string
-	if p := os.Getenv("WHARF_GETH"); p != "" {
-		candidates = append(candidates, p)
-	}
-	if root, err := moduleRoot(); err == nil {
-		candidates = append(candidates, filepath.Join(root, "bin", "geth"))
-	}
-	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		for _, gp := range filepath.SplitList(strings.TrimSpace(string(out))) {
-			candidates = append(candidates, filepath.Join(gp, "bin", "geth"))
-		}
-	}
-	for _, c := range candidates {
-		if st, err := os.Stat(c); err == nil && !st.IsDir() {
-			return c, nil
-		}
-	}
-	if p, err := exec.LookPath("geth"); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("geth: %w (make geth builds the pinned one)", errNotFound)
+	return goTool("geth", "WHARF_GETH", "make geth builds the pinned one")
 }
 
 // NewGeth starts a geth --dev node of the test's own, on a fresh chain,
@@ -138,49 +112,15 @@ func (g *Geth) Start() error {
 		// states: "historical state is not available").
 		args = append(args, "--gcmode", "archive", "--state.scheme", "hash")
 	}
-	cmd := exec.Command(g.bin, args...)
-	logf, err := os.OpenFile(filepath.Join(g.Dir, "geth.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("start geth: %w", err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(done) }()
-	g.cmd, g.done = cmd, done
-	if err := g.waitReady(done); err != nil {
-		cmd.Process.Kill()
-		<-done
-		g.cmd = nil
-		return err
-	}
-	return nil
-}
-
-// waitReady polls eth_blockNumber until the node answers, exits, or 60 s
-// pass. Polling is a readiness wait, not synchronisation between parts of
-// the test.
-func (g *Geth) waitReady(exited <-chan struct{}) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	p, err := StartProcess(filepath.Join(g.Dir, "geth.log"), 50*time.Millisecond, func(ctx context.Context) error {
 		var head string
-		if err := g.Call(ctx, &head, "eth_blockNumber"); err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("geth exited at start: %s", g.logTail(2000))
-		case <-ctx.Done():
-			return fmt.Errorf("geth not ready at %s after 60s: %s", g.URL, g.logTail(2000))
-		case <-tick.C:
-		}
+		return g.Call(ctx, &head, "eth_blockNumber")
+	}, g.bin, args...)
+	if err != nil {
+		return fmt.Errorf("geth at %s: %w", g.URL, err)
 	}
+	g.proc = p
+	return nil
 }
 
 // Stop stops the node gracefully (SIGTERM), so that it writes its chain
@@ -188,17 +128,10 @@ func (g *Geth) waitReady(exited <-chan struct{}) error {
 func (g *Geth) Stop() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.cmd == nil || g.cmd.Process == nil {
-		return
+	if g.proc != nil {
+		g.proc.Stop(30 * time.Second)
+		g.proc = nil
 	}
-	g.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-g.done:
-	case <-time.After(30 * time.Second):
-		g.cmd.Process.Kill()
-		<-g.done
-	}
-	g.cmd = nil
 }
 
 // Kill stops the node at once (SIGKILL), as a crash would. A dev node
@@ -207,19 +140,14 @@ func (g *Geth) Stop() {
 func (g *Geth) Kill() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.cmd != nil && g.cmd.Process != nil {
-		g.cmd.Process.Kill()
-		<-g.done
-		g.cmd = nil
+	if g.proc != nil {
+		g.proc.Kill()
+		g.proc = nil
 	}
 }
 
 func (g *Geth) logTail(n int) string {
-	b, _ := os.ReadFile(filepath.Join(g.Dir, "geth.log"))
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
+	return (&Process{Log: filepath.Join(g.Dir, "geth.log")}).LogTail(n)
 }
 
 // Send sends a transaction from the dev account's node
@@ -284,41 +212,5 @@ func (g *Geth) Receipt(ctx context.Context, hash string) (map[string]any, error)
 // Call makes one JSON-RPC call and decodes its result into result (nil:
 // ignore it). A JSON-RPC error is returned as an error naming the method.
 func (g *Geth) Call(ctx context.Context, result any, method string, params ...any) error {
-	if params == nil {
-		params = []any{}
-	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return fmt.Errorf("%s: HTTP %d: %w", method, resp.StatusCode, err)
-	}
-	if out.Error != nil {
-		return fmt.Errorf("%s: %s (code %d)", method, out.Error.Message, out.Error.Code)
-	}
-	if result == nil {
-		return nil
-	}
-	if err := json.Unmarshal(out.Result, result); err != nil {
-		return fmt.Errorf("%s: result: %w", method, err)
-	}
-	return nil
+	return RPCClient{URL: g.URL}.Call(ctx, result, method, params...)
 }

@@ -1,12 +1,10 @@
 package opgeth
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -43,8 +41,7 @@ type Node struct {
 
 	authURL string
 	jwt     []byte
-	cmd     *exec.Cmd
-	done    chan struct{}
+	proc    *testenv.Process
 
 	mu     sync.Mutex // one block at a time
 	fees   Fees
@@ -156,109 +153,42 @@ func (n *Node) start(bin, data string, port, auth int) error {
 		"--authrpc.addr", "127.0.0.1", "--authrpc.port", strconv.Itoa(auth), "--authrpc.jwtsecret", filepath.Join(n.Dir, "jwt.hex"),
 		"--ipcdisable", "--port", "0", "--nodiscover", "--maxpeers", "0", "--syncmode", "full",
 		"--gcmode", "archive", "--state.scheme", "hash", "--rollup.disabletxpoolgossip", "--verbosity", "2"}
-	cmd := exec.Command(bin, args...)
-	logf, err := os.OpenFile(filepath.Join(n.Dir, "op-geth.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("start op-geth: %w", err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(done) }()
-	n.cmd, n.done = cmd, done
 	// A readiness wait on both endpoints, not synchronisation.
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	p, err := testenv.StartProcess(filepath.Join(n.Dir, "op-geth.log"), 50*time.Millisecond, func(ctx context.Context) error {
 		var head string
-		if n.Call(ctx, &head, "eth_blockNumber") == nil && n.engine(ctx, nil, "eth_chainId") == nil {
-			return nil
+		if err := n.Call(ctx, &head, "eth_blockNumber"); err != nil {
+			return err
 		}
-		select {
-		case <-done:
-			n.cmd = nil
-			return fmt.Errorf("op-geth exited at start: %s", n.logTail(2000))
-		case <-ctx.Done():
-			n.kill()
-			return fmt.Errorf("op-geth not ready at %s after 60s: %s", n.URL, n.logTail(2000))
-		case <-tick.C:
-		}
+		return n.engine(ctx, nil, "eth_chainId")
+	}, bin, args...)
+	if err != nil {
+		return fmt.Errorf("op-geth at %s: %w", n.URL, err)
 	}
+	n.proc = p
+	return nil
 }
 
 func (n *Node) kill() {
-	if n.cmd != nil && n.cmd.Process != nil {
-		n.cmd.Process.Kill()
-		<-n.done
-		n.cmd = nil
+	if n.proc != nil {
+		n.proc.Kill()
+		n.proc = nil
 	}
 }
 
 func (n *Node) logTail(max int) string {
-	b, _ := os.ReadFile(filepath.Join(n.Dir, "op-geth.log"))
-	if len(b) > max {
-		b = b[len(b)-max:]
-	}
-	return string(b)
+	return (&testenv.Process{Log: filepath.Join(n.Dir, "op-geth.log")}).LogTail(max)
 }
 
 // Call makes one JSON-RPC call on URL and decodes its result into result
 // (nil: ignore it). A JSON-RPC error is an error naming the method.
 func (n *Node) Call(ctx context.Context, result any, method string, params ...any) error {
-	return call(ctx, n.URL, "", result, method, params...)
+	return testenv.RPCClient{URL: n.URL}.Call(ctx, result, method, params...)
 }
 
 // engine makes one Engine API call on the authenticated endpoint.
 func (n *Node) engine(ctx context.Context, result any, method string, params ...any) error {
-	return call(ctx, n.authURL, jwtToken(n.jwt, time.Now()), result, method, params...)
-}
-
-func call(ctx context.Context, url, token string, result any, method string, params ...any) error {
-	if params == nil {
-		params = []any{}
-	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return fmt.Errorf("%s: HTTP %d: %w", method, resp.StatusCode, err)
-	}
-	if out.Error != nil {
-		return fmt.Errorf("%s: %s (code %d)", method, out.Error.Message, out.Error.Code)
-	}
-	if result == nil {
-		return nil
-	}
-	if err := json.Unmarshal(out.Result, result); err != nil {
-		return fmt.Errorf("%s: result: %w", method, err)
-	}
-	return nil
+	token := jwtToken(n.jwt, time.Now())
+	return testenv.RPCClient{URL: n.authURL, Auth: func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }}.Call(ctx, result, method, params...)
 }
 
 // Receipt returns the receipt of the transaction hash (mined: Mine has
