@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# addrd benchmarks (issue 4 "Performance"), each a ratio against a
+# addrd benchmarks, each a ratio against a
 # reference measured in the same run, on PostgreSQL and SQLite:
 #   - a page of 50 transactions at depth 10,000 against the first page
 #     (keyset paging: should be <= 1.2), 10,000 addresses, 1,000,000 txs;

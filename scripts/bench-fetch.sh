@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetcher benchmarks (issues 5 and 10), each against a reference in the same run:
+# Fetcher benchmarks, each against a reference in the same run:
 #  - BenchmarkFetch: blocks indexed per second on the dev chain over HTTP
 #    JSON-RPC into SQLite, traces on, with 10 and with FETCH_SUBS
 #    subscriptions, and a reference loop reading the same blocks, receipts

@@ -87,7 +87,7 @@ bench_fetch() { script_section fetch scripts/bench-fetch.sh; }
 # addrd: the /v1 API on PostgreSQL and SQLite (scripts/bench-addrd.sh).
 bench_addrd() { script_section addrd scripts/bench-addrd.sh; }
 
-# books: issue 24's reads over an address with 1,000,000 statement rows (WHARF_BENCH_ROWS),
+# books: the books reads over an address with 1,000,000 statement rows (WHARF_BENCH_ROWS),
 # PostgreSQL and SQLite, wrk on loopback against a constant handler in the same server: a
 # filtered range page (target: range/constant >= 0.25, first-page/range <= 1.2), balances as
 # of a block (balances/balances-at <= 2), then the CSV export of every row by one client
@@ -102,7 +102,7 @@ bench_books() {
 # dev chain (--backfill-blocks all: bisection and eth_getLogs by address) against a
 # block-by-block scan of the same range, same run. Targets: <= 5% of the scan's RPC calls,
 # <= 10% of its time, the same transactions; then, in the same run, an address that never sent
-# (nonce 0, no code: its blocks are read, issue 21 X1), whose ratios are about 1 (receiver-*).
+# (nonce 0, no code: its blocks are read), whose ratios are about 1 (receiver-*).
 # The chain (on disk, with geth's log index; empty blocks sealed in bulk) takes about 3 minutes
 # to build on 2 cores; -history.blocks N and -history.moves N (go test ... -args) change its size.
 bench_history() {

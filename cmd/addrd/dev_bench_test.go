@@ -14,7 +14,7 @@ import (
 )
 
 // BenchmarkServeDevLatency measures, on addrd serve --dev, the time from
-// a PUT to the first balances (issue 5 wants at most 5 s), and from a
+// a PUT to the first balances (at most 5 s), and from a
 // transfer touching the address being mined to the API listing it. One
 // measurement whatever b.N: run with -benchtime=1x.
 func BenchmarkServeDevLatency(b *testing.B) {

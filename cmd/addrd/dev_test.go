@@ -10,7 +10,7 @@ import (
 
 // TestServeDev runs the newcomer's first command, addrd serve --dev: it
 // prints the demo accounts and a ready key; a PUT of a demo account has
-// its balances within 5 s (issue 5) and its transactions soon after,
+// its balances within 5 s and its transactions soon after,
 // fetched from the dev chain over JSON-RPC by the same code as a node.
 func TestServeDev(t *testing.T) {
 	srv := startServe(t, "--dev")

@@ -28,7 +28,7 @@ func startProxy(t *testing.T, e *hostingEnv, proxy string, extra ...string) *tes
 	return testenv.NewCaddy(t, addr, conf)
 }
 
-// TestHostingAttacks are the attacks of issue 19 against the real nginx
+// TestHostingAttacks are the known attacks against the real nginx
 // and Caddy: none may hand an anonymous client a byte of a basic archive.
 // H1: a client's own X-Original-URI / X-Forwarded-Uri naming something
 // public; H2: an encoded '?' that a rewrite decodes into a query.

@@ -19,7 +19,7 @@ import (
 
 // TestHostingShortCache: nginx keeps wharf's latest redirects a second,
 // keyed on the URI wharf receives. /x86//engine is a 404 from wharf; it
-// must not become the answer for /x86/engine (M1 of issue 19: the key was
+// must not become the answer for /x86/engine (the key was
 // nginx's normalised $uri, and 404s were kept).
 func TestHostingShortCache(t *testing.T) {
 	e := newHostingEnv(t)
@@ -122,8 +122,8 @@ func (rc *recorder) take() []recorded {
 
 // TestHostingProxyHeaders: what the proxies send wharf, with a recording
 // upstream in its place. In every location that reaches wharf the last
-// X-Forwarded-For hop is the proxy's peer, not the client's own header
-// (L3 of issue 19), X-Forwarded-Proto is set, the auth subrequest names
+// X-Forwarded-For hop is the proxy's peer, not the client's own header,
+// X-Forwarded-Proto is set, the auth subrequest names
 // the path in the proxy's one header only (a client's other one removed,
 // H1) with a Host; a 401 reaches the client with one WWW-Authenticate and
 // one X-Content-Type-Options.

@@ -47,7 +47,7 @@ func twoReleaseConfigs(t *testing.T, dir string) (oldConf, newConf string) {
 // published is then fetched anonymously from MinIO and from wharf serve
 // over the same bucket, and MinIO never answers 200 where wharf refuses
 // (the config alone, which calls the connector public, would open its
-// basic 26.1.1 builds: M2 of issue 19). Listings are refused.
+// basic 26.1.1 builds). Listings are refused.
 func TestHostingS3Policy(t *testing.T) {
 	m := testenv.SharedMinIO(t)
 	bucketURL, _ := s3test.Bucket(t, m)

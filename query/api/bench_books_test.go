@@ -16,7 +16,7 @@ import (
 	"github.com/wharfhq/wharf/query/store/benchdata"
 )
 
-// BenchmarkBooks measures the books reads (issue 24) on PostgreSQL and
+// BenchmarkBooks measures the books reads on PostgreSQL and
 // SQLite over an address with 1,000,000 statement rows
 // (WHARF_BENCH_ROWS sets another number), seeded inside the database
 // (benchdata: one INSERT … SELECT over a generated series), beside 100

@@ -13,7 +13,7 @@ import (
 	"github.com/wharfhq/wharf/query"
 )
 
-// The books (issue 24): an address's transactions and statement in a
+// The books: an address's transactions and statement in a
 // block and time range, oldest or newest first, filtered by kind, asset
 // and counterparty; its balances as of a block or a time; the statement
 // as CSV (export.go). The parameters are plain query parameters, as
@@ -242,9 +242,9 @@ func digest(r query.Range) []byte {
 var emptyRangeText = string(appendRangeText(nil, query.Range{}))
 
 // appendRangeText appends the canonical text of r's range and filters:
-// fmt's "%d %d %t %d %d %t %q %t %t %q %q" of them, as tokens minted
-// since issue 24 hash it, written without fmt (which cost a books page
-// two formattings a request). A time is its Unix nanoseconds, 0 for none.
+// fmt's "%d %d %t %d %d %t %q %t %t %q %q" of them, as page tokens hash
+// it, written without fmt (which cost a books page two formattings a
+// request). A time is its Unix nanoseconds, 0 for none.
 func appendRangeText(b []byte, r query.Range) []byte {
 	t := func(t time.Time) int64 {
 		if t.IsZero() {

@@ -120,8 +120,8 @@ func (s *recordingStore) Secret(ctx context.Context, name string) ([]byte, error
 
 // TestReadStoreCalls: a read of an address's data costs two store reads,
 // the key check and one read that tells the subscription's state with
-// the data (issue 26: a lookup of the state of its own made every read a
-// third slower), once the page-token key and the stored head are cached.
+// the data (a lookup of the state of its own made every read a third
+// slower), once the page-token key and the stored head are cached.
 func TestReadStoreCalls(t *testing.T) {
 	var rec *recordingStore
 	e := newEnvWith(t, filepath.Join(t.TempDir(), "addrd.db"), func(cfg *api.Config) {

@@ -86,7 +86,7 @@ func BenchmarkReads(b *testing.B) {
 				_, rows, err := db.SubscriptionBalanceChanges(ctx, acct.ID, "ETH", hot, nil, 51)
 				return len(rows), err
 			}},
-			// The statement page as the API reads it since issue 24: with
+			// The statement page as the API reads it now: with
 			// the labels of its assets, through the books' range read.
 			{"statement-range", func() (int, error) {
 				n := 0

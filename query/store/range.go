@@ -13,7 +13,7 @@ import (
 	"github.com/wharfhq/wharf/query"
 )
 
-// The books reads (issue 24): an address's statement or transactions in a
+// The books reads: an address's statement or transactions in a
 // block and time range, oldest or newest first, filtered. Like the pages
 // (txpage.go) each is one statement that also reads the requester's
 // subscription state, in one column: the state row (a letter S or A),

@@ -571,7 +571,7 @@ func (r run) play(t *testing.T, totals *totals) {
 			break
 		}
 		if bug, ok := open[v.Rule]; ok && !strict {
-			t.Logf("%s: known, issue 21 %s: %s", r, bug, v.Named(names))
+			t.Logf("%s: known bug %s: %s", r, bug, v.Named(names))
 			continue
 		}
 		shown++
@@ -579,7 +579,7 @@ func (r run) play(t *testing.T, totals *totals) {
 	}
 }
 
-// open maps the rules still broken by a known bug (issue 21's rows) to
+// open maps the rules still broken by a known bug to
 // it: their violations are logged, not failed, unless
 // ADDRD_ADVERSARY_STRICT=1. A fix removes its entry.
 var open = map[string]string{}

@@ -40,7 +40,7 @@ func (s *stack) noViolations(head uint64) {
 	s.t.Helper()
 	for _, v := range s.check(head).Violations {
 		if bug, ok := open[v.Rule]; ok {
-			s.t.Logf("known, issue 21 %s: %s", bug, v.Named(s.gen.Names()))
+			s.t.Logf("known bug %s: %s", bug, v.Named(s.gen.Names()))
 			continue
 		}
 		s.t.Errorf("%s", v.Named(s.gen.Names()))
@@ -54,7 +54,7 @@ func (s *stack) act(a adversary.Action, target common.Address) {
 	}
 }
 
-// TestBurnInCreation (issue 21 B1): a counterfactual address subscribed
+// TestBurnInCreation: a counterfactual address subscribed
 // before it exists receives ether, then is created by CREATE2 and
 // self-destructs to itself in the same transaction: everything it held
 // is burnt. Its statement says so (a burn, never a credit), has no row at
@@ -103,7 +103,7 @@ func TestBurnInCreation(t *testing.T) {
 	}
 }
 
-// TestUnreadableToken (issue 21 T1): a token without balanceOf is
+// TestUnreadableToken: a token without balanceOf is
 // listed (its transfer is in the recipient's transactions) and never
 // chained: no statement rows, which went below zero.
 func TestUnreadableToken(t *testing.T) {
@@ -122,7 +122,7 @@ func TestUnreadableToken(t *testing.T) {
 	}
 }
 
-// TestReconciledOnlyWhenChecked (issue 21 R1): without traces, a payout
+// TestReconciledOnlyWhenChecked: without traces, a payout
 // through the forwarder is missed; rows that were not compared with the
 // node say reconciled null, and none that says true disagrees with it.
 func TestReconciledOnlyWhenChecked(t *testing.T) {
@@ -134,7 +134,7 @@ func TestReconciledOnlyWhenChecked(t *testing.T) {
 	// Three blocks in one fetch, the missed payout in the second: the
 	// token row of the first is not compared (only the last block's rows
 	// are, those where a difference is located, and without traces the
-	// native ones of every block touching the address: issue 21, X2).
+	// native ones of every block touching the address).
 	var payout uint64
 	for i := range 3 {
 		switch i {
@@ -171,7 +171,7 @@ func TestReconciledOnlyWhenChecked(t *testing.T) {
 	}
 }
 
-// TestBackfillWithoutTraces (issue 21 R1b): without traces a backfill
+// TestBackfillWithoutTraces: without traces a backfill
 // does not see a contract pay out what it received (the soak's seed 1005:
 // the factory, window 5); chained down from the balance above, its rows
 // went below zero (balance_after -7737000000000 at block 15, the one
@@ -187,7 +187,7 @@ func TestBackfillWithoutTraces(t *testing.T) {
 	}
 }
 
-// TestBackfilledTokenReconciled (issue 21, R2): a token a backfill found
+// TestBackfilledTokenReconciled: a token a backfill found
 // (rows, no head) whose balance then changes without a log is reconciled
 // at the next reading: the statement's newest row is /balances. The soak
 // found it lost twice (PostgreSQL, --backfill-blocks all, a rebasing
@@ -218,7 +218,7 @@ func TestBackfilledTokenReconciled(t *testing.T) {
 	}
 }
 
-// TestLearnedTokenAfterSync (issue 21, R2, the soak's seeds 1044, 1180,
+// TestLearnedTokenAfterSync (the soak's seeds 1044, 1180,
 // 1190, 1195): one step syncs an address at the stored head, stores the
 // blocks after it (where its rebasing token's balance changes without a
 // log), then backfills up to the sync's block, finding the token; its
@@ -248,7 +248,7 @@ func TestLearnedTokenAfterSync(t *testing.T) {
 	}
 }
 
-// TestContractHistory (issue 21, X1): a rebase is a call to the rebasing
+// TestContractHistory: a rebase is a call to the rebasing
 // token's contract that moves no value, emits no log naming it and
 // changes no nonce of its own: the history search, by state and logs,
 // did not list these transactions of a contract subscribed later (seven
@@ -279,7 +279,7 @@ func TestContractHistory(t *testing.T) {
 	}
 }
 
-// TestCreatedAndDestroyedHistory (issue 21, X1 remainder): a
+// TestCreatedAndDestroyedHistory: a
 // counterfactual address that received ether, was created by CREATE2 and
 // destroyed in the same transaction (burning it, or leaving it to a
 // recipient), holds no code, nonce or balance of it at either end of a
@@ -337,7 +337,7 @@ func (s *stack) head() uint64 {
 	return uint64(h)
 }
 
-// TestBackfillDifferenceLocated (issue 21, X2): a backfill checks its
+// TestBackfillDifferenceLocated: a backfill checks its
 // rows at their blocks, and the balance above the slice; a silent rebase
 // went on the next row of the token (a transfer blocks later), or with
 // none on the slice's top block, unchecked, where nothing happened. It
@@ -378,7 +378,7 @@ func TestBackfillDifferenceLocated(t *testing.T) {
 	}
 }
 
-// TestBackfilledChangeOnItsBlock (issue 21, the soak's seed 1032 with
+// TestBackfilledChangeOnItsBlock (the soak's seed 1032 with
 // the first X1 fix): without traces, a block that names an address (here
 // an ERC-721 mint to it) and pays it ether through a contract (which only
 // traces show) has no native movement of it. A backfill with the node's
@@ -423,7 +423,7 @@ func TestBackfilledChangeOnItsBlock(t *testing.T) {
 	}
 }
 
-// TestTokenFirstSeenLater (issue 21, X2, the checker's "start"): an
+// TestTokenFirstSeenLater (the checker's "start"): an
 // address holding a rebasing token since before its history (a window of
 // two blocks) is rebased after its subscription, silently, then receives
 // more of the token: the head follower first sees the token then, and

@@ -63,7 +63,7 @@ func (s *stack) transactions(a common.Address) []apiTx {
 	return page.Transactions
 }
 
-// TestTokensAndReverts (issue 24), on the dev chain and on a real geth
+// TestTokensAndReverts, on the dev chain and on a real geth
 // --dev: ERC-721 and ERC-1155 transfers (a TransferBatch of two ids) are
 // listed with their token ids, held per collection (ERC-721, a count)
 // and per id (ERC-1155) in /balances and the statement, which the
