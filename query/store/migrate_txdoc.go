@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/uptrace/bun"
 
@@ -41,12 +42,14 @@ func rewriteTxDocs(ctx context.Context, tx bun.IDB, postgres bool) error {
 		if len(rows) == 0 {
 			break
 		}
+		var values []any
 		for _, r := range rows {
 			if doc, ok := rewrite(r.Doc); ok {
-				if _, err := tx.ExecContext(ctx, "UPDATE transactions SET doc = ? WHERE chain = ? AND hash = ?", doc, r.Chain, r.Hash); err != nil {
-					return fmt.Errorf("rewrite transaction documents: %w", err)
-				}
+				values = append(values, r.Chain, r.Hash, doc)
 			}
+		}
+		if err := updateDocs(ctx, tx, "transactions", []string{"chain", "hash"}, values); err != nil {
+			return fmt.Errorf("rewrite transaction documents: %w", err)
 		}
 		chain, hash = rows[len(rows)-1].Chain, rows[len(rows)-1].Hash
 	}
@@ -74,15 +77,46 @@ func rewriteTxDocs(ctx context.Context, tx bun.IDB, postgres bool) error {
 		if len(rows) == 0 {
 			return nil
 		}
+		var values []any
 		for _, r := range rows {
 			if doc, ok := rewrite(r.Doc); ok {
-				if _, err := tx.ExecContext(ctx, "UPDATE tx_addresses SET doc = ? WHERE chain = ? AND address = ? AND block_number = ? AND tx_index = ?",
-					doc, r.Chain, r.Address, r.Block, r.Index); err != nil {
-					return fmt.Errorf("rewrite the documents of tx_addresses: %w", err)
-				}
+				values = append(values, r.Chain, r.Address, r.Block, r.Index, doc)
 			}
+		}
+		if err := updateDocs(ctx, tx, "tx_addresses", []string{"chain", "address", "block_number", "tx_index"}, values); err != nil {
+			return fmt.Errorf("rewrite the documents of tx_addresses: %w", err)
 		}
 		last := rows[len(rows)-1]
 		chain, address, block, index = last.Chain, last.Address, last.Block, last.Index
 	}
+}
+
+// updateDocs sets doc in the rows of table whose key columns equal the
+// leading values of each group in values (the key's values, then the
+// document), all in one UPDATE ... FROM (VALUES ...), which SQLite and
+// PostgreSQL both read, their columns named column1, column2 and so on:
+// one statement a page of rows rather than one a row.
+func updateDocs(ctx context.Context, tx bun.IDB, table string, key []string, values []any) error {
+	width := len(key) + 1
+	if len(values) == 0 {
+		return nil
+	}
+	var q strings.Builder
+	fmt.Fprintf(&q, "UPDATE %s SET doc = v.column%d FROM (VALUES ", table, width)
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	for i := 0; i < len(values)/width; i++ {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(row)
+	}
+	q.WriteString(") AS v WHERE ")
+	for i, k := range key {
+		if i > 0 {
+			q.WriteString(" AND ")
+		}
+		fmt.Fprintf(&q, "%s.%s = v.column%d", table, k, i+1)
+	}
+	_, err := tx.ExecContext(ctx, q.String(), values...)
+	return err
 }
