@@ -322,14 +322,16 @@ func (db *DB) SubscriptionTxRange(ctx context.Context, account int64, chain, add
 }
 
 // TxMatches reports whether t, listed for address, passes r's filters:
-// a transfer touching address of one of r's kinds (or the fee, when
-// address sent t), of r's asset, and a party of t that is r's
+// a transfer touching address of one of r's kinds (or the fee or the
+// mint, when address sent t), of r's asset, and a party of t that is r's
 // counterparty.
 func TxMatches(t query.Transaction, address string, r query.Range) bool {
 	if r.Counterparty != "" && !txParty(t, r.Counterparty) {
 		return false
 	}
-	if len(r.Kinds) > 0 && !(t.From == address && slices.Contains(r.Kinds, query.KindFee)) {
+	// The fee and the mint are the sender's and no transfer of t.
+	sender := t.From == address && (slices.Contains(r.Kinds, query.KindFee) || !t.Mint.IsZero() && slices.Contains(r.Kinds, query.KindMint))
+	if len(r.Kinds) > 0 && !sender {
 		found := false
 		for _, f := range t.Transfers {
 			if (f.From == address || f.To == address) && slices.Contains(r.Kinds, f.Kind) {
