@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // InTotoPayloadType is the DSSE payload type of an in-toto statement,
@@ -148,6 +149,53 @@ func SignStatement(ctx context.Context, s Signer, st *Statement) ([]byte, error)
 // file name with SHA-256 sha256hex, and returns the statement. Errors
 // wrap ErrBadAttestation and say why.
 func VerifyAttestation(pub *ecdsa.PublicKey, envelope []byte, name, sha256hex, predicateType string) (*Statement, error) {
+	st, err := openEnvelope(pub, envelope, predicateType)
+	if err != nil {
+		return nil, err
+	}
+	for _, sub := range st.Subject {
+		if sub.Name == name && sub.Digest["sha256"] == sha256hex {
+			return st, nil
+		}
+	}
+	var about []string
+	for _, sub := range st.Subject {
+		about = append(about, fmt.Sprintf("%s (sha256 %s)", sub.Name, sub.Digest["sha256"]))
+	}
+	return nil, fmt.Errorf("%w: the statement is about %v, not %s (sha256 %s)", ErrBadAttestation, about, name, sha256hex)
+}
+
+// VerifyImageAttestation checks that envelope (the blob of a layer of an
+// image's sha256-HEX.att) is a DSSE envelope signed by pub whose
+// statement is of predicateType and has the manifest or index of digest d
+// among its subjects, as cosign verify-attestation requires, and returns
+// the statement. Errors wrap ErrBadAttestation and say why.
+func VerifyImageAttestation(pub *ecdsa.PublicKey, envelope []byte, d, predicateType string) (*Statement, error) {
+	st, err := openEnvelope(pub, envelope, predicateType)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(st.Digests(), d) {
+		return nil, fmt.Errorf("%w: the statement is about %v, not %s", ErrBadAttestation, st.Digests(), d)
+	}
+	return st, nil
+}
+
+// Digests are the sha256 digests ("sha256:HEX") of the statement's
+// subjects, in order.
+func (st *Statement) Digests() []string {
+	var ds []string
+	for _, sub := range st.Subject {
+		if h, ok := sub.Digest["sha256"]; ok {
+			ds = append(ds, "sha256:"+h)
+		}
+	}
+	return ds
+}
+
+// openEnvelope checks that envelope is one DSSE envelope signed by pub
+// over an in-toto statement of predicateType, and returns the statement.
+func openEnvelope(pub *ecdsa.PublicKey, envelope []byte, predicateType string) (*Statement, error) {
 	if len(envelope) > MaxEnvelope {
 		return nil, fmt.Errorf("%w: envelope of %d bytes, more than %d", ErrBadAttestation, len(envelope), MaxEnvelope)
 	}
@@ -184,14 +232,5 @@ func VerifyAttestation(pub *ecdsa.PublicKey, envelope []byte, name, sha256hex, p
 	if st.PredicateType != predicateType {
 		return nil, fmt.Errorf("%w: predicate type %q, want %q", ErrBadAttestation, st.PredicateType, predicateType)
 	}
-	for _, sub := range st.Subject {
-		if sub.Name == name && sub.Digest["sha256"] == sha256hex {
-			return &st, nil
-		}
-	}
-	var about []string
-	for _, sub := range st.Subject {
-		about = append(about, fmt.Sprintf("%s (sha256 %s)", sub.Name, sub.Digest["sha256"]))
-	}
-	return nil, fmt.Errorf("%w: the statement is about %v, not %s (sha256 %s)", ErrBadAttestation, about, name, sha256hex)
+	return &st, nil
 }

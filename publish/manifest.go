@@ -188,6 +188,16 @@ func (m *Manifest) PreviousRelease(v Version) (Version, bool) {
 	return best, found
 }
 
+// Image finds the image of a name in release r.
+func (r *Release) Image(name string) (Image, bool) {
+	for _, im := range r.Images {
+		if im.Name == name {
+			return im, true
+		}
+	}
+	return Image{}, false
+}
+
 // Artifact finds the artifact of a name and build in release r.
 func (r *Release) Artifact(name, build string) (Artifact, bool) {
 	if b, ok := LookupBuild(build); ok {

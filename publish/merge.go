@@ -64,6 +64,9 @@ func (r *publishRun) mergeManifest(ctx context.Context, arts []Artifact) error {
 			// version (attestMissing) are listed; listed ones stay.
 			notes := r.Notes != "" && old.Notes != r.Notes
 			attested := addAttestations(old.Artifacts, arts)
+			if !images && addImageAttestations(old.Images, r.imgs) {
+				attested = true
+			}
 			if !notes && !images && !attested {
 				return nil
 			}
@@ -106,6 +109,26 @@ func sameImages(a, b []Image) bool {
 	return slices.EqualFunc(a, b, func(x, y Image) bool {
 		return x.Name == y.Name && x.Index == y.Index && x.Repository == y.Repository
 	})
+}
+
+// addImageAttestations lists in the published images old the
+// attestations attached to the same images now (imgs) when they differ;
+// it reports whether it changed any.
+func addImageAttestations(old, imgs []Image) bool {
+	changed := false
+	for i := range old {
+		j := slices.IndexFunc(imgs, func(im Image) bool { return im.Name == old[i].Name && im.Index == old[i].Index })
+		if j < 0 || len(imgs[j].Attestations) == 0 || slices.EqualFunc(old[i].Attestations, imgs[j].Attestations, sameImageAttestation) {
+			continue
+		}
+		old[i].Attestations = imgs[j].Attestations
+		changed = true
+	}
+	return changed
+}
+
+func sameImageAttestation(a, b ImageAttestation) bool {
+	return a.PredicateType == b.PredicateType && a.Envelope == b.Envelope && slices.Equal(a.Subjects, b.Subjects)
 }
 
 // addAttestations lists in the published artifacts old the attestations

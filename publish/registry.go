@@ -18,6 +18,7 @@ import (
 //	v2/{image}/manifests/{version}         the version's index (never changes)
 //	v2/{image}/manifests/latest, preview   the index the pointer's release has
 //	v2/{image}/manifests/sha256-{hex}.sig  cosign's signature of a digest
+//	v2/{image}/manifests/sha256-{hex}.att  cosign's attestations of a digest
 const RegistryDir = "v2"
 
 // RegistryBlobKey is the key of a blob of an image repository.
@@ -44,6 +45,9 @@ type Image struct {
 	IndexSize int64           `json:"index_size"`
 	Access    string          `json:"access"`
 	Platforms []ImagePlatform `json:"platforms"`
+	// Attestations are the provenance and SBOMs attached to the index
+	// and the platform manifests (sha256-HEX.att).
+	Attestations []ImageAttestation `json:"attestations,omitempty"`
 }
 
 // ImagePlatform is one platform's manifest in an Image.

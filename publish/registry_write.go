@@ -107,7 +107,8 @@ func (r *publishRun) planImages(inputs []Input) []*imagePlan {
 // writeRegistry writes the registry tree of every image of the release,
 // each object after everything it points at: the blobs, the platform
 // manifests by digest, the index by digest, the cosign signature of
-// every manifest and of the index, and last the version's tag. Blobs a
+// every manifest and of the index, their attestations (registry_attest.go),
+// and last the version's tag. Blobs a
 // version before wrote (a layer that did not change) are there already
 // and not written again. It returns the images for releases.json.
 func (r *publishRun) writeRegistry(ctx context.Context, inputs []Input) ([]Image, error) {
@@ -173,10 +174,13 @@ func (r *publishRun) writeImage(ctx context.Context, p *imagePlan) (Image, error
 			return out, err
 		}
 	}
+	if out.Attestations, err = r.attestImage(ctx, p, out); err != nil {
+		return out, err
+	}
 	if err := r.putVersionTag(ctx, name, index); err != nil {
 		return out, err
 	}
-	r.Progress.Logf("%s: %s (%d platforms), signed", out.Tag(r.v.String()), out.Index, len(out.Platforms))
+	r.Progress.Logf("%s: %s (%d platforms), signed, %d attestations", out.Tag(r.v.String()), out.Index, len(out.Platforms), len(out.Attestations))
 	return out, nil
 }
 
@@ -306,19 +310,7 @@ func (r *publishRun) signImage(ctx context.Context, image, access, repo, d strin
 	}
 	config := oci.SignatureConfig(oci.Digest(payload))
 	for _, b := range [][]byte{payload, config} {
-		key := RegistryBlobKey(image, oci.Digest(b))
-		done, err := r.haveBlob(ctx, key, oci.Digest(b), int64(len(b)))
-		if err != nil {
-			return err
-		}
-		if done {
-			continue
-		}
-		if r.DryRun {
-			r.wrote(key)
-			continue
-		}
-		if err := r.putBlob(ctx, key, oci.Digest(b), bytes.NewReader(b), int64(len(b)), "application/octet-stream", access); err != nil {
+		if err := r.putSmallBlob(ctx, image, access, b); err != nil {
 			return err
 		}
 	}

@@ -68,12 +68,7 @@ func TestRegistryClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel, _ := m.Find("26.1.1")
-	var node publish.Image
-	for _, im := range rel.Images {
-		if im.Name == "treasury-node" {
-			node = im
-		}
-	}
+	node, _ := rel.Image("treasury-node")
 	if node.Index == "" {
 		t.Fatalf("releases.json lists no treasury-node image: %+v", rel.Images)
 	}

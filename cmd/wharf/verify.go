@@ -344,6 +344,14 @@ func verifyTree(c *cli.Context, pub *ecdsa.PublicKey, store string) error {
 	}
 	fmt.Fprintf(c.App.Writer, "%s: %d provenance and %d SBOM attestations OK, each as %s lists it, signed by the key and about its artifact's name and SHA-256\n",
 		store, atts[publish.PredicateSLSA], atts[publish.PredicateCycloneDX], publish.KeyManifest)
+	imgAtts, err := verifyTreeImageAttestations(pub, t, m)
+	if err != nil {
+		return err
+	}
+	if len(imgAtts) > 0 {
+		fmt.Fprintf(c.App.Writer, "%s: %d provenance and %d SBOM attestations of images OK, at sha256-HEX.att of each digest they are about as %s lists them, signed by the key\n",
+			store, imgAtts[publish.PredicateSLSA], imgAtts[publish.PredicateCycloneDX], publish.KeyManifest)
+	}
 	for _, v := range []string{ch.Latest, ch.Preview} {
 		if _, ok := m.Find(v); v != "" && !ok {
 			return fmt.Errorf("verify %s: INVALID: the channel record names %s, which %s does not list", store, v, publish.KeyManifest)

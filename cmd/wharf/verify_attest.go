@@ -10,12 +10,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/publish/oci"
 )
 
 // verifyAttestations checks the attestations beside a verified download
@@ -142,4 +144,92 @@ func describe(st *publish.Statement) string {
 		return ""
 	}
 	return "; " + strings.Join(parts, ", ")
+}
+
+// verifyTreeImageAttestations checks the attestations releases.json lists
+// for every image: each envelope is in the image's repository with its
+// digest, is signed by pub and states its predicate type about each of
+// its subjects, every subject is the image's index or one of its
+// platforms' manifests, and the attestation manifest (sha256-HEX.att) of
+// every digest holds exactly the envelopes listed about it, so a changed,
+// swapped or added one is refused as cosign verify-attestation would
+// refuse or show it. It returns how many of each kind it checked.
+func verifyTreeImageAttestations(pub *ecdsa.PublicKey, t treeReader, m *publish.Manifest) (map[string]int, error) {
+	n := map[string]int{}
+	for _, rel := range m.Releases {
+		for _, im := range rel.Images {
+			if err := verifyImageAttestations(pub, t, im); err != nil {
+				return n, err
+			}
+			for _, at := range im.Attestations {
+				n[at.PredicateType]++
+			}
+		}
+	}
+	return n, nil
+}
+
+// verifyImageAttestations checks the attestations of one image.
+func verifyImageAttestations(pub *ecdsa.PublicKey, t treeReader, im publish.Image) error {
+	if len(im.Attestations) == 0 {
+		return nil
+	}
+	digests := []string{im.Index}
+	for _, p := range im.Platforms {
+		digests = append(digests, p.Manifest)
+	}
+	want := map[string][]string{} // digest -> envelopes listed about it
+	for _, at := range im.Attestations {
+		if _, ok := attestationKind(at.PredicateType); !ok {
+			return fmt.Errorf("verify %s: INVALID: %s lists an attestation of predicate type %q, which wharf does not attest", im.Ref(), publish.KeyManifest, at.PredicateType)
+		}
+		file := t.name(publish.RegistryBlobKey(im.Name, at.Envelope))
+		if !oci.ValidDigest(at.Envelope) {
+			return fmt.Errorf("verify %s: INVALID: %s lists the envelope %q", im.Ref(), publish.KeyManifest, at.Envelope)
+		}
+		env, err := t.read(publish.RegistryBlobKey(im.Name, at.Envelope))
+		if errors.Is(err, publish.ErrNotFound) {
+			return fmt.Errorf("verify %s: INVALID: %s lists it, the tree has no such object", file, publish.KeyManifest)
+		}
+		if err != nil {
+			return shell.Usagef("verify: %w", err)
+		}
+		if got := oci.Digest(env); got != at.Envelope {
+			return fmt.Errorf("verify %s: INVALID: its digest is %s: it was changed", file, got)
+		}
+		for _, d := range at.Subjects {
+			if !slices.Contains(digests, d) {
+				return fmt.Errorf("verify %s: INVALID: %s lists it about %s, which is not an index or a manifest of %s", file, publish.KeyManifest, d, im.Ref())
+			}
+			if _, err := publish.VerifyImageAttestation(pub, env, d, at.PredicateType); err != nil {
+				return fmt.Errorf("verify %s: INVALID: as the attestation of %s@%s: %w", file, im.Name, d, err)
+			}
+			want[d] = append(want[d], at.Envelope)
+		}
+	}
+	for _, d := range digests {
+		key := publish.RegistryManifestKey(im.Name, oci.AttestationTag(d))
+		b, err := t.read(key)
+		if errors.Is(err, publish.ErrNotFound) && len(want[d]) == 0 {
+			continue
+		}
+		if errors.Is(err, publish.ErrNotFound) {
+			return fmt.Errorf("verify %s@%s: INVALID: %s lists %d attestations of it, the tree has no %s", im.Name, d, publish.KeyManifest, len(want[d]), t.name(key))
+		}
+		if err != nil {
+			return shell.Usagef("verify: %w", err)
+		}
+		layers, err := oci.ParseAttestationManifest(b)
+		if err != nil {
+			return fmt.Errorf("verify %s: INVALID: %w", t.name(key), err)
+		}
+		var got []string
+		for _, l := range layers {
+			got = append(got, l.Digest)
+		}
+		if !slices.Equal(got, want[d]) {
+			return fmt.Errorf("verify %s: INVALID: it holds the envelopes %v, %s lists %v about %s: it was changed or swapped", t.name(key), got, publish.KeyManifest, want[d], d)
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // CosignSignatureAnnotation is the annotation of a cosign signature
@@ -66,10 +67,17 @@ func ParseSignaturePayload(b []byte) (ref, digest string, err error) {
 	return p.Critical.Identity.DockerReference, p.Critical.Image.DockerManifestDigest, nil
 }
 
-// SignatureConfig is the config blob of a signature manifest whose one
-// layer is the payload of digest payloadDigest, as cosign writes it.
-func SignatureConfig(payloadDigest string) []byte {
-	return fmt.Appendf(nil, `{"architecture":"","created":"0001-01-01T00:00:00Z","history":[{"created":"0001-01-01T00:00:00Z"}],"os":"","rootfs":{"type":"layers","diff_ids":[%q]},"config":{}}`, payloadDigest)
+// SignatureConfig is the config blob of a signature or attestation
+// manifest whose layers are the blobs of digests layerDigests, as cosign
+// writes it (a history entry and a diff ID per layer).
+func SignatureConfig(layerDigests ...string) []byte {
+	var hist, ids []string
+	for _, d := range layerDigests {
+		hist = append(hist, `{"created":"0001-01-01T00:00:00Z"}`)
+		ids = append(ids, fmt.Sprintf("%q", d))
+	}
+	return fmt.Appendf(nil, `{"architecture":"","created":"0001-01-01T00:00:00Z","history":[%s],"os":"","rootfs":{"type":"layers","diff_ids":[%s]},"config":{}}`,
+		strings.Join(hist, ","), strings.Join(ids, ","))
 }
 
 // SignatureManifest is the manifest served at SignatureTag: its config,
@@ -101,6 +109,62 @@ func ParseSignatureManifest(b []byte) (payloadDigest, sigBase64 string, err erro
 		return "", "", errors.New("signature manifest: not one simple-signing layer")
 	}
 	return m.Layers[0].Digest, m.Layers[0].Annotations[CosignSignatureAnnotation], nil
+}
+
+// AttestationTag is the tag cosign looks up for the attestations of the
+// manifest or index of digest d: "sha256-<hex>.att".
+func AttestationTag(d string) string { return "sha256-" + Hex(d) + ".att" }
+
+// MediaTypeDSSE is the layer of a cosign attestation manifest: a DSSE
+// envelope, which carries its own signature.
+const MediaTypeDSSE = "application/vnd.dsse.envelope.v1+json"
+
+// PredicateTypeAnnotation is the annotation of an attestation layer that
+// names the predicate type of the statement its envelope signs, as cosign
+// attest writes it (cosign reads the type from the signed statement).
+const PredicateTypeAnnotation = "predicateType"
+
+// AttestationLayer is one DSSE envelope of an attestation manifest.
+type AttestationLayer struct {
+	Envelope      []byte
+	PredicateType string
+}
+
+// AttestationManifest is the manifest served at AttestationTag: its
+// config, and a layer per envelope, annotated as cosign attest annotates
+// them (an empty signature: it is inside the envelope).
+func AttestationManifest(config []byte, layers []AttestationLayer) ([]byte, error) {
+	m := Manifest{
+		SchemaVersion: 2, MediaType: MediaTypeManifest,
+		Config: Descriptor{MediaType: MediaTypeConfig, Digest: Digest(config), Size: int64(len(config))},
+		Layers: []Descriptor{},
+	}
+	for _, l := range layers {
+		m.Layers = append(m.Layers, Descriptor{
+			MediaType: MediaTypeDSSE, Digest: Digest(l.Envelope), Size: int64(len(l.Envelope)),
+			Annotations: map[string]string{CosignSignatureAnnotation: "", PredicateTypeAnnotation: l.PredicateType},
+		})
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode attestation manifest: %w", err)
+	}
+	return b, nil
+}
+
+// ParseAttestationManifest returns the layers of an attestation manifest,
+// each a DSSE envelope.
+func ParseAttestationManifest(b []byte) ([]Descriptor, error) {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("attestation manifest: %w", err)
+	}
+	for _, l := range m.Layers {
+		if l.MediaType != MediaTypeDSSE || !ValidDigest(l.Digest) {
+			return nil, fmt.Errorf("attestation manifest: a layer of type %q, digest %q, not a DSSE envelope", l.MediaType, l.Digest)
+		}
+	}
+	return m.Layers, nil
 }
 
 // LooksLikeJSON reports whether head, the first bytes of a file, start a
