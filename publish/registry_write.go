@@ -112,13 +112,15 @@ func (r *publishRun) planImages(inputs []Input) []*imagePlan {
 // version before wrote (a layer that did not change) are there already
 // and not written again. It returns the images for releases.json.
 func (r *publishRun) writeRegistry(ctx context.Context, inputs []Input) ([]Image, error) {
-	var out []Image
-	for _, p := range r.planImages(inputs) {
-		im, err := r.writeImage(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, im)
+	plans := r.planImages(inputs)
+	out := make([]Image, len(plans))
+	err := r.parallel(ctx, len(plans), func(ctx context.Context, i int) error {
+		im, err := r.writeImage(ctx, plans[i])
+		out[i] = im
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -169,14 +171,22 @@ func (r *publishRun) writeImage(ctx context.Context, p *imagePlan) (Image, error
 	if err := r.putManifest(ctx, name, access, out.Index, index, oci.MediaTypeIndex); err != nil {
 		return out, err
 	}
-	for _, d := range append([]string{out.Index}, platformDigests(out)...) {
-		if err := r.signImage(ctx, name, access, out.Repository, d); err != nil {
-			return out, err
+	// The signatures and the attestations, at the same time: the tag,
+	// written after them, is what a pull starts from.
+	digests := append([]string{out.Index}, platformDigests(out)...)
+	var atts []ImageAttestation
+	err = r.parallel(ctx, len(digests)+1, func(ctx context.Context, i int) error {
+		if i == len(digests) {
+			var err error
+			atts, err = r.attestImage(ctx, p, out)
+			return err
 		}
-	}
-	if out.Attestations, err = r.attestImage(ctx, p, out); err != nil {
+		return r.signImage(ctx, name, access, out.Repository, digests[i])
+	})
+	if err != nil {
 		return out, err
 	}
+	out.Attestations = atts
 	if err := r.putVersionTag(ctx, name, index); err != nil {
 		return out, err
 	}

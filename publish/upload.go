@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/wharfhq/wharf/internal/parallel"
 	"github.com/wharfhq/wharf/publish/oci"
 )
 
@@ -84,13 +85,25 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, er
 	return r.signAndAttest(ctx, a)
 }
 
-// signAndAttest writes the artifact's signature, then its attestations.
+// signAndAttest writes the artifact's signature and its attestations,
+// at the same time: neither reads the other, and releases.json, written
+// after both, is what lists them.
 func (r *publishRun) signAndAttest(ctx context.Context, a Artifact) (Artifact, error) {
-	a, err := r.sign(ctx, a)
+	var signed, attested Artifact
+	err := parallel.Do(ctx, 2, 2, func(ctx context.Context, i int) error {
+		var err error
+		if i == 0 {
+			signed, err = r.sign(ctx, a)
+		} else {
+			attested, err = r.attest(ctx, a)
+		}
+		return err
+	})
 	if err != nil {
 		return a, err
 	}
-	return r.attest(ctx, a)
+	signed.Attestations = attested.Attestations
+	return signed, nil
 }
 
 // ErrLooksLikeMetadata is returned by Publish and CheckInput for an input

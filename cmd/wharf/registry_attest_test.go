@@ -24,17 +24,9 @@ import (
 func TestRegistryAttestations(t *testing.T) {
 	cosign := testenv.Tool(t, "cosign")
 	dir := t.TempDir()
-	key, store, db := filepath.Join(dir, "dl.key"), filepath.Join(dir, "public"), filepath.Join(dir, "wharf.db")
+	store, fullKey, addr := serveAttested(t, dir, "26.1.1", "registry-att")
 	pub := filepath.Join(dir, "dl.pub")
-	mustRun(t, "keygen", "--out", key)
-	otherKey := filepath.Join(dir, "other.key")
-	mustRun(t, "keygen", "--out", otherKey)
-	mustRun(t, append(append([]string{"publish", "--version", "26.1.1", "--key", key, "--store", store, "--base-url", "https://dl.example.com"},
-		provenanceArgs("26.1.1")...), attestedInputDir(t, "registry-att"))...)
-	mustRun(t, "org", "create", "globex", "--level", "full", "--db", db)
-	fullKey := lastLine(mustRun(t, "apikey", "create", "--org", "globex", "--db", db))
-	addr := testenv.FreeAddr(t)
-	startServe(t, "--store", store, "--listen", addr, "--db", db, "--refresh", "0", "--log-level", "error")
+	mustRun(t, "keygen", "--out", filepath.Join(dir, "other.key"))
 
 	rel, _ := readTreeManifest(t, store).Find("26.1.1")
 	node, _ := rel.Image("treasury-node")
