@@ -62,6 +62,17 @@ func (h *health) ChainHealth(ctx context.Context) (map[string]api.ChainHealth, e
 	return h.states(ctx)
 }
 
+// leaseProblem is why this replica's fetcher of chain cannot ask for
+// the lease, nil when it can or does not fetch.
+func (h *health) leaseProblem(chain string) error {
+	for _, f := range h.fetchers {
+		if f.chain == chain {
+			return f.f.LeaseProblem()
+		}
+	}
+	return nil
+}
+
 // states reads every chain's state, at most four times a second.
 func (h *health) states(ctx context.Context) (map[string]api.ChainHealth, error) {
 	h.mu.Lock()
@@ -88,6 +99,9 @@ func (h *health) state(ctx context.Context, chain string) (api.ChainHealth, erro
 	case errors.Is(err, query.ErrNotFound):
 		if up := time.Since(h.started); up > h.ttl {
 			s.Problem = fmt.Sprintf("no replica has fetched %s yet (this one has run %s)", chain, up.Round(time.Second))
+			if err := h.leaseProblem(chain); err != nil {
+				s.Problem += ": this replica cannot take the lease: " + err.Error()
+			}
 			s.SyncProblem, s.SyncProblemSince = s.Problem, h.started
 		}
 	case err != nil:
@@ -107,6 +121,9 @@ func (h *health) state(ctx context.Context, chain string) (api.ChainHealth, erro
 			}
 		} else if -l.Left > h.ttl {
 			s.Problem = fmt.Sprintf("no replica has held the lease of %s for %s", chain, (-l.Left).Round(time.Second))
+			if err := h.leaseProblem(chain); err != nil {
+				s.Problem += ": this replica cannot take it: " + err.Error()
+			}
 			s.SyncProblem, s.SyncProblemSince = s.Problem, time.Now().Add(l.Left)
 		}
 	}

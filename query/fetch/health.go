@@ -35,6 +35,9 @@ type health struct {
 	// syncWaitSince; "" when they do not.
 	syncWait      string
 	syncWaitSince time.Time
+	// leaseErr is why this replica could not last ask for the lease
+	// (nil once it could, whether it got it or not).
+	leaseErr error
 }
 
 // nodeErr counts an error of the node.
@@ -195,6 +198,23 @@ func (c *core) problem() error {
 		}
 	}
 	return nil
+}
+
+// LeaseProblem says why this replica cannot ask the database for the
+// chain's lease (the database refuses its writes: the disk is full, it
+// is read-only or unreachable), or nil when its last try could.
+func (f *Fetcher) LeaseProblem() error {
+	h := f.core.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.leaseErr
+}
+
+// recordLease keeps the outcome of the last try for the lease.
+func (c *core) recordLease(err error) {
+	c.health.mu.Lock()
+	defer c.health.mu.Unlock()
+	c.health.leaseErr = err
 }
 
 // SyncProblem says why subscriptions that are SYNCING do not get

@@ -21,6 +21,9 @@ func (f *Fetcher) Run(ctx context.Context) error {
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
 		l, held, err := c.cfg.Store.AcquireLease(ctx, c.cfg.Chain, c.cfg.Holder, c.cfg.LeaseTTL)
+		if ctx.Err() == nil {
+			c.recordLease(err)
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 		case err != nil:

@@ -3,6 +3,7 @@ package fetch_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,5 +147,70 @@ func TestLeaseRecordsFirstHead(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute):
 		t.Fatal("no node head recorded in the lease within 2 minutes of leading (the timed renewal comes after 10)")
+	}
+}
+
+// refusedLease is a store whose lease writes fail while refuse is set,
+// as a database on a full disk refuses them (a disk that is full before
+// the first lease, yet leaves the database readable, cannot be arranged
+// reliably with a real one: SQLite reuses its write-ahead log's pages).
+// Each try is sent on tried, its error with it.
+type refusedLease struct {
+	*store.DB
+	refuse atomic.Bool
+	tried  chan error
+}
+
+func (s *refusedLease) AcquireLease(ctx context.Context, chain, holder string, ttl time.Duration) (query.Lease, bool, error) {
+	l, held, err := query.Lease{}, false, errors.New("store: take the lease: database or disk is full (13)")
+	if !s.refuse.Load() {
+		l, held, err = s.DB.AcquireLease(ctx, chain, holder, ttl)
+	}
+	select {
+	case s.tried <- err:
+	case <-ctx.Done():
+	}
+	return l, held, err
+}
+
+// TestLeaseProblem: a replica that cannot ask for the lease says why
+// (LeaseProblem, which /healthz quotes beside "no replica has fetched"),
+// and says nothing once it can again.
+func TestLeaseProblem(t *testing.T) {
+	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
+	st := &refusedLease{DB: e.db, tried: make(chan error)}
+	st.refuse.Store(true)
+	e.cfg.LeaseTTL = 300 * time.Millisecond
+	e.newFetcher(st)
+	stop := e.start()
+	defer stop()
+	next := func() error {
+		t.Helper()
+		select {
+		case err := <-st.tried:
+			return err
+		case <-time.After(30 * time.Second):
+			t.Fatal("no try for the lease in 30 s")
+			return nil
+		}
+	}
+	if err := next(); err == nil {
+		t.Fatal("the refusing store let the lease be taken")
+	}
+	// The problem is recorded after the try returns: the next try comes
+	// after it.
+	next()
+	if err := e.f.LeaseProblem(); err == nil || !strings.Contains(err.Error(), "disk is full") {
+		t.Fatalf("LeaseProblem() = %v, want the store's refusal", err)
+	}
+	st.refuse.Store(false)
+	for err := next(); err != nil; err = next() {
+	}
+	// A leader records its try before it stores a block.
+	e.dev.Commit()
+	head, _ := e.dev.Head()
+	e.waitStored(head, time.After(30*time.Second), "leading")
+	if err := e.f.LeaseProblem(); err != nil {
+		t.Errorf("LeaseProblem() = %v once the lease could be taken, want nil", err)
 	}
 }
