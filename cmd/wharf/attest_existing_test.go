@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -34,9 +35,10 @@ func treeFiles(t *testing.T, store string) map[string][]byte {
 
 // TestAttestExisting: a version published before attestations gets them
 // by publishing it again with the same inputs and the build's provenance:
-// only the missing attestations are written and listed, every artifact,
-// signature and checksum keeps its bytes, an attestation written once is
-// never replaced, and other bytes for the version are still refused.
+// only the missing attestations are written and listed (its images' too),
+// every artifact, signature and checksum keeps its bytes, an attestation
+// written once is never replaced, and other bytes for the version are
+// still refused.
 func TestAttestExisting(t *testing.T) {
 	dir := t.TempDir()
 	key, store := filepath.Join(dir, "dl.key"), filepath.Join(dir, "public")
@@ -53,7 +55,8 @@ func TestAttestExisting(t *testing.T) {
 	if err != nil || !strings.Contains(log, "26 attestations added") {
 		t.Errorf("publish of the version again with provenance and SBOMs = %v, printed:\n%s%s", err, out, log)
 	}
-	if out := mustRun(t, "verify", "--key", pub, store); !strings.Contains(out, "22 provenance and 4 SBOM attestations OK") {
+	if out := mustRun(t, "verify", "--key", pub, store); !strings.Contains(out, "22 provenance and 4 SBOM attestations OK") ||
+		!strings.Contains(out, "2 provenance and 4 SBOM attestations of images OK") {
 		t.Errorf("verify TREE after attesting says\n%s", out)
 	}
 	after := treeFiles(t, store)
@@ -71,6 +74,11 @@ func TestAttestExisting(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel, _ := m.Find("26.1.1")
+	node, _ := rel.Image("treasury-node")
+	attested := node.Attestations
+	if len(attested) != 3 {
+		t.Errorf("releases.json lists %d attestations of the image treasury-node, want its provenance and 2 SBOMs", len(attested))
+	}
 	if rel.Provenance == nil || rel.Provenance.Commit != strings.Repeat("c0ffee", 6)+"c0ff" {
 		t.Errorf("releases.json: the release's provenance is %+v, want the commit attested", rel.Provenance)
 	}
@@ -88,6 +96,14 @@ func TestAttestExisting(t *testing.T) {
 		}
 		if now, _ := os.ReadFile(prov); !bytes.Equal(now, was) {
 			t.Errorf("%s was rewritten", prov)
+		}
+		m, err := publish.ReadManifest(bytes.NewReader(readStoreFile(t, store, publish.KeyManifest)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := m.Find("26.1.1")
+		if node, _ := rel.Image("treasury-node"); !reflect.DeepEqual(node.Attestations, attested) {
+			t.Errorf("the image's attestations became %+v, were %+v", node.Attestations, attested)
 		}
 	})
 	t.Run("ErrOtherBytes", func(t *testing.T) {
