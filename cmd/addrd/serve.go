@@ -22,6 +22,7 @@ import (
 	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
+	seam "github.com/wharfhq/wharf/query/chain"
 	"github.com/wharfhq/wharf/query/events"
 	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/store"
@@ -210,8 +211,10 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 		return nil, err
 	}
 	names := make([]string, len(chains))
+	syntax := make(map[string]seam.Syntax, len(chains))
 	for i, c := range chains {
 		names[i] = c.Name
+		syntax[c.Name] = evm.Syntax{} // --chain names an EVM chain
 	}
 	health := newHealth(db, chains)
 	watch := events.NewWatcher(db.LastEventID, 100*time.Millisecond)
@@ -219,7 +222,7 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 	deliver := webhook.New(webhook.Config{Store: db, Policy: o.events.policy, Holder: o.holder, Workers: o.events.workers,
 		WorkersPerRequester: o.events.workersPerRequester, Timeout: o.events.timeout, RetryFor: o.events.retryFor, LeaseTTL: o.leaseTTL, Rate: o.events.rate.PerSecond,
 		Burst: o.events.rate.Burst, Watcher: watch, Logger: log, Metrics: reg})
-	h := api.New(api.Config{Store: db, Chains: names, Logger: log, Metrics: reg, MaxInFlight: db.Readers(),
+	h := api.New(api.Config{Store: db, Chains: names, Syntax: syntax, Logger: log, Metrics: reg, MaxInFlight: db.Readers(),
 		ClientIP: o.clientIP, KeyRate: o.keyRate, Health: health, Watcher: watch, Webhooks: deliver,
 		MaxRequestsPerKey: o.maxRequests, TurnsPerKey: o.turnsPerKey, BodyTimeout: o.bodyTimeout})
 	// The secrets are written now, while the database takes writes: a

@@ -185,7 +185,7 @@ var evmWords = []string{"gas", "nonce", "receipt", "logindex", "trace"}
 var evmNames = map[string]int{
 	"query/fetch":   191,
 	"query/store":   30,
-	"query/api":     36,
+	"query/api":     15,
 	"query/events":  1,
 	"query/webhook": 1,
 }

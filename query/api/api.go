@@ -8,7 +8,9 @@ import (
 	"cmp"
 	"context"
 	_ "embed"
+	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/clientip"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
 	"github.com/wharfhq/wharf/query/events"
 	"github.com/wharfhq/wharf/query/webhook"
 )
@@ -47,6 +50,10 @@ type Config struct {
 	Store query.Store
 	// Chains are the chain names the API accepts in paths, such as "ETH".
 	Chains []string
+	// Syntax is how each chain of Chains spells its addresses and
+	// transaction hashes (query/evm's Syntax for an EVM chain); New
+	// panics when a chain has none.
+	Syntax map[string]chain.Syntax
 	// Logger receives request and error logs; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock request durations are measured with; nil is
@@ -114,6 +121,7 @@ const (
 type Server struct {
 	store  query.Store
 	chains []string
+	syntax map[string]chain.Syntax
 	health ChainReporter // nil: /healthz is the database's ping
 	// healthTurn is held by the one reading of /healthz under way.
 	healthTurn chan struct{}
@@ -159,6 +167,7 @@ func New(cfg Config) *Server {
 		health:     cfg.Health,
 		healthTurn: make(chan struct{}, 1),
 		chains:     slices.Clone(cfg.Chains),
+		syntax:     maps.Clone(cfg.Syntax),
 		log:        logger(cfg.Logger),
 		now:        cfg.Now,
 		mux:        http.NewServeMux(),
@@ -179,6 +188,11 @@ func New(cfg Config) *Server {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	for _, c := range s.chains {
+		if s.syntax[c] == nil {
+			panic(fmt.Sprintf("api: chain %s has no Syntax", c))
+		}
 	}
 	s.feed, s.watch = cfg.Events, cfg.Watcher
 	if es, ok := cfg.Store.(query.EventStore); ok && s.feed == nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
+	"github.com/wharfhq/wharf/query/chain"
 	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -50,6 +51,15 @@ func newEnv(t *testing.T, dsn string) *env { return newEnvWith(t, dsn, nil) }
 
 // newEnvWith is newEnv with the API's config adjusted by configure (nil:
 // as it is) and the store opened with opts.
+// evmSyntax is api.Config.Syntax for the EVM chains names.
+func evmSyntax(names ...string) map[string]chain.Syntax {
+	out := make(map[string]chain.Syntax, len(names))
+	for _, n := range names {
+		out[n] = evm.Syntax{}
+	}
+	return out
+}
+
 func newEnvWith(t *testing.T, dsn string, configure func(*api.Config), opts ...store.Option) *env {
 	t.Helper()
 	ctx := context.Background()
@@ -62,6 +72,7 @@ func newEnvWith(t *testing.T, dsn string, configure func(*api.Config), opts ...s
 	cfg := api.Config{
 		Store:   db,
 		Chains:  []string{"ETH", "TST"},
+		Syntax:  evmSyntax("ETH", "TST"),
 		Logger:  slog.New(slog.NewJSONHandler(logbuf, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Metrics: prometheus.NewRegistry(),
 	}
@@ -708,7 +719,7 @@ func TestHandleBehindAuth(t *testing.T) {
 	}
 	defer db.Close()
 	k, secret, _ := db.CreateAPIKey(context.Background(), "alice")
-	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}})
+	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Syntax: evmSyntax("ETH")})
 	s.Handle("GET /constant", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok")
 	}), true)
@@ -738,7 +749,7 @@ func TestMaxInFlight(t *testing.T) {
 	defer db.Close()
 	k, secret, _ := db.CreateAPIKey(context.Background(), "alice")
 	const limit, requests = 2, 20
-	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, MaxInFlight: limit, TurnsPerKey: limit})
+	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Syntax: evmSyntax("ETH"), MaxInFlight: limit, TurnsPerKey: limit})
 	var (
 		mu       sync.Mutex
 		cur, top int

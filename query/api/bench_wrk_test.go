@@ -46,7 +46,7 @@ func newBenchServer(b *testing.B, db *store.DB, name, keyID, secret string) *ben
 	b.Helper()
 	wrk := testenv.Tool(b, "wrk")
 	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Logger: log, Metrics: prometheus.NewRegistry(), MaxInFlight: db.Readers()})
+	s := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Syntax: evmSyntax("ETH"), Logger: log, Metrics: prometheus.NewRegistry(), MaxInFlight: db.Readers()})
 	s.Handle("GET /bench/constant", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}` + "\n"))

@@ -59,9 +59,16 @@ func hasRangeParams(raw string) bool {
 	return false
 }
 
-// parseBooks reads a books request's parameters; paged is false for an
-// export, which takes no page_size or page_token.
-func parseBooks(r *http.Request, paged bool) (bookRequest, error) {
+// pathAddresses reads addresses on the chain of r's path.
+func (s *Server) pathAddresses(r *http.Request) func(string) (string, error) {
+	name := r.PathValue("chain")
+	return func(a string) (string, error) { return s.parseAddress(name, a) }
+}
+
+// parseBooks reads a books request's parameters, its addresses with
+// parse; paged is false for an export, which takes no page_size or
+// page_token.
+func parseBooks(r *http.Request, paged bool, parse func(string) (string, error)) (bookRequest, error) {
 	q, err := parseQuery(r.URL.RawQuery)
 	if err != nil {
 		return bookRequest{}, err
@@ -141,7 +148,7 @@ func parseBooks(r *http.Request, paged bool) (bookRequest, error) {
 		case "asset":
 			asset = val
 		case "contract":
-			c, err := parseAddress(val)
+			c, err := parse(val)
 			if err != nil {
 				return bookRequest{}, errorf(codeInvalidArgument, "contract: %s", err.(*Error).Message)
 			}
@@ -155,7 +162,7 @@ func parseBooks(r *http.Request, paged bool) (bookRequest, error) {
 			}
 			tokenID = id.String()
 		case "counterparty":
-			c, err := parseAddress(val)
+			c, err := parse(val)
 			if err != nil {
 				return bookRequest{}, errorf(codeInvalidArgument, "counterparty: %s", err.(*Error).Message)
 			}
@@ -348,7 +355,7 @@ func checkCovered(sub query.Subscription, req bookRequest) error {
 // the last page). read returns the subscription, checked for the range.
 func (s *Server) booksList(w http.ResponseWriter, r *http.Request, a query.Account, kind byte, open string, decode func(*reader),
 	read func(p pagedRead, req bookRequest, b []byte) ([]byte, query.Subscription, []byte, error)) error {
-	req, err := parseBooks(r, true)
+	req, err := parseBooks(r, true, s.pathAddresses(r))
 	if err != nil {
 		return err
 	}

@@ -535,7 +535,7 @@ func TestBooksExportCut(t *testing.T) {
 			}
 			cs := &cutStore{Store: db, reached: make(chan struct{}), release: make(chan struct{}), fail: fail}
 			logs := &testenv.Buffer{}
-			srv := httptest.NewServer(api.New(api.Config{Store: cs, Chains: []string{"ETH"},
+			srv := httptest.NewServer(api.New(api.Config{Store: cs, Chains: []string{"ETH"}, Syntax: evmSyntax("ETH"),
 				Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}))
 			defer srv.Close()
 			before := runtime.NumGoroutine()

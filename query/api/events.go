@@ -85,7 +85,7 @@ func (s *Server) eventParams(r *http.Request, a query.Account) (eventRead, error
 			}
 			p.filter.Chain = v[0]
 		case "address":
-			if p.filter.Address, err = parseAddress(v[0]); err != nil {
+			if p.filter.Address, err = s.parseAddress("", v[0]); err != nil {
 				return eventRead{}, err
 			}
 		case "kind":

@@ -38,7 +38,7 @@ func (s *Server) exportChanges(w http.ResponseWriter, r *http.Request, a query.A
 	if err != nil {
 		return err
 	}
-	req, err := parseBooks(r, false)
+	req, err := parseBooks(r, false, s.pathAddresses(r))
 	if err != nil {
 		return err
 	}

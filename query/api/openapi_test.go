@@ -33,7 +33,7 @@ func served(t *testing.T) (spec, string, http.Handler) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	h := api.New(api.Config{Store: db, Chains: []string{"ETH"}})
+	h := api.New(api.Config{Store: db, Chains: []string{"ETH"}, Syntax: evmSyntax("ETH")})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/openapi.yaml", nil))
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/yaml" {

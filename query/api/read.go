@@ -293,7 +293,7 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request, a query.Acc
 	if err != nil {
 		return err
 	}
-	hash, err := parseHash(r.PathValue("hash"))
+	hash, err := s.parseHash(chain, r.PathValue("hash"))
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func (s *Server) chainAddress(r *http.Request) (chain, address string, err error
 	if chain, err = s.chain(r); err != nil {
 		return "", "", err
 	}
-	address, err = parseAddress(r.PathValue("address"))
+	address, err = s.parseAddress(chain, r.PathValue("address"))
 	return chain, address, err
 }
 

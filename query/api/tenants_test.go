@@ -44,7 +44,7 @@ func newTenants(t *testing.T, dsn string, cfg api.Config) *tenants {
 	}
 	t.Cleanup(func() { db.Close() })
 	tn := &tenants{t: t, db: db, logbuf: &testenv.Buffer{}}
-	cfg.Store, cfg.Chains = db, []string{"ETH"}
+	cfg.Store, cfg.Chains, cfg.Syntax = db, []string{"ETH"}, evmSyntax("ETH")
 	cfg.Logger = slog.New(slog.NewJSONHandler(tn.logbuf, nil))
 	cfg.Webhooks = webhook.New(webhook.Config{Store: db, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}, Holder: "test"})
 	if cfg.MaxInFlight == 0 {

@@ -163,7 +163,7 @@ func TestUpgradeFromRelease(t *testing.T) {
 					t.Errorf("%s: %d of %d documents not rewritten to version 6", table, old, all)
 				}
 			}
-			h := api.New(api.Config{Store: db, Chains: []string{"ETH", "TST"}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			h := api.New(api.Config{Store: db, Chains: []string{"ETH", "TST"}, Syntax: evmSyntax("ETH", "TST"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 				Metrics: prometheus.NewRegistry()})
 			srv := httptest.NewServer(h)
 			defer srv.Close()

@@ -143,7 +143,7 @@ func (s *Server) readWebhookRequest(r *http.Request, a query.Account, w *query.W
 	if req.Address != nil {
 		w.Filter.Address = ""
 		if *req.Address != "" {
-			addr, err := parseAddress(*req.Address)
+			addr, err := s.parseAddress(w.Filter.Chain, *req.Address)
 			if err != nil {
 				return false, err
 			}

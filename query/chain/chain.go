@@ -14,8 +14,8 @@ import (
 var ErrNotImplemented = errors.New("not implemented by this chain family")
 
 // Family is a chain family: the rules a set of chains shares and how to
-// reach one of them. The syntax of its addresses and transaction hashes
-// is the family's too (syntax.go).
+// reach one of them. How its chains spell addresses and transaction
+// hashes is each chain's Syntax.
 type Family interface {
 	// Name is the family's name in configuration and messages ("evm").
 	Name() string

@@ -24,6 +24,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/internal/testenv/opgeth"
 	"github.com/wharfhq/wharf/query/api"
+	seam "github.com/wharfhq/wharf/query/chain"
 	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/evm/adversary"
 	"github.com/wharfhq/wharf/query/evm/devchain"
@@ -421,7 +422,7 @@ func newStack(t *testing.T, r run) *stack {
 	if r.logs != nil {
 		log = slog.New(slog.NewJSONHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	srv := httptest.NewServer(api.New(api.Config{Store: db, Chains: []string{chainName}, Logger: log}))
+	srv := httptest.NewServer(api.New(api.Config{Store: db, Chains: []string{chainName}, Syntax: map[string]seam.Syntax{chainName: evm.Syntax{}}, Logger: log}))
 	t.Cleanup(srv.Close)
 	src, err := evm.Dial(ctx, chain.URL(), evm.SourceConfig{})
 	if err != nil {
