@@ -362,16 +362,25 @@ func (d *PageData) release(r Release, title string) PageRelease {
 
 // PullLines are the commands that pull an image of version v from the
 // registry and verify it: docker login with the organisation's API key,
-// docker pull by tag, the digest to pin, a Kubernetes pull secret, and
-// cosign verify with dl.pub.
+// docker pull by tag, the digest to pin, a Kubernetes pull secret, cosign
+// verify with dl.pub, and cosign verify-attestation of each kind of
+// attestation the image carries, by digest.
 func PullLines(im Image, v string) string {
 	host := strings.SplitN(im.Repository, "/", 2)[0]
-	return "docker login " + host + " -u " + PlaceholderAPIKey + " -p x\n" +
+	lines := "docker login " + host + " -u " + PlaceholderAPIKey + " -p x\n" +
 		"docker pull " + im.Tag(v) + "\n" +
 		"# the same image by digest, for a pinned deployment\n" +
 		"docker pull " + im.Ref() + "\n" +
 		"kubectl create secret docker-registry wharf-pull --docker-server=" + host + " --docker-username=" + PlaceholderAPIKey + " --docker-password=x\n" +
 		"cosign verify --key dl.pub --insecure-ignore-tlog=true " + im.Tag(v)
+	for _, k := range []struct{ predicateType, cosignType string }{
+		{PredicateSLSA, "slsaprovenance1"}, {PredicateCycloneDX, "cyclonedx"},
+	} {
+		if slices.ContainsFunc(im.Attestations, func(a ImageAttestation) bool { return a.PredicateType == k.predicateType }) {
+			lines += "\ncosign verify-attestation --key dl.pub --type " + k.cosignType + " --insecure-ignore-tlog=true " + im.Ref()
+		}
+	}
+	return lines
 }
 
 // builds are the builds in the order the visitor sees them: theirs first.

@@ -107,6 +107,16 @@ func TestImageAttestations(t *testing.T) {
 		t.Errorf("the amd64 SBOM verifies for arm64: %v", err)
 	}
 
+	page := string(readKey(t, s, publish.KeyIndex))
+	for _, typ := range []string{"slsaprovenance1", "cyclonedx"} {
+		if want := "cosign verify-attestation --key dl.pub --type " + typ + " --insecure-ignore-tlog=true " + node.Ref(); !strings.Contains(page, want) {
+			t.Errorf("index.html has no %q", want)
+		}
+	}
+	if strings.Contains(page, "--type cyclonedx --insecure-ignore-tlog=true "+demo.Ref()) {
+		t.Errorf("index.html gives an SBOM check for %s, which has none", demo.Name)
+	}
+
 	// Again: nothing is written.
 	before := snapshot(t, s)
 	if res, err := p.Publish(ctx, "26.1.1", scan(t, in)); err != nil || !res.Existing {
