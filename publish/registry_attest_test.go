@@ -3,6 +3,7 @@ package publish_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/publish/oci"
 )
@@ -137,5 +139,88 @@ func TestImageAttestations(t *testing.T) {
 	}
 	if got := readKey(t, s, tag); string(got) != string(good) {
 		t.Errorf("the tampered %s was not restored:\n%s", tag, got)
+	}
+}
+
+// TestImageAttestationEdits: generated edits of a genuine image
+// attestation (a bit of the signed statement or of the signature flipped,
+// a statement about other digests spliced in with the signature kept,
+// another key's envelope) are refused for every digest, and the genuine
+// one passes for exactly the digests it is about.
+func TestImageAttestationEdits(t *testing.T) {
+	ctx := context.Background()
+	rng := testenv.Rand(t, 1)
+	s, _ := testSigner(t)
+	other, _ := testSigner(t)
+	pub, _ := s.PublicKey(ctx)
+	digest := func() string {
+		var b [32]byte
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		return oci.Digest(b[:])
+	}
+	sign := func(signer publish.Signer, subjects []string) []byte {
+		st, err := publish.NewStatement("dl.example.com/treasury-node", oci.Hex(subjects[0]), publish.PredicateSLSA, map[string]any{"runDetails": map[string]any{"builder": map[string]string{"id": "https://ci.example.com/release"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range subjects[1:] {
+			st.Subject = append(st.Subject, publish.Subject{Name: "dl.example.com/treasury-node", Digest: map[string]string{"sha256": oci.Hex(d)}})
+		}
+		env, err := publish.SignStatement(ctx, signer, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	for range 200 {
+		subjects := []string{digest(), digest(), digest()}
+		genuine := sign(s, subjects)
+		for _, d := range subjects {
+			if _, err := publish.VerifyImageAttestation(pub, genuine, d, publish.PredicateSLSA); err != nil {
+				t.Fatalf("the genuine attestation refused for %s: %v", d, err)
+			}
+		}
+		var e publish.Envelope
+		if err := json.Unmarshal(genuine, &e); err != nil {
+			t.Fatal(err)
+		}
+		edit := e
+		var what string
+		switch rng.IntN(4) {
+		case 0:
+			edit.Payload = slices.Clone(e.Payload)
+			i := rng.IntN(len(edit.Payload))
+			edit.Payload[i] ^= 1 << rng.IntN(8)
+			what = fmt.Sprintf("bit of the statement's byte %d flipped", i)
+		case 1:
+			sig := slices.Clone(e.Signatures[0].Sig)
+			i := rng.IntN(len(sig))
+			sig[i] ^= 1 << rng.IntN(8)
+			edit.Signatures = []publish.EnvelopeSig{{Sig: sig}}
+			what = fmt.Sprintf("bit of the signature's byte %d flipped", i)
+		case 2:
+			var o publish.Envelope
+			if err := json.Unmarshal(sign(s, []string{digest()}), &o); err != nil {
+				t.Fatal(err)
+			}
+			edit.Payload = o.Payload
+			what = "a statement about another digest, the signature kept"
+		default:
+			if err := json.Unmarshal(sign(other, subjects), &edit); err != nil {
+				t.Fatal(err)
+			}
+			what = "signed by another key"
+		}
+		b, _ := json.Marshal(edit)
+		for _, d := range append(subjects, digest()) {
+			if _, err := publish.VerifyImageAttestation(pub, b, d, publish.PredicateSLSA); !errors.Is(err, publish.ErrBadAttestation) {
+				t.Fatalf("%s: verifies for %s (%v)", what, d, err)
+			}
+		}
+		if _, err := publish.VerifyImageAttestation(pub, genuine, digest(), publish.PredicateSLSA); !errors.Is(err, publish.ErrBadAttestation) {
+			t.Fatalf("the genuine attestation verifies for a digest it is not about: %v", err)
+		}
 	}
 }
