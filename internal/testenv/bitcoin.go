@@ -112,8 +112,8 @@ func NewBtcd(tb testing.TB, miningAddr string) *BitcoinNode {
 
 // NewLitecoind starts a litecoind node of the test's own in regtest:
 // Bitcoin Core's RPC dialect (getblock verbosity 2 with tx, scantxoutset,
-// getblockstats, deriveaddresses), no wallet, no peers, a free loopback
-// port. Blocks are made with generatetoaddress. It stops the node and
+// getblockstats, deriveaddresses), no wallet, no peers, BIP 125
+// replacement on, a free loopback port. Blocks are made with generatetoaddress. It stops the node and
 // removes its data at cleanup, and skips or fails as Need when litecoind
 // is not installed.
 func NewLitecoind(tb testing.TB) *BitcoinNode {
@@ -127,6 +127,8 @@ func NewLitecoind(tb testing.TB) *BitcoinNode {
 			"-rpcport=" + strconv.Itoa(port), "-port=" + strconv.Itoa(FreePort(tb)),
 			"-rpcuser=" + n.user, "-rpcpassword=" + n.pass, "-printtoconsole", "-debuglogfile=0",
 			"-minrelaytxfee=0", "-acceptnonstdtxn=1", "-fallbackfee=0.0001",
+			// Litecoin Core replaces by fee (BIP 125) only when told.
+			"-mempoolreplacement=1",
 		}
 	}
 	n.start(tb, "litecoind")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,10 +107,14 @@ const CoinbaseMaturity = 100
 // tracked addresses: outputs received (KindReceived, ref txid:vout),
 // outputs spent (KindSpent, ref "INPUT:txid:vout", the spending input's
 // index and the outpoint), coinbase outputs (KindCoinbase), and the fee
-// (KindFee) where one tracked address funded every input: its first
-// input's spend then carries the input's value less the fee, so that an
-// address's moves in a block always add up to its balance change.
-// OP_RETURN and non-standard outputs book to no one.
+// (KindFee) where one tracked address funded every input: the fee is
+// then taken out of its spends in input order, each giving at most its
+// whole value, so that an address's moves in a block always add up to its
+// balance change and no spend is positive. A spend the fee takes whole (a
+// transaction that burns an output to its fee) is no spend move: the fee
+// move's ref names it ("INPUT:txid:vout", several space-separated), so
+// every outpoint spent is still named once. OP_RETURN and non-standard
+// outputs book to no one.
 func (r *Reader) Activity(ctx context.Context, q chain.Query) ([]chain.BlockActivity, error) {
 	head, err := r.Head(ctx)
 	if err != nil {
@@ -170,7 +175,7 @@ func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool
 		var moves []chain.Move
 		var in, outSum int64
 		funders := map[string]bool{}
-		firstSpend := -1
+		var spends []int // the moves of the inputs, by index in moves
 		for j, vin := range tx.Vin {
 			if vin.Coinbase != "" {
 				d.Inputs = append(d.Inputs, DetailInput{})
@@ -182,9 +187,7 @@ func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool
 			funders[po.Address] = true
 			d.Inputs = append(d.Inputs, DetailInput{Outpoint: op.String(), Address: po.Address, Value: po.Value})
 			if tracked[po.Address] {
-				if firstSpend < 0 {
-					firstSpend = len(moves)
-				}
+				spends = append(spends, len(moves))
 				moves = append(moves, chain.Move{Address: po.Address, Asset: query.AssetNative, Kind: query.KindSpent,
 					Tx: tx.TxID, Ref: strconv.Itoa(j) + ":" + op.String(), Amount: query.AmountOf(-po.Value)})
 			}
@@ -213,9 +216,10 @@ func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool
 			for f := range funders {
 				payer = f
 			}
-			if fee = in - outSum; fee > 0 && tracked[payer] && firstSpend >= 0 {
-				moves[firstSpend].Amount = moves[firstSpend].Amount.Add(query.AmountOf(fee))
-				moves = append(moves, chain.Move{Address: payer, Asset: query.AssetNative, Kind: query.KindFee, Tx: tx.TxID, Amount: query.AmountOf(-fee)})
+			if fee = in - outSum; fee > 0 && tracked[payer] && len(spends) > 0 {
+				consumed := netFee(moves, spends, fee)
+				moves = append(moves, chain.Move{Address: payer, Asset: query.AssetNative, Kind: query.KindFee, Tx: tx.TxID,
+					Ref: strings.Join(consumed, " "), Amount: query.AmountOf(-fee)})
 			}
 			for k := range transfers {
 				transfers[k].From = payer
@@ -336,6 +340,30 @@ func parties(d Detail) []string {
 		add(o.Address)
 	}
 	return out
+}
+
+// netFee takes fee out of the spends (moves[spends[i]], all of the one
+// payer) in input order, each giving at most its whole value, so that no
+// spend turns positive. It returns the refs of the spends it took whole:
+// they are dropped as zero, and the fee move names them instead.
+func netFee(moves []chain.Move, spends []int, fee int64) []string {
+	left := query.AmountOf(fee)
+	var consumed []string
+	for _, k := range spends {
+		if left.IsZero() {
+			break
+		}
+		take := moves[k].Amount.Neg()
+		if take.Cmp(left) > 0 {
+			take = left
+		}
+		moves[k].Amount = moves[k].Amount.Add(take)
+		left = left.Sub(take)
+		if moves[k].Amount.IsZero() {
+			consumed = append(consumed, moves[k].Ref)
+		}
+	}
+	return consumed
 }
 
 func dropZero(ms []chain.Move) []chain.Move {

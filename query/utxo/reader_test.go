@@ -367,3 +367,58 @@ func TestHistory(t *testing.T) {
 		t.Errorf("History on Core: %v, want ErrNotImplemented", err)
 	}
 }
+
+// TestFeeTakesWholeSpends holds the fee's netting where an input is
+// smaller than the fee: a 600-unit input first and a coinbase second
+// paying a fee of 1,000 (the small spend is taken whole, the coinbase's
+// gives the remaining 400), and a 700-unit output burnt whole to the fee
+// beside an OP_RETURN. No spend is positive, and the spends taken whole
+// are named by the fee move's ref.
+func TestFeeTakesWholeSpends(t *testing.T) {
+	for _, dialect := range []string{testenv.DialectBtcd, testenv.DialectCore} {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			c := newRegtestChain(t, dialect)
+			cb := c.coinbase(t, 1)
+			tx0, err := c.send(ctx, []coin{cb}, wire.NewTxOut(600, c.payer.Script), wire.NewTxOut(700, c.payer.Script),
+				wire.NewTxOut(cb.value-1300-1000, c.payer.Script))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h0, _ := chainhash.NewHashFromStr(tx0)
+			small := coin{op: *wire.NewOutPoint(h0, 0), value: 600, key: c.key, script: c.payer.Script}
+			burnt := coin{op: *wire.NewOutPoint(h0, 1), value: 700, key: c.key, script: c.payer.Script}
+			cb2 := c.coinbase(t, 2)
+			tx1, err := c.send(ctx, []coin{small, cb2}, wire.NewTxOut(cb2.value+600-1000, c.payer.Script))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opReturn, _ := txscript.NullDataScript(bytes.Repeat([]byte("w"), 40))
+			tx2, err := c.send(ctx, []coin{burnt}, wire.NewTxOut(0, opReturn))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.node.Generate(t, 1, c.payer.String)
+			acts, err := c.reader.Activity(ctx, chain.Query{From: 102, To: 102, Tracked: map[string]bool{c.payer.String: true}})
+			if err != nil || len(acts) != 1 {
+				t.Fatalf("block 102: %+v, %v", acts, err)
+			}
+			type mv struct{ kind, tx, ref, amount string }
+			var got []mv
+			for _, m := range acts[0].Moves {
+				if m.Tx == tx1 || m.Tx == tx2 {
+					got = append(got, mv{m.Kind, m.Tx, m.Ref, m.Amount.String()})
+				}
+			}
+			want := []mv{
+				{query.KindSpent, tx1, "1:" + cb2.op.String(), "-4999999600"},
+				{query.KindReceived, tx1, tx1 + ":0", "4999999600"},
+				{query.KindFee, tx1, "0:" + small.op.String(), "-1000"},
+				{query.KindFee, tx2, "0:" + burnt.op.String(), "-700"},
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("moves\n got %v\nwant %v", got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,229 @@
+package adversary
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
+	"github.com/wharfhq/wharf/query/utxo"
+)
+
+// Violation is one invariant broken.
+type Violation struct {
+	// Rule is one of: chain (the reader's blocks are not the node's),
+	// balance (the moves' sum is not the unspent outputs' sum), outputs
+	// (the outputs the moves leave open are not the node's unspent
+	// ones), immature (the coinbase outputs open under 100
+	// confirmations differ), sign (a received or coinbase move not
+	// positive, a spent or fee move not negative), untracked (a move of
+	// an address not tracked), replaced (a transaction replaced in the
+	// mempool booked), transactions (the address's transactions are not
+	// the node's).
+	Rule    string
+	Address string
+	Block   uint64
+	Detail  string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s: %s at block %d: %s", v.Rule, v.Address, v.Block, v.Detail)
+}
+
+// Checker follows the chain with a utxo.Reader as the fetcher does (the
+// blocks it has not read, from the newest it holds that is still the
+// node's) and compares what the moves add up to with the node's view.
+type Checker struct {
+	reader  *utxo.Reader
+	node    Node
+	tracked map[string]bool
+	// blocks are the activities read, by height from 0.
+	blocks   []chain.BlockActivity
+	coinbase map[string]bool // txid: a coinbase, for Core's view
+	// Reads counts the blocks read through the reader, reorgs included.
+	Reads int
+}
+
+// NewChecker makes a checker of reader's activity for tracked against
+// node, the same node reader reads.
+func NewChecker(reader *utxo.Reader, node Node, tracked []string) *Checker {
+	t := map[string]bool{}
+	for _, a := range tracked {
+		t[a] = true
+	}
+	return &Checker{reader: reader, node: node, tracked: t, coinbase: map[string]bool{}}
+}
+
+// sync reads the blocks the checker lacks up to the node's tip.
+func (c *Checker) sync(ctx context.Context, tip uint64) error {
+	// Drop the blocks no longer the node's.
+	for len(c.blocks) > 0 {
+		top := c.blocks[len(c.blocks)-1].Block
+		var hash string
+		if err := c.node.Call(ctx, &hash, "getblockhash", top.Number); err == nil && hash == top.Hash && top.Number <= tip {
+			break
+		}
+		c.blocks = c.blocks[:len(c.blocks)-1]
+	}
+	for uint64(len(c.blocks)) <= tip {
+		from := uint64(len(c.blocks))
+		acts, err := c.reader.Activity(ctx, chain.Query{From: from, To: tip, Tracked: c.tracked, Pass: "head"})
+		if err != nil {
+			return err
+		}
+		if len(acts) == 0 {
+			return fmt.Errorf("activity from %d to %d: no block", from, tip)
+		}
+		for _, a := range acts {
+			if n := len(c.blocks); n > 0 && a.Block.ParentHash != c.blocks[n-1].Block.Hash {
+				return fmt.Errorf("block %d %s: parent %s, the block before is %s", a.Block.Number, a.Block.Hash, a.Block.ParentHash, c.blocks[n-1].Block.Hash)
+			}
+			if a.Block.Number != uint64(len(c.blocks)) {
+				return fmt.Errorf("block %d read where %d was asked", a.Block.Number, len(c.blocks))
+			}
+			c.blocks = append(c.blocks, a)
+			c.Reads++
+		}
+	}
+	return nil
+}
+
+// statement is what the reader's moves say of one address.
+type statement struct {
+	balance query.Amount
+	open    map[string]int64  // outpoint: value received
+	height  map[string]uint64 // outpoint: the block it was received in
+	cb      map[string]bool   // outpoint: a coinbase output
+	txs     map[string]bool
+}
+
+// Check reads the blocks the checker lacks and compares, for every
+// tracked address, the reader's moves with the node's view; replaced are
+// transactions replaced in the mempool, which must never be booked.
+func (c *Checker) Check(ctx context.Context, dialect string, replaced map[string]bool) ([]Violation, error) {
+	addrs := slices.Sorted(maps.Keys(c.tracked))
+	v, err := nodeView(ctx, c.node, dialect, c.reader.Network(), addrs, c.coinbase)
+	if err != nil {
+		return nil, fmt.Errorf("the node's view: %w", err)
+	}
+	if err := c.sync(ctx, v.tip); err != nil {
+		return nil, fmt.Errorf("reading the chain: %w", err)
+	}
+	var out []Violation
+	bad := func(rule, addr, format string, args ...any) {
+		out = append(out, Violation{Rule: rule, Address: addr, Block: v.tip, Detail: fmt.Sprintf(format, args...)})
+	}
+	if top := c.blocks[len(c.blocks)-1].Block; top.Hash != v.hash {
+		bad("chain", "", "the reader's tip %d is %s, the node's %s", top.Number, top.Hash, v.hash)
+	}
+	st := map[string]*statement{}
+	for _, a := range addrs {
+		st[a] = &statement{open: map[string]int64{}, height: map[string]uint64{}, cb: map[string]bool{}, txs: map[string]bool{}}
+	}
+	for _, b := range c.blocks {
+		for _, tx := range b.Txs {
+			if replaced[tx.Hash] {
+				bad("replaced", "", "transaction %s, replaced in the mempool, is listed in block %d", tx.Hash, b.Block.Number)
+			}
+			for _, p := range tx.Parties {
+				if s := st[p]; s != nil {
+					s.txs[tx.Hash] = true
+				}
+			}
+		}
+		for _, m := range b.Moves {
+			s := st[m.Address]
+			if s == nil {
+				bad("untracked", m.Address, "a move in block %d: %+v", b.Block.Number, m)
+				continue
+			}
+			s.balance = s.balance.Add(m.Amount)
+			sign := m.Amount.Sign()
+			switch m.Kind {
+			case query.KindReceived, query.KindCoinbase:
+				if sign <= 0 {
+					bad("sign", m.Address, "%s move %s of %s in block %d", m.Kind, m.Amount, m.Ref, b.Block.Number)
+				}
+				s.open[m.Ref] = m.Amount.Big().Int64()
+				s.height[m.Ref] = b.Block.Number
+				s.cb[m.Ref] = m.Kind == query.KindCoinbase
+			case query.KindSpent:
+				if sign >= 0 {
+					bad("sign", m.Address, "spent move %s of %s in block %d", m.Amount, m.Ref, b.Block.Number)
+				}
+				_, op, _ := strings.Cut(m.Ref, ":")
+				if _, ok := s.open[op]; !ok {
+					bad("outputs", m.Address, "spends %s in block %d, which it never received", op, b.Block.Number)
+				}
+				delete(s.open, op)
+			case query.KindFee:
+				if sign >= 0 {
+					bad("sign", m.Address, "fee move %s in block %d", m.Amount, b.Block.Number)
+				}
+				// The spends the fee took whole.
+				for _, ref := range strings.Fields(m.Ref) {
+					_, op, _ := strings.Cut(ref, ":")
+					if _, ok := s.open[op]; !ok {
+						bad("outputs", m.Address, "the fee spends %s in block %d, which it never received", op, b.Block.Number)
+					}
+					delete(s.open, op)
+				}
+			}
+		}
+	}
+	for _, a := range addrs {
+		s := st[a]
+		var sum int64
+		node := map[string]Coin{}
+		var immature int64
+		for _, u := range v.unspent[a] {
+			sum += u.Value
+			node[u.Outpoint.String()] = u
+			if u.Coinbase && v.tip+1-u.Height < utxo.CoinbaseMaturity {
+				immature += u.Value
+			}
+		}
+		if s.balance.Cmp(query.AmountOf(sum)) != 0 {
+			bad("balance", a, "the moves add up to %s, the node's unspent outputs to %d", s.balance, sum)
+		}
+		var readerImmature int64
+		for op, value := range s.open {
+			u, ok := node[op]
+			switch {
+			case !ok:
+				bad("outputs", a, "%s (%d) open by the moves, not unspent by the node", op, value)
+			case u.Value != value:
+				bad("outputs", a, "%s received as %d, the node says %d", op, value, u.Value)
+			case u.Coinbase != s.cb[op]:
+				bad("outputs", a, "%s booked as coinbase %v, the node says %v", op, s.cb[op], u.Coinbase)
+			}
+			if s.cb[op] && v.tip+1-s.height[op] < utxo.CoinbaseMaturity {
+				readerImmature += value
+			}
+		}
+		for op, u := range node {
+			if _, ok := s.open[op]; !ok {
+				bad("outputs", a, "%s (%d) unspent by the node, not open by the moves", op, u.Value)
+			}
+		}
+		if immature != readerImmature {
+			bad("immature", a, "the moves leave %d in coinbase outputs under %d confirmations, the node %d", readerImmature, utxo.CoinbaseMaturity, immature)
+		}
+		if v.txs != nil {
+			for id := range v.txs[a] {
+				if !s.txs[id] {
+					bad("transactions", a, "%s is the node's, not the reader's", id)
+				}
+			}
+			for id := range s.txs {
+				if !v.txs[a][id] {
+					bad("transactions", a, "%s is the reader's, not the node's", id)
+				}
+			}
+		}
+	}
+	return out, nil
+}
