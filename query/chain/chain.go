@@ -71,6 +71,11 @@ type BlockActivity struct {
 	// block, in chain order: every one, so that a tracked address's
 	// balance after the block is its balance before plus its Moves.
 	Moves []Move
+	// Touched are the tracked addresses the block touches, moved or not
+	// (a party of a transaction, a withdrawal's or a fee's recipient),
+	// without duplicates: the core checks their balances where the
+	// family reads them. nil: the addresses of Txs and Moves.
+	Touched []string
 }
 
 // Tx is a transaction in the chain-neutral form the core stores and
@@ -92,6 +97,13 @@ type Tx struct {
 	// nonce, input and call tree; a UTXO's inputs and outputs): JSON the
 	// store keeps and the API embeds, which the core never reads.
 	Detail json.RawMessage
+	// Account, when set, is the transaction as the store keeps it for a
+	// chain of the account model: query.Transaction still holds its
+	// sender, recipient, value, fee parts and mint, and its transfers'
+	// log indexes and call paths, which the fields above do not. The
+	// core stores it as it is; nil: a transaction made of the fields
+	// above.
+	Account *query.Transaction
 }
 
 // Transfer is a movement of one asset from one party to another inside a
@@ -125,4 +137,10 @@ type Move struct {
 	// outpoint. The core stores and compares it, never parses it.
 	Ref    string
 	Amount query.Amount // signed: negative when the balance falls
+	// Withdrawal and Fee are the parts of the cause the store keeps
+	// beside Ref (query.Cause's): the index and validator of an EIP-4895
+	// withdrawal, the components of a fee split beyond execution; nil
+	// otherwise.
+	Withdrawal *query.WithdrawalRef
+	Fee        *query.FeeParts
 }

@@ -203,11 +203,12 @@ func (s scanned) activity() (chain.BlockActivity, error) {
 				Kind: tr.Kind, Ref: transferRef(tr), Error: tr.Error}
 		}
 		a.Txs[i] = chain.Tx{Hash: t.Hash, Index: t.Index, Status: t.Status, Payer: t.From, Fee: t.Fee,
-			Parties: t.Addresses(), Transfers: transfers, Detail: t.Detail}
+			Parties: t.Addresses(), Transfers: transfers, Detail: t.Detail, Account: &s.txs[i]}
 	}
 	for i, m := range s.moves {
 		a.Moves[i] = chain.Move{Address: m.address, Asset: m.asset, Holding: m.contract, Kind: m.cause.Kind,
-			Tx: m.cause.TxHash, Ref: m.ref, Amount: m.cause.Amount}
+			Tx: m.cause.TxHash, Ref: m.ref, Amount: m.cause.Amount, Withdrawal: m.cause.Withdrawal, Fee: m.cause.Fee}
 	}
+	a.Touched = s.touched
 	return a, nil
 }

@@ -107,6 +107,10 @@ func TestStatementEveryKind(t *testing.T) {
 			e.subscribe(a)
 		}
 		e.catchUp()
+		first, _, err := e.db.Checkpoint(ctx, chain)
+		if err != nil {
+			t.Fatal(err)
+		}
 
 		// The destructor is funded a block before it self-destructs.
 		e.mine(e.must(d.Forward(ctx, 3, []common.Address{d.Destructor}, gwei(19))))
@@ -146,6 +150,11 @@ func TestStatementEveryKind(t *testing.T) {
 			all = append(all, addr(a))
 		}
 		kinds := checkStatement(t, e.db, e.src, e.account, all)
+		last, _, err := e.db.Checkpoint(ctx, chain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSeamParity(t, e, first.Number+1, last.Number, all)
 		for _, c := range []struct {
 			who  common.Address
 			kind string
