@@ -76,11 +76,14 @@ type rawTx struct {
 
 // Detail is the family's document of a transaction (chain.Tx.Detail).
 type Detail struct {
-	Coinbase bool           `json:"coinbase,omitempty"`
-	Size     int            `json:"size"`
-	VSize    int            `json:"vsize"`
-	Inputs   []DetailInput  `json:"inputs"`
-	Outputs  []DetailOutput `json:"outputs"`
+	Coinbase bool `json:"coinbase,omitempty"`
+	// SpendableFrom is, for a coinbase, the first block that may spend
+	// its outputs: its own height plus CoinbaseMaturity (Mature).
+	SpendableFrom uint64         `json:"spendable_from,omitempty"`
+	Size          int            `json:"size"`
+	VSize         int            `json:"vsize"`
+	Inputs        []DetailInput  `json:"inputs"`
+	Outputs       []DetailOutput `json:"outputs"`
 }
 
 // DetailInput is an input: the outpoint it spends, its address and value
@@ -98,10 +101,6 @@ type DetailOutput struct {
 	Address string `json:"address,omitempty"`
 	Value   int64  `json:"value"`
 }
-
-// CoinbaseMaturity is how many confirmations a coinbase output needs
-// before it can be spent.
-const CoinbaseMaturity = 100
 
 // Activity reads blocks q.From to q.To and returns what touched the
 // tracked addresses: outputs received (KindReceived, ref txid:vout),
@@ -172,6 +171,9 @@ func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool
 	for i, tx := range txs {
 		coinbase := len(tx.Vin) > 0 && tx.Vin[0].Coinbase != ""
 		d := Detail{Coinbase: coinbase, Size: tx.Size, VSize: tx.VSize}
+		if coinbase {
+			d.SpendableFrom = b.Height + CoinbaseMaturity
+		}
 		var moves []chain.Move
 		var in, outSum int64
 		funders := map[string]bool{}

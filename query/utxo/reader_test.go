@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -418,6 +420,56 @@ func TestFeeTakesWholeSpends(t *testing.T) {
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("moves\n got %v\nwant %v", got, want)
+			}
+		})
+	}
+}
+
+// TestCoinbaseMaturity holds utxo.Mature and BalanceAt to the node's
+// consensus at the boundary: with the tip at 101, the coinbase of block 2
+// (100 confirmations) is spent and that of block 3 (99) is refused; one
+// block later block 3's is spent. BalanceAt counts the newest 99
+// coinbase outputs immature, the rest spendable.
+func TestCoinbaseMaturity(t *testing.T) {
+	for _, dialect := range []string{testenv.DialectBtcd, testenv.DialectCore} {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			c := newRegtestChain(t, dialect)
+			var tip uint64
+			c.node.MustCall(t, &tip, "getblockcount")
+			if tip != 101 || !utxo.Mature(2, tip) || utxo.Mature(3, tip) {
+				t.Fatalf("tip %d: Mature(2) %v, Mature(3) %v; want 101, true, false", tip, utxo.Mature(2, tip), utxo.Mature(3, tip))
+			}
+			acts, err := c.reader.Activity(ctx, chain.Query{From: 0, To: tip, Tracked: map[string]bool{c.payer.String: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := utxo.BalanceAt(acts, c.payer.String, tip)
+			if b.Total.String() != "505000000000" || b.Immature.String() != "495000000000" || b.Spendable().String() != "10000000000" {
+				t.Errorf("BalanceAt(101) = total %s, immature %s, spendable %s; want 101, 99 and 2 coinbases of 50", b.Total, b.Immature, b.Spendable())
+			}
+			var d utxo.Detail
+			if err := json.Unmarshal(acts[3].Txs[0].Detail, &d); err != nil || !d.Coinbase || d.SpendableFrom != 103 {
+				t.Errorf("block 3's coinbase detail %s (%v): want coinbase, spendable_from 103", acts[3].Txs[0].Detail, err)
+			}
+			pay := func(height uint64) error {
+				cb := c.coinbase(t, height)
+				_, err := c.send(ctx, []coin{cb}, wire.NewTxOut(cb.value-1000, c.payer.Script))
+				return err
+			}
+			if err := pay(2); err != nil {
+				t.Errorf("the node refused the mature coinbase of block 2: %v", err)
+			}
+			// Core: bad-txns-premature-spend-of-coinbase; btcd: "before required maturity".
+			if err := pay(3); err == nil || !strings.Contains(err.Error(), "premature") && !strings.Contains(err.Error(), "maturity") {
+				t.Errorf("the coinbase of block 3 at tip 101: %v, want refused as premature", err)
+			}
+			c.node.Generate(t, 1, c.payer.String)
+			if !utxo.Mature(3, tip+1) {
+				t.Error("Mature(3, 102) = false")
+			}
+			if err := pay(3); err != nil {
+				t.Errorf("the node refused the coinbase of block 3 at tip 102: %v", err)
 			}
 		})
 	}

@@ -134,6 +134,9 @@ func play(t *testing.T, dialect string, seed uint64, steps int) result {
 			t.Fatalf("seed %d (ADDRD_UTXO_SEED=%d reruns it) step %d: check: %v\n%s", seed, seed, step, err, tail(g.Log))
 		}
 		res.checks++
+		for _, p := range g.Premature {
+			vs = append(vs, adversary.Violation{Rule: "mature", Detail: "utxo.Mature said spendable, the node refused: " + p})
+		}
 		if len(vs) > 0 {
 			var b strings.Builder
 			for i, v := range vs {

@@ -57,6 +57,9 @@ type Generator struct {
 	Replaced map[string]bool
 	// Stats counts what the generator did, by action.
 	Stats map[string]int
+	// Premature are the node's refusals of a coinbase spend that
+	// utxo.Mature said could be spent: each a violation.
+	Premature []string
 	// Log is what each step did, for a failure's report.
 	Log []string
 }
@@ -143,7 +146,7 @@ func (g *Generator) coins(ctx context.Context) (map[string][]Coin, error) {
 	out := map[string][]Coin{}
 	for a, us := range v.unspent {
 		for _, u := range us {
-			if !u.Coinbase || v.tip+1-u.Height >= utxo.CoinbaseMaturity {
+			if !u.Coinbase || utxo.Mature(u.Height, v.tip) {
 				out[a] = append(out[a], u)
 			}
 		}
@@ -251,6 +254,9 @@ func (g *Generator) transaction(ctx context.Context, coins map[string][]Coin) er
 		seq = wire.MaxTxInSequenceNum - 2 // BIP 125: replaceable
 	}
 	txid, err := g.send(ctx, in, outs, seq)
+	if err != nil && (strings.Contains(err.Error(), "premature") || strings.Contains(err.Error(), "maturity")) {
+		g.Premature = append(g.Premature, err.Error())
+	}
 	if err != nil {
 		g.Stats["rejected "+kind]++
 		g.Log = append(g.Log, fmt.Sprintf("%s rejected: %v", kind, err))
