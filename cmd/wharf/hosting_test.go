@@ -24,14 +24,14 @@ import (
 
 // hostingEnv is a published directory, an auth database with a basic
 // organisation's API key and a basic user's token, and wharf serve over
-// them.
+// them (serve with the flags given beside the test's own).
 type hostingEnv struct {
 	dir, store, pub string
 	wharf           string // wharf serve's URL
 	key, token      string
 }
 
-func newHostingEnv(t *testing.T) *hostingEnv {
+func newHostingEnv(t *testing.T, serveFlags ...string) *hostingEnv {
 	t.Helper()
 	testenv.Tool(t, "openssl")
 	dir := t.TempDir()
@@ -46,7 +46,7 @@ func newHostingEnv(t *testing.T) *hostingEnv {
 	e.key = lastLine(mustRun(t, "apikey", "create", "--org", "acme", "--db", db))
 	mustRun(t, "user", "add", "bob", "--org", "acme", "--db", db)
 	e.token = lastLine(mustRun(t, "token", "create", "--user", "bob", "--db", db))
-	startServe(t, "--store", e.store, "--listen", addr, "--db", db, "--refresh", "0")
+	startServe(t, append([]string{"--store", e.store, "--listen", addr, "--db", db, "--refresh", "0"}, serveFlags...)...)
 	return e
 }
 

@@ -49,7 +49,10 @@ func TestRegistryClients(t *testing.T) {
 	skopeo := testenv.Tool(t, "skopeo")
 	cosign := testenv.Tool(t, "cosign")
 	ctrd := testenv.NewContainerd(t)
-	e := newHostingEnv(t)
+	// Every client, through every route, comes from 127.0.0.1 with one of
+	// two credentials, a few hundred requests in a few seconds: what is
+	// tested here is that they pull, not the limits (TestRegistryRateLimit).
+	e := newHostingEnv(t, "--rate-ip", "0", "--rate-key", "0")
 	db := filepath.Join(e.dir, "wharf.db")
 	mustRun(t, "org", "create", "globex", "--level", "full", "--db", db)
 	fullKey := lastLine(mustRun(t, "apikey", "create", "--org", "globex", "--db", db))
@@ -262,4 +265,60 @@ func pulls(t *testing.T, base string) int {
 		}
 	}
 	return n
+}
+
+// TestRegistryRateLimit: a pull counts once against the credential's
+// --rate-key, at its platform manifest; its index and blobs take nothing.
+// Past the limit the registry answers 429 TOOMANYREQUESTS with a
+// Retry-After in seconds, and a client's reads of the index still pass.
+func TestRegistryRateLimit(t *testing.T) {
+	crane := testenv.Tool(t, "crane")
+	e := newHostingEnv(t, "--rate-key", "2/m", "--rate-ip", "0")
+	db := filepath.Join(e.dir, "wharf.db")
+	mustRun(t, "org", "create", "globex", "--level", "full", "--db", db)
+	key := lastLine(mustRun(t, "apikey", "create", "--org", "globex", "--db", db))
+	full := "Basic " + b64(key+":x")
+	b, err := os.ReadFile(filepath.Join(e.store, publish.KeyManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := publish.ReadManifest(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := m.Find("26.1.1")
+	node, _ := rel.Image("treasury-node")
+	platform := node.Platforms[0].Manifest
+	get := func(path string) *http.Response {
+		t.Helper()
+		resp, _ := hget(t, "GET", e.wharf+"/v2/treasury-node/"+path, "Authorization", full)
+		return resp
+	}
+	// Indexes take nothing: many of them leave the two pulls.
+	for range 5 {
+		if resp := get("manifests/26.1.1"); resp.StatusCode != 200 {
+			t.Fatalf("the index: %d, want 200 (an index is not counted)", resp.StatusCode)
+		}
+	}
+	for i := range 2 {
+		if resp := get("manifests/" + platform); resp.StatusCode != 200 {
+			t.Fatalf("pull %d: the platform manifest: %d, want 200", i+1, resp.StatusCode)
+		}
+	}
+	resp, body := hget(t, "GET", e.wharf+"/v2/treasury-node/manifests/"+platform, "Authorization", full)
+	if resp.StatusCode != 429 || !strings.Contains(string(body), "TOOMANYREQUESTS") || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("the third pull in a minute: %d, Retry-After %q: %s; want 429 TOOMANYREQUESTS with Retry-After",
+			resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if _, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil {
+		t.Errorf("Retry-After %q is not seconds", resp.Header.Get("Retry-After"))
+	}
+	// crane digest reads the index only: not limited.
+	host := strings.TrimPrefix(e.wharf, "http://")
+	cmd := exec.Command(crane, "digest", "--insecure", host+"/treasury-node:26.1.1")
+	cmd.Env = append(os.Environ(), "DOCKER_CONFIG="+dockerConfig(t, host, registryCreds{key, "x"}))
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != node.Index {
+		t.Errorf("crane digest past the limit = %v: %s, want %s (an index is not counted)", err, out, node.Index)
+	}
 }
