@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/address/v2"
 	"github.com/btcsuite/btcd/btcec/v2"
@@ -471,6 +472,70 @@ func TestCoinbaseMaturity(t *testing.T) {
 			if err := pay(3); err != nil {
 				t.Errorf("the node refused the coinbase of block 3 at tip 102: %v", err)
 			}
+		})
+	}
+}
+
+// TestDiscoverWallet finds a wallet's used addresses with gap limit 20
+// on both nodes (btcd through its address index, litecoind by scanning):
+// receive indexes 0, 5, 24 and 44 (each within 20 of the one before) and
+// change 3 are found, receive 70 (26 after 44) is not, and the branches
+// are derived to 20 after their newest used address.
+func TestDiscoverWallet(t *testing.T) {
+	for _, dialect := range []string{testenv.DialectBtcd, testenv.DialectCore} {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			c := newRegtestChain(t, dialect)
+			acct, err := c.seed.Derive(hdkeychain.HardenedKeyStart + 84)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xpub, err := acct.Neuter()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var descs []*utxo.Descriptor
+			for _, branch := range []string{"0", "1"} {
+				d, err := utxo.ParseDescriptor(c.net, "wpkh("+xpub.String()+"/"+branch+"/*)")
+				if err != nil {
+					t.Fatal(err)
+				}
+				descs = append(descs, d)
+			}
+			var want []string
+			for _, p := range []struct {
+				branch int
+				index  uint32
+				found  bool
+			}{{0, 0, true}, {0, 5, true}, {0, 24, true}, {0, 44, true}, {0, 70, false}, {1, 3, true}} {
+				a, err := descs[p.branch].Derive(p.index)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := c.Pay(ctx, c.payer.String, a.String, query.AmountOf(10_000)); err != nil {
+					t.Fatal(err)
+				}
+				if p.found {
+					want = append(want, a.String)
+				}
+			}
+			w, err := utxo.NewWallet(utxo.DefaultGapLimit, descs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tip, _ := c.reader.Head(ctx)
+			start := time.Now()
+			reads, err := c.reader.Discover(ctx, w, 0, tip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := w.Used(); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("used\n got %v\nwant %v", got, want)
+			}
+			if n := len(w.Addresses()); n != 65+24 {
+				t.Errorf("%d addresses derived, want 65 receive and 24 change", n)
+			}
+			t.Logf("%s: %d blocks read whole, %s", dialect, reads, time.Since(start).Round(time.Millisecond))
 		})
 	}
 }
