@@ -476,6 +476,29 @@ func TestCoinbaseMaturity(t *testing.T) {
 	}
 }
 
+// wallet is the test wallet's account key (m/84'), and its receive and
+// change descriptors wpkh(TPUB/0/*) and wpkh(TPUB/1/*).
+func (c *regtestChain) wallet(t *testing.T) (*hdkeychain.ExtendedKey, []*utxo.Descriptor) {
+	t.Helper()
+	acct, err := c.seed.Derive(hdkeychain.HardenedKeyStart + 84)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xpub, err := acct.Neuter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var descs []*utxo.Descriptor
+	for _, branch := range []string{"0", "1"} {
+		d, err := utxo.ParseDescriptor(c.net, "wpkh("+xpub.String()+"/"+branch+"/*)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		descs = append(descs, d)
+	}
+	return acct, descs
+}
+
 // TestDiscoverWallet finds a wallet's used addresses with gap limit 20
 // on both nodes (btcd through its address index, litecoind by scanning):
 // receive indexes 0, 5, 24 and 44 (each within 20 of the one before) and
@@ -486,22 +509,7 @@ func TestDiscoverWallet(t *testing.T) {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
 			c := newRegtestChain(t, dialect)
-			acct, err := c.seed.Derive(hdkeychain.HardenedKeyStart + 84)
-			if err != nil {
-				t.Fatal(err)
-			}
-			xpub, err := acct.Neuter()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var descs []*utxo.Descriptor
-			for _, branch := range []string{"0", "1"} {
-				d, err := utxo.ParseDescriptor(c.net, "wpkh("+xpub.String()+"/"+branch+"/*)")
-				if err != nil {
-					t.Fatal(err)
-				}
-				descs = append(descs, d)
-			}
+			_, descs := c.wallet(t)
 			var want []string
 			for _, p := range []struct {
 				branch int
@@ -536,6 +544,94 @@ func TestDiscoverWallet(t *testing.T) {
 				t.Errorf("%d addresses derived, want 65 receive and 24 change", n)
 			}
 			t.Logf("%s: %d blocks read whole, %s", dialect, reads, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// TestWalletStatement folds a wallet's moves per transaction on both
+// nodes: a payment in to two of its addresses (+100,000), a
+// consolidation of both to a third and change (internal, nets to 0, fee
+// 1,000 though two addresses funded it), a payment out with change
+// (-50,000, fee 500).
+func TestWalletStatement(t *testing.T) {
+	for _, dialect := range []string{testenv.DialectBtcd, testenv.DialectCore} {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			c := newRegtestChain(t, dialect)
+			acct, descs := c.wallet(t)
+			type key struct {
+				priv *btcec.PrivateKey
+				addr utxo.Address
+			}
+			derive := func(branch, i uint32) key {
+				t.Helper()
+				b, err := acct.Derive(branch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k, err := b.Derive(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				priv, err := k.ECPrivKey()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return key{priv, c.p2wpkh(priv.PubKey())}
+			}
+			w, err := utxo.NewWallet(5, descs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r0, r1, r2, c0, c1 := derive(0, 0), derive(0, 1), derive(0, 2), derive(1, 0), derive(1, 1)
+			coinOf := func(txid string, vout uint32, value int64, k key) coin {
+				h, _ := chainhash.NewHashFromStr(txid)
+				return coin{op: *wire.NewOutPoint(h, vout), value: value, key: k.priv, script: k.addr.Script}
+			}
+			cb := c.coinbase(t, 1)
+			tx1, err := c.send(ctx, []coin{cb}, wire.NewTxOut(60_000, r0.addr.Script), wire.NewTxOut(40_000, r1.addr.Script),
+				wire.NewTxOut(cb.value-100_000-1000, c.payer.Script))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.node.Generate(t, 1, c.payer.String)
+			tx2, err := c.send(ctx, []coin{coinOf(tx1, 0, 60_000, r0), coinOf(tx1, 1, 40_000, r1)},
+				wire.NewTxOut(90_000, r2.addr.Script), wire.NewTxOut(9_000, c0.addr.Script))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.node.Generate(t, 1, c.payer.String)
+			tx3, err := c.send(ctx, []coin{coinOf(tx2, 0, 90_000, r2)}, wire.NewTxOut(50_000, c.payer.Script), wire.NewTxOut(39_500, c1.addr.Script))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.node.Generate(t, 1, c.payer.String)
+			tracked := map[string]bool{}
+			for _, a := range w.Addresses() {
+				tracked[a] = true
+			}
+			acts, err := c.reader.Activity(ctx, chain.Query{From: 102, To: 104, Tracked: tracked})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range acts {
+				txs, err := w.Statement(a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, tx := range txs {
+					got = append(got, fmt.Sprintf("%s %s fee %s internal %v", tx.Tx, tx.Amount, tx.Fee, tx.Internal))
+				}
+			}
+			want := []string{
+				tx1 + " 100000 fee 0 internal false",
+				tx2 + " 0 fee 1000 internal true",
+				tx3 + " -50000 fee 500 internal false",
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("statement\n got %v\nwant %v", got, want)
+			}
 		})
 	}
 }

@@ -2,9 +2,11 @@ package utxo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/chain"
 )
 
@@ -192,4 +194,63 @@ func (r *Reader) scan(ctx context.Context, w *Wallet, from, to uint64) (int, err
 			return reads, nil
 		}
 	}
+}
+
+// WalletTx is one transaction of a wallet's statement: its addresses'
+// moves in it summed, change between them netted out.
+type WalletTx struct {
+	Tx string
+	// Amount is what entered (positive) or left the wallet, the fee
+	// apart: zero for a transfer between its own addresses.
+	Amount query.Amount
+	// Fee is the fee the wallet paid: where its addresses funded every
+	// input, the inputs less the outputs; zero otherwise.
+	Fee query.Amount
+	// Internal is true when every input and output paying an address
+	// is the wallet's (OP_RETURN outputs pay none).
+	Internal bool
+}
+
+// Statement folds a block's activity (read with the wallet's addresses
+// tracked) into the wallet's transactions, in block order. The
+// per-address moves stay as they are; this is the wallet's view.
+func (w *Wallet) Statement(a chain.BlockActivity) ([]WalletTx, error) {
+	sums := map[string]query.Amount{}
+	for _, m := range a.Moves {
+		if _, ok := w.index[m.Address]; ok && m.Asset == query.AssetNative {
+			sums[m.Tx] = sums[m.Tx].Add(m.Amount)
+		}
+	}
+	var out []WalletTx
+	for _, tx := range a.Txs {
+		sum, ok := sums[tx.Hash]
+		if !ok {
+			continue
+		}
+		var d Detail
+		if err := json.Unmarshal(tx.Detail, &d); err != nil {
+			return nil, fmt.Errorf("transaction %s: detail: %w", tx.Hash, err)
+		}
+		funded, internal := !d.Coinbase, true
+		var in, outSum int64
+		for _, i := range d.Inputs {
+			in += i.Value
+			if _, ok := w.index[i.Address]; !ok {
+				funded, internal = false, false
+			}
+		}
+		for _, o := range d.Outputs {
+			outSum += o.Value
+			if _, ok := w.index[o.Address]; o.Address != "" && !ok {
+				internal = false
+			}
+		}
+		t := WalletTx{Tx: tx.Hash, Amount: sum, Internal: internal && !d.Coinbase}
+		if funded {
+			t.Fee = query.AmountOf(in - outSum)
+			t.Amount = sum.Add(t.Fee)
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
