@@ -84,6 +84,11 @@ func TestAdversarial(t *testing.T) {
 	}
 }
 
+// gap is the checked wallet's gap limit: its descriptors' first 2
+// addresses are the generator's. Discovery is checked with a gap of 1,
+// so that finding index 1 takes deriving on from index 0.
+const gap = 3
+
 type result struct {
 	stats         map[string]int
 	reads, checks int
@@ -100,7 +105,7 @@ func play(t *testing.T, dialect string, seed uint64, steps int) result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := adversary.Wallet(net, seed)
+	keys, descs, err := adversary.Wallet(net, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +125,9 @@ func play(t *testing.T, dialect string, seed uint64, steps int) result {
 		tracked = append(tracked, k.Address.String)
 	}
 	checker := adversary.NewChecker(reader, node, tracked)
+	if checker.Wallet, err = utxo.NewWallet(gap, descs...); err != nil {
+		t.Fatal(err)
+	}
 	g := adversary.NewGenerator(node, dialect, keys, rand.New(rand.NewPCG(seed, 37)), checker)
 	if err := g.Mine(ctx, utxo.CoinbaseMaturity+1); err != nil {
 		t.Fatal(err)
@@ -148,6 +156,10 @@ func play(t *testing.T, dialect string, seed uint64, steps int) result {
 			}
 			t.Fatalf("seed %d (ADDRD_UTXO_SEED=%d reruns it) step %d on %s: %d violations:\n%s\nthe generator's last steps:\n%s", seed, seed, step, dialect, len(vs), b.String(), tail(g.Log))
 		}
+	}
+	vs, err := checker.CheckDiscovery(ctx, dialect, 1, descs...)
+	if err != nil || len(vs) > 0 {
+		t.Fatalf("seed %d (ADDRD_UTXO_SEED=%d reruns it) on %s: discovery: %v %v", seed, seed, dialect, err, vs)
 	}
 	res.stats, res.reads = g.Stats, checker.Reads
 	return res

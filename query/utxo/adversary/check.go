@@ -47,6 +47,9 @@ type Checker struct {
 	coinbase map[string]bool // txid: a coinbase, for Core's view
 	// Reads counts the blocks read through the reader, reorgs included.
 	Reads int
+	// Wallet, when set, is a wallet of tracked addresses whose
+	// statement (utxo.Wallet.Statement) is checked too.
+	Wallet *utxo.Wallet
 }
 
 // NewChecker makes a checker of reader's activity for tracked against
@@ -174,6 +177,9 @@ func (c *Checker) Check(ctx context.Context, dialect string, replaced map[string
 			}
 		}
 	}
+	if c.Wallet != nil {
+		out = append(out, c.checkWallet(v)...)
+	}
 	for _, a := range addrs {
 		s := st[a]
 		var sum int64
@@ -224,4 +230,86 @@ func (c *Checker) Check(ctx context.Context, dialect string, replaced map[string
 		}
 	}
 	return out, nil
+}
+
+// checkWallet holds the wallet's statement to the node: what entered and
+// left it less its fees adds up to its addresses' unspent outputs, and an
+// internal transaction moves nothing but its fee.
+func (c *Checker) checkWallet(v *view) []Violation {
+	var out []Violation
+	var got query.Amount
+	for _, b := range c.blocks {
+		txs, err := c.Wallet.Statement(b)
+		if err != nil {
+			return append(out, Violation{Rule: "wallet", Block: b.Block.Number, Detail: err.Error()})
+		}
+		for _, tx := range txs {
+			got = got.Add(tx.Amount).Sub(tx.Fee)
+			if tx.Internal && !tx.Amount.IsZero() {
+				out = append(out, Violation{Rule: "wallet", Block: b.Block.Number, Detail: fmt.Sprintf("internal transaction %s moves %s", tx.Tx, tx.Amount)})
+			}
+		}
+	}
+	var want int64
+	for _, a := range c.Wallet.Addresses() {
+		for _, u := range v.unspent[a] {
+			want += u.Value
+		}
+	}
+	if got.Cmp(query.AmountOf(want)) != 0 {
+		out = append(out, Violation{Rule: "wallet", Block: v.tip, Detail: fmt.Sprintf("the wallet's statement adds up to %s, its addresses' unspent outputs to %d", got, want)})
+	}
+	return out
+}
+
+// CheckDiscovery discovers a fresh wallet of descs with gap limit gap
+// through the reader (utxo.Reader.Discover) and compares the addresses
+// it finds used with those the gap rule reaches among the addresses that
+// have transactions: by btcd's address index, or on Core (which keeps
+// none) by the blocks the checker read.
+func (c *Checker) CheckDiscovery(ctx context.Context, dialect string, gap int, descs ...*utxo.Descriptor) ([]Violation, error) {
+	w, err := utxo.NewWallet(gap, descs...)
+	if err != nil {
+		return nil, err
+	}
+	var tip uint64
+	if err := c.node.Call(ctx, &tip, "getblockcount"); err != nil {
+		return nil, err
+	}
+	if _, err := c.reader.Discover(ctx, w, 0, tip); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, b := range c.blocks {
+		for _, tx := range b.Txs {
+			for _, p := range tx.Parties {
+				seen[p] = true
+			}
+		}
+	}
+	var want []string
+	for _, d := range descs {
+		for i, last := 0, -1; i <= last+gap; i++ {
+			a, err := d.Derive(uint32(i))
+			if err != nil {
+				return nil, err
+			}
+			used := seen[a.String]
+			if dialect == Btcd {
+				v := &view{tip: tip, unspent: map[string][]Coin{}, txs: map[string]map[string]bool{}}
+				if err := btcdView(ctx, c.node, c.reader.Network(), a.String, v); err != nil {
+					return nil, err
+				}
+				used = len(v.txs[a.String]) > 0
+			}
+			if used {
+				last = i
+				want = append(want, a.String)
+			}
+		}
+	}
+	if got := w.Used(); !slices.Equal(got, want) {
+		return []Violation{{Rule: "discovery", Block: tip, Detail: fmt.Sprintf("Discover found %v used, the gap rule over the node's history %v", got, want)}}, nil
+	}
+	return nil, nil
 }

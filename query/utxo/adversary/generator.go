@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/btcsuite/btcd/btcutil/v2/hdkeychain"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/txscript/v2"
 	"github.com/btcsuite/btcd/wire/v2"
@@ -20,23 +21,65 @@ import (
 // miner's (btcd pays every coinbase to it), the last is never tracked.
 const Keys = 7
 
-// Wallet returns the generator's keys for seed on net: P2WPKH, P2PKH and
-// P2TR in turn, the first P2WPKH.
-func Wallet(net *utxo.Network, seed uint64) ([]*Key, error) {
+// Wallet returns the generator's keys for seed on net and the
+// descriptors of all but the last: wpkh(TPUB/0/*), pkh(TPUB/1/*) and
+// tr(TPUB/2/*) of one account, key i being descriptor i%3's index i/3
+// (the first P2WPKH). The last key, P2WPKH, is of no descriptor.
+func Wallet(net *utxo.Network, seed uint64) ([]*Key, []*utxo.Descriptor, error) {
+	secret := make([]byte, 32)
+	binary.BigEndian.PutUint64(secret[24:], seed)
+	secret[0] = 1
+	master, err := hdkeychain.NewMaster(secret, net.Params)
+	if err != nil {
+		return nil, nil, err
+	}
+	acct, err := master.Derive(hdkeychain.HardenedKeyStart + 86)
+	if err != nil {
+		return nil, nil, err
+	}
+	xpub, err := acct.Neuter()
+	if err != nil {
+		return nil, nil, err
+	}
 	kinds := []string{P2WPKH, P2PKH, P2TR}
-	var keys []*Key
-	for i := range Keys {
-		secret := make([]byte, 32)
-		binary.BigEndian.PutUint64(secret[16:], seed)
-		binary.BigEndian.PutUint64(secret[24:], uint64(i)+1)
-		secret[0] = 1
-		k, err := newKey(net, kinds[i%len(kinds)], secret)
+	var descs []*utxo.Descriptor
+	for _, f := range []string{"wpkh(%s/0/*)", "pkh(%s/1/*)", "tr(%s/2/*)"} {
+		d, err := utxo.ParseDescriptor(net, fmt.Sprintf(f, xpub.String()))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		descs = append(descs, d)
+	}
+	var keys []*Key
+	for i := range Keys - 1 {
+		branch, err := acct.Derive(uint32(i % 3))
+		if err != nil {
+			return nil, nil, err
+		}
+		child, err := branch.Derive(uint32(i / 3))
+		if err != nil {
+			return nil, nil, err
+		}
+		priv, err := child.ECPrivKey()
+		if err != nil {
+			return nil, nil, err
+		}
+		k, err := newKey(net, kinds[i%3], priv.Serialize())
+		if err != nil {
+			return nil, nil, err
+		}
+		want, err := descs[i%3].Derive(uint32(i / 3))
+		if err != nil || want.String != k.Address.String {
+			return nil, nil, fmt.Errorf("key %d: %s, its descriptor derives %s (%v)", i, k.Address.String, want.String, err)
 		}
 		keys = append(keys, k)
 	}
-	return keys, nil
+	secret[1] = 2
+	k, err := newKey(net, P2WPKH, secret)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(keys, k), descs, nil
 }
 
 // Generator makes random activity on a regtest node from a seed.
