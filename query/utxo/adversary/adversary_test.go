@@ -158,8 +158,13 @@ func play(t *testing.T, dialect string, seed uint64, steps int) result {
 		}
 	}
 	vs, err := checker.CheckDiscovery(ctx, dialect, 1, descs...)
+	if err == nil {
+		var more []adversary.Violation
+		more, err = checker.CheckHistory(ctx)
+		vs = append(vs, more...)
+	}
 	if err != nil || len(vs) > 0 {
-		t.Fatalf("seed %d (ADDRD_UTXO_SEED=%d reruns it) on %s: discovery: %v %v", seed, seed, dialect, err, vs)
+		t.Fatalf("seed %d (ADDRD_UTXO_SEED=%d reruns it) on %s: discovery and history: %v %v", seed, seed, dialect, err, vs)
 	}
 	res.stats, res.reads = g.Stats, checker.Reads
 	return res

@@ -2,6 +2,7 @@ package adversary
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -312,4 +313,35 @@ func (c *Checker) CheckDiscovery(ctx context.Context, dialect string, gap int, d
 		return []Violation{{Rule: "discovery", Block: tip, Detail: fmt.Sprintf("Discover found %v used, the gap rule over the node's history %v", got, want)}}, nil
 	}
 	return nil, nil
+}
+
+// CheckHistory holds the reader's History (btcd's address index) of
+// every tracked address to the blocks where the reader found it moved: a
+// late subscriber's past is read from exactly those. On Core, which has
+// no History, it checks nothing.
+func (c *Checker) CheckHistory(ctx context.Context) ([]Violation, error) {
+	if len(c.blocks) == 0 {
+		return nil, nil
+	}
+	tip := c.blocks[len(c.blocks)-1].Block.Number
+	var out []Violation
+	for _, a := range slices.Sorted(maps.Keys(c.tracked)) {
+		got, err := c.reader.History(ctx, a, 0, tip)
+		if errors.Is(err, chain.ErrNotImplemented) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var want []uint64
+		for _, b := range c.blocks {
+			if slices.ContainsFunc(b.Moves, func(m chain.Move) bool { return m.Address == a }) {
+				want = append(want, b.Block.Number)
+			}
+		}
+		if !slices.Equal(got, want) {
+			out = append(out, Violation{Rule: "history", Address: a, Block: tip, Detail: fmt.Sprintf("History says blocks %v, the reader's moves are in %v", got, want)})
+		}
+	}
+	return out, nil
 }
