@@ -19,12 +19,14 @@ import (
 
 // Keys is how many keys the generator's wallet holds: the first is the
 // miner's (btcd pays every coinbase to it), the last is never tracked.
-const Keys = 7
+const Keys = 8
 
 // Wallet returns the generator's keys for seed on net and the
-// descriptors of all but the last: wpkh(TPUB/0/*), pkh(TPUB/1/*) and
-// tr(TPUB/2/*) of one account, key i being descriptor i%3's index i/3
-// (the first P2WPKH). The last key, P2WPKH, is of no descriptor.
+// descriptors of all but the last: wpkh(A/0/*), pkh(A/1/*), tr(A/2/*)
+// and wsh(sortedmulti(2,B/0/*,C/0/*,D/0/*)) of four accounts, key i
+// being descriptor i%4's index i/4 (the first P2WPKH), each checked
+// against its descriptor's derivation. The last key, P2WPKH, is of no
+// descriptor.
 func Wallet(net *utxo.Network, seed uint64) ([]*Key, []*utxo.Descriptor, error) {
 	secret := make([]byte, 32)
 	binary.BigEndian.PutUint64(secret[24:], seed)
@@ -33,44 +35,68 @@ func Wallet(net *utxo.Network, seed uint64) ([]*Key, []*utxo.Descriptor, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	acct, err := master.Derive(hdkeychain.HardenedKeyStart + 86)
-	if err != nil {
-		return nil, nil, err
+	accts := make([]*hdkeychain.ExtendedKey, 4)
+	xpubs := make([]string, 4)
+	for i := range accts {
+		if accts[i], err = master.Derive(hdkeychain.HardenedKeyStart + 86 + uint32(i)); err != nil {
+			return nil, nil, err
+		}
+		x, err := accts[i].Neuter()
+		if err != nil {
+			return nil, nil, err
+		}
+		xpubs[i] = x.String()
 	}
-	xpub, err := acct.Neuter()
-	if err != nil {
-		return nil, nil, err
-	}
-	kinds := []string{P2WPKH, P2PKH, P2TR}
 	var descs []*utxo.Descriptor
-	for _, f := range []string{"wpkh(%s/0/*)", "pkh(%s/1/*)", "tr(%s/2/*)"} {
-		d, err := utxo.ParseDescriptor(net, fmt.Sprintf(f, xpub.String()))
+	for _, f := range []string{"wpkh(%[1]s/0/*)", "pkh(%[1]s/1/*)", "tr(%[1]s/2/*)", "wsh(sortedmulti(2,%[2]s/0/*,%[3]s/0/*,%[4]s/0/*))"} {
+		d, err := utxo.ParseDescriptor(net, fmt.Sprintf(f, xpubs[0], xpubs[1], xpubs[2], xpubs[3]))
 		if err != nil {
 			return nil, nil, err
 		}
 		descs = append(descs, d)
 	}
+	child := func(acct *hdkeychain.ExtendedKey, branch, index uint32) ([]byte, error) {
+		b, err := acct.Derive(branch)
+		if err != nil {
+			return nil, err
+		}
+		c, err := b.Derive(index)
+		if err != nil {
+			return nil, err
+		}
+		priv, err := c.ECPrivKey()
+		if err != nil {
+			return nil, err
+		}
+		return priv.Serialize(), nil
+	}
+	kinds := []string{P2WPKH, P2PKH, P2TR, P2WSH}
 	var keys []*Key
 	for i := range Keys - 1 {
-		branch, err := acct.Derive(uint32(i % 3))
+		d, index := i%4, uint32(i/4)
+		var secrets [][]byte
+		if kinds[d] == P2WSH {
+			for _, a := range accts[1:] {
+				sk, err := child(a, 0, index)
+				if err != nil {
+					return nil, nil, err
+				}
+				secrets = append(secrets, sk)
+			}
+		} else {
+			sk, err := child(accts[0], uint32(d), index)
+			if err != nil {
+				return nil, nil, err
+			}
+			secrets = append(secrets, sk)
+		}
+		k, err := newKey(net, kinds[d], secrets...)
 		if err != nil {
 			return nil, nil, err
 		}
-		child, err := branch.Derive(uint32(i / 3))
-		if err != nil {
-			return nil, nil, err
-		}
-		priv, err := child.ECPrivKey()
-		if err != nil {
-			return nil, nil, err
-		}
-		k, err := newKey(net, kinds[i%3], priv.Serialize())
-		if err != nil {
-			return nil, nil, err
-		}
-		want, err := descs[i%3].Derive(uint32(i / 3))
+		want, err := descs[d].Derive(index)
 		if err != nil || want.String != k.Address.String {
-			return nil, nil, fmt.Errorf("key %d: %s, its descriptor derives %s (%v)", i, k.Address.String, want.String, err)
+			return nil, nil, fmt.Errorf("key %d (%s): %s, its descriptor derives %s (%v)", i, kinds[d], k.Address.String, want.String, err)
 		}
 		keys = append(keys, k)
 	}
@@ -247,7 +273,7 @@ func (g *Generator) transaction(ctx context.Context, coins map[string][]Coin) er
 	n := 1 + g.rand.IntN(3)
 	switch kind {
 	case "consolidate":
-		n = 2 + g.rand.IntN(40)
+		n = 2 + g.rand.IntN(99)
 	case "burn":
 		n = 1
 	}
@@ -311,6 +337,9 @@ func (g *Generator) transaction(ctx context.Context, coins map[string][]Coin) er
 		if c.Coinbase {
 			g.Stats["input coinbase"]++
 		}
+	}
+	if len(in) >= 50 {
+		g.Stats["50+ inputs"]++
 	}
 	g.Stats[kind]++
 	g.Log = append(g.Log, fmt.Sprintf("%s %s: %d in, %d out, fee %d", kind, txid, len(in), len(outs), fee))

@@ -2,8 +2,10 @@ package adversary
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/address/v2"
 	"github.com/btcsuite/btcd/btcec/v2"
@@ -18,7 +20,8 @@ import (
 const (
 	P2WPKH = "p2wpkh"
 	P2PKH  = "p2pkh"
-	P2TR   = "p2tr" // BIP 86 key path
+	P2TR   = "p2tr"  // BIP 86 key path
+	P2WSH  = "p2wsh" // 2-of-3 sortedmulti
 )
 
 // Key is a key of the generator's wallet and the address it is paid at.
@@ -26,13 +29,37 @@ type Key struct {
 	Kind    string
 	Address utxo.Address
 	priv    *btcec.PrivateKey
+	// A multisig's: its witness script and keys in the script's order.
+	script []byte
+	privs  []*btcec.PrivateKey
 }
 
-// newKey makes the key of secret (32 bytes) paying to kind on net.
-func newKey(net *utxo.Network, kind string, secret []byte) (*Key, error) {
-	priv, pub := btcec.PrivKeyFromBytes(secret)
+// newKey makes the key of secrets (32 bytes each; three for P2WSH, one
+// for the others) paying to kind on net.
+func newKey(net *utxo.Network, kind string, secrets ...[]byte) (*Key, error) {
+	priv, pub := btcec.PrivKeyFromBytes(secrets[0])
+	k := &Key{Kind: kind, priv: priv}
 	var script []byte
 	switch kind {
+	case P2WSH:
+		for _, s := range secrets {
+			p, _ := btcec.PrivKeyFromBytes(s)
+			k.privs = append(k.privs, p)
+		}
+		// sortedmulti: the keys in the order of their serialisation.
+		slices.SortFunc(k.privs, func(a, b *btcec.PrivateKey) int {
+			return bytes.Compare(a.PubKey().SerializeCompressed(), b.PubKey().SerializeCompressed())
+		})
+		b := txscript.NewScriptBuilder().AddOp(txscript.OP_2)
+		for _, p := range k.privs {
+			b.AddData(p.PubKey().SerializeCompressed())
+		}
+		ws, err := b.AddOp(txscript.OP_3).AddOp(txscript.OP_CHECKMULTISIG).Script()
+		if err != nil {
+			return nil, err
+		}
+		h := sha256.Sum256(ws)
+		k.script, script = ws, append([]byte{txscript.OP_0, txscript.OP_DATA_32}, h[:]...)
 	case P2WPKH:
 		script = append([]byte{txscript.OP_0, txscript.OP_DATA_20}, address.Hash160(pub.SerializeCompressed())...)
 	case P2PKH:
@@ -47,7 +74,8 @@ func newKey(net *utxo.Network, kind string, secret []byte) (*Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s address: %w", kind, err)
 	}
-	return &Key{Kind: kind, Address: a, priv: priv}, nil
+	k.Address = a
+	return k, nil
 }
 
 // Coin is an unspent output: what the node says of it.
@@ -81,6 +109,18 @@ func sign(tx *wire.MsgTx, coins []Coin, keys map[string]*Key) (string, error) {
 			tx.TxIn[i].SignatureScript, err = txscript.SignatureScript(tx, i, k.Address.Script, txscript.SigHashAll, k.priv, true)
 		case P2TR:
 			tx.TxIn[i].Witness, err = txscript.TaprootWitnessSignature(tx, hashes, i, c.Value, k.Address.Script, txscript.SigHashDefault, k.priv)
+		case P2WSH:
+			// Two of the three, in the script's order; the empty first
+			// item is CHECKMULTISIG's extra pop.
+			w := wire.TxWitness{nil}
+			for _, p := range k.privs[:2] {
+				sig, err := txscript.RawTxInWitnessSignature(tx, hashes, i, c.Value, k.script, txscript.SigHashAll, p)
+				if err != nil {
+					return "", fmt.Errorf("sign input %d (%s): %w", i, k.Kind, err)
+				}
+				w = append(w, sig)
+			}
+			tx.TxIn[i].Witness = append(w, k.script)
 		}
 		if err != nil {
 			return "", fmt.Errorf("sign input %d (%s): %w", i, k.Kind, err)
