@@ -110,6 +110,7 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 			Native:          c.Native,
 			Store:           db,
 			Source:          src,
+			Reader:          evm.NewReader(src),
 			Logger:          log,
 			Metrics:         reg,
 			Confirmations:   o.confirmations,

@@ -183,7 +183,7 @@ var evmWords = []string{"gas", "nonce", "receipt", "logindex", "trace"}
 // holds, while the EVM moves behind the seam into query/evm. It only goes
 // down: a count above it fails, naming the new ones.
 var evmNames = map[string]int{
-	"query/fetch":   191,
+	"query/fetch":   174,
 	"query/store":   30,
 	"query/api":     15,
 	"query/events":  1,

@@ -45,6 +45,15 @@ type Internals interface {
 	UseInternals(source string)
 }
 
+// InternalsError is how Activity fails when reading the internal
+// movements failed (a node's trace call): the core counts those apart.
+type InternalsError struct{ Err error }
+
+func (e *InternalsError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error of the read.
+func (e *InternalsError) Unwrap() error { return e.Err }
+
 // TokenReader is a Reader that tells what a token says of itself.
 type TokenReader interface {
 	// Token returns the symbol, name and decimals of the token of

@@ -159,7 +159,7 @@ func (r *Reader) scanBlock(ctx context.Context, b query.SourceBlock, logs []quer
 	}
 	if api != "" {
 		if traced, err = r.tracer.Traces(ctx, b, api); err != nil {
-			return fmt.Errorf("traces of block %d: %w", b.Number, err)
+			return &chain.InternalsError{Err: fmt.Errorf("traces of block %d: %w", b.Number, err)}
 		}
 	}
 	m := matchBlock(b, logs, traced, tracked)

@@ -181,7 +181,7 @@ func BenchmarkHistory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, BackfillAll: true, Logger: slog.New(slog.DiscardHandler)})
+	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Reader: evm.NewReader(src), BackfillAll: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func BenchmarkFreshness(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer src.Close()
-	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Interval: 250 * time.Millisecond,
+	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Reader: evm.NewReader(src), Interval: 250 * time.Millisecond,
 		RefreshInterval: interval, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
@@ -401,7 +401,7 @@ func BenchmarkFreshness(b *testing.B) {
 	catchUp := func(refresh time.Duration) float64 {
 		db := seedSubscriptions(b, testenv.SQLite(b), dev, *freshSubs, from)
 		defer db.Close()
-		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Batch: 16, Interval: 10 * time.Millisecond,
+		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Reader: evm.NewReader(src), Batch: 16, Interval: 10 * time.Millisecond,
 			RefreshInterval: refresh, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			b.Fatal(err)

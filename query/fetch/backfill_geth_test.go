@@ -87,7 +87,7 @@ func TestHistoryGeth(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := c.cfg
-			cfg.Chain, cfg.Store, cfg.Source, cfg.Logger = chain, db, src, slog.New(slog.DiscardHandler)
+			cfg.Chain, cfg.Store, cfg.Source, cfg.Reader, cfg.Logger = chain, db, src, evm.NewReader(src), slog.New(slog.DiscardHandler)
 			f, err := fetch.New(cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -9,8 +9,8 @@
 //
 //   - the head follower (follower; run.go, follow.go) runs the steps: it
 //     checks the chain (chain.go) and the node's trace API (traces.go),
-//     syncs new subscriptions (sync.go), reads new blocks ahead of storing
-//     them, scans them (scan.go) and writes their statement rows
+//     syncs new subscriptions (sync.go), reads the activity of new blocks
+//     ahead of storing them (scan.go) and writes their statement rows
 //     (statement.go). While a step stores blocks, a reader goroutine
 //     borrows the follower's scanning state and the step waits for it.
 //   - the backfiller (backfiller; backfill.go, backfill_read.go,
@@ -37,11 +37,12 @@
 //
 // # Where a movement is classified
 //
-// moves.go holds the pure rules that turn a block (its transactions,
-// receipts, Transfer logs, traces, withdrawals and fee recipient) into the
-// transactions and the movements of a tracked address's balance, of every
-// kind: a transaction's value and fee, an internal transfer, a contract
-// creation, a token transfer, a withdrawal, fee income. Nothing there
-// reads the node or the store; scan.go (the head) and backfill_read.go
-// (the past) gather what it needs.
+// The chain's family classifies them: the head follower reads the
+// activity of new blocks through Config.Reader (query/chain's Activity:
+// transactions and the movements of a tracked address's balance, every
+// kind, each with its cause), and scan.go turns it into transactions and
+// statement rows. The backfill still reads an EVM chain through the
+// Source, with its own copy of the EVM's rules in moves.go (nothing there
+// reads the node or the store; backfill_read.go gathers what it needs),
+// until it reads through the Reader too.
 package fetch

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
 )
 
 // Store is the storage a Fetcher writes: FetchStore, and the
@@ -23,12 +24,16 @@ type Store interface {
 	Balances(ctx context.Context, chain, address string) ([]query.Balance, error)
 }
 
-// Config configures a Fetcher. Chain, Store and Source are
+// Config configures a Fetcher. Chain, Store, Source and Reader are
 // required; the rest have defaults.
 type Config struct {
 	Chain  string
 	Store  Store
 	Source query.Source
+	// Reader reads the chain through the seam, the family's: the head
+	// follower reads the activity of new blocks from it (evm.NewReader
+	// of Source for an EVM chain).
+	Reader chain.Reader
 	// Clock paces Run and stamps health; default SystemClock.
 	Clock query.Clock
 	// Logger receives the fetcher's log; nil discards it.
@@ -177,8 +182,8 @@ type chainFacts struct {
 
 // New returns a Fetcher for cfg.Chain.
 func New(cfg Config) (*Fetcher, error) {
-	if cfg.Chain == "" || cfg.Store == nil || cfg.Source == nil {
-		return nil, errors.New("fetcher: Chain, Store and Source are required")
+	if cfg.Chain == "" || cfg.Store == nil || cfg.Source == nil || cfg.Reader == nil {
+		return nil, errors.New("fetcher: Chain, Store, Source and Reader are required")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = query.SystemClock{}

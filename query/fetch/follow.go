@@ -13,7 +13,7 @@ import (
 
 // follower is the head follower's state: the goroutine that runs Run's
 // steps (or calls FetchOnce) owns it, and the reader goroutine of
-// storeBlocks borrows the scanning part (dense, tokens, heads,
+// storeBlocks borrows the scanning part (tokens, heads,
 // mismatched) while the step waits for it.
 type follower struct {
 	*core
@@ -53,9 +53,6 @@ type follower struct {
 	// target is the newest block with enough confirmations, as of the
 	// current step.
 	target uint64
-	// dense is true while most scanned blocks touch a tracked address: then
-	// every block's receipts are read instead of the Transfer logs.
-	dense bool
 	// tokens are the ERC-20 contracts each address has held, loaded from
 	// the store on first need and grown as blocks touch it.
 	tokens map[string][]string
@@ -114,26 +111,26 @@ func (f *follower) step(ctx context.Context) (more bool, err error) {
 
 // storeFirst stores block number as the first checkpoint of the chain.
 func (f *follower) storeFirst(ctx context.Context, number uint64, set map[string]bool) (query.Block, error) {
-	blocks, err := f.cfg.Source.Blocks(ctx, number, number)
+	acts, _, err := f.activity(ctx, number, number, set)
 	if err != nil {
-		return query.Block{}, f.nodeErr(err)
+		return query.Block{}, err
 	}
-	if len(blocks) == 0 {
+	if len(acts) == 0 {
 		return query.Block{}, fmt.Errorf("fetch %s: block %d: %w", f.cfg.Chain, number, query.ErrUnavailable)
 	}
-	c, err := f.scan(ctx, blocks, set)
+	c, err := f.scan(ctx, acts, set)
 	if err != nil {
 		return query.Block{}, err
 	}
 	if _, err := f.storeChunks(ctx, []chunk{c}); err != nil {
 		return query.Block{}, err
 	}
-	return blocks[0].Block, nil
+	return acts[0].Block, nil
 }
 
 // chunk is a run of consecutive blocks scanned and ready to store.
 type chunk struct {
-	blocks   []query.SourceBlock
+	blocks   []query.Block
 	txs      [][]query.Transaction   // matched transactions, per block
 	balances []query.Balance         // of the touched addresses, at the last block
 	changes  [][]query.BalanceChange // statement rows, per block
@@ -233,41 +230,37 @@ func (f *follower) readChunks(ctx context.Context, cp query.Block, end uint64, s
 	prev := cp
 	for lo := cp.Number + 1; lo <= end; lo += chunkBlocks {
 		hi := min(end, lo+chunkBlocks-1)
-		blocks, err := f.cfg.Source.Blocks(ctx, lo, hi)
+		acts, replaced, err := f.activity(ctx, lo, hi, set)
 		if err != nil {
-			send(chunk{err: f.nodeErr(err)})
+			send(chunk{err: err})
 			return
 		}
-		if len(blocks) == 0 {
-			if lo == cp.Number+1 {
+		if len(acts) == 0 {
+			if lo == cp.Number+1 && !replaced {
 				send(chunk{err: f.nodeErr(fmt.Errorf("fetch %s: the node's head is at least %d but it serves no block %d: %w", f.cfg.Chain, end, lo, query.ErrUnavailable))})
 			}
 			return
 		}
 		// A checkpoint without a hash is a rewind below the first stored
 		// block: any parent will do.
-		if prev.Hash != "" && blocks[0].ParentHash != prev.Hash {
+		if prev.Hash != "" && acts[0].Block.ParentHash != prev.Hash {
 			if lo == cp.Number+1 {
 				send(chunk{reorg: true})
 			}
 			return // the chain moved while we read: the rest next step
 		}
-		whole := len(blocks) == int(hi-lo+1)
-		for i := 1; i < len(blocks); i++ {
-			if blocks[i].ParentHash != blocks[i-1].Hash {
-				blocks, whole = blocks[:i], false
-				break
-			}
-		}
-		c, err := f.scan(ctx, blocks, set)
+		// Activity links the blocks it returns, and returns fewer when one
+		// was replaced while it read: the rest is for the next step.
+		whole := len(acts) == int(hi-lo+1)
+		c, err := f.scan(ctx, acts, set)
 		if err != nil {
 			send(chunk{err: err})
 			return
 		}
-		if len(c.blocks) == 0 || !send(c) || len(c.blocks) < len(blocks) || !whole {
+		if len(c.blocks) == 0 || !send(c) || !whole {
 			return
 		}
-		prev = blocks[len(blocks)-1].Block
+		prev = acts[len(acts)-1].Block
 	}
 }
 
@@ -282,7 +275,7 @@ func (f *follower) storeChunks(ctx context.Context, cs []chunk) (int, error) {
 	)
 	for _, c := range cs {
 		for i, b := range c.blocks {
-			d := query.BlockData{Block: b.Block, Txs: c.txs[i]}
+			d := query.BlockData{Block: b, Txs: c.txs[i]}
 			if i < len(c.changes) {
 				d.Changes = c.changes[i]
 			}

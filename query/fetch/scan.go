@@ -1,101 +1,85 @@
 package fetch
 
-// Turning blocks into movements: matching a block against the tracked
-// addresses, and building the transactions that touch them and the
-// movements of every kind (moves.go) that change their balances.
+// Turning the activity of blocks (the family's, through the seam) into
+// their transactions and statement rows.
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
-	"sync"
 
-	"github.com/wharfhq/wharf/internal/parallel"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
 )
 
-// scan scans consecutive blocks for the tracked addresses, builds their
-// transactions and statement rows, and reads the balances of the
-// addresses they touch, once, at the last block, to check the statement
-// against. While most blocks match (dense), it reads every block's
-// receipts, whose logs serve as its Transfer logs; otherwise (sparse) the
-// Transfer logs of all the blocks in one call, and receipts of the blocks
-// that matched only. With a trace API, every block's internal movements
-// are read (one call a block). Either way a block costs the same whatever
-// the number of subscriptions.
-func (f *follower) scan(ctx context.Context, blocks []query.SourceBlock, set map[string]bool) (chunk, error) {
-	var byBlock map[uint64][]query.TokenTransfer
-	if !f.dense {
-		first, last := blocks[0].Number, blocks[len(blocks)-1].Number
-		logs, err := f.cfg.Source.Transfers(ctx, first, last, nil)
-		if err != nil {
-			return chunk{}, f.nodeErr(err)
-		}
-		byBlock = logsByBlock(logs)
-		for i, b := range blocks {
-			if slices.ContainsFunc(byBlock[b.Number], func(l query.TokenTransfer) bool { return l.BlockHash != b.Hash }) {
-				// The logs come from another chain than the blocks: a reorg
-				// while reading; keep the blocks before it.
-				blocks = blocks[:i]
-				break
-			}
-		}
-	}
-	tracked := func(a string) bool { return set[a] }
-	ms := make([]matched, len(blocks))
-	txs := make([][]query.Transaction, len(blocks))
-	moves := make([][]move, len(blocks))
-	var (
-		mu  sync.Mutex
-		cut = len(blocks) // the first block found replaced by a reorg
-	)
-	err := parallel.Do(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
-		err := f.scanBlock(ctx, blocks[i], byBlock[blocks[i].Number], tracked, &ms[i], &txs[i], &moves[i])
-		if errors.Is(err, query.ErrNotFound) {
-			// The block's receipts or traces are of another block now: the
-			// chain moved while reading. Keep the blocks before it; the
-			// next step reads it again.
-			mu.Lock()
-			cut = min(cut, i)
-			mu.Unlock()
-			f.log.Info("fetcher: block replaced while reading it", "block", blocks[i].Number, "hash", blocks[i].Hash, "err", err)
-			return nil
-		}
-		return err
-	})
+// headPass names the head follower's pass over the chain to the family
+// (chain.Query.Pass), which keeps how it reads (the EVM's dense and
+// sparse modes) per pass.
+const headPass = "head"
+
+// activity reads the activity of the blocks from to to for set through
+// the family's Reader: fewer blocks when the node has no more, or when
+// one was replaced while reading (replaced: the node has the block after
+// the last returned; the rest is for the next step).
+func (f *follower) activity(ctx context.Context, from, to uint64, set map[string]bool) (acts []chain.BlockActivity, replaced bool, err error) {
+	acts, err = f.cfg.Reader.Activity(ctx, chain.Query{From: from, To: to, Tracked: set, Pass: headPass})
 	if err != nil {
-		return chunk{}, err
+		if ie := (*chain.InternalsError)(nil); errors.As(err, &ie) {
+			f.metrics.traceErrors.Inc()
+		}
+		return nil, false, f.nodeErr(err)
 	}
-	blocks, ms, txs, moves = blocks[:cut], ms[:cut], txs[:cut], moves[:cut]
-	c := chunk{blocks: blocks, txs: txs}
-	if len(blocks) == 0 {
+	if next := from + uint64(len(acts)); next <= to {
+		hs, err := f.cfg.Reader.Headers(ctx, next, next)
+		if err != nil {
+			return nil, false, f.nodeErr(err)
+		}
+		if len(hs) > 0 {
+			f.log.Info("fetcher: block replaced while reading it", "block", next, "hash", hs[0].Hash)
+			replaced = true
+		}
+	}
+	return acts, replaced, nil
+}
+
+// scan turns the activity of consecutive blocks into their transactions
+// and statement rows, and reads the balances of the addresses they
+// touch, once, at the last block, to check the statement against.
+func (f *follower) scan(ctx context.Context, acts []chain.BlockActivity, set map[string]bool) (chunk, error) {
+	c := chunk{blocks: make([]query.Block, len(acts)), txs: make([][]query.Transaction, len(acts)), touched: make([][]string, len(acts))}
+	if len(acts) == 0 {
 		return c, nil
 	}
+	moves := make([][]move, len(acts))
 	touched := make(map[string]bool)
-	hits := 0
-	c.touched = make([][]string, len(ms))
-	for i := range ms {
-		c.touched[i] = ms[i].touched
-		if len(ms[i].hashes) > 0 {
-			hits++
-		}
-		for _, a := range ms[i].touched {
-			touched[a] = true
-		}
-		for _, h := range ms[i].hashes {
-			for _, t := range ms[i].logs[h] {
-				if err := f.learnToken(ctx, set, t); err != nil {
-					return chunk{}, err
+	for i, a := range acts {
+		c.blocks[i] = a.Block
+		c.txs[i] = make([]query.Transaction, len(a.Txs))
+		for j, tx := range a.Txs {
+			c.txs[i][j] = storedTx(a.Block, tx)
+			for _, tr := range c.txs[i][j].Transfers {
+				if query.IsToken(tr.Asset) && tr.Error == "" {
+					if err := f.learnToken(ctx, set, tr); err != nil {
+						return chunk{}, err
+					}
 				}
 			}
 		}
+		moves[i] = make([]move, len(a.Moves))
+		for j, m := range a.Moves {
+			moves[i][j] = move{address: m.Address, contract: m.Holding,
+				cause: query.Cause{Kind: m.Kind, TxHash: m.Tx, Amount: m.Amount, Withdrawal: m.Withdrawal, Fee: m.Fee}}
+		}
+		c.touched[i] = touchedBy(a, set)
+		for _, t := range c.touched[i] {
+			touched[t] = true
+		}
 	}
-	f.dense = 2*hits >= len(ms)
-	if c.balances, err = f.readBalances(ctx, sortedKeys(touched), blocks[len(blocks)-1].Number); err != nil {
+	var err error
+	if c.balances, err = f.readBalances(ctx, sortedKeys(touched), c.blocks[len(c.blocks)-1].Number); err != nil {
 		return chunk{}, err
 	}
-	if err := f.tokenInfo(ctx, f.facts.native, txs); err != nil {
+	if err := f.tokenInfo(ctx, f.facts.native, c.txs); err != nil {
 		return chunk{}, err
 	}
 	if err := f.statement(ctx, &c, moves); err != nil {
@@ -104,49 +88,47 @@ func (f *follower) scan(ctx context.Context, blocks []query.SourceBlock, set map
 	return c, nil
 }
 
-// scanBlock reads what block b needs beyond its Transfer logs (given in
-// sparse mode): its traces when the node has them, the receipts of the
-// transactions that touch a tracked address (all of them in dense mode,
-// or when the fee recipient is tracked, whose income is the block's
-// priority fees), and builds its transactions and movements.
-func (f *follower) scanBlock(ctx context.Context, b query.SourceBlock, logs []query.TokenTransfer, tracked func(string) bool,
-	m *matched, txs *[]query.Transaction, moves *[]move) error {
-	var (
-		all    []query.Receipt
-		traced []query.InternalMove
-		err    error
-	)
-	if f.dense {
-		if all, logs, err = f.cfg.Source.BlockReceipts(ctx, b.Block); err != nil {
-			return f.nodeErr(err)
+// storedTx is the transaction the store keeps of tx, of block b: its
+// Account form when the family gives one, else one of its chain-neutral
+// fields.
+func storedTx(b query.Block, tx chain.Tx) query.Transaction {
+	if tx.Account != nil {
+		return *tx.Account
+	}
+	t := query.Transaction{Hash: tx.Hash, BlockNumber: b.Number, BlockHash: b.Hash, BlockTime: b.Time, Index: tx.Index,
+		Status: tx.Status, From: tx.Payer, Fee: tx.Fee, Parties: tx.Parties, Detail: tx.Detail}
+	for _, tr := range tx.Transfers {
+		contract, tokenID := query.SplitHoldingKey(tr.Holding)
+		t.Transfers = append(t.Transfers, query.Transfer{Asset: tr.Asset, Contract: contract, TokenID: tokenID, From: tr.From, To: tr.To,
+			Amount: tr.Amount, Kind: tr.Kind, Error: tr.Error})
+	}
+	return t
+}
+
+// touchedBy lists the tracked addresses (of set) block activity a
+// touches: its Touched, or when the family gives none the addresses its
+// transactions and movements name.
+func touchedBy(a chain.BlockActivity, set map[string]bool) []string {
+	if a.Touched != nil {
+		return a.Touched
+	}
+	var out []string
+	seen := make(map[string]bool)
+	add := func(x string) {
+		if set[x] && !seen[x] {
+			seen[x] = true
+			out = append(out, x)
 		}
 	}
-	if f.facts.traceAPI != "" {
-		if traced, err = f.facts.tracer.Traces(ctx, b, f.facts.traceAPI); err != nil {
-			f.metrics.traceErrors.Inc()
-			return f.nodeErr(fmt.Errorf("traces of block %d: %w", b.Number, err))
+	for _, tx := range a.Txs {
+		for _, p := range tx.Parties {
+			add(p)
 		}
 	}
-	*m = matchBlock(b, logs, traced, tracked)
-	var receipts []query.Receipt // of m.hashes, in order
-	switch {
-	case all == nil && m.miner:
-		if all, _, err = f.cfg.Source.BlockReceipts(ctx, b.Block); err != nil {
-			return f.nodeErr(err)
-		}
-	case all == nil && len(m.hashes) > 0:
-		if receipts, err = f.cfg.Source.Receipts(ctx, b.Block, m.hashes); err != nil {
-			return f.nodeErr(err)
-		}
+	for _, m := range a.Moves {
+		add(m.Address)
 	}
-	if all != nil {
-		if receipts, err = pairReceipts(b, m.hashes, all); err != nil {
-			return err
-		}
-	}
-	*txs = m.transactions(b, receipts)
-	*moves = blockMoves(b, *txs, all, tracked)
-	return nil
+	return out
 }
 
 // tokenInfo fills in the symbol, name and decimals of the transfers: the
@@ -179,7 +161,7 @@ func (c *core) tokenInfo(ctx context.Context, native query.NativeCoin, txs [][]q
 
 // learnToken remembers the token of a transfer for its tracked parties:
 // its holding key (an ERC-1155 id is a holding of its own).
-func (f *follower) learnToken(ctx context.Context, set map[string]bool, t query.TokenTransfer) error {
+func (f *follower) learnToken(ctx context.Context, set map[string]bool, t query.Transfer) error {
 	for _, a := range []string{t.From, t.To} {
 		if !set[a] {
 			continue

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
 )
 
 // Probe asks the node, once, for its trace API and chooses how internal
@@ -35,6 +36,9 @@ func (f *follower) probe(ctx context.Context) error {
 		}
 	}
 	f.facts.traceAPI, f.probed = api, true
+	if in, ok := f.cfg.Reader.(chain.Internals); ok {
+		in.UseInternals(api)
+	}
 	f.setTraces(api)
 	switch {
 	case api != "":

@@ -429,7 +429,7 @@ func newStack(t *testing.T, r run) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	cfg := fetch.Config{Chain: chainName, Store: db, Source: src, Logger: log,
+	cfg := fetch.Config{Chain: chainName, Store: db, Source: src, Reader: evm.NewReader(src), Logger: log,
 		BackfillAll: r.all, BackfillBlocks: r.window, Traces: fetch.TracesOff}
 	if r.traces {
 		cfg.Traces = fetch.TracesOn
