@@ -63,9 +63,12 @@ type ChainGuard interface {
 }
 
 // Finalizer is a Source that can say which block the node holds final
-// (the finalized tag): no reorg goes below it.
+// (the finalized tag): no reorg goes below it; and which it holds safe.
 type Finalizer interface {
 	// Finalized returns the number of the node's finalized block.
 	// Errors: ErrNotFound when the node has none (before the first).
 	Finalized(ctx context.Context) (uint64, error)
+	// Safe returns the number of the node's safe block (the safe tag).
+	// Errors: ErrNotFound when the node has none.
+	Safe(ctx context.Context) (uint64, error)
 }

@@ -22,12 +22,16 @@ const (
 	// (synced: SYNCING or ACTIVE with its history start; backfill ended:
 	// ACTIVE).
 	EventSubscriptionState = "subscription_state"
+	// EventFinalized: an address's statement rows up to a block became
+	// final (the chain's finalized mark moved past them); one per
+	// address with rows in the blocks that became final.
+	EventFinalized = "finalized"
 	// EventTest is the event a webhook's test sends; it is not in the feed.
 	EventTest = "test"
 )
 
 // EventKinds are the kinds of the feed, in the order documented.
-var EventKinds = []string{EventBalanceChange, EventUnreconciled, EventRetracted, EventSubscriptionState}
+var EventKinds = []string{EventBalanceChange, EventUnreconciled, EventRetracted, EventSubscriptionState, EventFinalized}
 
 // ErrEventsPruned: a feed position older than the retained events (the
 // events after it were deleted by the retention).

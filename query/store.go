@@ -73,6 +73,9 @@ type Store interface {
 	SubscriptionBalanceChangesFunc(ctx context.Context, account int64, chain, address string, after *ChangeCursor, limit int, fn func(*BalanceChange) error) (Subscription, error)
 	// Head returns the newest stored block of chain; ok is false when none is.
 	Head(ctx context.Context, chain string) (b Block, ok bool, err error)
+	// Finality returns chain's finality marks (FinalityStore): the zero
+	// Finality when none was set.
+	Finality(ctx context.Context, chain string) (Finality, error)
 	// Books reads ranges, filters and balances as of a block.
 	Books
 
@@ -120,6 +123,8 @@ type FetchStore interface {
 	// Checkpoint returns the last block stored for chain; ok is false when
 	// none is.
 	Checkpoint(ctx context.Context, chain string) (b Block, ok bool, err error)
+	// SetFinality moves chain's finality marks up (FinalityStore).
+	SetFinality(ctx context.Context, chain string, f Finality) error
 	// StoredBlock returns the stored block at number, for finding a fork
 	// point. Errors: ErrNotFound.
 	StoredBlock(ctx context.Context, chain string, number uint64) (Block, error)

@@ -540,6 +540,9 @@ func TestTransactionByHash(t *testing.T) {
 		if err := e.db.StoreBlock(ctx, "ETH", block(7), []query.Transaction{want}, nil); err != nil {
 			t.Fatal(err)
 		}
+		if err := e.db.SetFinality(ctx, "ETH", query.Finality{Safe: 7, Finalized: 6, Source: query.FinalityByNode}); err != nil {
+			t.Fatal(err)
+		}
 		path := "/v1/chains/ETH/transactions/" + want.Hash
 		e.want(e.do("GET", path, e.alice), 404, 5) // not subscribed: it does not exist for alice
 		e.want(e.do("PUT", "/v1/chains/ETH/addresses/"+addrB, e.alice), 200, 0)
@@ -554,7 +557,7 @@ func TestTransactionByHash(t *testing.T) {
 			`","block_time":"2023-11-14T22:14:44Z","index":2,"status":"failed","from":"` + addrA + `","to":"` + addrB +
 			`","value":"1000000000000000000","fee":"21000000000000","nonce":7,"type":2,"gas_limit":60000,"gas_used":21000,` +
 			`"effective_gas_price":"1000000000","method":"0xa9059cbb","contract_address":"",` +
-			`"input":"0xa9059cbb00","cumulative_gas_used":63000,"revert_reason":"Panic(0x11): arithmetic underflow or overflow","confirmations":1,"transfers":[` +
+			`"input":"0xa9059cbb00","cumulative_gas_used":63000,"revert_reason":"Panic(0x11): arithmetic underflow or overflow","confirmations":1,"finality":"safe","transfers":[` +
 			`{"log_index":-1,"kind":"transaction","asset":"native","contract":"","token_id":"","symbol":"ETH","name":"","decimals":18,"from":"` + addrA + `","to":"` + addrB + `","amount":"1000000000000000000","call_type":"","call_path":"","error":""},` +
 			`{"log_index":2,"kind":"token","asset":"erc20","contract":"` + addrC + `","token_id":"","symbol":"TKN","name":"","decimals":6,"from":"` + addrB + `","to":"` + addrC + `","amount":"5","call_type":"","call_path":"","error":""},` +
 			`{"log_index":-2,"kind":"internal","asset":"native","contract":"","token_id":"","symbol":"ETH","name":"","decimals":18,"from":"` + addrB + `","to":"` + addrC + `","amount":"7","call_type":"CALL","call_path":"0.1","error":"execution reverted"},` +
@@ -911,6 +914,13 @@ func TestBalanceChanges(t *testing.T) {
 		if err := e.db.PutStatement(ctx, "ETH", rows, nil, nil); err != nil {
 			t.Fatal(err)
 		}
+		// Blocks 1 to 3 final, 4 safe, 5 latest.
+		if err := e.db.StoreBlock(ctx, "ETH", block(5), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.db.SetFinality(ctx, "ETH", query.Finality{Safe: 4, Finalized: 3, Source: query.FinalityByNode}); err != nil {
+			t.Fatal(err)
+		}
 		path := "/v1/chains/ETH/addresses/" + addrA + "/balance_changes"
 		r := e.do("GET", path, e.alice)
 		e.want(r, 401, 16)
@@ -927,6 +937,7 @@ func TestBalanceChanges(t *testing.T) {
 				BalanceAfter string `json:"balance_after"`
 				Reconciled   bool
 				Difference   string
+				Finality     string
 				Causes       []struct{ Kind, Amount string }
 			} `json:"balance_changes"`
 			NextPageToken string `json:"next_page_token"`
@@ -941,14 +952,15 @@ func TestBalanceChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, c := range p.BalanceChanges {
-				got = append(got, fmt.Sprintf("%d%s:%s/%s/%v/%s", c.BlockNumber, c.Contract, c.Amount, c.BalanceAfter, c.Reconciled, c.Difference))
+				got = append(got, fmt.Sprintf("%d%s:%s/%s/%v/%s/%s", c.BlockNumber, c.Contract, c.Amount, c.BalanceAfter, c.Reconciled, c.Difference, c.Finality))
 			}
 			if tok = p.NextPageToken; tok == "" {
 				break
 			}
 		}
-		want := []string{"5" + addrC + ":-5/95/false/-2", "5:-5/95/true/0", "4" + addrC + ":-4/96/true/0", "4:-4/96/true/0"}
-		if len(got) != 10 || !slices.Equal(got[:4], want) {
+		want := []string{"5" + addrC + ":-5/95/false/-2/latest", "5:-5/95/true/0/latest", "4" + addrC + ":-4/96/true/0/safe", "4:-4/96/true/0/safe",
+			"3" + addrC + ":-3/97/true/0/finalized"}
+		if len(got) != 10 || !slices.Equal(got[:5], want) {
 			t.Fatalf("statement pages = %v, want 10 rows newest first starting %v", got, want)
 		}
 		// A token of another list or requester is refused.
@@ -986,10 +998,10 @@ func TestBalanceChangeFields(t *testing.T) {
 		want := `{"balance_changes":[` +
 			`{"block_number":9,"time":"2023-11-14T22:13:20Z","contract":"` + addrC + `","token_id":"5","asset":"erc1155","symbol":"","decimals":0,"amount":"-2","balance_after":"3",` +
 			`"causes":[{"kind":"token","transaction_hash":"` + fmt.Sprintf("0x%064x", 9) + `","amount":"-2","withdrawal_index":null,"validator_index":null}],` +
-			`"reconciled":true,"difference":"0","traced":true},` +
+			`"reconciled":true,"difference":"0","traced":true,"finality":"latest"},` +
 			`{"block_number":9,"time":"2023-11-14T22:13:20Z","contract":"","token_id":"","asset":"native","symbol":"","decimals":0,"amount":"1000000000","balance_after":"1000000000",` +
 			`"causes":[{"kind":"withdrawal","transaction_hash":"","amount":"1000000000","withdrawal_index":41,"validator_index":7}],` +
-			`"reconciled":null,"difference":"0","traced":true}],"next_page_token":""}` + "\n"
+			`"reconciled":null,"difference":"0","traced":true,"finality":"latest"}],"next_page_token":""}` + "\n"
 		if string(r.body) != want {
 			t.Fatalf("balance_changes =\n%s\nwant\n%s", r.body, want)
 		}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"net/http"
@@ -394,10 +395,14 @@ func (s *Server) changeRange(w http.ResponseWriter, r *http.Request, a query.Acc
 	return s.booksList(w, r, a, kindChanges, balanceChangePageOpen, func(rd *reader) {
 		after = &query.ChangeCursor{Block: rd.uvarint(), Contract: rd.string()}
 	}, func(p pagedRead, req bookRequest, b []byte) ([]byte, query.Subscription, []byte, error) {
+		at, err := s.head(r.Context(), p.chain)
+		if err != nil {
+			return b, query.Subscription{}, nil, err
+		}
 		n := 0
 		sub, next, err := s.store.SubscriptionChangeRangeFunc(r.Context(), a.ID, p.chain, p.address, req.r, after, p.size, budgetRows,
 			func(c *query.BalanceChange, l query.Label) error {
-				b = appendBalanceChangeItem(b, n, c, l)
+				b = appendBalanceChangeItem(b, n, c, l, at.fin)
 				n++
 				return nil
 			})
@@ -432,9 +437,32 @@ func (s *Server) transactionRange(w http.ResponseWriter, r *http.Request, a quer
 	})
 }
 
+// blockNumber is the block a block_number parameter names: a number, or
+// finalized or safe, the chain's mark (docs/fetcher.md, "Finality").
+func (s *Server) blockNumber(ctx context.Context, chain, v string) (uint64, error) {
+	if v != query.FinalityFinalized && v != query.FinalitySafe {
+		n, err := strconv.ParseUint(v, 10, 63)
+		if err != nil {
+			return 0, errorf(codeInvalidArgument, "block_number must be a block number (a non-negative decimal integer), finalized or safe, not %s", quote(v))
+		}
+		return n, nil
+	}
+	fin, err := s.store.Finality(ctx, chain)
+	switch {
+	case err != nil:
+		return 0, err
+	case fin.Source == "":
+		return 0, errorf(codeInvalidArgument, "no %s block of %s is recorded yet: the fetcher records one once it stores blocks", v, chain)
+	case v == query.FinalitySafe:
+		return fin.Safe, nil
+	}
+	return fin.Finalized, nil
+}
+
 // balancesAt is GET …/balances?block_number=N or ?time=T: every balance
 // of the address as the statement tells it after block N (after the last
 // block of the statement at or before T), without a call to the node.
+// block_number=finalized (or safe) is the chain's finalized (safe) mark.
 func (s *Server) balancesAt(w http.ResponseWriter, r *http.Request, a query.Account, chain, address string) error {
 	q, err := parseQuery(r.URL.RawQuery)
 	if err != nil {
@@ -452,11 +480,11 @@ func (s *Server) balancesAt(w http.ResponseWriter, r *http.Request, a query.Acco
 		}
 		switch k {
 		case "block_number":
-			n, err := strconv.ParseUint(v[0], 10, 63)
+			n, err := s.blockNumber(r.Context(), chain, v[0])
 			if err != nil {
-				return errorf(codeInvalidArgument, "block_number must be a block number (a non-negative decimal integer), not %s", quote(v[0]))
+				return err
 			}
-			block, hasBlock, asked = n, true, "block "+v[0]
+			block, hasBlock, asked = n, true, "block "+strconv.FormatUint(n, 10)
 		case "time":
 			if at, err = parseTime("time", v[0]); err != nil {
 				return err

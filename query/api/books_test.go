@@ -301,6 +301,8 @@ func TestBooksBadInput(t *testing.T) {
 			{a + "/balances?time=" + booksTime(41).Format(time.RFC3339), "is after the newest stored block, 40 at"},
 			{a + "/balances?block_number=3&time=" + booksTime(3).Format(time.RFC3339), "not both"},
 			{a + "/balances?at=3", "unknown query parameter 'at'"},
+			{a + "/balances?block_number=latest", "must be a block number (a non-negative decimal integer), finalized or safe, not 'latest'"},
+			{a + "/balances?block_number=finalized", "no finalized block of ETH is recorded yet"},
 		} {
 			r := e.do("GET", tc.path, e.alice)
 			e.want(r, 400, 3)
@@ -411,6 +413,12 @@ func TestBooksBalancesAt(t *testing.T) {
 				check("time="+url.QueryEscape(booksTime(n).Format(time.RFC3339)), n)
 			}
 		}
+		// As of the chain's finality marks: what a month-end close reads.
+		if err := e.db.SetFinality(context.Background(), "ETH", query.Finality{Safe: 30, Finalized: 25, Source: query.FinalityByNode}); err != nil {
+			t.Fatal(err)
+		}
+		check("block_number=finalized", 25)
+		check("block_number=safe", 30)
 	})
 }
 

@@ -40,6 +40,7 @@ var BodyTypes = map[string]reflect.Type{
 	"Event":                  reflect.TypeFor[eventBody](),
 	"EventBalanceChange":     reflect.TypeFor[events.ChangeData](),
 	"EventSubscriptionState": reflect.TypeFor[events.StateData](),
+	"EventFinalized":         reflect.TypeFor[events.FinalizedData](),
 	"Webhook":                reflect.TypeFor[webhookBody](),
 	"WebhookList":            reflect.TypeFor[webhookList](),
 	"WebhookAttempt":         reflect.TypeFor[webhookAttempt](),
@@ -94,11 +95,15 @@ func EncodeBalanceChangePage(s string, n int) (got, want string) {
 	labels := map[string]query.Label{s: {Asset: s, Symbol: s, Decimals: len(s)}}
 	p := balanceChangePage{BalanceChanges: []balanceChange{}, NextPageToken: s}
 	for _, c := range rows {
-		p.BalanceChanges = append(p.BalanceChanges, toBalanceChange(c, query.LabelOf(labels, c.Contract)))
+		p.BalanceChanges = append(p.BalanceChanges, toBalanceChange(c, query.LabelOf(labels, c.Contract), testTip.fin))
 	}
 	b, _ := json.Marshal(p)
-	return string(appendBalanceChangePage(nil, rows, labels, s)), string(b)
+	return string(appendBalanceChangePage(nil, rows, labels, s, testTip.fin)), string(b)
 }
+
+// testTip is the tip the rows of the test pages are told against: rows
+// of each finality.
+var testTip = tip{head: 3 << 40, fin: query.Finality{Safe: 2 << 40, Finalized: 1 << 40, Source: query.FinalityByNode}}
 
 // amountN is an amount for the i-th row of a test page: zero, then
 // growing by many digits a row, alternating in sign.
@@ -153,10 +158,10 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 	for _, only := range []string{"", s, "0xother", "0xnobody"} {
 		p := transactionPage{Transactions: []transaction{}, NextPageToken: s}
 		for _, t := range txs {
-			p.Transactions = append(p.Transactions, toTransaction(t, only, 3<<40))
+			p.Transactions = append(p.Transactions, toTransaction(t, only, testTip))
 		}
 		b, _ := json.Marshal(p)
-		got += string(appendTransactionPage(nil, txs, only, s, 3<<40))
+		got += string(appendTransactionPage(nil, txs, only, s, testTip))
 		want += string(b)
 	}
 	return got, want

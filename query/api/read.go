@@ -51,9 +51,11 @@ type transaction struct {
 	Mint *query.Amount `json:"mint,omitempty"`
 	// Detail is the family's document, whose members MarshalJSON
 	// writes after Fee.
-	Detail    json.RawMessage `json:"-"`
-	Confirms  uint64          `json:"confirmations"`
-	Transfers []transfer      `json:"transfers"`
+	Detail   json.RawMessage `json:"-"`
+	Confirms uint64          `json:"confirmations"`
+	// Finality is the block's: latest, safe or finalized.
+	Finality  string     `json:"finality"`
+	Transfers []transfer `json:"transfers"`
 	// Unreadable says why the stored transaction could not be read (it is
 	// then its key alone); absent otherwise.
 	Unreadable string `json:"unreadable,omitempty"`
@@ -140,10 +142,10 @@ func confirmations(t *query.Transaction, head uint64) uint64 {
 
 // toTransaction renders t, with its confirmations against the stored
 // head; with only set, just the transfers touching it.
-func toTransaction(t query.Transaction, only string, head uint64) transaction {
+func toTransaction(t query.Transaction, only string, at tip) transaction {
 	out := transaction{Hash: t.Hash, BlockNumber: t.BlockNumber, BlockHash: t.BlockHash, BlockTime: timestamp(t.BlockTime),
 		Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value, Fee: t.Fee, Detail: t.Detail,
-		Confirms: confirmations(&t, head), Unreadable: t.Unreadable, Transfers: make([]transfer, 0, len(t.Transfers)),
+		Confirms: confirmations(&t, at.head), Finality: at.fin.Of(t.BlockNumber), Unreadable: t.Unreadable, Transfers: make([]transfer, 0, len(t.Transfers)),
 		FeeParts: toFeeParts(t.FeeParts)}
 	if !t.Mint.IsZero() {
 		out.Mint = &t.Mint

@@ -25,6 +25,8 @@ type balanceChange struct {
 	Reconciled   *bool        `json:"reconciled"` // nil: not checked
 	Difference   query.Amount `json:"difference"`
 	Traced       bool         `json:"traced"`
+	// Finality is the row's block's: latest, safe or finalized.
+	Finality string `json:"finality"`
 }
 
 // cause is one movement behind a balance change.
@@ -44,12 +46,12 @@ type balanceChangePage struct {
 	NextPageToken  string          `json:"next_page_token"`
 }
 
-func toBalanceChange(c query.BalanceChange, l query.Label) balanceChange {
+func toBalanceChange(c query.BalanceChange, l query.Label, fin query.Finality) balanceChange {
 	contract, id := query.SplitHoldingKey(c.Contract)
 	out := balanceChange{BlockNumber: c.Block, Time: timestamp(c.Time), Contract: contract, TokenID: id,
 		Asset: l.Asset, Symbol: l.Symbol, Decimals: l.Decimals, Amount: c.Amount,
 		BalanceAfter: c.BalanceAfter, Causes: make([]cause, len(c.Causes)),
-		Difference: c.Difference, Traced: c.Traced}
+		Difference: c.Difference, Traced: c.Traced, Finality: fin.Of(c.Block)}
 	if c.Checked {
 		out.Reconciled = &c.Reconciled
 	}
@@ -75,10 +77,10 @@ func (s *Server) balanceChanges(w http.ResponseWriter, r *http.Request, a query.
 // appendBalanceChangePage appends, by hand, what json.Marshal writes of
 // the balanceChangePage of rows (see toBalanceChange): a page is written
 // as the transactions page is (txjson.go), without reflection.
-func appendBalanceChangePage(b []byte, rows []query.BalanceChange, labels map[string]query.Label, next string) []byte {
+func appendBalanceChangePage(b []byte, rows []query.BalanceChange, labels map[string]query.Label, next string, fin query.Finality) []byte {
 	b = append(b, balanceChangePageOpen...)
 	for i := range rows {
-		b = appendBalanceChangeItem(b, i, &rows[i], query.LabelOf(labels, rows[i].Contract))
+		b = appendBalanceChangeItem(b, i, &rows[i], query.LabelOf(labels, rows[i].Contract), fin)
 	}
 	return appendPageEnd(b, next)
 }
@@ -86,54 +88,68 @@ func appendBalanceChangePage(b []byte, rows []query.BalanceChange, labels map[st
 // balanceChangePageOpen opens a balanceChangePage.
 const balanceChangePageOpen = `{"balance_changes":[`
 
-// appendBalanceChangeItem appends c, the i-th row of a page (from 0).
-func appendBalanceChangeItem(b []byte, i int, c *query.BalanceChange, l query.Label) []byte {
+// appendBalanceChangeItem appends c, the i-th row of a page (from 0),
+// with its finality by fin.
+func appendBalanceChangeItem(b []byte, i int, c *query.BalanceChange, l query.Label, fin query.Finality) []byte {
 	if i > 0 {
 		b = append(b, ',')
 	}
 	b = append(b, '{')
-	b = rowjson.AppendChange(b, c, &l)
+	b = rowjson.AppendChange(b, c, &l, fin.Of(c.Block))
 	return append(b, '}')
 }
 
-// headCache keeps the stored head of each chain for a second, so that
-// the confirmations of a page cost no read of their own.
+// tip is where a chain stands in the store: its newest stored block and
+// its finality marks, against which a row's confirmations and finality
+// are told.
+type tip struct {
+	head uint64
+	fin  query.Finality
+}
+
+// headCache keeps the tip of each chain for a second, so that the
+// confirmations and finality of a page cost no read of their own.
 type headCache struct {
 	mu sync.Mutex
 	m  map[string]cachedHead
 }
 
 type cachedHead struct {
-	number uint64
-	read   time.Time
+	tip  tip
+	read time.Time
 }
 
-// headTTL is how long a chain's stored head is reused: a block's
-// confirmations may lag the fetcher by that much.
+// headTTL is how long a chain's tip is reused: a block's confirmations
+// and finality may lag the fetcher by that much.
 const headTTL = time.Second
 
-// head returns the number of the newest stored block of chain (0 when
-// none is).
-func (s *Server) head(ctx context.Context, chain string) (uint64, error) {
+// head returns chain's tip: the number of its newest stored block (0
+// when none is) and its finality marks.
+func (s *Server) head(ctx context.Context, chain string) (tip, error) {
 	now := s.now()
 	s.heads.mu.Lock()
 	h, ok := s.heads.m[chain]
 	s.heads.mu.Unlock()
 	if ok && now.Sub(h.read) < headTTL && !now.Before(h.read) {
-		return h.number, nil
+		return h.tip, nil
 	}
 	b, found, err := s.store.Head(ctx, chain)
 	if err != nil {
-		return 0, err
+		return tip{}, err
 	}
 	if !found {
 		b.Number = 0
 	}
+	fin, err := s.store.Finality(ctx, chain)
+	if err != nil {
+		return tip{}, err
+	}
+	t := tip{head: b.Number, fin: fin}
 	s.heads.mu.Lock()
 	if s.heads.m == nil {
 		s.heads.m = make(map[string]cachedHead)
 	}
-	s.heads.m[chain] = cachedHead{number: b.Number, read: now}
+	s.heads.m[chain] = cachedHead{tip: t, read: now}
 	s.heads.mu.Unlock()
-	return b.Number, nil
+	return t, nil
 }

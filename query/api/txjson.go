@@ -54,10 +54,10 @@ func writePage(w http.ResponseWriter, body []byte) {
 // txs (see toTransaction), as the transactions handler writes it a
 // transaction at a time: the opening, appendTransactionItem of each, and
 // appendPageEnd.
-func appendTransactionPage(b []byte, txs []query.Transaction, only, next string, head uint64) []byte {
+func appendTransactionPage(b []byte, txs []query.Transaction, only, next string, at tip) []byte {
 	b = append(b, transactionPageOpen...)
 	for i := range txs {
-		b = appendTransactionItem(b, i, &txs[i], false, only, head)
+		b = appendTransactionItem(b, i, &txs[i], false, only, at)
 	}
 	return appendPageEnd(b, next)
 }
@@ -69,11 +69,11 @@ const transactionPageOpen = `{"transactions":[`
 // 0), with only the transfers touching only (all when only is ""). With
 // plain, every string of t is query.PlainText (its document says so) and
 // is copied without a look at its bytes.
-func appendTransactionItem(b []byte, i int, t *query.Transaction, plain bool, only string, head uint64) []byte {
+func appendTransactionItem(b []byte, i int, t *query.Transaction, plain bool, only string, at tip) []byte {
 	if i > 0 {
 		b = append(b, ',')
 	}
-	return appendTransaction(b, t, plain, only, head)
+	return appendTransaction(b, t, plain, only, at)
 }
 
 // appendPageEnd closes a page's list (of transactions or of statement
@@ -84,7 +84,7 @@ func appendPageEnd(b []byte, next string) []byte {
 	return append(b, '}')
 }
 
-func appendTransaction(b []byte, t *query.Transaction, plain bool, only string, head uint64) []byte {
+func appendTransaction(b []byte, t *query.Transaction, plain bool, only string, at tip) []byte {
 	b = append(b, `{"hash":`...)
 	b = rowjson.AppendText(b, t.Hash, plain)
 	b = append(b, `,"block_number":`...)
@@ -116,7 +116,10 @@ func appendTransaction(b []byte, t *query.Transaction, plain bool, only string, 
 	}
 	b = appendDetail(b, t.Detail)
 	b = append(b, `,"confirmations":`...)
-	b = strconv.AppendUint(b, confirmations(t, head), 10)
+	b = strconv.AppendUint(b, confirmations(t, at.head), 10)
+	b = append(b, `,"finality":"`...) // a word: nothing to escape
+	b = append(b, at.fin.Of(t.BlockNumber)...)
+	b = append(b, '"')
 	b = append(b, `,"transfers":[`...)
 	n := 0
 	for i := range t.Transfers {

@@ -25,14 +25,17 @@ func pageTx() query.Transaction {
 		}}
 }
 
+// pageTip is the tip the transactions of these tests are told against.
+var pageTip = tip{head: 21_000_200, fin: query.Finality{Safe: 21_000_100, Finalized: 21_000_000, Source: query.FinalityByNode}}
+
 // TestAppendTransactionPlain: a transaction whose strings are plain is
 // written alike whether its document says so (copied) or not (looked
 // at), with every transfer and with those of one address.
 func TestAppendTransactionPlain(t *testing.T) {
 	tx := pageTx()
 	for _, only := range []string{"", tx.From, tx.Transfers[1].To} {
-		looked := string(appendTransactionItem(nil, 1, &tx, false, only, 21_000_200))
-		copied := string(appendTransactionItem(nil, 1, &tx, true, only, 21_000_200))
+		looked := string(appendTransactionItem(nil, 1, &tx, false, only, pageTip))
+		copied := string(appendTransactionItem(nil, 1, &tx, true, only, pageTip))
 		if copied != looked {
 			t.Errorf("only %q:\ncopied %s\nlooked %s", only, copied, looked)
 		}
@@ -50,10 +53,10 @@ func BenchmarkAppendTransaction(b *testing.B) {
 			name = "plain"
 		}
 		b.Run(name, func(b *testing.B) {
-			buf := appendTransactionItem(nil, 1, &tx, plain, tx.From, 21_000_200)
+			buf := appendTransactionItem(nil, 1, &tx, plain, tx.From, pageTip)
 			b.SetBytes(int64(len(buf)))
 			for b.Loop() {
-				buf = appendTransactionItem(buf[:0], 1, &tx, plain, tx.From, 21_000_200)
+				buf = appendTransactionItem(buf[:0], 1, &tx, plain, tx.From, pageTip)
 			}
 		})
 	}

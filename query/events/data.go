@@ -23,6 +23,9 @@ type ChangeData struct {
 	Reconciled   *bool        `json:"reconciled"`
 	Difference   query.Amount `json:"difference"`
 	Traced       bool         `json:"traced"`
+	// Finality is the row's block's as the event was written: latest,
+	// safe or finalized (a backfilled row may be final when stored).
+	Finality string `json:"finality"`
 }
 
 // CauseData is one movement behind a statement row.
@@ -52,17 +55,36 @@ type StateData struct {
 	HistoryStart *uint64 `json:"history_start_block"`
 }
 
-// ChangeJSON is the data of an event about statement row c: a
-// ChangeData, written by hand (rowjson.AppendChange, the API's writer of
-// a statement row; a test holds it equal to json.Marshal of the
-// ChangeData of c).
-func ChangeJSON(c query.BalanceChange) string {
+// FinalizedData is the data of a finalized event: the address's
+// statement rows in blocks FromBlock to BlockNumber (BalanceChanges of
+// them) became final, by the node's finalized tag (Source "node") or by
+// depth ("confirmations").
+type FinalizedData struct {
+	Chain          string `json:"chain"`
+	Address        string `json:"address"`
+	BlockNumber    uint64 `json:"block_number"`
+	FromBlock      uint64 `json:"from_block"`
+	BalanceChanges int    `json:"balance_changes"`
+	Source         string `json:"source"`
+}
+
+// FinalizedJSON is the data of a finalized event.
+func FinalizedJSON(d FinalizedData) string {
+	b, _ := json.Marshal(d)
+	return string(b)
+}
+
+// ChangeJSON is the data of an event about statement row c, whose block
+// is of finality: a ChangeData, written by hand (rowjson.AppendChange,
+// the API's writer of a statement row; a test holds it equal to
+// json.Marshal of the ChangeData of c).
+func ChangeJSON(c query.BalanceChange, finality string) string {
 	b := append(make([]byte, 0, 512), `{"chain":`...)
 	b = rowjson.AppendString(b, c.Chain)
 	b = append(b, `,"address":`...)
 	b = rowjson.AppendString(b, c.Address)
 	b = append(b, ',')
-	b = rowjson.AppendChange(b, &c, nil)
+	b = rowjson.AppendChange(b, &c, nil, finality)
 	return string(append(b, '}'))
 }
 

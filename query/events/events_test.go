@@ -117,21 +117,23 @@ func TestChangeJSON(t *testing.T) {
 			}
 			c.Causes = append(c.Causes, cs)
 		}
-		want, err := json.Marshal(changeData(c))
+		fin := []string{query.FinalityLatest, query.FinalitySafe, query.FinalityFinalized}[rng.IntN(3)]
+		want, err := json.Marshal(changeData(c, fin))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := events.ChangeJSON(c); got != string(want) {
+		if got := events.ChangeJSON(c, fin); got != string(want) {
 			t.Fatalf("got %s\nwant %s", got, want)
 		}
 	}
 }
 
 // changeData is the ChangeData of c, as json.Marshal writes it.
-func changeData(c query.BalanceChange) events.ChangeData {
+func changeData(c query.BalanceChange, finality string) events.ChangeData {
 	contract, id := query.SplitHoldingKey(c.Contract)
 	d := events.ChangeData{Chain: c.Chain, Address: c.Address, BlockNumber: c.Block, Contract: contract, TokenID: id, Amount: c.Amount,
-		BalanceAfter: c.BalanceAfter, Causes: make([]events.CauseData, len(c.Causes)), Difference: c.Difference, Traced: c.Traced}
+		BalanceAfter: c.BalanceAfter, Causes: make([]events.CauseData, len(c.Causes)), Difference: c.Difference, Traced: c.Traced,
+		Finality: finality}
 	if !c.Time.IsZero() {
 		d.Time = c.Time.UTC().Format(time.RFC3339)
 	}

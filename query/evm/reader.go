@@ -109,6 +109,16 @@ func (r *Reader) Finalized(ctx context.Context) (uint64, error) {
 	return fz.Finalized(ctx)
 }
 
+// Safe returns the node's safe block; ErrNotImplemented when the Source
+// cannot say.
+func (r *Reader) Safe(ctx context.Context) (uint64, error) {
+	fz, ok := r.src.(query.Finalizer)
+	if !ok {
+		return 0, fmt.Errorf("safe block: %w", chain.ErrNotImplemented)
+	}
+	return fz.Safe(ctx)
+}
+
 // ProbeInternals returns the node's trace API (ProbeTraces), "" when it
 // has none or the Source cannot trace.
 func (r *Reader) ProbeInternals(ctx context.Context) (string, error) {

@@ -123,3 +123,66 @@ func (f *follower) finalized(ctx context.Context) uint64 {
 	}
 	return n
 }
+
+// markFinality records how final the stored blocks are, as of the
+// node's head: the node's safe and finalized tags or, when it has none,
+// the depths the fetcher applies (Confirmations for safe, MaxReorgDepth
+// for finalized: a deeper reorg is refused). The store caps the marks at
+// the checkpoint and writes the finalized events; nothing is written
+// when neither the marks nor the checkpoint moved since the last time.
+func (f *follower) markFinality(ctx context.Context, head uint64) error {
+	fin, err := f.nodeFinality(ctx, head)
+	if err != nil {
+		return err
+	}
+	cp, ok, err := f.cfg.Store.Checkpoint(ctx, f.cfg.Chain)
+	if err != nil || !ok {
+		return err
+	}
+	key := finalityMark{fin, cp.Number}
+	if f.marked == key {
+		return nil
+	}
+	if err := f.cfg.Store.SetFinality(ctx, f.cfg.Chain, fin); err != nil {
+		return err
+	}
+	f.marked = key
+	return nil
+}
+
+// finalityMark is what markFinality last recorded: the marks it was
+// given and the checkpoint they were capped at.
+type finalityMark struct {
+	fin        query.Finality
+	checkpoint uint64
+}
+
+// nodeFinality is the node's safe and finalized blocks, or the depths
+// that stand in for them.
+func (f *follower) nodeFinality(ctx context.Context, head uint64) (query.Finality, error) {
+	if fz, ok := f.cfg.Source.(query.Finalizer); ok {
+		fin, err := fz.Finalized(ctx)
+		switch {
+		case err == nil:
+			safe, err := fz.Safe(ctx)
+			if errors.Is(err, query.ErrNotFound) {
+				safe, err = fin, nil
+			}
+			if err != nil {
+				return query.Finality{}, f.nodeErr(err)
+			}
+			return query.Finality{Safe: max(safe, fin), Finalized: fin, Source: query.FinalityByNode}, nil
+		case !errors.Is(err, query.ErrNotFound):
+			return query.Finality{}, f.nodeErr(err)
+		}
+	}
+	fin := query.Finality{Source: query.FinalityByDepth}
+	if head > f.cfg.MaxReorgDepth {
+		fin.Finalized = head - f.cfg.MaxReorgDepth
+	}
+	fin.Safe = fin.Finalized
+	if f.cfg.Confirmations > 0 && head >= f.cfg.Confirmations {
+		fin.Safe = max(fin.Safe, head-f.cfg.Confirmations)
+	}
+	return fin, nil
+}

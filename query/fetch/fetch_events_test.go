@@ -33,7 +33,9 @@ func TestEventsFollowReorgs(t *testing.T) {
 			testenv.ForEachDB(t, func(t *testing.T, dsn string) {
 				ctx := context.Background()
 				rng := rand.New(rand.NewPCG(seed, confirmations))
-				e := newEnv(t, dsn, fetch.Config{Confirmations: confirmations})
+				// A shallow reorg bound, so that blocks become final (by
+				// depth: the node has no finalized tag) within the run.
+				e := newEnv(t, dsn, fetch.Config{Confirmations: confirmations, MaxReorgDepth: 8})
 				// The dev chain finalizes every 32nd block and these forks
 				// may cross one, which no real chain does (the fetcher
 				// refuses it): the node here has no finalized tag.
@@ -83,6 +85,9 @@ func TestEventsFollowReorgs(t *testing.T) {
 				case confirmations > 0 && retractions > 0:
 					t.Fatalf("seed %d: %d retractions with %d confirmations", seed, retractions, confirmations)
 				}
+				if fin, _ := e.db.Finality(ctx, chain); fin.Finalized == 0 || fin.Source != query.FinalityByDepth {
+					t.Fatalf("seed %d: finality %+v: nothing became final by depth", seed, fin)
+				}
 				t.Logf("%d retractions", retractions)
 			})
 		})
@@ -90,7 +95,11 @@ func TestEventsFollowReorgs(t *testing.T) {
 }
 
 // checkFeed replays alice's feed against the statements of her first n
-// accounts and returns the retractions in it.
+// accounts and returns the retractions in it. Each row is final once:
+// stored final (its balance_change says finalized) or covered by one
+// finalized event, which counts it; a final row is never retracted; and
+// the rows the feed holds final are those at or under the finalized
+// mark.
 func (e *env) checkFeed(seed uint64, n int) int {
 	e.t.Helper()
 	ctx := context.Background()
@@ -100,6 +109,7 @@ func (e *env) checkFeed(seed uint64, n int) int {
 	}
 	type row struct{ amount, after string }
 	live := map[key]row{}
+	final := map[key]bool{}
 	retractions := 0
 	for after := int64(-1); ; {
 		p, err := e.db.AccountEvents(ctx, e.account, after, query.EventFilter{}, 1000)
@@ -112,6 +122,9 @@ func (e *env) checkFeed(seed uint64, n int) int {
 				BlockNumber       uint64 `json:"block_number"`
 				Amount            string
 				BalanceAfter      string `json:"balance_after"`
+				Finality          string
+				FromBlock         uint64 `json:"from_block"`
+				BalanceChanges    int    `json:"balance_changes"`
 			}
 			if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
 				e.t.Fatal(err)
@@ -123,18 +136,42 @@ func (e *env) checkFeed(seed uint64, n int) int {
 					e.t.Fatalf("seed %d: event %d stores %v twice", seed, ev.ID, k)
 				}
 				live[k] = r
+				final[k] = c.Finality == query.FinalityFinalized
 			case query.EventRetracted:
 				if live[k] != r {
 					e.t.Fatalf("seed %d: event %d retracts %v %v, the feed holds %v", seed, ev.ID, k, r, live[k])
 				}
+				if final[k] {
+					e.t.Fatalf("seed %d: event %d retracts %v, which was final", seed, ev.ID, k)
+				}
 				delete(live, k)
+				delete(final, k)
 				retractions++
+			case query.EventFinalized:
+				n := 0
+				for lk := range live {
+					if lk.addr != c.Address || lk.block < c.FromBlock || lk.block > c.BlockNumber {
+						continue
+					}
+					if final[lk] {
+						e.t.Fatalf("seed %d: event %d finalizes %v, final already", seed, ev.ID, lk)
+					}
+					final[lk] = true
+					n++
+				}
+				if n != c.BalanceChanges || n == 0 {
+					e.t.Fatalf("seed %d: event %d finalizes %d rows of %s in blocks %d to %d, says %d", seed, ev.ID, n, c.Address, c.FromBlock, c.BlockNumber, c.BalanceChanges)
+				}
 			}
 		}
 		if len(p.Events) == 0 && p.Through == after {
 			break
 		}
 		after = p.Through
+	}
+	fin, err := e.db.Finality(ctx, chain)
+	if err != nil {
+		e.t.Fatal(err)
 	}
 	rows := 0
 	for i := range n {
@@ -147,6 +184,9 @@ func (e *env) checkFeed(seed uint64, n int) int {
 			k := key{a, c.Contract, c.Block}
 			if got, ok := live[k]; !ok || got != (row{c.Amount.String(), c.BalanceAfter.String()}) {
 				e.t.Fatalf("seed %d: statement row %v %s/%s; the feed says %v (%v)", seed, k, c.Amount, c.BalanceAfter, got, ok)
+			}
+			if want := c.Block <= fin.Finalized; final[k] != want {
+				e.t.Fatalf("seed %d: statement row %v: final %v in the feed, the finalized mark is %d", seed, k, final[k], fin.Finalized)
 			}
 			rows++
 		}

@@ -44,6 +44,9 @@ type follower struct {
 	inlineRefresh *refresher
 	wake          chan<- struct{}
 
+	// marked is what the last markFinality recorded.
+	marked finalityMark
+
 	// noStateSaid is set once the missing state of old blocks was logged.
 	noStateSaid bool
 	// syncWaitSaid is set once new subscriptions were said to wait for
@@ -361,7 +364,8 @@ func (f *follower) rewind(ctx context.Context, cp query.Block) error {
 	if err := f.cfg.Store.Rewind(ctx, f.cfg.Chain, n); err != nil {
 		return err
 	}
-	f.rewound = true
+	f.rewound, f.marked = true, finalityMark{} // the rewind lowered the marks
+
 	if f.accept {
 		if err := f.cfg.Store.DoneChainOrders(ctx, f.cfg.Chain, true, -1); err != nil {
 			return err
@@ -409,6 +413,7 @@ func (f *follower) orders(ctx context.Context) error {
 		if err := f.cfg.Store.Rewind(ctx, f.cfg.Chain, uint64(s.RewindTo)); err != nil {
 			return err
 		}
+		f.marked = finalityMark{}
 		f.metrics.checkpoint.Set(float64(s.RewindTo))
 	}
 	return f.cfg.Store.DoneChainOrders(ctx, f.cfg.Chain, false, s.RewindTo)
@@ -485,6 +490,9 @@ func (f *follower) fetch(ctx context.Context) (bool, error) {
 	}
 	if cp.Number >= target {
 		f.setCaughtUp(true, cp)
+		if err := f.markFinality(ctx, head); err != nil {
+			return false, err
+		}
 		return false, f.refreshStep(ctx)
 	}
 	end := min(target, cp.Number+uint64(f.cfg.Batch))
@@ -514,6 +522,9 @@ func (f *follower) fetch(ctx context.Context) (bool, error) {
 	// check: on a chain with blocks faster than steps, every step stores
 	// a few, and a node that stops producing must still show.
 	f.setCaughtUp(cp.Number+uint64(n)+uint64(f.cfg.Batch) >= target, query.Block{})
+	if err := f.markFinality(ctx, head); err != nil {
+		return false, err
+	}
 	// The scheduled refresh runs whatever the cadence: on a fast chain a
 	// step nearly always has new blocks to store.
 	if err := f.refreshStep(ctx); err != nil {

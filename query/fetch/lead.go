@@ -48,6 +48,8 @@ func (f *Fetcher) lead(ctx context.Context, l query.Lease) {
 	// the step it cut short) says nothing of the chain's fetching, which
 	// the new leader reports (issue 21, L1).
 	f.core.clearHealth()
+	// Another leader may move, or rewind, the finality marks meanwhile.
+	f.follow.marked = finalityMark{}
 	if ctx.Err() != nil {
 		// Shutting down: hand the chain over at once.
 		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

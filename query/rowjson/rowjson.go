@@ -46,8 +46,9 @@ func AppendAmount(b []byte, a query.Amount) []byte {
 // block_number, time, contract and token_id (of c's holding key), then,
 // with label, the asset's (asset, symbol, decimals: the API's row has
 // them, an event's data has not), then amount, balance_after, causes,
-// reconciled (null when not checked), difference and traced.
-func AppendChange(b []byte, c *query.BalanceChange, label *query.Label) []byte {
+// reconciled (null when not checked), difference, traced and finality
+// (query.FinalityLatest, FinalitySafe or FinalityFinalized).
+func AppendChange(b []byte, c *query.BalanceChange, label *query.Label, finality string) []byte {
 	b = append(b, `"block_number":`...)
 	b = strconv.AppendUint(b, c.Block, 10)
 	b = append(b, `,"time":"`...)
@@ -105,7 +106,10 @@ func AppendChange(b []byte, c *query.BalanceChange, label *query.Label) []byte {
 	b = append(b, `,"difference":`...)
 	b = AppendAmount(b, c.Difference)
 	b = append(b, `,"traced":`...)
-	return strconv.AppendBool(b, c.Traced)
+	b = strconv.AppendBool(b, c.Traced)
+	b = append(b, `,"finality":"`...) // a word: nothing to escape
+	b = append(b, finality...)
+	return append(b, '"')
 }
 
 // AppendFeeParts appends a fee's parts as an object of their amounts:

@@ -172,6 +172,9 @@ func (db *DB) rewind(ctx context.Context, tx bun.IDB, chain string, number uint6
 	if err := db.retractEvents(ctx, tx, chain, number); err != nil {
 		return err
 	}
+	if err := db.lowerFinality(ctx, tx, chain, number); err != nil {
+		return err
+	}
 	stmts := []struct {
 		q    string
 		args []any

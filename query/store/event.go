@@ -63,8 +63,8 @@ func (db *DB) OnEvents(f func()) { db.onEvents.Store(&f) }
 
 // changeEvents are the events of statement rows stored: one
 // balance_change each, followed by an unreconciled for a row that does
-// not reconcile, in block order.
-func changeEvents(changes []query.BalanceChange, now time.Time) []query.Event {
+// not reconcile, in block order; each says its row's finality by fin.
+func changeEvents(changes []query.BalanceChange, fin query.Finality, now time.Time) []query.Event {
 	slices.SortStableFunc(changes, func(a, b query.BalanceChange) int {
 		switch {
 		case a.Block != b.Block:
@@ -76,7 +76,7 @@ func changeEvents(changes []query.BalanceChange, now time.Time) []query.Event {
 	})
 	out := make([]query.Event, 0, len(changes))
 	for _, c := range changes {
-		data := events.ChangeJSON(c)
+		data := events.ChangeJSON(c, fin.Of(c.Block))
 		e := query.Event{Chain: c.Chain, Address: c.Address, Kind: query.EventBalanceChange, Block: c.Block, Created: now, Data: data}
 		out = append(out, e)
 		if c.Checked && !c.Reconciled {
@@ -142,7 +142,14 @@ func (db *DB) insertChanges(ctx context.Context, tx bun.IDB, chain string, chang
 			stored = append(stored, c)
 		}
 	}
-	return db.writeEvents(ctx, tx, changeEvents(stored, db.stamp()))
+	if len(stored) == 0 {
+		return nil
+	}
+	fin, err := db.finality(ctx, tx, chain)
+	if err != nil {
+		return err
+	}
+	return db.writeEvents(ctx, tx, changeEvents(stored, fin, db.stamp()))
 }
 
 // writeEvents inserts events in order; their ids are their positions.
@@ -194,11 +201,15 @@ func (db *DB) retractEvents(ctx context.Context, tx bun.IDB, chain string, numbe
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	fin, err := db.finality(ctx, tx, chain)
+	if err != nil {
+		return err
+	}
 	now := db.stamp()
 	out := make([]query.Event, len(changes))
 	for i, c := range changes {
 		out[i] = query.Event{Chain: chain, Address: c.Address, Kind: query.EventRetracted, Block: c.Block, Created: now,
-			Data: events.ChangeJSON(c)}
+			Data: events.ChangeJSON(c, fin.Of(c.Block))}
 	}
 	return db.writeEvents(ctx, tx, out)
 }

@@ -197,18 +197,27 @@ func TestEventData(t *testing.T) {
 		if err := db.StoreBlocks(ctx, "ETH", []query.BlockData{{Block: block(1)}, {Block: block(2), Changes: []query.BalanceChange{c}}}); err != nil {
 			t.Fatal(err)
 		}
+		// The node's marks, capped at the checkpoint: the row becomes final.
+		if err := db.SetFinality(ctx, "ETH", query.Finality{Safe: 5, Finalized: 4, Source: query.FinalityByNode}); err != nil {
+			t.Fatal(err)
+		}
+		// An operator's rewind under the finalized mark lowers it.
 		if err := db.Rewind(ctx, "ETH", 1); err != nil {
 			t.Fatal(err)
+		}
+		if fin, err := db.Finality(ctx, "ETH"); err != nil || fin != (query.Finality{Safe: 1, Finalized: 1, Source: query.FinalityByNode}) {
+			t.Fatalf("finality after the rewind = %+v, %v", fin, err)
 		}
 		p, err := db.AccountEvents(ctx, k.AccountID, -1, query.EventFilter{}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		row := `{"chain":"ETH","address":"` + addrA + `","block_number":2,"time":"2023-11-14T22:13:44Z","contract":"","token_id":"","amount":"-7","balance_after":"3","causes":[{"kind":"fee","transaction_hash":"0xab","amount":"-7","withdrawal_index":null,"validator_index":null}],"reconciled":true,"difference":"0","traced":true}`
+		row := `{"chain":"ETH","address":"` + addrA + `","block_number":2,"time":"2023-11-14T22:13:44Z","contract":"","token_id":"","amount":"-7","balance_after":"3","causes":[{"kind":"fee","transaction_hash":"0xab","amount":"-7","withdrawal_index":null,"validator_index":null}],"reconciled":true,"difference":"0","traced":true,"finality":`
 		want := []struct{ kind, data string }{
 			{query.EventSubscriptionState, `{"chain":"ETH","address":"` + addrA + `","state":"ACTIVE","history_start_block":2}`},
-			{query.EventBalanceChange, row},
-			{query.EventRetracted, row},
+			{query.EventBalanceChange, row + `"latest"}`},
+			{query.EventFinalized, `{"chain":"ETH","address":"` + addrA + `","block_number":2,"from_block":1,"balance_changes":1,"source":"node"}`},
+			{query.EventRetracted, row + `"finalized"}`},
 		}
 		if len(p.Events) != len(want) {
 			t.Fatalf("events = %+v", p.Events)
@@ -232,16 +241,16 @@ func TestEventData(t *testing.T) {
 		// at or over them reads on.
 		clk.Advance(time.Hour)
 		n, err := db.PruneEvents(ctx, clk.Now())
-		if err != nil || n != 3 {
-			t.Fatalf("PruneEvents = %d, %v; want 3", n, err)
+		if err != nil || n != 4 {
+			t.Fatalf("PruneEvents = %d, %v; want 4", n, err)
 		}
 		if _, err := db.AccountEvents(ctx, k.AccountID, 2, query.EventFilter{}, 10); !errors.Is(err, query.ErrEventsPruned) {
 			t.Fatalf("AccountEvents after a pruned position: %v, want ErrEventsPruned", err)
 		}
-		if p, err := db.AccountEvents(ctx, k.AccountID, 3, query.EventFilter{}, 10); err != nil || len(p.Events) != 0 || p.Through != 3 {
+		if p, err := db.AccountEvents(ctx, k.AccountID, 4, query.EventFilter{}, 10); err != nil || len(p.Events) != 0 || p.Through != 4 {
 			t.Fatalf("AccountEvents at the last pruned position = %+v, %v", p, err)
 		}
-		if p, err := db.AccountEvents(ctx, k.AccountID, -1, query.EventFilter{}, 10); err != nil || p.Through != 3 {
+		if p, err := db.AccountEvents(ctx, k.AccountID, -1, query.EventFilter{}, 10); err != nil || p.Through != 4 {
 			t.Fatalf("AccountEvents from the start after pruning = %+v, %v", p, err)
 		}
 	})

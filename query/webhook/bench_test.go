@@ -128,7 +128,7 @@ func bare(b *testing.B, urls []string, n, workers int) float64 {
 	client := webhook.Policy{AllowHTTP: true, AllowPrivate: true}.Client(10 * time.Second)
 	body := events.AppendJSON(nil, 1, query.Event{ID: 1, Kind: query.EventBalanceChange, Created: time.Now(),
 		Data: events.ChangeJSON(query.BalanceChange{Chain: "ETH", Address: fmt.Sprintf("0x%040x", 1), Block: 1, Amount: query.AmountOf(1), BalanceAfter: query.AmountOf(1),
-			Causes: []query.Cause{{Kind: "transaction", TxHash: fmt.Sprintf("0x%064x", 1), Amount: query.AmountOf(1)}}})})
+			Causes: []query.Cause{{Kind: "transaction", TxHash: fmt.Sprintf("0x%064x", 1), Amount: query.AmountOf(1)}}}, query.FinalityLatest)})
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()

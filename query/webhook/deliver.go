@@ -335,7 +335,7 @@ func (d *Deliverer) Test(ctx context.Context, w query.Webhook, id string) query.
 		addr = "0x0000000000000000000000000000000000000000"
 	}
 	e := query.Event{Kind: query.EventTest, Created: d.cfg.Now(), Data: events.ChangeJSON(query.BalanceChange{
-		Chain: w.Filter.Chain, Address: addr})}
+		Chain: w.Filter.Chain, Address: addr}, query.FinalityLatest)}
 	a, _ := d.attempt(ctx, w, sg, e, id)
 	return a
 }
