@@ -22,35 +22,14 @@ import (
 // and the getrawtransaction of the prevouts those blocks spend, the two
 // alternated in the same run, and reports both and their ratio.
 func BenchmarkReaderSpeed(tb *testing.B) {
-	blocks, _ := strconv.Atoi(os.Getenv("UTXO_BENCH_BLOCKS"))
-	if blocks <= 0 {
-		blocks = 100
-	}
+	blocks := envCount("UTXO_BENCH_BLOCKS", 100)
 	t := testing.TB(tb)
 	const perBlock = 20
 	ctx := context.Background()
 	c := newRegtestChain(t, testenv.DialectBtcd)
-	// Fan coinbases out into outputs of 0.1 coin to the payer (mature
-	// ones: the chain starts at 101 blocks).
-	c.node.Generate(t, blocks*perBlock/400+1, "")
-	var coins []coin
-	for len(coins) < blocks*perBlock {
-		cb := c.coinbase(t, c.next)
-		c.next++
-		var outs []*wire.TxOut
-		for range 400 {
-			outs = append(outs, wire.NewTxOut(1000_0000, c.payer.Script))
-		}
-		txid, err := c.send(ctx, []coin{cb}, outs...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, _ := chainhash.NewHashFromStr(txid)
-		for i := range outs {
-			coins = append(coins, coin{op: *wire.NewOutPoint(h, uint32(i)), value: 1000_0000, key: c.key, script: c.payer.Script})
-		}
-	}
-	c.node.Generate(t, 1, "")
+	// Outputs of 0.1 coin to the payer (mature ones: the chain starts at
+	// 101 blocks).
+	coins := c.fanOut(t, blocks*perBlock, 400, 1000_0000)
 	var start uint64
 	c.node.MustCall(t, &start, "getblockcount")
 	start++
@@ -113,4 +92,40 @@ func BenchmarkReaderSpeed(tb *testing.B) {
 	tb.ReportMetric(bps(readerTime), "reader-blocks/s")
 	tb.ReportMetric(bps(bareTime), "bare-blocks/s")
 	tb.ReportMetric(bps(readerTime)/bps(bareTime), "ratio")
+}
+
+// fanOut spends coinbases of the payer into n outputs of value to the
+// payer, per a transaction, mined in one block, and returns them.
+func (c *regtestChain) fanOut(t testing.TB, n, per int, value int64) []coin {
+	t.Helper()
+	ctx := context.Background()
+	c.node.Generate(t, n/per+1, "")
+	var coins []coin
+	for len(coins) < n {
+		cb := c.coinbase(t, c.next)
+		c.next++
+		var outs []*wire.TxOut
+		for range per {
+			outs = append(outs, wire.NewTxOut(value, c.payer.Script))
+		}
+		txid, err := c.send(ctx, []coin{cb}, outs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := chainhash.NewHashFromStr(txid)
+		for i := range outs {
+			coins = append(coins, coin{op: *wire.NewOutPoint(h, uint32(i)), value: value, key: c.key, script: c.payer.Script})
+		}
+	}
+	c.node.Generate(t, 1, "")
+	return coins
+}
+
+// envCount is the count the environment variable name sets, def when it
+// sets none.
+func envCount(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
 }

@@ -478,7 +478,7 @@ func TestCoinbaseMaturity(t *testing.T) {
 
 // wallet is the test wallet's account key (m/84'), and its receive and
 // change descriptors wpkh(TPUB/0/*) and wpkh(TPUB/1/*).
-func (c *regtestChain) wallet(t *testing.T) (*hdkeychain.ExtendedKey, []*utxo.Descriptor) {
+func (c *regtestChain) wallet(t testing.TB) (*hdkeychain.ExtendedKey, []*utxo.Descriptor) {
 	t.Helper()
 	acct, err := c.seed.Derive(hdkeychain.HardenedKeyStart + 84)
 	if err != nil {
