@@ -21,12 +21,17 @@ import (
 func ClaimKey(v Version) string { return ".claims/" + v.String() }
 
 // claim takes the version for these inputs, or finds it taken for the
-// same inputs. Its digests are of the input files as they are (one more
-// read of each, from the page cache), since the packed archive of an
+// same inputs. Its digests are of the input files as they are: an image's
+// from the read of its archive before anything was written, any other's
+// by one more read (from the page cache), since the packed archive of an
 // executable is only hashed while it uploads.
 func (r *publishRun) claim(ctx context.Context, inputs []Input) error {
 	sums := make([]string, len(inputs))
 	err := r.parallel(ctx, len(inputs), func(ctx context.Context, i int) error {
+		if im := r.images[i]; im != nil {
+			sums[i] = im.SHA256
+			return nil
+		}
 		f, err := inputs[i].open()
 		if err != nil {
 			return err

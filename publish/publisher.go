@@ -132,7 +132,9 @@ type publishRun struct {
 	sboms     map[string][]byte  // artifact key -> its SBOM (CycloneDX JSON), when known
 	images    map[int]*oci.Image // input index -> the image its archive holds
 	imgs      []Image            // the release's images as written into the registry tree
-	mu        sync.Mutex         // guards res.Written
+	// blobsWritten is set once writeBlobs wrote every image's blobs.
+	blobsWritten bool
+	mu           sync.Mutex // guards res.Written
 }
 
 // Publish publishes version from inputs (see Config.ScanInput). It checks
@@ -252,7 +254,16 @@ func (r *publishRun) publish(ctx context.Context, inputs []Input) error {
 		if err := r.claim(ctx, inputs); err != nil {
 			return err
 		}
-		if arts, err = r.uploadArtifacts(ctx, inputs); err != nil {
+		// The archives and the images' blobs, at the same time.
+		err := r.parallel(ctx, 2, func(ctx context.Context, i int) error {
+			if i == 1 {
+				return r.writeBlobs(ctx, inputs)
+			}
+			var err error
+			arts, err = r.uploadArtifacts(ctx, inputs)
+			return err
+		})
+		if err != nil {
 			return err
 		}
 	}

@@ -105,13 +105,19 @@ func (r *publishRun) planImages(inputs []Input) []*imagePlan {
 }
 
 // writeRegistry writes the registry tree of every image of the release,
-// each object after everything it points at: the blobs, the platform
+// each object after everything it points at: the blobs (unless writeBlobs
+// wrote them beside the archives' upload), the platform
 // manifests by digest, the index by digest, the cosign signature of
 // every manifest and of the index, their attestations (registry_attest.go),
 // and last the version's tag. Blobs a
 // version before wrote (a layer that did not change) are there already
 // and not written again. It returns the images for releases.json.
 func (r *publishRun) writeRegistry(ctx context.Context, inputs []Input) ([]Image, error) {
+	if !r.blobsWritten {
+		if err := r.writeBlobs(ctx, inputs); err != nil {
+			return nil, err
+		}
+	}
 	plans := r.planImages(inputs)
 	out := make([]Image, len(plans))
 	err := r.parallel(ctx, len(plans), func(ctx context.Context, i int) error {
@@ -125,30 +131,41 @@ func (r *publishRun) writeRegistry(ctx context.Context, inputs []Input) ([]Image
 	return out, nil
 }
 
-func (r *publishRun) writeImage(ctx context.Context, p *imagePlan) (Image, error) {
-	name, access := p.spec.Name, p.spec.Access
-	out := Image{Name: name, Repository: RegistryRepository(r.BaseURL, name), Access: access}
-	// The blobs, once each, in parallel.
+// writeBlobs writes the blobs of every image of the release, each once,
+// in parallel. Nothing refers to a blob until its manifest is written, so
+// publish writes them while the archives upload: the two streams of
+// writes (and their fsyncs) overlap instead of following each other.
+func (r *publishRun) writeBlobs(ctx context.Context, inputs []Input) error {
 	type blobJob struct {
-		in   Input
-		blob oci.Blob
+		image, access string
+		in            Input
+		blob          oci.Blob
 	}
 	var jobs []blobJob
-	seen := map[string]bool{}
-	for i, im := range p.images {
-		for _, b := range im.Blobs() {
-			if !seen[b.Digest] {
-				seen[b.Digest] = true
-				jobs = append(jobs, blobJob{p.inputs[i], b})
+	for _, p := range r.planImages(inputs) {
+		seen := map[string]bool{}
+		for i, im := range p.images {
+			for _, b := range im.Blobs() {
+				if !seen[b.Digest] {
+					seen[b.Digest] = true
+					jobs = append(jobs, blobJob{p.spec.Name, p.spec.Access, p.inputs[i], b})
+				}
 			}
 		}
 	}
 	err := r.parallel(ctx, len(jobs), func(ctx context.Context, i int) error {
-		return r.putBlobFrom(ctx, name, access, jobs[i].in, jobs[i].blob)
+		j := jobs[i]
+		return r.putBlobFrom(ctx, j.image, j.access, j.in, j.blob)
 	})
-	if err != nil {
-		return out, err
+	if err == nil {
+		r.blobsWritten = true
 	}
+	return err
+}
+
+func (r *publishRun) writeImage(ctx context.Context, p *imagePlan) (Image, error) {
+	name, access := p.spec.Name, p.spec.Access
+	out := Image{Name: name, Repository: RegistryRepository(r.BaseURL, name), Access: access}
 	var descs []oci.Descriptor
 	for i, im := range p.images {
 		if err := r.putManifest(ctx, name, access, im.ManifestDigest, im.Manifest, im.ManifestMediaType); err != nil {

@@ -19,7 +19,7 @@ import (
 func (r *publishRun) uploadArtifacts(ctx context.Context, inputs []Input) ([]Artifact, error) {
 	arts := make([]Artifact, len(inputs))
 	err := r.parallel(ctx, len(inputs), func(ctx context.Context, i int) error {
-		a, err := r.uploadArtifact(ctx, inputs[i])
+		a, err := r.uploadArtifact(ctx, inputs[i], r.images[i])
 		arts[i] = a
 		return err
 	})
@@ -36,8 +36,9 @@ func (r *publishRun) uploadArtifacts(ctx context.Context, inputs []Input) ([]Art
 // The artifact is written only if absent (IfNoneMatch): an object left by
 // an unfinished earlier publish of this version is kept when its bytes are
 // the same and refused when they differ, so a canonical URL never changes
-// content.
-func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, error) {
+// content. An image's archive must have the bytes it had when it was read
+// into its registry tree (im): its blobs are copied out of it.
+func (r *publishRun) uploadArtifact(ctx context.Context, in Input, im *oci.Image) (Artifact, error) {
 	key := Key(in.Spec.Kind, in.Spec.Name, r.v, in.Build)
 	a := Artifact{
 		Name: in.Spec.Name, Kind: in.Spec.Kind, Build: in.Build.Name, OS: in.Build.OS,
@@ -68,6 +69,9 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, er
 	info, err := r.Store.Put(ctx, key, cr, size, PutOptions{ContentType: ctype, CacheControl: CacheControl(key, a.Access), IfNoneMatch: true})
 	if errors.Is(err, ErrPreconditionFailed) {
 		a, err := r.adoptExisting(ctx, a, cr)
+		if err == nil {
+			err = changedImage(in, im, a.SHA256)
+		}
 		tr.Done(err)
 		return a, err
 	}
@@ -79,6 +83,9 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input) (Artifact, er
 	a.Size = cr.n
 	a.SHA256 = hex.EncodeToString(cr.SHA256())
 	if err := r.checkStored(ctx, key, info, a.SHA256); err != nil {
+		return a, err
+	}
+	if err := changedImage(in, im, a.SHA256); err != nil {
 		return a, err
 	}
 	r.wrote(key)
@@ -142,6 +149,19 @@ func refuseHead(head []byte) error {
 		return ErrLooksLikeJSON
 	}
 	return nil
+}
+
+// ErrInputChanged is returned by Publish for an image archive whose bytes
+// changed between its first read and its upload.
+var ErrInputChanged = errors.New("the input changed while it was published")
+
+// changedImage refuses an image archive that does not have the digest it
+// had when it was first read.
+func changedImage(in Input, im *oci.Image, sha string) error {
+	if im == nil || strings.EqualFold(im.SHA256, sha) {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: read with sha256 %s, uploaded with %s; publish again once it is written", in.Path, ErrInputChanged, im.SHA256, sha)
 }
 
 // adoptExisting handles an artifact key that already holds an object: it

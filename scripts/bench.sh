@@ -20,7 +20,7 @@ export WHARF_REQUIRE_ALL=1
 # benchstat, pinned; run through the Go module proxy on first use.
 BENCHSTAT=${BENCHSTAT:-golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da}
 
-SECTIONS=(publish serve hosting fetch addrd books history freshness events)
+SECTIONS=(publish publish_image serve hosting fetch addrd books history freshness events)
 
 # gobench PKG BENCH [TIMEOUT]: one iteration of a Go benchmark; prints the result line
 # and the benchmark's log lines without their file:line prefix.
@@ -62,6 +62,16 @@ bench_publish() {
 	for mib in 500 1000; do
 		WHARF_BENCH_IMAGE_MIB=$mib gobench ./publish/s3/ BenchmarkPublish 15m || return 1
 	done
+}
+
+# publish_image: one 500 MiB image (a docker save of one layer) published into a directory
+# against an fsynced io.Copy of its tar in the same run, ABBA, medians (BenchmarkPublishImage):
+# publish/cp (the target 1.1; publish writes the tar and its layer, twice the bytes),
+# publish/2cp, read/input (each read of the archive counts 1).
+bench_publish_image() {
+	echo "== publish_image: wharf publish of one image into a directory vs cp of its tar"
+	"$GO" test -run '^$' -bench '^BenchmarkPublishImage$' -benchtime 3x -count 1 -timeout 15m ./publish/ 2>&1 |
+		grep -E '^(BenchmarkPublishImage|\s+image_bench_test.go)' | sed -E 's/^\s*(image_bench_test.go:[0-9]+: )?/  /'
 }
 
 # The other parts keep their benchmarks in scripts of their own; a section runs one.

@@ -203,10 +203,12 @@ func (s *Store) Stat(ctx context.Context, key string) (publish.ObjectInfo, error
 	return info(key, st), nil
 }
 
-// Put writes the object at key atomically. The returned info carries no
-// SHA-256: a directory keeps no checksums, so a caller that must know what
-// is stored reads it back (the publisher does, before anything refers to
-// the object). opts.SHA256 is checked against the bytes read from r.
+// Put writes the object at key atomically. The returned info carries the
+// SHA-256 of the bytes written, taken as they were written (from r itself
+// when it is a publish.HashingReader), so a caller need not read the file
+// back from the page cache to know what is stored; Stat carries none, as a
+// directory keeps no checksums. opts.SHA256 is checked against the bytes
+// read from r.
 func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, opts publish.PutOptions) (publish.ObjectInfo, error) {
 	if err := checkKey(key); err != nil {
 		return publish.ObjectInfo{}, err
@@ -228,7 +230,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, op
 			return publish.ObjectInfo{}, fmt.Errorf("put %s: %w", key, err)
 		}
 	}
-	tmp, err := s.writeTemp(ctx, root, key, r, size, opts.SHA256)
+	tmp, sum, err := s.writeTemp(ctx, root, key, r, size, opts.SHA256)
 	if err != nil {
 		return publish.ObjectInfo{}, err
 	}
@@ -237,19 +239,22 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, op
 		root.Remove(tmp)
 		return publish.ObjectInfo{}, err
 	}
-	return info(key, st), nil
+	in := info(key, st)
+	in.SHA256 = hex.EncodeToString(sum)
+	return in, nil
 }
 
 // writeTemp copies r into a fresh temporary file beside key, checking the
-// size and the SHA-256 when one is wanted, and fsyncs it. On error nothing
-// is left behind.
-func (s *Store) writeTemp(ctx context.Context, root *os.Root, key string, r io.Reader, size int64, want []byte) (tmp string, err error) {
+// size and the SHA-256 when one is wanted, and fsyncs it; it returns the
+// file's name and the SHA-256 of what it wrote. On error nothing is left
+// behind.
+func (s *Store) writeTemp(ctx context.Context, root *os.Root, key string, r io.Reader, size int64, want []byte) (tmp string, sum []byte, err error) {
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	name := path.Join(path.Dir(key), tempPrefix+hex.EncodeToString(rnd[:])+"-"+path.Base(key))
 	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return "", fmt.Errorf("put %s: %w", key, err)
+		return "", nil, fmt.Errorf("put %s: %w", key, err)
 	}
 	defer func() {
 		if err != nil {
@@ -257,31 +262,25 @@ func (s *Store) writeTemp(ctx context.Context, root *os.Root, key string, r io.R
 			root.Remove(name)
 		}
 	}()
-	src := r
-	var hr publish.HashingReader
-	if want != nil {
-		hr = publish.Hashing(r)
-		src = hr
-	}
-	n, err := io.Copy(f, ctxReader{ctx, src})
+	hr := publish.Hashing(r)
+	n, err := io.Copy(f, ctxReader{ctx, hr})
 	if err != nil {
-		return "", fmt.Errorf("put %s: after %d bytes: %w", key, n, err)
+		return "", nil, fmt.Errorf("put %s: after %d bytes: %w", key, n, err)
 	}
 	if size >= 0 && n != size {
-		return "", fmt.Errorf("put %s: read %d bytes, want %d", key, n, size)
+		return "", nil, fmt.Errorf("put %s: read %d bytes, want %d", key, n, size)
 	}
-	if want != nil {
-		if sum := hr.SHA256(); subtle.ConstantTimeCompare(sum, want) != 1 {
-			return "", fmt.Errorf("put %s: %w: content has sha256 %x, want %x", key, publish.ErrChecksumMismatch, sum, want)
-		}
+	sum = hr.SHA256()
+	if want != nil && subtle.ConstantTimeCompare(sum, want) != 1 {
+		return "", nil, fmt.Errorf("put %s: %w: content has sha256 %x, want %x", key, publish.ErrChecksumMismatch, sum, want)
 	}
 	if err := f.Sync(); err != nil {
-		return "", fmt.Errorf("put %s: %w", key, err)
+		return "", nil, fmt.Errorf("put %s: %w", key, err)
 	}
 	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("put %s: %w", key, err)
+		return "", nil, fmt.Errorf("put %s: %w", key, err)
 	}
-	return name, nil
+	return name, sum, nil
 }
 
 // commit renames tmp over key under the lock, after checking the

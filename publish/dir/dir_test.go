@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -77,8 +78,8 @@ func TestPutOpen(t *testing.T) {
 	if in.Key != "bin/26.1.1/SHA256SUMS" || in.Size != int64(len(body)) || in.ETag == "" {
 		t.Errorf("Put info = %+v", in)
 	}
-	if in.SHA256 != "" {
-		t.Errorf("Put SHA256 = %s, want none: a directory keeps no checksum, its writer reads back", in.SHA256)
+	if want := hex.EncodeToString(sum[:]); in.SHA256 != want {
+		t.Errorf("Put SHA256 = %q, want %s: the digest of the bytes written, so the writer need not read them back", in.SHA256, want)
 	}
 	if b, err := os.ReadFile(filepath.Join(root, "bin", "26.1.1", "SHA256SUMS")); err != nil || string(b) != body {
 		t.Fatalf("file on disk = %q, %v", b, err)

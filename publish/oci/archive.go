@@ -46,6 +46,9 @@ type Image struct {
 	Platform          Platform
 	Config            Blob
 	Layers            []Blob
+	// SHA256 is the hex SHA-256 of the whole archive, taken in the same
+	// read as the files' digests.
+	SHA256 string
 }
 
 // Blob is a blob of an image: its descriptor and where its bytes are in
@@ -72,7 +75,8 @@ type entry struct {
 }
 
 // Read reads the image archive of size bytes in r, for the platform
-// linux/arch. It reads every byte once, hashing each file, and refuses
+// linux/arch. It reads every byte once, hashing each file and the whole
+// archive (Image.SHA256, on a goroutine of its own), and refuses
 // what a registry cannot serve as it is: a truncated or corrupt tar, a
 // blob whose bytes are not its digest, an image of another platform, an
 // index platform its config lacks, foreign or non-distributable layers,
@@ -87,10 +91,19 @@ func Read(r io.ReaderAt, size int64, arch string, lim Limits) (*Image, error) {
 		return nil, bad("%d bytes, over the bound of %d (%s)", size, maxSize, humanBytes(maxSize))
 	}
 	a := &archive{r: r, files: map[string]entry{}}
-	if err := a.scan(size); err != nil {
+	sum, err := a.scan(size)
+	if err != nil {
 		return nil, err
 	}
-	want := Platform{OS: "linux", Architecture: arch}
+	im, err := a.read(Platform{OS: "linux", Architecture: arch})
+	if err != nil {
+		return nil, err
+	}
+	im.SHA256 = sum
+	return im, nil
+}
+
+func (a *archive) read(want Platform) (*Image, error) {
 	if _, ok := a.files["index.json"]; ok {
 		if _, ok := a.files["oci-layout"]; ok {
 			return a.readLayout(want)
@@ -130,9 +143,26 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// scan reads the tar through once, hashing every regular file.
-func (a *archive) scan(size int64) error {
-	cr := &countingReader{r: io.NewSectionReader(a.r, 0, size)}
+// scan reads the tar through once, hashing every regular file, and
+// returns the hex SHA-256 of the whole archive, hashed on another
+// goroutine from the same read.
+func (a *archive) scan(size int64) (string, error) {
+	whole := newAsyncHash()
+	defer whole.Close()
+	sr := io.NewSectionReader(a.r, 0, size)
+	cr := &countingReader{r: io.TeeReader(sr, whole)}
+	if err := a.scanTar(cr); err != nil {
+		return "", err
+	}
+	// What follows the end-of-archive blocks is not read by tar, but it
+	// is part of the file that is published.
+	if _, err := io.Copy(whole, sr); err != nil {
+		return "", fmt.Errorf("read the archive: %w", err)
+	}
+	return hex.EncodeToString(whole.Sum()), nil
+}
+
+func (a *archive) scanTar(cr *countingReader) error {
 	tr := tar.NewReader(cr)
 	buf := make([]byte, 256<<10)
 	for {
@@ -177,8 +207,7 @@ func (a *archive) scan(size int64) error {
 		}
 		a.files[name] = e
 	}
-	// What follows the end-of-archive blocks is not read by tar; a
-	// truncated archive fails above.
+	// A truncated archive fails above.
 	return nil
 }
 

@@ -129,11 +129,16 @@ func TestRead(t *testing.T) {
 		{"DockerSave", dockerSave(t, "amd64", l1, l2), "amd64", []string{oci.MediaTypeLayer, oci.MediaTypeLayer}, false},
 		{"DockerSaveNoLayers", dockerSave(t, "arm64"), "arm64", nil, false},
 		{"LayoutIndex", layout(t, []string{"amd64", "arm64"}, nil, oci.MediaTypeLayerGzip, zl, oci.Digest(l1)), "arm64", []string{oci.MediaTypeLayerGzip}, true},
+		// Bytes after the end-of-archive blocks are part of the file published.
+		{"TrailingBytes", append(dockerSave(t, "amd64", l1), make([]byte, 4096)...), "amd64", []string{oci.MediaTypeLayer}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			im, err := read(tc.archive, tc.arch, oci.Limits{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if got, want := "sha256:"+im.SHA256, oci.Digest(tc.archive); got != want {
+				t.Errorf("archive digest %s, its bytes %s", got, want)
 			}
 			if got, want := im.Platform.String(), "linux/"+tc.arch; got != want {
 				t.Errorf("platform %s, want %s", got, want)
