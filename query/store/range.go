@@ -291,6 +291,9 @@ func (db *DB) SubscriptionTxRange(ctx context.Context, account int64, chain, add
 		if err == nil && len(missing) > 0 {
 			err = db.joinTransactions(ctx, chain, rows, missing)
 		}
+		if err == nil {
+			err = db.fillTokens(ctx, db.r, rows)
+		}
 		if err != nil {
 			return query.Subscription{}, query.TxRange{}, wrap("transaction range", err)
 		}

@@ -157,7 +157,7 @@ func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address strin
 				Contract: deref(r.Contract), From: deref(r.FFrom), To: deref(r.FTo), Amount: derefAmount(r.Amount)})
 		}
 	}
-	return txs, nil
+	return txs, db.fillTokens(ctx, tx, txs)
 }
 
 func derefAmount(a *query.Amount) query.Amount {
@@ -229,7 +229,7 @@ func (db *DB) joinTransactions(ctx context.Context, chain string, txs []query.Tr
 		}
 		txs[j] = t
 	}
-	return nil
+	return db.fillTokens(ctx, db.r, txs)
 }
 
 // attachTransfers reads the transfers of txs in one query.
@@ -269,11 +269,11 @@ func (db *DB) transaction(ctx context.Context, tx bun.IDB, chain, hash string) (
 		return query.Transaction{}, err
 	}
 	if row.Doc != nil {
-		t := readTxDoc(chain, *row.Doc)
-		if t.Unreadable != "" {
-			t.Hash = hash // the key the row was found by
+		txs := []query.Transaction{readTxDoc(chain, *row.Doc)}
+		if txs[0].Unreadable != "" {
+			txs[0].Hash = hash // the key the row was found by
 		}
-		return t, nil
+		return txs[0], db.fillTokens(ctx, tx, txs)
 	}
 	txs := []query.Transaction{row.transaction()}
 	if err := db.attachTransfers(ctx, tx, chain, txs, []string{hash}); err != nil {
@@ -305,13 +305,17 @@ func (db *DB) putTransactions(ctx context.Context, tx bun.IDB, chain string, txs
 	if err := q.record(ctx, tx); err != nil {
 		return err
 	}
+	ids, err := db.putTokens(ctx, tx, chain, txs)
+	if err != nil {
+		return err
+	}
 	var (
 		trs   []transactionRow
 		tfs   []transferRow
 		addrs []txAddressRow
 	)
 	for _, t := range txs {
-		doc := string(appendTxDoc(nil, t, db.postgres))
+		doc := string(appendSharedTxDoc(nil, t, db.postgres, ids))
 		trs = append(trs, transactionRow{Chain: chain, Hash: t.Hash, BlockNumber: t.BlockNumber, BlockHash: t.BlockHash,
 			BlockTime: t.BlockTime.UTC(), Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value,
 			Fee: t.Fee, Doc: &doc})

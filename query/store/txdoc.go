@@ -32,11 +32,33 @@ import (
 // and migration 0088 rewrote those stored then. Lengths rather than
 // separators, so that no value needs escaping; text, so that SQL can
 // write it too (benchdata does).
+//
+// Version 7 is version 6 with a token transfer's symbol the id of its
+// row in the tokens table (migration 0090, tokens.go), its name empty and
+// its decimals 0: the store keeps a token's metadata once, and a read
+// fills it in from there (tokenSet). Its plain flag is about the fields
+// the document holds.
 const txDocVersion = "6"
 
-// appendTxDoc appends the document of t. On PostgreSQL the block time
-// keeps microseconds, as its column does, so both paths read alike.
+// txDocShared is the version of a document whose token metadata is in
+// the tokens table.
+const txDocShared = "7"
+
+// appendTxDoc appends the document of t, of version 6: every field in
+// the document. On PostgreSQL the block time keeps microseconds, as its
+// column does, so both paths read alike.
 func appendTxDoc(b []byte, t query.Transaction, postgres bool) []byte {
+	return appendTxDocAs(b, t, postgres, txDocVersion, nil)
+}
+
+// appendSharedTxDoc appends the document of t of version 7, which the
+// store writes: its token transfers name their rows in the tokens table
+// by ids (putTokens), which holds every one of them.
+func appendSharedTxDoc(b []byte, t query.Transaction, postgres bool, ids map[tokenKey]int64) []byte {
+	return appendTxDocAs(b, t, postgres, txDocShared, ids)
+}
+
+func appendTxDocAs(b []byte, t query.Transaction, postgres bool, version string, ids map[tokenKey]int64) []byte {
 	bt := ""
 	if !t.BlockTime.IsZero() {
 		tm := t.BlockTime
@@ -45,7 +67,7 @@ func appendTxDoc(b []byte, t query.Transaction, postgres bool) []byte {
 		}
 		bt = strconv.FormatInt(tm.UnixNano(), 10)
 	}
-	b = appendField(b, txDocVersion)
+	b = appendField(b, version)
 	b = appendField(b, "1")
 	flag, start := len(b)-1, len(b)
 	for _, s := range []string{t.Hash, strconv.FormatUint(t.BlockNumber, 10), t.BlockHash, bt,
@@ -61,8 +83,12 @@ func appendTxDoc(b []byte, t query.Transaction, postgres bool) []byte {
 	b = appendField(b, string(t.Detail))
 	start = len(b)
 	for _, f := range t.Transfers {
-		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount.String(), f.Kind, f.Symbol, strconv.Itoa(f.Decimals),
-			f.Name, f.TokenID, f.CallType, f.CallPath, f.Error} {
+		symbol, decimals, name := f.Symbol, strconv.Itoa(f.Decimals), f.Name
+		if version == txDocShared && isToken(f) {
+			symbol, decimals, name = strconv.FormatInt(ids[keyOf(f)], 10), "0", ""
+		}
+		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount.String(), f.Kind, symbol, decimals,
+			name, f.TokenID, f.CallType, f.CallPath, f.Error} {
 			b = appendField(b, s)
 		}
 	}
@@ -225,7 +251,7 @@ func parseTxDoc(chain string, doc string) (query.Transaction, error) {
 func parseTxDocInto(t *query.Transaction, chain string, doc string) (plain bool, err error) {
 	r := txDocReader{s: doc}
 	v := r.string()
-	if r.err == nil && v != txDocVersion {
+	if r.err == nil && v != txDocVersion && v != txDocShared {
 		if isLegacyTxDoc(v) {
 			return parseLegacyTxDocInto(t, chain, doc)
 		}
@@ -263,6 +289,13 @@ func parseTxDocInto(t *query.Transaction, chain string, doc string) (plain bool,
 	parseTransfers(&r, t, true, true)
 	if r.err != nil {
 		return false, fmt.Errorf("transaction %s: %w", t.Hash, r.err)
+	}
+	if v == txDocShared {
+		for i := range t.Transfers {
+			if isToken(t.Transfers[i]) {
+				t.Transfers[i].Decimals = tokenPending
+			}
+		}
 	}
 	return plain, nil
 }
@@ -308,7 +341,7 @@ func readTxDocInto(t *query.Transaction, chain string, doc string) (plain bool) 
 	*t = query.Transaction{Chain: chain, Transfers: t.Transfers[:0],
 		Unreadable: query.ChainText("the stored transaction cannot be read: "+err.Error(), query.MaxReason)}
 	r := txDocReader{s: doc}
-	if v := r.string(); v == txDocVersion || v == "5" || v == "4" {
+	if v := r.string(); v == txDocVersion || v == txDocShared || v == "5" || v == "4" {
 		r.string() // plain
 	}
 	hash, number, blockHash, bt, index := r.string(), r.uint(), r.string(), r.string(), r.uint()

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/wharfhq/wharf/query"
 )
@@ -121,9 +122,27 @@ func (db *DB) SubscriptionTransactionsFunc(ctx context.Context, account int64, c
 		}
 		return sub, nil
 	}
-	var t query.Transaction
+	// The documents that leave their tokens' metadata to the tokens
+	// table are read twice: once for the contracts they name (one read
+	// of the table for the page), once to answer.
+	var (
+		t      query.Transaction
+		tokens = tokenSet{}
+	)
+	for _, doc := range docs {
+		if strings.HasPrefix(doc, "1:"+txDocShared) {
+			readTxDocInto(&t, chain, doc)
+			tokens.add(&t)
+		}
+	}
+	if err := tokens.read(ctx, db.r); err != nil {
+		return query.Subscription{}, wrap("transactions", err)
+	}
 	for _, doc := range docs {
 		plain := readTxDocInto(&t, chain, doc)
+		if len(tokens) > 0 && !tokens.fill(&t) {
+			plain = false
+		}
 		if err := fn(&t, plain); err != nil {
 			return query.Subscription{}, err
 		}
@@ -217,5 +236,8 @@ func (db *DB) transactionPage(ctx context.Context, chain, q string, args []any, 
 		}
 		txs = append(txs, readTxDoc(chain, string(doc)))
 	}
-	return txs, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return txs, db.fillTokens(ctx, db.r, txs)
 }

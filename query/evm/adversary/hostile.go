@@ -269,3 +269,17 @@ func (g *Generator) HostileRevert(ctx context.Context, key int, token common.Add
 
 // Key returns the address of the generator's key i (0 to 3).
 func (g *Generator) Key(i int) common.Address { return g.eoas[i] }
+
+// HostileBigMeta is a token whose symbol() and name() each answer a
+// megabyte (its decimals and revert as HostileMetas draws them): minted
+// many times, it measures what a token's metadata costs the store per
+// transfer.
+func HostileBigMeta(rng *rand.Rand) HostileMeta {
+	var m HostileMeta
+	big := len(HostileTexts) - 1
+	m.Symbol, m.symbol = textAnswer(rng, big)
+	m.Name, m.name = textAnswer(rng, big)
+	m.Decimals, m.decimals = decimalsAnswer(rng)
+	m.Revert, m.revert = revertAnswer(rng, 0)
+	return m
+}
