@@ -286,7 +286,7 @@ func (bf *backfiller) history(ctx context.Context, ss query.StateSource, from, t
 }
 
 // unseenCalls adds to changed the blocks from to to holding what the
-// state search cannot see for addresses (issue 21, X1), read for the
+// state search cannot see for addresses, read for the
 // addresses that could have had it (code and nonces at to):
 //
 //   - a contract (code at to) can be called without a movement of value,

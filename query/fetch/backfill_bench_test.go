@@ -194,7 +194,7 @@ func BenchmarkHistory(b *testing.B) {
 	// is 0 at the top with no code: it could be a counterfactual contract
 	// created and destroyed in one transaction, so its history reads
 	// every block (the transactions, and traces of the blocks that have
-	// some; issue 21, X1).
+	// some).
 	b.ResetTimer()
 	for _, subject := range []struct {
 		name   string

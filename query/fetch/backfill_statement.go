@@ -67,7 +67,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 		return nil, err
 	}
 	// A token whose balance the node does not answer (no balanceOf) is
-	// listed with its transactions, never chained (issue 21, T1).
+	// listed with its transactions, never chained.
 	holdings = slices.DeleteFunc(holdings, func(h query.Holding) bool { _, ok := running[h]; return !ok })
 	above := maps.Clone(running)
 	var rows []query.BalanceChange
@@ -79,7 +79,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 			// Every address the block touches gets a native row to check
 			// at its block, a movement or not: a change nothing read
 			// explains (an internal one without traces) lands there, not
-			// on a later row (issue 21). One that reconciles and moved
+			// on a later row. One that reconciles and moved
 			// nothing is dropped below.
 			for _, a := range p.touched {
 				if h := (query.Holding{Address: a}); !slices.Contains(order, h) {
@@ -108,7 +108,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 		// The node has the state of every block of the slice: each row
 		// is compared with it at its block, chaining up from the balance
 		// before the slice, and takes the difference where the balance
-		// first disagrees (issue 21: R1b, a payment out not seen without
+		// first disagrees (a payment out not seen without
 		// traces, no longer drives the rows below zero; a rebase lands on
 		// its block's row, not the slice's lowest).
 		tops, err := bf.checkRows(ctx, rows, before)
@@ -116,7 +116,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 			return nil, err
 		}
 		// A difference on a row appeared after the row before it, on
-		// the block where it shows (issue 21, X2).
+		// the block where it shows.
 		located, err := bf.locateRows(ctx, rows, before, lo, found)
 		if err != nil {
 			return nil, err
@@ -195,7 +195,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 		}
 		// No row in the slice: the balance above it (read at hi, or the
 		// statement's above) is where the difference shows, never a
-		// synthetic row at its bottom (issue 21, B1 and R1).
+		// synthetic row at its bottom.
 		at, err := bf.pastTime(ctx, hi, found)
 		if err != nil {
 			return nil, err

@@ -317,7 +317,7 @@ func TestFetchDifferenceInBusyBlock(t *testing.T) {
 	}
 }
 
-// TestFetchDifferenceLocated (issue 21, X2): the balances of a batch are
+// TestFetchDifferenceLocated: the balances of a batch are
 // read at its last block only; a difference that appears at an earlier
 // block of the batch lands on the row of that block (checked, not
 // reconciled, with the difference), and the rows after it chain from the
@@ -394,7 +394,7 @@ func TestFetchDifferenceLocated(t *testing.T) {
 	}
 }
 
-// TestUntracedChanges (issue 21, X2): without traces, a change of a
+// TestUntracedChanges: without traces, a change of a
 // native balance that no movement explains is found at its block, and
 // the rows there say so, checked, whether the blocks are fetched (four
 // blocks in one fetch, the subject subscribed: an account) or backfilled

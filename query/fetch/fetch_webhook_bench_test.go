@@ -22,7 +22,7 @@ import (
 )
 
 // BenchmarkFetchWebhooks measures what delivering webhooks costs the
-// fetcher (issue 23: blocks/s with webhooks on ≥ 0.9 × off): the chain of
+// fetcher (the target: blocks/s with webhooks on ≥ 0.9 × off): the chain of
 // BenchmarkFetch (-fetch.blocks × -fetch.txs, traces on, SQLite), its 10
 // accounts subscribed, fetched with no endpoint and with one endpoint on
 // a local receiver taking every statement row's event while the fetcher

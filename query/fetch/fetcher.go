@@ -118,7 +118,7 @@ const (
 
 // DefaultMaxBackoff is Config.MaxBackoff when it is zero: after a node
 // outage of any length, fetching resumes within it of the node's return
-// (issue 21, N1: with a minute, 31 s after a 33 s outage). A failing
+// (with a minute, 31 s after a 33 s outage). A failing
 // step costs the node one call or a few: retrying every 5 s is no load.
 const DefaultMaxBackoff = 5 * time.Second
 

@@ -46,7 +46,7 @@ func (f *Fetcher) lead(ctx context.Context, l query.Lease) {
 	// A replica that no longer leads fetches nothing: the outcome of its
 	// last step (often the lost lease itself, or the cancellation of
 	// the step it cut short) says nothing of the chain's fetching, which
-	// the new leader reports (issue 21, L1).
+	// the new leader reports.
 	f.core.clearHealth()
 	// Another leader may move, or rewind, the finality marks meanwhile.
 	f.follow.marked = finalityMark{}

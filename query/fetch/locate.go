@@ -2,7 +2,7 @@ package fetch
 
 // Locating a disagreement: when the balance read from the node at a block
 // is not the statement's, the blocks where the difference appeared, found
-// by reading the node's balances at blocks in between (issue 21, X2).
+// by reading the node's balances at blocks in between.
 
 import (
 	"cmp"

@@ -14,7 +14,7 @@ import (
 	"github.com/wharfhq/wharf/query/store"
 )
 
-// TestBackoffCapped (issue 21, N1): with the node away, the wait between
+// TestBackoffCapped: with the node away, the wait between
 // failed steps doubles up to a few seconds at most, so that fetching
 // resumes within them of the node's return (it had grown to 32 s).
 func TestBackoffCapped(t *testing.T) {
@@ -70,7 +70,7 @@ func (s *lostLease) AcquireLease(ctx context.Context, chain, holder string, ttl 
 	return s.DB.AcquireLease(ctx, chain, holder, ttl)
 }
 
-// TestLostLeaseHealthy (issue 21, L1): a replica whose steps failed and
+// TestLostLeaseHealthy: a replica whose steps failed and
 // which then lost the lease is a follower, healthy: it does not report
 // the stale error (or the lost lease) for as long as another leads.
 func TestLostLeaseHealthy(t *testing.T) {

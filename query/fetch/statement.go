@@ -28,7 +28,7 @@ type running struct {
 // balances against the balances the chunk read at its last block. Where
 // they disagree, the blocks where the difference appeared are located
 // (locate.go) and each part of it goes on the row of its block, which
-// says it was checked and did not reconcile (issue 21, X2).
+// says it was checked and did not reconcile.
 func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) error {
 	c.changes = make([][]query.BalanceChange, len(c.blocks))
 	c.heads = make([][]query.StatementHead, len(c.blocks))
@@ -42,7 +42,7 @@ func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) erro
 		keys[query.Holding{Address: b.Address, Contract: b.Contract}] = true
 	}
 	// A token whose balance the node does not answer (no balanceOf) is
-	// listed with its transactions, never chained (issue 21, T1).
+	// listed with its transactions, never chained.
 	skip := f.unreadable(c, keys)
 	if len(skip) > 0 {
 		moves = slices.Clone(moves)
@@ -373,7 +373,7 @@ func (f *follower) loadHeads(ctx context.Context, keys map[query.Holding]bool) e
 	// A holding with rows but no head (a backfill writes rows, not
 	// heads: a token it found) continues from its newest row; started
 	// afresh at a balance read, a difference since that row would be
-	// lost, /balances and the statement disagreeing (issue 21, R2). It is
+	// lost, /balances and the statement disagreeing. It is
 	// looked for when a holding without a head is met, not once an
 	// address a step: the backfill writes such rows after the step loaded
 	// its address's heads (a token it found, whose balance the step then
