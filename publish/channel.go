@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wharfhq/wharf/publish/oci"
 )
 
 // KeyChannel is the key of the signed channel record.
@@ -62,6 +64,8 @@ var (
 //	url https://dl.example.com
 //	latest 26.1.2
 //	preview 26.1.3-pre.4
+//	image latest treasury-node sha256:4f1c...
+//	image preview treasury-node sha256:9a0e...
 //	signature MEUCIQ...
 //
 // The signature line is last; it is the base64 of the ASN.1 DER ECDSA
@@ -69,7 +73,10 @@ var (
 // SignedChannel, URL+"/channel"), every byte before it): a context that
 // no artifact and no other metadata can be. Times are Unix seconds,
 // followed by the same time in RFC 3339 for people. latest and preview
-// are left out when there is none; expires is always there. The record is one object, so that it is replaced in one
+// are left out when there is none; expires is always there. Each image
+// line names the digest of the image index of the release a pointer
+// names (releases.json's), pointer then image name in order, so that a
+// customer pins an image by a digest the key signed. The record is one object, so that it is replaced in one
 // conditional write and no reader or cache ever pairs a record with the
 // signature of another.
 type Channel struct {
@@ -85,7 +92,21 @@ type Channel struct {
 	URL     string
 	Latest  string // a release version, "" when none is published
 	Preview string // a preview version, "" when none is published
+	// Images are the image indexes of the releases Latest and Preview
+	// name, sorted by pointer (latest first) and name.
+	Images []ChannelImage
 }
+
+// ChannelImage is one image line of a channel record.
+type ChannelImage struct {
+	Pointer string // KeyLatest or KeyPreview
+	Name    string // the image repository, as in releases.json
+	Index   string // sha256:HEX of its image index
+}
+
+// maxChannelImages bounds the image lines of a record (its size is
+// bounded too).
+const maxChannelImages = 32
 
 // Body is the signed part of the record: every line but the signature.
 func (c Channel) Body() []byte {
@@ -102,6 +123,9 @@ func (c Channel) Body() []byte {
 	}
 	if c.Preview != "" {
 		fmt.Fprintf(&b, "preview %s\n", c.Preview)
+	}
+	for _, im := range c.Images {
+		fmt.Fprintf(&b, "image %s %s %s\n", im.Pointer, im.Name, im.Index)
 	}
 	return b.Bytes()
 }
@@ -136,7 +160,41 @@ func (c Channel) check() error {
 	if err := checkChannelVersion(c.Latest, KindRelease); err != nil {
 		return err
 	}
-	return checkChannelVersion(c.Preview, KindPreview)
+	if err := checkChannelVersion(c.Preview, KindPreview); err != nil {
+		return err
+	}
+	return checkChannelImages(c)
+}
+
+// checkChannelImages refuses image lines out of order, twice, of a
+// pointer the record does not name, or with a malformed name or digest.
+func checkChannelImages(c Channel) error {
+	if len(c.Images) > maxChannelImages {
+		return fmt.Errorf("%w: %d images, over %d", ErrChannelMalformed, len(c.Images), maxChannelImages)
+	}
+	for i, im := range c.Images {
+		named := im.Pointer == KeyLatest && c.Latest != "" || im.Pointer == KeyPreview && c.Preview != ""
+		if !named || !validName(im.Name) || !oci.ValidDigest(im.Index) {
+			return fmt.Errorf("%w: image line %q %q %q", ErrChannelMalformed, im.Pointer, im.Name, im.Index)
+		}
+		if i > 0 && compareChannelImages(c.Images[i-1], im) >= 0 {
+			return fmt.Errorf("%w: image lines out of order or twice (%s %s)", ErrChannelMalformed, im.Pointer, im.Name)
+		}
+	}
+	return nil
+}
+
+func compareChannelImages(a, b ChannelImage) int {
+	rank := func(p string) int {
+		if p == KeyLatest {
+			return 0
+		}
+		return 1
+	}
+	if c := rank(a.Pointer) - rank(b.Pointer); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
 }
 
 func checkChannelVersion(s, kind string) error {
@@ -203,11 +261,14 @@ func parseChannel(b []byte) (c Channel, body, sig []byte, v1 bool, err error) {
 	if lines[0] != channelMagic && !v1 {
 		return bad("first line %.40q, want %q", lines[0], channelMagic)
 	}
-	order := []string{"sequence", "issued", "expires", "url", "latest", "preview"}
-	optional := map[string]bool{"expires": v1, "latest": true, "preview": true}
+	order := []string{"sequence", "issued", "expires", "url", "latest", "preview", "image"}
+	optional := map[string]bool{"expires": v1, "latest": true, "preview": true, "image": true}
 	next := 0
 	for _, line := range lines[1:] {
 		name, value, _ := strings.Cut(line, " ")
+		if name == "image" && !v1 && next == len(order) {
+			next-- // image lines repeat
+		}
 		j := next
 		for j < len(order) && order[j] != name {
 			if !optional[order[j]] {
@@ -254,7 +315,16 @@ func parseChannel(b []byte) (c Channel, body, sig []byte, v1 bool, err error) {
 			} else {
 				c.Preview = value
 			}
+		case "image":
+			f := strings.Split(value, " ")
+			if v1 || len(f) != 3 {
+				return bad("image line %.80q is not POINTER NAME DIGEST", value)
+			}
+			c.Images = append(c.Images, ChannelImage{Pointer: f[0], Name: f[1], Index: f[2]})
 		}
+	}
+	if err := checkChannelImages(c); err != nil {
+		return Channel{}, nil, nil, false, err
 	}
 	for _, name := range order[next:] {
 		if !optional[name] {

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +34,11 @@ func sampleChannel() publish.Channel {
 		URL:      "https://dl.example.com",
 		Latest:   "26.1.2",
 		Preview:  "26.1.3-pre.4",
+		Images: []publish.ChannelImage{
+			{Pointer: "latest", Name: "treasury-node", Index: "sha256:" + strings.Repeat("4f", 32)},
+			{Pointer: "preview", Name: "treasury-demo", Index: "sha256:" + strings.Repeat("0a", 32)},
+			{Pointer: "preview", Name: "treasury-node", Index: "sha256:" + strings.Repeat("9e", 32)},
+		},
 	}
 }
 
@@ -41,12 +50,14 @@ func TestChannelRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "wharf-channel 2\nsequence 12\nissued 1795687200 2026-11-26T10:00:00Z\nexpires 1796292000 2026-12-03T10:00:00Z\nurl https://dl.example.com\nlatest 26.1.2\npreview 26.1.3-pre.4\nsignature "
+	want := "wharf-channel 2\nsequence 12\nissued 1795687200 2026-11-26T10:00:00Z\nexpires 1796292000 2026-12-03T10:00:00Z\nurl https://dl.example.com\nlatest 26.1.2\npreview 26.1.3-pre.4\n" +
+		"image latest treasury-node sha256:" + strings.Repeat("4f", 32) + "\nimage preview treasury-demo sha256:" + strings.Repeat("0a", 32) +
+		"\nimage preview treasury-node sha256:" + strings.Repeat("9e", 32) + "\nsignature "
 	if !strings.HasPrefix(string(b), want) {
 		t.Errorf("record =\n%s\nwant it to start with\n%s", b, want)
 	}
 	got, err := publish.VerifyChannel(pub, b, channelT0.Add(time.Hour))
-	if err != nil || got != sampleChannel() {
+	if err != nil || !reflect.DeepEqual(got, sampleChannel()) {
 		t.Fatalf("VerifyChannel = %+v, %v; want %+v", got, err, sampleChannel())
 	}
 	// openssl checks the body with the signature line's base64 in the
@@ -79,7 +90,7 @@ func TestChannelRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := publish.VerifyChannel(pub, b, channelT0); err != nil || got != c {
+		if got, err := publish.VerifyChannel(pub, b, channelT0); err != nil || !reflect.DeepEqual(got, c) {
 			t.Errorf("VerifyChannel = %+v, %v; want %+v", got, err, c)
 		}
 	})
@@ -157,6 +168,22 @@ func TestParseChannelErrors(t *testing.T) {
 		{"LatestIsPreview", func() string { return strings.Replace(string(good), "latest 26.1.2", "latest 26.1.3-pre.1", 1) }},
 		{"PreviewIsRelease", func() string { return strings.Replace(string(good), "preview 26.1.3-pre.4", "preview 26.1.2", 1) }},
 		{"CRLF", func() string { return strings.ReplaceAll(string(good), "\n", "\r\n") }},
+		{"ImageBeforePreview", func() string { return strings.Join(lines[:6], "") + lines[7] + lines[6] + strings.Join(lines[8:], "") }},
+		{"ImagesReordered", func() string { return strings.Join(lines[:7], "") + lines[8] + lines[7] + strings.Join(lines[9:], "") }},
+		{"ImageTwice", func() string { return strings.Join(lines[:8], "") + lines[7] + strings.Join(lines[8:], "") }},
+		{"ImageOfNoPointer", func() string {
+			return strings.Join(lines[:5], "") + strings.Join(lines[7:8], "") + strings.Join(lines[10:], "")
+		}},
+		{"ImageShortDigest", func() string {
+			return strings.Replace(string(good), strings.Repeat("4f", 32), strings.Repeat("4f", 31), 1)
+		}},
+		{"ImageUpperDigest", func() string {
+			return strings.Replace(string(good), strings.Repeat("4f", 32), strings.Repeat("4F", 32), 1)
+		}},
+		{"ImageBadName", func() string { return strings.Replace(string(good), "latest treasury-node", "latest ../node", 1) }},
+		{"ImageFourFields", func() string {
+			return strings.Replace(string(good), "latest treasury-node", "latest treasury-node x", 1)
+		}},
 		{"TooLarge", func() string { return string(good) + strings.Repeat("x", 5000) + "\n" }},
 	}
 	for _, tt := range tests {
@@ -188,11 +215,20 @@ func TestChannelGenerated(t *testing.T) {
 		if rng.IntN(3) > 0 {
 			c.Preview = fmt.Sprintf("%02d.%d.%d-pre.%d", rng.IntN(100), 1+rng.IntN(20), 1+rng.IntN(20), 1+rng.IntN(999))
 		}
+		for _, p := range []string{"latest", "preview"} {
+			if p == "latest" && c.Latest == "" || p == "preview" && c.Preview == "" {
+				continue
+			}
+			for n := range rng.IntN(4) {
+				d := sha256.Sum256(fmt.Appendf(nil, "%d %s %d", i, p, n))
+				c.Images = append(c.Images, publish.ChannelImage{Pointer: p, Name: fmt.Sprintf("image-%d", n), Index: "sha256:" + hex.EncodeToString(d[:])})
+			}
+		}
 		b, err := c.Sign(ctx, s)
 		if err != nil {
 			t.Fatalf("record %d: Sign(%+v): %v", i, c, err)
 		}
-		if got, err := publish.VerifyChannel(pub, b, time.Time{}); err != nil || got != c {
+		if got, err := publish.VerifyChannel(pub, b, time.Time{}); err != nil || !reflect.DeepEqual(got, c) {
 			t.Fatalf("record %d: VerifyChannel = %+v, %v; want %+v\n%s", i, got, err, c, b)
 		}
 	}
@@ -364,4 +400,51 @@ func channelRace(t *testing.T, st publish.Store) {
 	if err != nil || c.Sequence != n || c.Latest != "26.1.5" {
 		t.Errorf("record %+v, %v; want sequence %d naming 26.1.5", c, err, n)
 	}
+}
+
+// TestChannelImages: the record publish writes names the image index of
+// every image of the releases latest and preview name, as releases.json
+// lists them, under the key; publishing a new release writes it again
+// with that release's.
+func TestChannelImages(t *testing.T) {
+	root := t.TempDir()
+	s := dirStore(t, root)
+	p := newPublisher(t, s, fixedSigner(t))
+	pub, err := fixedSigner(t).PublicKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(latest, preview string) {
+		t.Helper()
+		c, err := publish.VerifyChannel(pub, readKey(t, s, publish.KeyChannel), time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := readManifest(t, root)
+		var want []publish.ChannelImage
+		for _, ptr := range []struct{ name, version string }{{"latest", latest}, {"preview", preview}} {
+			if ptr.version == "" {
+				continue
+			}
+			rel, _ := m.Find(ptr.version)
+			var ims []publish.ChannelImage
+			for _, im := range rel.Images {
+				ims = append(ims, publish.ChannelImage{Pointer: ptr.name, Name: im.Name, Index: im.Index})
+			}
+			slices.SortFunc(ims, func(a, b publish.ChannelImage) int { return strings.Compare(a.Name, b.Name) })
+			want = append(want, ims...)
+		}
+		if len(want) == 0 {
+			t.Fatal("releases.json lists no images")
+		}
+		if !reflect.DeepEqual(c.Images, want) {
+			t.Errorf("record images = %+v, want %+v", c.Images, want)
+		}
+	}
+	mustPublish(t, p, "26.1.1", "one")
+	check("26.1.1", "")
+	mustPublish(t, p, "26.1.2-pre.1", "two")
+	check("26.1.1", "26.1.2-pre.1")
+	mustPublish(t, p, "26.1.2", "three")
+	check("26.1.2", "26.1.2-pre.1")
 }

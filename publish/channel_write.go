@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -88,12 +89,16 @@ func (u *ChannelUpdate) Run(ctx context.Context) (Channel, bool, error) {
 		if next.URL == "" {
 			return Channel{}, false, fmt.Errorf("%s: no URL to write into it (publish first, or give --base-url)", KeyChannel)
 		}
+		if next.Images, err = channelImages(ctx, u.Store, next); err != nil {
+			return Channel{}, false, err
+		}
 		expiry, err := u.expiry(cur)
 		if err != nil {
 			return Channel{}, false, err
 		}
 		next.Expires = now.Add(expiry)
-		if valid && !u.Force && next.Latest == cur.Latest && next.Preview == cur.Preview && next.URL == cur.URL && !u.expiresSoon(cur, now) {
+		if valid && !u.Force && next.Latest == cur.Latest && next.Preview == cur.Preview && next.URL == cur.URL &&
+			slices.Equal(next.Images, cur.Images) && !u.expiresSoon(cur, now) {
 			return cur, false, nil
 		}
 		body, err := next.Sign(ctx, u.Signer)
@@ -182,6 +187,39 @@ func newerVersion(a, b string) string {
 		return vb.String()
 	}
 	return va.String()
+}
+
+// channelImages are the image lines of c: the index of every image of
+// the releases its pointers name, as releases.json lists them.
+func channelImages(ctx context.Context, s Store, c Channel) ([]ChannelImage, error) {
+	if c.Latest == "" && c.Preview == "" {
+		return nil, nil
+	}
+	b, _, err := readObject(ctx, s, KeyManifest)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := ReadManifest(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", KeyManifest, err)
+	}
+	var out []ChannelImage
+	for _, p := range []struct{ pointer, version string }{{KeyLatest, c.Latest}, {KeyPreview, c.Preview}} {
+		rel, ok := m.Find(p.version)
+		if p.version == "" || !ok {
+			continue
+		}
+		var ims []ChannelImage
+		for _, im := range rel.Images {
+			ims = append(ims, ChannelImage{Pointer: p.pointer, Name: im.Name, Index: im.Index})
+		}
+		slices.SortFunc(ims, compareChannelImages)
+		out = append(out, ims...)
+	}
+	return out, nil
 }
 
 // readPointerVersion reads latest or preview: "" when missing or not a

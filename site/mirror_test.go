@@ -201,6 +201,22 @@ func TestInstallThroughMirror(t *testing.T) {
 				mc.ok(t, mc.install(t, m.url), "26.1.2")
 				mc.ok(t, mc.install(t, m.url, "version=preview"), "26.1.3-pre.4")
 			})
+			t.Run("ImageLines", func(t *testing.T) {
+				// The record names the images' index digests after the
+				// versions; the script reads past them, and refuses one
+				// not of their form.
+				imgs := []publish.ChannelImage{
+					{Pointer: "latest", Name: "treasury-node", Index: "sha256:" + strings.Repeat("4f", 32)},
+					{Pointer: "preview", Name: "treasury-node", Index: "sha256:" + strings.Repeat("9e", 32)},
+				}
+				m.serveInstead(t, "channel", m.record(t, publish.Channel{Sequence: 90, Issued: now, Expires: now.Add(time.Hour), Latest: "26.1.2", Preview: "26.1.3-pre.4", Images: imgs}))
+				mc := fresh()
+				mc.ok(t, mc.install(t, m.url), "26.1.2")
+				mc.ok(t, mc.install(t, m.url, "version=preview"), "26.1.3-pre.4")
+				m.serveInstead(t, "channel", m.rawRecord(fmt.Sprintf("wharf-channel 2\nsequence 91\nissued %d %s\nexpires %d %s\nurl %s\nlatest 26.1.2\nimage latest treasury-node sha256:$(id)\n",
+					now.Unix(), now.Format(time.RFC3339), later.Unix(), later.Format(time.RFC3339), m.url)))
+				mc.refused(t, mc.install(t, m.url), "the channel record is malformed (line 7 is not an image line)", "26.1.3-pre.4")
+			})
 			t.Run("ErrReplayOlderThanScript", func(t *testing.T) {
 				// A fresh machine has seen no record: the script itself
 				// carries the sequence it was published with.
