@@ -147,6 +147,11 @@ func NewGenerator(node Node, dialect string, keys []*Key, r *rand.Rand, checker 
 // Mine mines n blocks, paying their coinbase to a random wallet key on
 // Core (btcd pays the one it was started with).
 func (g *Generator) Mine(ctx context.Context, n int) error {
+	return g.mine(ctx, n, g.keys[g.rand.IntN(len(g.keys))].Address.String)
+}
+
+// mine mines n blocks paying to (on Core).
+func (g *Generator) mine(ctx context.Context, n int, to string) error {
 	if n == 0 {
 		return nil
 	}
@@ -155,7 +160,7 @@ func (g *Generator) Mine(ctx context.Context, n int) error {
 	if g.dialect == Btcd {
 		err = g.node.Call(ctx, &hashes, "generate", n)
 	} else {
-		err = g.node.Call(ctx, &hashes, "generatetoaddress", n, g.keys[g.rand.IntN(len(g.keys))].Address.String)
+		err = g.node.Call(ctx, &hashes, "generatetoaddress", n, to)
 	}
 	if err != nil {
 		return fmt.Errorf("mine %d: %w", n, err)
@@ -488,7 +493,7 @@ func (g *Generator) reorg(ctx context.Context) error {
 	}
 	g.Log = append(g.Log, fmt.Sprintf("reorg of depth %d at %d", depth, tip+1-uint64(depth)))
 	if depth > 1 && g.rand.IntN(3) == 0 {
-		if err := g.Mine(ctx, g.rand.IntN(depth)); err != nil {
+		if err := g.mine(ctx, g.rand.IntN(depth), g.nowhere()); err != nil {
 			return err
 		}
 		g.Stats["reorg back"]++
@@ -498,5 +503,21 @@ func (g *Generator) reorg(ctx context.Context) error {
 		return nil
 	}
 	g.Stats[fmt.Sprintf("reorg %d", depth)]++
-	return g.Mine(ctx, depth+1)
+	return g.mine(ctx, depth+1, g.nowhere())
+}
+
+// nowhere is a P2WPKH address of no key, new each call: Core's blocks
+// of a new branch pay it, so that none is a block invalidated before
+// (the same payee, transactions and second would make the same block,
+// which Core refuses as invalid).
+func (g *Generator) nowhere() string {
+	script := make([]byte, 22)
+	script[1] = 20
+	binary.BigEndian.PutUint64(script[2:], g.rand.Uint64())
+	binary.BigEndian.PutUint64(script[10:], g.rand.Uint64())
+	a, err := utxo.AddressFromScript(g.net, script)
+	if err != nil {
+		panic(err) // a P2WPKH script is an address
+	}
+	return a.String
 }
