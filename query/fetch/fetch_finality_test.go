@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/internal/testenv/opgeth"
@@ -143,5 +144,41 @@ func checkFinality(t *testing.T, db *store.DB, src *evm.Source, account int64, w
 		if counted[a] != rows {
 			t.Fatalf("%s: %d rows at or under the finalized block %d, the feed made %d final", a, rows, fin.Finalized, counted[a])
 		}
+	}
+}
+
+// TestFinalityAnvil: as TestFinalityOPGeth on anvil, which calls the
+// block 32 under the head safe and the block 64 under it finalized
+// (two epochs of 32 slots): transfers, then empty blocks (anvil_mine)
+// past both.
+func TestFinalityAnvil(t *testing.T) {
+	a := testenv.NewAnvil(t)
+	ctx := context.Background()
+	src, db, key := realNode(t, a.URL)
+	f := realNodeFetcher(t, db, src)
+	bob := "0x0000000000000000000000000000000000b0b0b0"
+	watched := []string{a.Accounts[0], bob}
+	for _, w := range watched {
+		if _, err := db.Subscribe(ctx, key.AccountID, chain, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	catchUpNode(t, f, db, src)
+	for round := range 3 {
+		for i := range 5 {
+			if _, err := a.Send(ctx, map[string]any{"from": a.Accounts[0], "to": bob, "value": hexutil.EncodeUint64(uint64(1000 + i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.Call(ctx, nil, "anvil_mine", hexutil.EncodeUint64(30)); err != nil {
+			t.Fatal(err)
+		}
+		catchUpNode(t, f, db, src)
+		checkFinality(t, db, src, key.AccountID, watched)
+		fin, _ := db.Finality(ctx, chain)
+		t.Logf("round %d: finality %+v", round, fin)
+	}
+	if fin, _ := db.Finality(ctx, chain); fin.Finalized < 30 || fin.Safe <= fin.Finalized {
+		t.Fatalf("finality %+v after 105 blocks, want the block 30 finalized and a later one safe", fin)
 	}
 }
