@@ -169,6 +169,11 @@ func (p *Publisher) Publish(ctx context.Context, version string, inputs []Input)
 	if r.images, err = r.readImages(ctx, inputs); err != nil {
 		return nil, fmt.Errorf("publish %s: %w", v, err)
 	}
+	if len(r.images) > 0 {
+		if err := checkRegistryBaseURL(p.BaseURL); err != nil {
+			return nil, fmt.Errorf("publish %s: %w", v, err)
+		}
+	}
 	r.cleanTemp(ctx, inputs)
 	if err := r.publish(ctx, inputs); err != nil {
 		return r.res, fmt.Errorf("publish %s: %w", v, err)

@@ -1,6 +1,8 @@
 package publish
 
 import (
+	"errors"
+	"fmt"
 	"net/url"
 	"path"
 	"strings"
@@ -73,6 +75,23 @@ func RegistryHost(baseURL string) string {
 		return strings.TrimPrefix(strings.TrimPrefix(baseURL, "https://"), "http://")
 	}
 	return u.Host
+}
+
+// ErrRegistryPath is returned by Publish for a release with images and a
+// base URL with a path (https://host/dl): the registry API docker pull,
+// crane, skopeo and containerd use answers only at /v2/ of a host (the
+// distribution specification has no prefix, and an image reference has
+// no place for one), so those images could not be pulled from it.
+var ErrRegistryPath = errors.New("images need a base URL at a host's root: the registry API is at /v2/ of the host, with no path before it")
+
+// checkRegistryBaseURL refuses a base URL with a path for a release with
+// images.
+func checkRegistryBaseURL(baseURL string) error {
+	u, err := url.Parse(baseURL)
+	if err != nil || strings.Trim(u.Path, "/") == "" {
+		return nil
+	}
+	return fmt.Errorf("base URL %s has the path %s: %w; publish with a base URL such as %s://%s (a host of its own for the downloads), or without the images", baseURL, u.Path, ErrRegistryPath, u.Scheme, u.Host)
 }
 
 // RegistryRepository is the repository name of image under baseURL.

@@ -190,3 +190,41 @@ func TestPublishRefusesBadImage(t *testing.T) {
 		}
 	})
 }
+
+// TestPublishImagesBaseURLPath: a release with images and a base URL with
+// a path is refused before anything is written, with ErrRegistryPath and
+// the root URL to use; the same base URL at the host's root publishes.
+func TestPublishImagesBaseURLPath(t *testing.T) {
+	for _, tc := range []struct {
+		base string
+		ok   bool
+	}{
+		{"https://dl.example.com/dl/", false},
+		{"https://dl.example.com/dl", false},
+		{"https://dl.example.com/a/b/", false},
+		{"https://dl.example.com/", true},
+		{"https://dl.example.com", true},
+	} {
+		t.Run(tc.base, func(t *testing.T) {
+			root := t.TempDir()
+			s := dirStore(t, root)
+			p, err := publish.NewPublisher(s, fixedSigner(t), publish.DefaultConfig(), tc.base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = p.Publish(context.Background(), "26.1.1", scan(t, demoInputs(t, "one")))
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("Publish with base URL %s: %v", tc.base, err)
+				}
+				return
+			}
+			if !errors.Is(err, publish.ErrRegistryPath) || !strings.Contains(err.Error(), "https://dl.example.com ") {
+				t.Fatalf("Publish with base URL %s = %v, want ErrRegistryPath naming https://dl.example.com", tc.base, err)
+			}
+			if list, _ := s.List(context.Background(), ""); len(list) != 0 {
+				t.Errorf("%d objects written, the first %s", len(list), list[0].Key)
+			}
+		})
+	}
+}
