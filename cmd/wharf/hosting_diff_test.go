@@ -25,6 +25,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/publish/oci"
 	"github.com/wharfhq/wharf/site"
 )
 
@@ -297,7 +298,7 @@ func (d *diffTree) loadFiles(t *testing.T) {
 		}
 		base := key[strings.LastIndexByte(key, '/')+1:]
 		switch {
-		case artifacts[key]:
+		case artifacts[key], publish.IsRegistryKey(key):
 			for l, c := range levelCreds {
 				resp := rawDo(t, d.wharf, "GET /"+key+" HTTP/1.1\r\nHost: "+d.wharf+"\r\n"+headerLines(c.header)+"Connection: close\r\n\r\n", "GET")
 				f.allowed[l] = resp.status == 200 && bytes.Equal(resp.body, f.data)
@@ -331,6 +332,24 @@ func (d *diffTree) loadFiles(t *testing.T) {
 			for _, at := range a.Attestations {
 				ps = append(ps, "/"+at.Key, "/"+at.Key+"/sig")
 			}
+		}
+	}
+	// The registry's read API: what its tree holds, by the paths a client
+	// asks (wharf answers /v2/ behind both recipes).
+	ps = append(ps, "/v2/", "/v2", "/v2/_catalog", "/v2/nope/manifests/latest", "/v2/treasury-node/tags/list", "/v2/treasury-node/blobs/", "/v2/../v2/")
+	for _, r := range man.Releases {
+		for _, im := range r.Images {
+			for _, ref := range []string{r.Version, "latest", "preview", im.Index, oci.SignatureTag(im.Index)} {
+				ps = append(ps, "/"+publish.RegistryManifestKey(im.Name, ref))
+			}
+			for _, pl := range im.Platforms {
+				ps = append(ps, "/"+publish.RegistryManifestKey(im.Name, pl.Manifest))
+			}
+		}
+	}
+	for _, f := range d.files {
+		if publish.IsRegistryKey(f.name) {
+			ps = append(ps, "/"+f.name)
 		}
 	}
 	for _, b := range []string{"x86", "arm", "mac", "macos"} {
