@@ -1,7 +1,9 @@
 package s3_test
 
 import (
+	"archive/tar"
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -62,9 +64,94 @@ func benchInput(tb testing.TB, dir string) (files []benchFile, total int64) {
 			add(fmt.Sprintf("%s-%s-%s.tar.gz", name, b.os, b.platform), binSize)
 		}
 	}
-	add("treasury-node-amd64.tar", imgSize)
-	add("treasury-node-arm64.tar", imgSize)
+	for _, arch := range []string{"amd64", "arm64"} {
+		p := filepath.Join(dir, "treasury-node-"+arch+".tar")
+		size := writeImage(tb, p, imgSize, uint64(len(files)), arch)
+		files = append(files, benchFile{name: filepath.Base(p), path: p, size: size})
+		total += size
+	}
 	return files, total
+}
+
+// writeImage writes a docker save archive for linux/arch whose one layer
+// holds a file of size random bytes, as publish reads images (it refuses
+// a tar that is no image), and returns the archive's size. The layer is
+// written first beside it, since the config before it names its digest.
+func writeImage(tb testing.TB, path string, size int64, seed uint64, arch string) int64 {
+	tb.Helper()
+	layerPath := path + ".layer"
+	writeTar(tb, layerPath, []benchEntry{{name: "data", size: size, seed: seed}})
+	defer os.Remove(layerPath)
+	lf, err := os.Open(layerPath)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer lf.Close()
+	h := sha256.New()
+	layerSize, err := io.Copy(h, lf)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	config := fmt.Sprintf(`{"architecture":%q,"os":"linux","rootfs":{"type":"layers","diff_ids":["sha256:%x"]}}`, arch, h.Sum(nil))
+	writeTar(tb, path, []benchEntry{
+		{name: "manifest.json", data: []byte(`[{"Config":"config.json","RepoTags":["treasury-node:latest"],"Layers":["layer.tar"]}]`)},
+		{name: "config.json", data: []byte(config)},
+		{name: "layer.tar", size: layerSize, from: layerPath},
+	})
+	st, err := os.Stat(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st.Size()
+}
+
+// benchEntry is a file of a tar writeTar writes: data, else size bytes
+// of the file from, else size random bytes of seed.
+type benchEntry struct {
+	name string
+	data []byte
+	size int64
+	from string
+	seed uint64
+}
+
+func writeTar(tb testing.TB, path string, entries []benchEntry) {
+	tb.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	tw := tar.NewWriter(bw)
+	for _, e := range entries {
+		var r io.Reader
+		switch {
+		case e.data != nil:
+			r, e.size = bytes.NewReader(e.data), int64(len(e.data))
+		case e.from != "":
+			src, err := os.Open(e.from)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			defer src.Close()
+			r = src
+		default:
+			r = rand.NewChaCha8([32]byte{byte(e.seed), byte(e.seed >> 8)})
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: e.name, Mode: 0o644, Size: e.size, Typeflag: tar.TypeReg}); err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := io.CopyN(tw, r, e.size); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 func writeRandom(tb testing.TB, path string, size int64, seed uint64) {
@@ -80,13 +167,11 @@ func writeRandom(tb testing.TB, path string, size int64, seed uint64) {
 	for left := size; left > 0; {
 		n := min(left, int64(len(buf)))
 		rng.Read(buf[:n])
-		// A gzip or tar header, so a publisher that sniffs the form accepts it.
+		// A gzip header, so a publisher that sniffs the form accepts it.
 		if left == size {
 			switch filepath.Ext(path) {
 			case ".gz":
 				copy(buf, []byte{0x1f, 0x8b, 0x08})
-			case ".tar":
-				copy(buf[257:], "ustar\x0000")
 			}
 		}
 		w.Write(buf[:n])
