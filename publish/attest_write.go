@@ -71,28 +71,36 @@ func (r *publishRun) attestMissing(ctx context.Context, arts []Artifact) ([]Arti
 	return out, added, nil
 }
 
-// readSBOMs reads or makes the SBOM of every input before anything is
-// written, so that a bad one refuses the publish whole.
-func (r *publishRun) readSBOMs(ctx context.Context, inputs []Input) (map[string][]byte, error) {
-	boms := make([][]byte, len(inputs))
+// readInputs reads every input once before anything is written: its
+// SHA-256 (for the claim) and its SBOM (read or made), so that a bad one
+// refuses the publish whole; an image's digest is the one readImages
+// took, and its file is not read again. It sets r.sums and r.sboms.
+func (r *publishRun) readInputs(ctx context.Context, inputs []Input) error {
+	facts := make([]inputFacts, len(inputs))
 	err := r.parallel(ctx, len(inputs), func(_ context.Context, i int) error {
-		b, err := sbomOf(inputs[i])
+		var known string
+		if im := r.images[i]; im != nil {
+			known = im.SHA256
+		}
+		f, err := readFacts(inputs[i], known)
 		if err != nil {
 			return fmt.Errorf("%s: %w", inputs[i].Path, err)
 		}
-		boms[i] = b
+		facts[i] = f
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	m := map[string][]byte{}
+	r.sums = make([]string, len(inputs))
+	r.sboms = map[string][]byte{}
 	for i, in := range inputs {
-		if boms[i] != nil {
-			m[Key(in.Spec.Kind, in.Spec.Name, r.v, in.Build)] = boms[i]
+		r.sums[i] = facts[i].sha256
+		if facts[i].sbom != nil {
+			r.sboms[Key(in.Spec.Kind, in.Spec.Name, r.v, in.Build)] = facts[i].sbom
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // writeAttestation signs st and writes it at key, unless an attestation

@@ -42,7 +42,7 @@ func (c *Config) CheckInput(dir string) (inputs []Input, problems []string, err 
 		if err := checkContent(in, c.maxImageSize()); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", path.Base(in.Path), err))
 		}
-		if _, err := sbomOf(in); err != nil {
+		if _, err := readFacts(in, ""); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", path.Base(in.Path), err))
 		}
 	}

@@ -3,11 +3,8 @@ package publish
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 )
 
@@ -21,32 +18,12 @@ import (
 func ClaimKey(v Version) string { return ".claims/" + v.String() }
 
 // claim takes the version for these inputs, or finds it taken for the
-// same inputs. Its digests are of the input files as they are: an image's
-// from the read of its archive before anything was written, any other's
-// by one more read (from the page cache), since the packed archive of an
-// executable is only hashed while it uploads.
+// same inputs. Its digests are of the input files as they are, from
+// readInputs: an image's from the read of its archive, any other's from
+// the read that also took its SBOM (the packed archive of an executable
+// is only hashed while it uploads).
 func (r *publishRun) claim(ctx context.Context, inputs []Input) error {
-	sums := make([]string, len(inputs))
-	err := r.parallel(ctx, len(inputs), func(ctx context.Context, i int) error {
-		if im := r.images[i]; im != nil {
-			sums[i] = im.SHA256
-			return nil
-		}
-		f, err := inputs[i].open()
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
-			return fmt.Errorf("read %s: %w", inputs[i].Path, err)
-		}
-		sums[i] = hex.EncodeToString(h.Sum(nil))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
+	sums := r.sums
 	lines := make([]string, len(inputs))
 	for i, in := range inputs {
 		lines[i] = fmt.Sprintf("%s  %s %s\n", sums[i], Key(in.Spec.Kind, in.Spec.Name, r.v, in.Build), in.Form)
@@ -58,7 +35,7 @@ func (r *publishRun) claim(ctx context.Context, inputs []Input) error {
 		b.WriteString(l)
 	}
 	key := ClaimKey(r.v)
-	err = r.putSmall(ctx, key, b.Bytes(), PutOptions{ContentType: "text/plain; charset=utf-8", IfNoneMatch: true})
+	err := r.putSmall(ctx, key, b.Bytes(), PutOptions{ContentType: "text/plain; charset=utf-8", IfNoneMatch: true})
 	if !errors.Is(err, ErrPreconditionFailed) {
 		return err
 	}

@@ -129,6 +129,7 @@ type publishRun struct {
 	v         Version
 	notesHTML string // Notes rendered
 	res       *Result
+	sums      []string           // input index -> the SHA-256 of its file, hex
 	sboms     map[string][]byte  // artifact key -> its SBOM (CycloneDX JSON), when known
 	images    map[int]*oci.Image // input index -> the image its archive holds
 	imgs      []Image            // the release's images as written into the registry tree
@@ -163,10 +164,10 @@ func (p *Publisher) Publish(ctx context.Context, version string, inputs []Input)
 			return nil, fmt.Errorf("publish %s: %w", v, err)
 		}
 	}
-	if r.sboms, err = r.readSBOMs(ctx, inputs); err != nil {
+	if r.images, err = r.readImages(ctx, inputs); err != nil {
 		return nil, fmt.Errorf("publish %s: %w", v, err)
 	}
-	if r.images, err = r.readImages(ctx, inputs); err != nil {
+	if err := r.readInputs(ctx, inputs); err != nil {
 		return nil, fmt.Errorf("publish %s: %w", v, err)
 	}
 	if len(r.images) > 0 {

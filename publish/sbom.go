@@ -32,25 +32,106 @@ const (
 // about other bytes, or a Go executable whose build info is corrupt.
 var ErrBadSBOM = errors.New("SBOM refused")
 
-// sbomOf is the CycloneDX JSON SBOM of an input: the build job's file
-// beside it when there is one (which must be about the input's bytes),
-// else one made from a Go executable's build info, else nil (no SBOM is
-// known: a script, an image without one).
-func sbomOf(in Input) ([]byte, error) {
+// inputFacts is what one read of an input file tells before anything
+// is written: the file's SHA-256 (the claim's, and what a build job's
+// SBOM must name) and the input's CycloneDX JSON SBOM.
+type inputFacts struct {
+	sha256 string // hex, of the file as it is
+	// sbom is the build job's file beside the input when there is one
+	// (which must be about the input's bytes), else one made from a Go
+	// executable's build info, else nil (no SBOM is known: a script, an
+	// image without one).
+	sbom []byte
+}
+
+// readFacts reads the input file once, hashing it, and reads the Go
+// build info on the way: for an executable, only the parts buildinfo
+// needs (and, when it finds none, the bytes already streaming into the
+// hash are searched for the build info's magic); for an archive, the
+// executable is taken out of the same decompressing read that hashes the
+// archive. An image whose digest is known already (its archive was read)
+// is not read again: known is its SHA-256, hex, or "".
+func readFacts(in Input, known string) (inputFacts, error) {
+	var job []byte
+	var stated string
 	if in.SBOM != "" {
-		return readJobSBOM(in)
-	}
-	info, exe, err := goBuildInfo(in)
-	if err != nil {
-		if notGo(err) && !bytes.Contains(exe, []byte(buildInfoMagic)) {
-			return nil, nil
+		var err error
+		if job, stated, err = readJobSBOM(in); err != nil {
+			return inputFacts{}, err
 		}
-		return nil, fmt.Errorf("%w: the Go build info embedded in the executable cannot be read: %v", ErrBadSBOM, err)
+	}
+	if known != "" && in.Form == FormImage {
+		return checkJobSBOM(in, inputFacts{sha256: known, sbom: job}, stated)
+	}
+	f, err := in.open()
+	if err != nil {
+		return inputFacts{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	var (
+		info  *buildinfo.BuildInfo
+		ierr  error
+		magic bool // the build info's magic is in the executable
+	)
+	switch {
+	case job != nil || in.Form != FormExecutable && in.Form != FormArchive:
+		_, err = io.Copy(h, f)
+	case in.Form == FormExecutable:
+		if info, ierr = buildinfo.Read(f); ierr == nil {
+			if _, err = f.Seek(0, io.SeekStart); err == nil {
+				_, err = io.Copy(h, f)
+			}
+			break
+		}
+		if _, err = f.Seek(0, io.SeekStart); err == nil {
+			var m magicScanner
+			_, err = io.Copy(io.MultiWriter(h, &m), f)
+			magic = m.found
+		}
+	default:
+		tee := io.TeeReader(f, h)
+		var exe []byte
+		exe, ierr, err = archiveExecutable(tee, in.Spec.Executable)
+		if exe != nil {
+			if info, ierr = buildinfo.Read(bytes.NewReader(exe)); ierr != nil {
+				magic = bytes.Contains(exe, []byte(buildInfoMagic))
+			}
+		}
+		if err == nil {
+			_, err = io.Copy(io.Discard, tee)
+		}
+	}
+	if err != nil {
+		return inputFacts{}, fmt.Errorf("read %s: %w", in.Path, err)
+	}
+	facts := inputFacts{sha256: hex.EncodeToString(h.Sum(nil))}
+	if job != nil {
+		facts.sbom = job
+		return checkJobSBOM(in, facts, stated)
+	}
+	if ierr != nil {
+		if notGo(ierr) && !magic {
+			return facts, nil
+		}
+		return inputFacts{}, fmt.Errorf("%w: the Go build info embedded in the executable cannot be read: %v", ErrBadSBOM, ierr)
 	}
 	if info == nil {
-		return nil, nil
+		return facts, nil
 	}
-	return goSBOM(info, in.Spec.Name)
+	if facts.sbom, err = goSBOM(info, in.Spec.Name); err != nil {
+		return inputFacts{}, err
+	}
+	return facts, nil
+}
+
+// checkJobSBOM refuses the facts of an input whose build job's SBOM
+// (facts.sbom when in.SBOM is set) states another digest than the file's.
+func checkJobSBOM(in Input, facts inputFacts, stated string) (inputFacts, error) {
+	if in.SBOM != "" && facts.sha256 != stated {
+		return inputFacts{}, fmt.Errorf("%w: %s is about bytes of sha256 %s, %s has %s", ErrBadSBOM, in.SBOM, stated, in.Path, facts.sha256)
+	}
+	return facts, nil
 }
 
 // buildInfoMagic starts the build info the Go linker embeds: a file that
@@ -65,54 +146,73 @@ func notGo(err error) bool {
 	return strings.Contains(s, "not a Go executable") || strings.Contains(s, "unrecognized file format")
 }
 
-// goBuildInfo reads the Go build info of the input's executable: the
-// file itself (only the parts buildinfo needs), or the configured
-// executable at the top of an archive; nil for an image. When it cannot,
-// it returns the executable's bytes with the error.
-func goBuildInfo(in Input) (*buildinfo.BuildInfo, []byte, error) {
-	if in.Form != FormExecutable && in.Form != FormArchive {
-		return nil, nil, nil
+// magicScanner is an io.Writer that notes whether buildInfoMagic went
+// through it, across the boundaries of writes.
+type magicScanner struct {
+	tail  []byte // the last len(buildInfoMagic)-1 bytes written
+	found bool
+}
+
+func (m *magicScanner) Write(p []byte) (int, error) {
+	if m.found {
+		return len(p), nil
 	}
-	f, err := in.open()
-	if err != nil {
-		return nil, nil, err
+	k := len(buildInfoMagic) - 1
+	edge := append(m.tail, p[:min(len(p), k)]...)
+	if bytes.Contains(edge, []byte(buildInfoMagic)) || bytes.Contains(p, []byte(buildInfoMagic)) {
+		m.found = true
+		return len(p), nil
 	}
-	defer f.Close()
-	if in.Form == FormExecutable {
-		info, err := buildinfo.Read(f)
-		if err == nil {
-			return info, nil, nil
-		}
-		if _, serr := f.Seek(0, io.SeekStart); serr != nil {
-			return nil, nil, serr
-		}
-		b, rerr := io.ReadAll(io.LimitReader(f, maxExecutable))
-		if rerr != nil {
-			return nil, nil, rerr
-		}
-		return nil, b, err
+	if len(p) >= k {
+		m.tail = append(m.tail[:0], p[len(p)-k:]...)
+	} else {
+		m.tail = append(m.tail[:0], edge[max(0, len(edge)-k):]...)
 	}
-	// An archive that is no gzip'd tar of the executable is refused by
-	// its own checks, not here.
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, nil, nil
+	return len(p), nil
+}
+
+// archiveExecutable returns the bytes of the executable at the top of a
+// gzip'd tar read from r: nil when r is no gzip'd tar holding it (the
+// archive's own checks refuse it), bad when its bytes do not decompress
+// whole, err for an error reading r.
+func archiveExecutable(r io.Reader, exe string) (b []byte, bad, err error) {
+	er := errReader{r: r, err: new(error)}
+	zr, zerr := gzip.NewReader(er)
+	if zerr != nil {
+		return nil, nil, *er.err
 	}
 	tr := tar.NewReader(zr)
 	for {
-		h, err := tr.Next()
-		if err != nil {
-			return nil, nil, nil
+		h, terr := tr.Next()
+		if terr != nil {
+			return nil, nil, *er.err
 		}
-		if strings.TrimPrefix(h.Name, "./") == in.Spec.Executable {
-			b, err := io.ReadAll(io.LimitReader(tr, maxExecutable))
-			if err != nil {
-				return nil, nil, err
+		if strings.TrimPrefix(h.Name, "./") == exe {
+			b, rerr := io.ReadAll(io.LimitReader(tr, maxExecutable))
+			if *er.err != nil {
+				return nil, nil, *er.err
 			}
-			info, err := buildinfo.Read(bytes.NewReader(b))
-			return info, b, err
+			if rerr != nil {
+				return nil, rerr, nil
+			}
+			return b, nil, nil
 		}
 	}
+}
+
+// errReader notes the first error of r other than io.EOF, so a failing
+// read of the file is told apart from data that does not decode.
+type errReader struct {
+	r   io.Reader
+	err *error
+}
+
+func (e errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && *e.err == nil {
+		*e.err = err
+	}
+	return n, err
 }
 
 // goSBOM is the CycloneDX SBOM of a Go executable: its main module as the
@@ -157,50 +257,38 @@ func goSBOM(info *buildinfo.BuildInfo, name string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// readJobSBOM reads the build job's SBOM of in and checks it: CycloneDX
-// JSON whose described component carries the input's SHA-256.
-func readJobSBOM(in Input) ([]byte, error) {
+// readJobSBOM reads the build job's SBOM of in and checks it is
+// CycloneDX JSON whose described component names a SHA-256, which it
+// returns (hex) for the caller to compare with the input's.
+func readJobSBOM(in Input) (bom []byte, stated string, err error) {
 	r, err := in.openSibling(in.SBOM)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer r.Close()
 	b, err := io.ReadAll(io.LimitReader(r, MaxSBOM+1))
 	if err != nil {
-		return nil, err
+		return nil, "", fmt.Errorf("read %s: %w", in.SBOM, err)
 	}
 	if len(b) > MaxSBOM {
-		return nil, fmt.Errorf("%w: %s is more than %d bytes", ErrBadSBOM, in.SBOM, MaxSBOM)
+		return nil, "", fmt.Errorf("%w: %s is more than %d bytes", ErrBadSBOM, in.SBOM, MaxSBOM)
 	}
-	var bom cdx.BOM
-	if err := json.Unmarshal(b, &bom); err != nil {
-		return nil, fmt.Errorf("%w: %s is not CycloneDX JSON: %v", ErrBadSBOM, in.SBOM, err)
+	var doc cdx.BOM
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, "", fmt.Errorf("%w: %s is not CycloneDX JSON: %v", ErrBadSBOM, in.SBOM, err)
 	}
-	if bom.BOMFormat != cdx.BOMFormat {
-		return nil, fmt.Errorf("%w: %s: bomFormat %q, want %q", ErrBadSBOM, in.SBOM, bom.BOMFormat, cdx.BOMFormat)
+	if doc.BOMFormat != cdx.BOMFormat {
+		return nil, "", fmt.Errorf("%w: %s: bomFormat %q, want %q", ErrBadSBOM, in.SBOM, doc.BOMFormat, cdx.BOMFormat)
 	}
-	var stated string
-	if bom.Metadata != nil && bom.Metadata.Component != nil && bom.Metadata.Component.Hashes != nil {
-		for _, h := range *bom.Metadata.Component.Hashes {
+	if doc.Metadata != nil && doc.Metadata.Component != nil && doc.Metadata.Component.Hashes != nil {
+		for _, h := range *doc.Metadata.Component.Hashes {
 			if h.Algorithm == cdx.HashAlgoSHA256 {
 				stated = strings.ToLower(h.Value)
 			}
 		}
 	}
 	if stated == "" {
-		return nil, fmt.Errorf("%w: %s names no SHA-256 of the file it describes (metadata.component.hashes), so it cannot be checked against %s", ErrBadSBOM, in.SBOM, in.Path)
+		return nil, "", fmt.Errorf("%w: %s names no SHA-256 of the file it describes (metadata.component.hashes), so it cannot be checked against %s", ErrBadSBOM, in.SBOM, in.Path)
 	}
-	f, err := in.open()
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return nil, err
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != stated {
-		return nil, fmt.Errorf("%w: %s is about bytes of sha256 %s, %s has %s", ErrBadSBOM, in.SBOM, stated, in.Path, got)
-	}
-	return b, nil
+	return b, stated, nil
 }

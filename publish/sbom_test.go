@@ -3,15 +3,18 @@ package publish_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
@@ -71,19 +74,7 @@ func TestGoSBOM(t *testing.T) {
 	if len(a.Attestations) != 1 || a.Attestations[0].PredicateType != publish.PredicateCycloneDX {
 		t.Fatalf("releases.json lists %+v, want the SBOM alone (no build known: no provenance)", a.Attestations)
 	}
-	envPath := filepath.Join(root, publish.SBOMAttestationKey(a.Key))
-	env, err := os.ReadFile(envPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := publish.VerifyAttestation(pub, env, a.FileName(), a.SHA256, publish.PredicateCycloneDX)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var bom cdx.BOM
-	if err := json.Unmarshal(st.Predicate, &bom); err != nil {
-		t.Fatal(err)
-	}
+	bom, envPath := attestedSBOM(t, pub, root, a)
 	props := map[string]string{}
 	for _, p := range *bom.Metadata.Component.Properties {
 		props[p.Name] = p.Value
@@ -131,6 +122,26 @@ func TestGoSBOM(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("cosign refused the SBOM attestation: %v\n%s", err, out)
 	}
+}
+
+// attestedSBOM is the SBOM attested beside a in the tree at root, and the
+// envelope's path, after checking the envelope against pub.
+func attestedSBOM(t *testing.T, pub *ecdsa.PublicKey, root string, a publish.Artifact) (cdx.BOM, string) {
+	t.Helper()
+	envPath := filepath.Join(root, publish.SBOMAttestationKey(a.Key))
+	env, err := os.ReadFile(envPath)
+	if err != nil {
+		t.Fatalf("%s has no SBOM attestation: %v", a.Key, err)
+	}
+	st, err := publish.VerifyAttestation(pub, env, a.FileName(), a.SHA256, publish.PredicateCycloneDX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bom cdx.BOM
+	if err := json.Unmarshal(st.Predicate, &bom); err != nil {
+		t.Fatal(err)
+	}
+	return bom, envPath
 }
 
 // jobSBOM is a build job's CycloneDX SBOM of the file of digest sum.
@@ -243,4 +254,84 @@ func TestSBOMRefused(t *testing.T) {
 			t.Fatalf("scan: %v", err)
 		}
 	})
+}
+
+// TestSBOMFromArchive: a Go executable packed by the build job
+// (treasury-cli-linux-ARCH.tar.gz holding treasury at its top) gets the
+// same SBOM as the raw executable, read in the one pass that hashes the
+// archive.
+func TestSBOMFromArchive(t *testing.T) {
+	s, _ := testSigner(t)
+	pub, _ := s.PublicKey(context.Background())
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Fatalf("needs a Linux executable of amd64 or arm64, this is %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	exe, err := os.ReadFile(testenv.Tool(t, "crane")) // a Go program of 17 MB, quicker to pack than cosign
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "treasury-cli-linux-" + runtime.GOARCH
+	rawDir, arcDir := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(rawDir, name), exe, 0o755)
+	writeFile(t, filepath.Join(arcDir, name+".tar.gz"), tarOf(t, true, tarFile{"treasury", 0o755, exe}), 0o644)
+	predicate := func(dir string) string {
+		t.Helper()
+		root := t.TempDir()
+		if _, err := newPublisher(t, dirStore(t, root), s).Publish(context.Background(), "26.1.1", partialScan(t, dir)); err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := readManifest(t, root).Find("26.1.1")
+		bom, _ := attestedSBOM(t, pub, root, rel.Artifacts[0])
+		bom.SerialNumber, bom.Metadata.Timestamp = "", "" // differ per run
+		b, _ := json.Marshal(bom)
+		return string(b)
+	}
+	if raw, arc := predicate(rawDir), predicate(arcDir); raw != arc {
+		t.Errorf("the archive's SBOM differs from the raw executable's:\n%s\n%s", arc, raw)
+	}
+}
+
+// TestBuildInfoMagicAnywhere: a file that is no Go executable to
+// debug/buildinfo but holds the build info's magic is refused as corrupt
+// wherever the magic is, across the boundaries of the reads that hash the
+// file too; without it, it is an executable of another language (no SBOM,
+// no problem). Raw and in an archive; offsets from a seeded generator.
+func TestBuildInfoMagicAnywhere(t *testing.T) {
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	magic := "\xff Go buildinf:"
+	offsets := []int{0, 32<<10 - 1, 32<<10 - len(magic) + 1, 32<<10 - len(magic), 64<<10 + 3}
+	for range 6 {
+		offsets = append(offsets, 1+rng.IntN(200<<10))
+	}
+	for _, off := range offsets {
+		for _, archive := range []bool{false, true} {
+			for _, withMagic := range []bool{true, false} {
+				body := make([]byte, off+len(magic)+rng.IntN(40<<10))
+				for i := range body {
+					body[i] = 'a' + byte(rng.IntN(26))
+				}
+				copy(body, "#!/bin/sh\n")
+				if withMagic {
+					copy(body[max(off, 10):], magic)
+				}
+				dir := demoInputs(t, "magic")
+				name := filepath.Join(dir, "engine-linux-amd64")
+				os.Remove(name)
+				if archive {
+					writeFile(t, name+".tar.gz", tarOf(t, true, tarFile{"engine", 0o755, body}), 0o644)
+				} else {
+					writeFile(t, name, body, 0o755)
+				}
+				_, problems, err := publish.DefaultConfig().CheckInput(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := strings.Contains(strings.Join(problems, "\n"), "Go build info embedded in the executable cannot be read")
+				if got != withMagic {
+					t.Errorf("seed %d: magic at %d of %d bytes (in it: %v, archive: %v): refused %v; problems %q", seed, max(off, 10), len(body), withMagic, archive, got, problems)
+				}
+			}
+		}
+	}
 }
