@@ -284,9 +284,28 @@ func (s *Store) writeTemp(ctx context.Context, root *os.Root, key string, r io.R
 }
 
 // commit renames tmp over key under the lock, after checking the
-// preconditions. It makes the new file's mtime later than the old one's,
-// so the ETag changes with every write even on coarse clocks.
+// preconditions, and syncs the directory. It makes the new file's mtime
+// later than the old one's, so the ETag changes with every write even on
+// coarse clocks.
 func (s *Store) commit(root *os.Root, key, tmp string, opts publish.PutOptions) (fs.FileInfo, error) {
+	st, err := s.rename(root, key, tmp, opts)
+	if err != nil {
+		return nil, err
+	}
+	// The directory is synced after the lock is released: the lock
+	// orders the checks and renames of writers, which see each other's
+	// renames whether or not they are on disk yet, and Put returns only
+	// once its rename is.
+	if d, err := root.Open(path.Dir(key)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return st, nil
+}
+
+// rename is commit's part under the lock: the precondition, the mtime
+// and the rename.
+func (s *Store) rename(root *os.Root, key, tmp string, opts publish.PutOptions) (fs.FileInfo, error) {
 	unlock, err := s.lock(root)
 	if err != nil {
 		return nil, fmt.Errorf("put %s: %w", key, err)
@@ -302,10 +321,6 @@ func (s *Store) commit(root *os.Root, key, tmp string, opts publish.PutOptions) 
 	}
 	if err := root.Rename(tmp, key); err != nil {
 		return nil, fmt.Errorf("put %s: %w", key, err)
-	}
-	if d, err := root.Open(path.Dir(key)); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	st, err := root.Lstat(key)
 	if err != nil {
