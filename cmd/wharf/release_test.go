@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"maps"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/publish"
 	"github.com/wharfhq/wharf/publish/s3/s3test"
 )
 
@@ -76,6 +78,17 @@ func TestReleaseWorkflow(t *testing.T) {
 	if err := os.Rename(demoInputDir(t, "release"), filepath.Join(work, "dist")); err != nil {
 		t.Fatal(err)
 	}
+	// One executable as the build job makes them, a Go program (wharf
+	// itself), whose SBOM publish writes from its build info; the demo's
+	// others are scripts, which have none.
+	wharfBin, err := os.ReadFile(filepath.Join(work, "bin", "wharf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(work, "dist", "treasury-cli-linux-amd64"), wharfBin)
+	if err := os.Chmod(filepath.Join(work, "dist", "treasury-cli-linux-amd64"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	// The commit's release notes for the version (the tag is none here:
 	// the workspace is no git checkout).
 	if err := os.MkdirAll(filepath.Join(work, "release-notes"), 0o755); err != nil {
@@ -107,6 +120,17 @@ func TestReleaseWorkflow(t *testing.T) {
 	}
 	const version = "26.4.1"
 	githubEnv := filepath.Join(runnerTemp, "github_env")
+	runnerEnv := map[string]string{
+		"GITHUB_ACTIONS":      "true",
+		"GITHUB_SERVER_URL":   "https://github.com",
+		"GITHUB_REPOSITORY":   "wharfhq/treasury",
+		"GITHUB_SHA":          "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+		"GITHUB_REF":          "refs/tags/v" + version,
+		"GITHUB_EVENT_NAME":   "push",
+		"GITHUB_RUN_ID":       "7340012",
+		"GITHUB_RUN_ATTEMPT":  "1",
+		"GITHUB_WORKFLOW_REF": "wharfhq/treasury/.github/workflows/release.yml@refs/tags/v" + version,
+	}
 	carried := map[string]string{}
 
 	run := func(st workflowStep) string {
@@ -118,6 +142,9 @@ func TestReleaseWorkflow(t *testing.T) {
 			"RUNNER_TEMP": runnerTemp,
 			"GITHUB_ENV":  githubEnv,
 		}
+		// What every GitHub Actions job has in its environment, which the
+		// provenance is written from.
+		maps.Copy(env, runnerEnv)
 		maps.Copy(env, carried)
 		for k, v := range st.Env {
 			sub := expression.FindStringSubmatch(v)
@@ -197,6 +224,7 @@ func TestReleaseWorkflow(t *testing.T) {
 			if !strings.Contains(string(body), "no longer drops the last block") {
 				t.Errorf("releases.json has no release notes:\n%s", body)
 			}
+			checkAttested(t, body, version, runnerEnv, "treasury-cli-"+version+"-linux-amd64.tar.gz")
 		default:
 			t.Fatalf("release.yml's publish job has a step %q the test does not know", st.Name)
 		}
@@ -208,5 +236,47 @@ func TestReleaseWorkflow(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(runnerTemp, "dl.key")); !os.IsNotExist(err) {
 		t.Errorf("the signing key is still in RUNNER_TEMP after the job: %v", err)
+	}
+}
+
+// checkAttested holds the release version of releases.json (body) to what
+// the job's environment says: every artifact has a provenance
+// attestation, the Go executable's (the file goBuilt) also its SBOM, and
+// the release's provenance names the job's repository, commit and ref.
+func checkAttested(t *testing.T, body []byte, version string, runner map[string]string, goBuilt string) {
+	t.Helper()
+	m, err := publish.ReadManifest(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, ok := m.Find(version)
+	if !ok {
+		t.Fatalf("releases.json has no %s", version)
+	}
+	p := rel.Provenance
+	if p == nil || p.Commit != runner["GITHUB_SHA"] || p.Ref != runner["GITHUB_REF"] || !strings.HasSuffix(p.Repository, runner["GITHUB_REPOSITORY"]) {
+		t.Errorf("the release's provenance = %+v, want the job's repository, commit and ref", p)
+	}
+	if len(rel.Artifacts) == 0 {
+		t.Fatal("the release lists no artifacts")
+	}
+	seen := false
+	for _, a := range rel.Artifacts {
+		types := map[string]bool{}
+		for _, at := range a.Attestations {
+			types[at.PredicateType] = true
+		}
+		if !types[publish.PredicateSLSA] {
+			t.Errorf("%s has no provenance attestation: %+v", a.Key, a.Attestations)
+		}
+		if a.FileName() == goBuilt {
+			seen = true
+			if !types[publish.PredicateCycloneDX] {
+				t.Errorf("%s has no SBOM attestation: %+v", a.Key, a.Attestations)
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("the release lists no %s", goBuilt)
 	}
 }
