@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -62,19 +63,7 @@ func TestRegistryClients(t *testing.T) {
 	otherKey := filepath.Join(t.TempDir(), "other.key")
 	mustRun(t, "keygen", "--out", otherKey)
 	otherPub := strings.TrimSuffix(otherKey, ".key") + ".pub"
-	b, err := os.ReadFile(filepath.Join(e.store, publish.KeyManifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := publish.ReadManifest(strings.NewReader(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, _ := m.Find("26.1.1")
-	node, _ := rel.Image("treasury-node")
-	if node.Index == "" {
-		t.Fatalf("releases.json lists no treasury-node image: %+v", rel.Images)
-	}
+	node := releasedImage(t, e.store, "26.1.1", "treasury-node")
 
 	t.Run("API", func(t *testing.T) {
 		full := "Basic " + b64(fullKey+":x")
@@ -278,16 +267,7 @@ func TestRegistryRateLimit(t *testing.T) {
 	mustRun(t, "org", "create", "globex", "--level", "full", "--db", db)
 	key := lastLine(mustRun(t, "apikey", "create", "--org", "globex", "--db", db))
 	full := "Basic " + b64(key+":x")
-	b, err := os.ReadFile(filepath.Join(e.store, publish.KeyManifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := publish.ReadManifest(strings.NewReader(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, _ := m.Find("26.1.1")
-	node, _ := rel.Image("treasury-node")
+	node := releasedImage(t, e.store, "26.1.1", "treasury-node")
 	platform := node.Platforms[0].Manifest
 	get := func(path string) *http.Response {
 		t.Helper()
@@ -321,4 +301,27 @@ func TestRegistryRateLimit(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(out)) != node.Index {
 		t.Errorf("crane digest past the limit = %v: %s, want %s (an index is not counted)", err, out, node.Index)
 	}
+}
+
+// releasedImage is the image name of release version as the releases.json
+// of the directory store lists it; the test fails when it lists none.
+func releasedImage(t *testing.T, store, version, name string) publish.Image {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(store, publish.KeyManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := publish.ReadManifest(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, ok := m.Find(version)
+	if !ok {
+		t.Fatalf("releases.json lists no release %s", version)
+	}
+	img, ok := rel.Image(name)
+	if !ok || img.Index == "" {
+		t.Fatalf("releases.json lists no %s image in %s: %+v", name, version, rel.Images)
+	}
+	return img
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/fetch"
-	"github.com/wharfhq/wharf/query/store"
 )
 
 // TestHistoryGeth builds an address's history across a thousand blocks of
@@ -77,15 +76,7 @@ func TestHistoryGeth(t *testing.T) {
 		{"Window", fetch.Config{BackfillBlocks: head / 2}, head / 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			db, err := store.Open(ctx, testenv.SQLite(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			key, _, err := db.CreateAPIKey(ctx, "alice")
-			if err != nil {
-				t.Fatal(err)
-			}
+			db, key := storeWithKey(t)
 			cfg := c.cfg
 			cfg.Chain, cfg.Store, cfg.Source, cfg.Reader, cfg.Logger = chain, db, src, evm.NewReader(src), slog.New(slog.DiscardHandler)
 			f, err := fetch.New(cfg)

@@ -15,7 +15,6 @@ import (
 	"github.com/wharfhq/wharf/query/evm/devchain"
 	"github.com/wharfhq/wharf/query/evm/devchain/devchaintest"
 	"github.com/wharfhq/wharf/query/fetch"
-	"github.com/wharfhq/wharf/query/store"
 )
 
 // TestLyingNodeGeth is TestLyingNode in front of a real geth --dev node,
@@ -43,15 +42,7 @@ func TestLyingNodeGeth(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	db, err := store.Open(ctx, testenv.SQLite(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	key, _, err := db.CreateAPIKey(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, key := storeWithKey(t)
 	to := "0x0000000000000000000000000000000000b0b0b0"
 	for _, a := range []string{g.Account, to} {
 		if _, err := db.Subscribe(ctx, key.AccountID, chain, a); err != nil {

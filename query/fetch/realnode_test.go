@@ -23,16 +23,24 @@ func realNode(t *testing.T, url string) (*evm.Source, *store.DB, query.APIKey) {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	db, err := store.Open(ctx, testenv.SQLite(t))
+	db, key := storeWithKey(t)
+	return src, db, key
+}
+
+// storeWithKey opens a fresh SQLite store, closed when the test ends,
+// with one API key, alice's.
+func storeWithKey(t *testing.T) (*store.DB, query.APIKey) {
+	t.Helper()
+	db, err := store.Open(context.Background(), testenv.SQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	key, _, err := db.CreateAPIKey(ctx, "alice")
+	key, _, err := db.CreateAPIKey(context.Background(), "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return src, db, key
+	return db, key
 }
 
 // realNodeFetcher is a fetcher of chain over src with traces on, probed:
