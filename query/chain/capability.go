@@ -64,3 +64,14 @@ type TokenReader interface {
 
 // A Reader that knows which block the chain holds final implements
 // query.Finalizer: no reorg goes below it.
+
+// HistoryBatcher is a HistorySource that searches the histories of
+// several addresses together, sharing its reads (the EVM's logs by
+// address and its bisection's round trips): the core asks it for all the
+// addresses it backfills at once.
+type HistoryBatcher interface {
+	// Histories returns the numbers of the blocks from to to (inclusive)
+	// in which one of addresses may have moved, ascending, as History
+	// does for one. Errors as History's.
+	Histories(ctx context.Context, addresses []string, from, to uint64) ([]uint64, error)
+}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"strings"
@@ -225,25 +226,36 @@ func (l *logSpan) answered(width uint64) {
 // walkLogs reads the Transfer logs with topics over from to to in spans
 // of l's width, adapting it, and hands each answer to f.
 func (s *Source) walkLogs(ctx context.Context, l *logSpan, from, to uint64, topics [][]common.Hash, f func([]query.TokenTransfer)) error {
+	return walkSpans(ctx, l, from, to, func(lo, hi uint64) error {
+		got, err := s.filterTransfers(ctx, ethereum.FilterQuery{
+			FromBlock: new(big.Int).SetUint64(lo),
+			ToBlock:   new(big.Int).SetUint64(hi),
+			Topics:    topics,
+		})
+		if err == nil {
+			f(got)
+		}
+		return err
+	})
+}
+
+// walkSpans calls read over from to to in spans of l's width: a span the
+// node refuses for its size (logLimit) is halved and read again, and the
+// width adapts to the answers.
+func walkSpans(ctx context.Context, l *logSpan, from, to uint64, read func(lo, hi uint64) error) error {
 	for lo := from; lo <= to; {
 		w := l.get()
 		hi := to
 		if to-lo >= w {
 			hi = lo + w - 1
 		}
-		got, err := s.filterTransfers(ctx, ethereum.FilterQuery{
-			FromBlock: new(big.Int).SetUint64(lo),
-			ToBlock:   new(big.Int).SetUint64(hi),
-			Topics:    topics,
-		})
-		if err != nil {
+		if err := read(lo, hi); err != nil {
 			if limited, byRange := logLimit(err); limited && hi > lo && ctx.Err() == nil {
 				l.refused(hi-lo+1, byRange)
 				continue
 			}
 			return err
 		}
-		f(got)
 		l.answered(hi - lo + 1)
 		if hi == to {
 			break
@@ -251,4 +263,106 @@ func (s *Source) walkLogs(ctx context.Context, l *logSpan, from, to uint64, topi
 		lo = hi + 1
 	}
 	return nil
+}
+
+// emittedBlocks returns the blocks from to to with a log emitted by one
+// of addresses: eth_getLogs by address, in spans that adapt as
+// Transfers' do.
+func (s *Source) emittedBlocks(ctx context.Context, from, to uint64, addresses []string) ([]uint64, error) {
+	addrs := make([]common.Address, len(addresses))
+	for i, a := range addresses {
+		addrs[i] = common.HexToAddress(a)
+	}
+	s.spanMu.Lock()
+	span := s.span
+	s.spanMu.Unlock()
+	found := make(map[uint64]bool)
+	err := walkSpans(ctx, &span, from, to, func(lo, hi uint64) error {
+		logs, err := s.eth.FilterLogs(ctx, ethereum.FilterQuery{
+			FromBlock: new(big.Int).SetUint64(lo),
+			ToBlock:   new(big.Int).SetUint64(hi),
+			Addresses: addrs,
+		})
+		if err != nil {
+			return s.unavailable(ctx, "eth_getLogs", err)
+		}
+		for _, l := range logs {
+			found[l.BlockNumber] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(found)), nil
+}
+
+// filteredTrace is what tracedBlocks reads of a trace of trace_filter
+// (the Parity format): its block and its parties.
+type filteredTrace struct {
+	BlockNumber uint64 `json:"blockNumber"`
+	Action      struct {
+		From          *common.Address `json:"from"`
+		To            *common.Address `json:"to"`
+		Address       *common.Address `json:"address"`       // a self-destruct's contract
+		RefundAddress *common.Address `json:"refundAddress"` // and its beneficiary
+		Author        *common.Address `json:"author"`        // a reward's
+	} `json:"action"`
+	Result *struct {
+		Address *common.Address `json:"address"` // a creation's contract
+	} `json:"result"`
+}
+
+// parties are the addresses t names.
+func (t filteredTrace) parties() []common.Address {
+	var out []common.Address
+	for _, a := range []*common.Address{t.Action.From, t.Action.To, t.Action.Address, t.Action.RefundAddress, t.Action.Author} {
+		if a != nil {
+			out = append(out, *a)
+		}
+	}
+	if t.Result != nil && t.Result.Address != nil {
+		out = append(out, *t.Result.Address)
+	}
+	return out
+}
+
+// tracedBlocks returns the blocks from to to with a trace from or to one
+// of addresses (a call with or without value, a creation, a
+// self-destruct, failed ones too): trace_filter with fromAddress, then
+// with toAddress (nodes combine the two differently), over the whole
+// range, halved where the node refuses it as too large. Errors:
+// errNoTraceFilter when the node serves no trace_filter.
+func (s *Source) tracedBlocks(ctx context.Context, from, to uint64, addresses []string) ([]uint64, error) {
+	set := make(map[common.Address]bool, len(addresses))
+	addrs := make([]common.Address, len(addresses))
+	for i, a := range addresses {
+		addrs[i] = common.HexToAddress(a)
+		set[addrs[i]] = true
+	}
+	found := make(map[uint64]bool)
+	span := logSpan{width: to - from + 1, max: to - from + 1}
+	for _, side := range []string{"fromAddress", "toAddress"} {
+		err := walkSpans(ctx, &span, from, to, func(lo, hi uint64) error {
+			var traces []filteredTrace
+			err := s.rpc.CallContext(ctx, &traces, "trace_filter", map[string]any{
+				"fromBlock": hexutil.EncodeUint64(lo), "toBlock": hexutil.EncodeUint64(hi), side: addrs})
+			switch {
+			case err != nil && noMethod(err):
+				return errNoTraceFilter
+			case err != nil:
+				return s.unavailable(ctx, "trace_filter", err)
+			}
+			for _, t := range traces {
+				if slices.ContainsFunc(t.parties(), func(a common.Address) bool { return set[a] }) {
+					found[t.BlockNumber] = true
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return slices.Sorted(maps.Keys(found)), nil
 }

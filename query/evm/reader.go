@@ -21,14 +21,21 @@ type Reader struct {
 	dense    map[string]bool // per pass: most blocks it scanned matched
 	internal string          // the trace API Activity reads, "" none
 	tracer   query.Tracer
+	// History's search for pass-through movements: every block when
+	// exhaustive (without trace_filter); traceFilter is -1 once the node
+	// was found without trace_filter.
+	exhaustive  bool
+	traceFilter int
 }
 
 var (
-	_ chain.Reader        = (*Reader)(nil)
-	_ chain.BalanceReader = (*Reader)(nil)
-	_ chain.TokenReader   = (*Reader)(nil)
-	_ chain.Internals     = (*Reader)(nil)
-	_ query.Finalizer     = (*Reader)(nil)
+	_ chain.Reader         = (*Reader)(nil)
+	_ chain.BalanceReader  = (*Reader)(nil)
+	_ chain.TokenReader    = (*Reader)(nil)
+	_ chain.Internals      = (*Reader)(nil)
+	_ chain.HistorySource  = (*Reader)(nil)
+	_ chain.HistoryBatcher = (*Reader)(nil)
+	_ query.Finalizer      = (*Reader)(nil)
 )
 
 // NewReader returns the Reader of src.

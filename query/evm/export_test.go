@@ -1,4 +1,4 @@
-package fetch
+package evm
 
 // ChangedBlocks is changedBlocks, for the black-box tests of the bisection.
 var ChangedBlocks = changedBlocks

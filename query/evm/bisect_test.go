@@ -1,4 +1,4 @@
-package fetch_test
+package evm_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/fetch"
+	"github.com/wharfhq/wharf/query/evm"
 )
 
 // movement is a change of an address's state in a block: its balance by
@@ -136,7 +136,7 @@ func TestBisectFindsEveryChange(t *testing.T) {
 				if batched {
 					ss = &batchedStates{fakeStates: fake}
 				}
-				got, err := fetch.ChangedBlocks(context.Background(), ss, tc.from, tc.to, slices.Sorted(maps.Keys(tc.moves)))
+				got, err := evm.ChangedBlocks(context.Background(), ss, tc.from, tc.to, slices.Sorted(maps.Keys(tc.moves)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -174,7 +174,7 @@ func TestBisectRandom(t *testing.T) {
 		}
 		from := uint64(rng.IntN(int(to) + 1))
 		fake := &fakeStates{moves: moves}
-		got, err := fetch.ChangedBlocks(context.Background(), &batchedStates{fakeStates: fake}, from, to, addresses)
+		got, err := evm.ChangedBlocks(context.Background(), &batchedStates{fakeStates: fake}, from, to, addresses)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestBisectCost(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ss := &batchedStates{fakeStates: &fakeStates{moves: tc.moves}}
-			got, err := fetch.ChangedBlocks(context.Background(), ss, 1, blocks, []string{"0xa"})
+			got, err := evm.ChangedBlocks(context.Background(), ss, 1, blocks, []string{"0xa"})
 			if err != nil {
 				t.Fatal(err)
 			}
