@@ -48,9 +48,11 @@ type BalanceChange struct {
 	// Amount, on the row of the block where it was found, so that
 	// BalanceAfter is the node's there; zero when none.
 	Difference Amount
-	// Traced is false when the node had no trace API: internal movements
-	// of this block are not among the causes.
-	Traced bool
+	// Internals says that the movements inside the block's transactions
+	// (chain.Internals: the EVM's calls with value, read from a node's
+	// trace API) are among the causes; false when the node could not list
+	// them. The API writes it as "traced".
+	Internals bool
 }
 
 // Cause is one movement behind a BalanceChange.

@@ -82,11 +82,14 @@ func (t Transaction) Addresses() []string {
 
 // Transfer is a movement of one asset inside a transaction.
 type Transfer struct {
-	// LogIndex is the log's index in the block for a token transfer; -1
-	// for the transaction's own value; -2, -3... for its internal
-	// movements in call order.
-	// The entries of one ERC-1155 TransferBatch log share its index.
-	LogIndex int
+	// Position is the transfer's place in the transaction, numbered by
+	// its family; the store keys a transaction's transfers by it and
+	// lists them in its order, and the API writes it as log_index. The
+	// EVM family's: the log's index in the block for a token transfer
+	// (the entries of one ERC-1155 TransferBatch log share it), -1 for
+	// the transaction's own value, -2, -3... for its internal movements
+	// in call order.
+	Position int
 	Asset    string // AssetNative, AssetERC20, AssetERC721 or AssetERC1155
 	Contract string // "" for native
 	From     string

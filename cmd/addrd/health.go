@@ -171,7 +171,7 @@ func (h *health) state(ctx context.Context, chain string) (api.ChainHealth, erro
 			s.SyncProblem, s.SyncProblemSince = reason, since
 		}
 		if cf.f.Traces() == "none" {
-			s.Untraced = "no trace API: internal transfers are not covered"
+			s.Uncovered = "no trace API: internal transfers are not covered"
 		}
 	}
 	return s, nil

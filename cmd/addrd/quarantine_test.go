@@ -29,7 +29,7 @@ func TestQuarantine(t *testing.T) {
 	hash := "0x" + strings.Repeat("ab", 32)
 	tx := query.Transaction{Chain: "ETH", Hash: hash, BlockNumber: 7, BlockHash: "0xb7", BlockTime: time.Unix(1_700_000_000, 0).UTC(),
 		Status: query.StatusSuccess, From: "0x" + strings.Repeat("a", 40), To: "0x" + strings.Repeat("b", 40),
-		Transfers: []query.Transfer{{LogIndex: 3, Kind: query.KindToken, Asset: query.AssetERC20, Contract: "0x" + strings.Repeat("c", 40),
+		Transfers: []query.Transfer{{Position: 3, Kind: query.KindToken, Asset: query.AssetERC20, Contract: "0x" + strings.Repeat("c", 40),
 			From: "0x" + strings.Repeat("a", 40), To: "0x" + strings.Repeat("b", 40), Amount: query.AmountOf(1), Symbol: "US\x00DC"}}}
 	if err := db.StoreBlock(ctx, "ETH", query.Block{Number: 7, Hash: "0xb7"}, []query.Transaction{tx}, nil); err != nil {
 		t.Fatal(err)

@@ -221,7 +221,7 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 	db.OnEvents(watch.Notify)
 	deliver := webhook.New(webhook.Config{Store: db, Policy: o.events.policy, Holder: o.holder, Workers: o.events.workers,
 		WorkersPerRequester: o.events.workersPerRequester, Timeout: o.events.timeout, RetryFor: o.events.retryFor, LeaseTTL: o.leaseTTL, Rate: o.events.rate.PerSecond,
-		Burst: o.events.rate.Burst, Watcher: watch, Logger: log, Metrics: reg})
+		Burst: o.events.rate.Burst, Watcher: watch, Logger: log, Metrics: reg, TestAddress: evm.ZeroAddress})
 	h := api.New(api.Config{Store: db, Chains: names, Syntax: syntax, Logger: log, Metrics: reg, MaxInFlight: db.Readers(),
 		ClientIP: o.clientIP, KeyRate: o.keyRate, Health: health, Watcher: watch, Webhooks: deliver,
 		MaxRequestsPerKey: o.maxRequests, TurnsPerKey: o.turnsPerKey, BodyTimeout: o.bodyTimeout})

@@ -404,9 +404,9 @@ func tx(n uint64, i uint, from, to string) query.Transaction {
 		From: from, To: to, Value: query.MustParseAmount("1000000000000000000"), Fee: query.AmountOf(21000000000000),
 		Detail: evm.TxDetail{Nonce: n, Type: 2, GasLimit: 60000, GasUsed: 21000, EffectiveGasPrice: query.AmountOf(1000000000), Method: "0xa9059cbb"}.JSON(),
 		Transfers: []query.Transfer{
-			{LogIndex: -1, Asset: query.AssetNative, From: from, To: to, Amount: query.MustParseAmount("1000000000000000000"), Kind: query.KindTransaction,
+			{Position: -1, Asset: query.AssetNative, From: from, To: to, Amount: query.MustParseAmount("1000000000000000000"), Kind: query.KindTransaction,
 				Symbol: "ETH", Decimals: 18},
-			{LogIndex: int(i), Asset: query.AssetERC20, Contract: addrC, From: to, To: addrC, Amount: query.AmountOf(5), Kind: query.KindToken,
+			{Position: int(i), Asset: query.AssetERC20, Contract: addrC, From: to, To: addrC, Amount: query.AmountOf(5), Kind: query.KindToken,
 				Symbol: "TKN", Decimals: 6},
 		},
 	}
@@ -533,9 +533,9 @@ func TestTransactionByHash(t *testing.T) {
 		d.Input, d.CumulativeGasUsed, d.RevertReason = "0xa9059cbb00", 63000, "Panic(0x11): arithmetic underflow or overflow"
 		want.Detail = d.JSON()
 		want.Transfers = append(want.Transfers,
-			query.Transfer{LogIndex: -2, Asset: query.AssetNative, From: addrB, To: addrC, Amount: query.AmountOf(7), Kind: query.KindInternal,
+			query.Transfer{Position: -2, Asset: query.AssetNative, From: addrB, To: addrC, Amount: query.AmountOf(7), Kind: query.KindInternal,
 				Symbol: "ETH", Decimals: 18, CallType: "CALL", CallPath: "0.1", Error: "execution reverted"},
-			query.Transfer{LogIndex: 3, Asset: query.AssetERC1155, Contract: addrC, From: addrB, To: addrA, Amount: query.AmountOf(4), Kind: query.KindToken,
+			query.Transfer{Position: 3, Asset: query.AssetERC1155, Contract: addrC, From: addrB, To: addrA, Amount: query.AmountOf(4), Kind: query.KindToken,
 				Symbol: "ITM", Name: "Items \"<1155>\"", TokenID: "115792089237316195423570985008687907853269984665640564039457584007913129639935"})
 		if err := e.db.StoreBlock(ctx, "ETH", block(7), []query.Transaction{want}, nil); err != nil {
 			t.Fatal(err)
@@ -907,7 +907,7 @@ func TestBalanceChanges(t *testing.T) {
 				rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Contract: contract, Block: uint64(n),
 					Time: time.Unix(int64(1_700_000_000+n*12), 0).UTC(), Amount: query.AmountOf(int64(-n)), BalanceAfter: query.AmountOf(int64(100 - n)),
 					Causes:  []query.Cause{{Kind: query.KindFee, TxHash: fmt.Sprintf("0x%064x", n), Amount: query.AmountOf(int64(-n))}},
-					Checked: true, Reconciled: true, Traced: true})
+					Checked: true, Reconciled: true, Internals: true})
 			}
 		}
 		rows[len(rows)-1].Reconciled, rows[len(rows)-1].Difference = false, query.AmountOf(-2)
@@ -983,10 +983,10 @@ func TestBalanceChangeFields(t *testing.T) {
 		ctx := context.Background()
 		at := time.Unix(1_700_000_000, 0).UTC()
 		rows := []query.BalanceChange{
-			{Chain: "ETH", Address: addrA, Block: 9, Time: at, Amount: query.AmountOf(1000000000), BalanceAfter: query.AmountOf(1000000000), Traced: true,
+			{Chain: "ETH", Address: addrA, Block: 9, Time: at, Amount: query.AmountOf(1000000000), BalanceAfter: query.AmountOf(1000000000), Internals: true,
 				Causes: []query.Cause{{Kind: query.KindWithdrawal, Amount: query.AmountOf(1000000000), Withdrawal: &query.WithdrawalRef{Index: 41, Validator: 7}}}},
 			{Chain: "ETH", Address: addrA, Contract: query.HoldingKey(query.AssetERC1155, addrC, "5"), Block: 9, Time: at, Amount: query.AmountOf(-2),
-				BalanceAfter: query.AmountOf(3), Checked: true, Reconciled: true, Traced: true,
+				BalanceAfter: query.AmountOf(3), Checked: true, Reconciled: true, Internals: true,
 				Causes: []query.Cause{{Kind: query.KindToken, TxHash: fmt.Sprintf("0x%064x", 9), Amount: query.AmountOf(-2)}}},
 		}
 		if err := e.db.PutStatement(ctx, "ETH", rows, nil, nil); err != nil {

@@ -92,7 +92,7 @@ func seedStatement(b *testing.B, db *store.DB, address string, n int) {
 			Time: time.Unix(1_700_000_000+int64(i)*12, 0), Amount: query.AmountOf(int64(1_000_000 + i)), BalanceAfter: query.AmountOf(int64(i * 1_000_000)),
 			Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: fmt.Sprintf("0x%064x", i), Amount: query.AmountOf(int64(1_000_021 + i))},
 				{Kind: query.KindFee, TxHash: fmt.Sprintf("0x%064x", i), Amount: query.AmountOf(-21)}},
-			Checked: true, Reconciled: true, Traced: true})
+			Checked: true, Reconciled: true, Internals: true})
 	}
 	for part := range slices.Chunk(rows, 1000) {
 		if err := db.PutStatement(ctx, "ETH", part, nil, nil); err != nil {

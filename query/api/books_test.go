@@ -59,14 +59,14 @@ func seedBooks(t *testing.T, e *env) []query.BalanceChange {
 		sum := new(big.Int).Add(value, fee)
 		balance[""].Add(balance[""], sum)
 		rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Block: n, Time: booksTime(n),
-			Amount: query.AmountFromBig(sum), BalanceAfter: query.AmountFromBig(balance[""]), Checked: true, Reconciled: true, Traced: true,
+			Amount: query.AmountFromBig(sum), BalanceAfter: query.AmountFromBig(balance[""]), Checked: true, Reconciled: true, Internals: true,
 			Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: t.Hash, Amount: query.AmountFromBig(value)},
 				{Kind: query.KindFee, TxHash: t.Hash, Amount: query.AmountFromBig(fee)}}})
 		if n%3 == 0 {
 			amount := big.NewInt(int64(n) * 1000)
 			balance[addrC].Add(balance[addrC], amount)
 			rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Contract: addrC, Block: n, Time: booksTime(n),
-				Amount: query.AmountFromBig(amount), BalanceAfter: query.AmountFromBig(balance[addrC]), Traced: true,
+				Amount: query.AmountFromBig(amount), BalanceAfter: query.AmountFromBig(balance[addrC]), Internals: true,
 				Causes: []query.Cause{{Kind: query.KindToken, TxHash: t.Hash, Amount: query.AmountFromBig(amount)}}})
 		}
 	}

@@ -32,13 +32,13 @@ func TestBooksTokenID(t *testing.T) {
 				id = "8"
 			}
 			tr := tx(n, 0, addrB, addrA)
-			tr.Transfers = append(tr.Transfers[:1], query.Transfer{LogIndex: 0, Asset: query.AssetERC1155, Contract: multi, TokenID: id,
+			tr.Transfers = append(tr.Transfers[:1], query.Transfer{Position: 0, Asset: query.AssetERC1155, Contract: multi, TokenID: id,
 				From: addrB, To: addrA, Amount: query.AmountOf(1), Kind: query.KindToken})
 			txs = append(txs, tr)
 			key := query.HoldingKey(query.AssetERC1155, multi, id)
 			held[key]++
 			rows = append(rows, query.BalanceChange{Chain: "ETH", Address: addrA, Contract: key, Block: n, Time: block(n).Time,
-				Amount: query.AmountOf(1), BalanceAfter: query.AmountOf(held[key]), Traced: true,
+				Amount: query.AmountOf(1), BalanceAfter: query.AmountOf(held[key]), Internals: true,
 				Causes: []query.Cause{{Kind: query.KindToken, TxHash: tr.Hash, Amount: query.AmountOf(1)}}})
 		}
 		var balances []query.Balance

@@ -70,7 +70,7 @@ func EncodeBalanceChangePage(s string, n int) (got, want string) {
 	for i := range n + 1 {
 		a := amountN(i)
 		c := query.BalanceChange{Block: uint64(i) << 40, Contract: s, Amount: a, BalanceAfter: a.Neg(), Checked: true, Reconciled: i%2 == 0,
-			Difference: a, Traced: i%3 == 0}
+			Difference: a, Internals: i%3 == 0}
 		if i%4 == 1 {
 			c.Difference = query.Amount{}
 		}
@@ -150,7 +150,7 @@ func EncodeTransactionPage(s string, n int) (got, want string) {
 			if j%2 == 1 {
 				from = "0xother"
 			}
-			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: j - 1, Asset: s, Contract: s, From: from, To: "0xto", Amount: a,
+			t.Transfers = append(t.Transfers, query.Transfer{Position: j - 1, Asset: s, Contract: s, From: from, To: "0xto", Amount: a,
 				Kind: s, Symbol: s, Decimals: j, Name: s, TokenID: s, CallType: s, CallPath: s, Error: s})
 		}
 		txs = append(txs, t)

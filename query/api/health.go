@@ -42,9 +42,11 @@ type ChainHealth struct {
 	Fees      string `json:"fees,omitempty"`
 	Exact     string `json:"exact,omitempty"`
 	ExactNote string `json:"exact_note,omitempty"`
-	// Untraced says, on a replica that fetches the chain from a node
-	// without a trace API, that internal transfers are not covered.
-	Untraced string `json:"untraced,omitempty"`
+	// Uncovered says, on a replica that fetches the chain from a node
+	// that cannot list the movements inside transactions (an EVM node
+	// without a trace API), what the books do not cover. /healthz writes
+	// it as "untraced", and lists such chains under "traces".
+	Uncovered string `json:"untraced,omitempty"`
 	// SyncProblem says why SYNCING subscriptions of the chain are not
 	// being synced, since SyncProblemSince; "" when nothing holds them
 	// up (as far as this replica can tell). The subscription resource
@@ -118,21 +120,21 @@ func (s *Server) readHealth(ctx context.Context) healthAnswer {
 		s.log.WarnContext(ctx, "health check: the chains' state", "err", err)
 		return healthAnswer{http.StatusOK, map[string]string{"status": "ok"}}
 	}
-	status, failing, untraced := "ok", make(map[string]string), make(map[string]string)
+	status, failing, uncovered := "ok", make(map[string]string), make(map[string]string)
 	for name, c := range states {
 		if c.Problem != "" {
 			status, failing[name] = "degraded", c.Problem
 		}
-		if c.Untraced != "" {
-			untraced[name] = c.Untraced
+		if c.Uncovered != "" {
+			uncovered[name] = c.Uncovered
 		}
 	}
 	body := map[string]any{"status": status, "chains": states}
 	if len(failing) > 0 {
 		body["fetch"] = failing
 	}
-	if len(untraced) > 0 {
-		body["traces"] = untraced
+	if len(uncovered) > 0 {
+		body["traces"] = uncovered
 	}
 	return healthAnswer{http.StatusOK, body}
 }

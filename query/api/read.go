@@ -99,7 +99,7 @@ func (t transaction) MarshalJSON() ([]byte, error) {
 // an internal movement (or a reverted call, with its error), or a token
 // transfer.
 type transfer struct {
-	LogIndex int          `json:"log_index"`
+	Position int          `json:"log_index"`
 	Kind     string       `json:"kind"`
 	Asset    string       `json:"asset"`
 	Contract string       `json:"contract"`
@@ -154,7 +154,7 @@ func toTransaction(t query.Transaction, only string, at tip) transaction {
 		if only != "" && f.From != only && f.To != only {
 			continue
 		}
-		out.Transfers = append(out.Transfers, transfer{LogIndex: f.LogIndex, Kind: f.Kind, Asset: f.Asset, Contract: f.Contract,
+		out.Transfers = append(out.Transfers, transfer{Position: f.Position, Kind: f.Kind, Asset: f.Asset, Contract: f.Contract,
 			TokenID: f.TokenID, Symbol: f.Symbol, Name: f.Name, Decimals: f.Decimals, From: f.From, To: f.To, Amount: f.Amount,
 			CallType: f.CallType, CallPath: f.CallPath, Error: f.Error})
 	}

@@ -24,7 +24,7 @@ type balanceChange struct {
 	Causes       []cause      `json:"causes"`
 	Reconciled   *bool        `json:"reconciled"` // nil: not checked
 	Difference   query.Amount `json:"difference"`
-	Traced       bool         `json:"traced"`
+	Internals    bool         `json:"traced"`
 	// Finality is the row's block's: latest, safe or finalized.
 	Finality string `json:"finality"`
 }
@@ -51,7 +51,7 @@ func toBalanceChange(c query.BalanceChange, l query.Label, fin query.Finality) b
 	out := balanceChange{BlockNumber: c.Block, Time: timestamp(c.Time), Contract: contract, TokenID: id,
 		Asset: l.Asset, Symbol: l.Symbol, Decimals: l.Decimals, Amount: c.Amount,
 		BalanceAfter: c.BalanceAfter, Causes: make([]cause, len(c.Causes)),
-		Difference: c.Difference, Traced: c.Traced, Finality: fin.Of(c.Block)}
+		Difference: c.Difference, Internals: c.Internals, Finality: fin.Of(c.Block)}
 	if c.Checked {
 		out.Reconciled = &c.Reconciled
 	}

@@ -158,7 +158,7 @@ func appendDetail(b []byte, detail []byte) []byte {
 
 func appendTransfer(b []byte, f *query.Transfer, plain bool) []byte {
 	b = append(b, `{"log_index":`...)
-	b = strconv.AppendInt(b, int64(f.LogIndex), 10)
+	b = strconv.AppendInt(b, int64(f.Position), 10)
 	b = append(b, `,"kind":`...)
 	b = rowjson.AppendText(b, f.Kind, plain)
 	b = append(b, `,"asset":`...)

@@ -19,8 +19,8 @@ func pageTx() query.Transaction {
 		Detail: evm.TxDetail{Nonce: 4711, Type: 2, GasLimit: 65_000, GasUsed: 51_234, EffectiveGasPrice: query.MustParseAmount("24096385542"), Method: "0xa9059cbb",
 			Input: "0xa9059cbb" + strings.Repeat("0", 24) + to[2:] + strings.Repeat("0", 48) + "0de0b6b3a7640000", CumulativeGasUsed: 9_876_543}.JSON(),
 		Transfers: []query.Transfer{
-			{LogIndex: -1, Asset: "native", From: from, To: token, Amount: query.AmountOf(0), Kind: "transaction", Symbol: "ETH", Decimals: 18, Name: "Ether"},
-			{LogIndex: 212, Asset: "erc20", Contract: token, From: from, To: to, Amount: query.MustParseAmount("1000000000000000000"), Kind: "token",
+			{Position: -1, Asset: "native", From: from, To: token, Amount: query.AmountOf(0), Kind: "transaction", Symbol: "ETH", Decimals: 18, Name: "Ether"},
+			{Position: 212, Asset: "erc20", Contract: token, From: from, To: to, Amount: query.MustParseAmount("1000000000000000000"), Kind: "token",
 				Symbol: "DEMO", Decimals: 18, Name: "Demo Token"},
 		}}
 }

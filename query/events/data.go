@@ -22,7 +22,7 @@ type ChangeData struct {
 	Causes       []CauseData  `json:"causes"`
 	Reconciled   *bool        `json:"reconciled"`
 	Difference   query.Amount `json:"difference"`
-	Traced       bool         `json:"traced"`
+	Internals    bool         `json:"traced"`
 	// Finality is the row's block's as the event was written: latest,
 	// safe or finalized (a backfilled row may be final when stored).
 	Finality string `json:"finality"`

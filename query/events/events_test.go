@@ -100,7 +100,7 @@ func TestChangeJSON(t *testing.T) {
 	amount := func() query.Amount { return query.AmountOf(rng.Int64() - rng.Int64()) }
 	for range 2000 {
 		c := query.BalanceChange{Chain: str(), Address: str(), Block: rng.Uint64(), Contract: str(), Amount: amount(), BalanceAfter: amount(),
-			Checked: rng.IntN(2) == 0, Reconciled: rng.IntN(2) == 0, Difference: amount(), Traced: rng.IntN(2) == 0}
+			Checked: rng.IntN(2) == 0, Reconciled: rng.IntN(2) == 0, Difference: amount(), Internals: rng.IntN(2) == 0}
 		if rng.IntN(2) == 0 {
 			c.Contract = query.HoldingKey(query.AssetERC1155, str(), "7")
 		}
@@ -132,7 +132,7 @@ func TestChangeJSON(t *testing.T) {
 func changeData(c query.BalanceChange, finality string) events.ChangeData {
 	contract, id := query.SplitHoldingKey(c.Contract)
 	d := events.ChangeData{Chain: c.Chain, Address: c.Address, BlockNumber: c.Block, Contract: contract, TokenID: id, Amount: c.Amount,
-		BalanceAfter: c.BalanceAfter, Causes: make([]events.CauseData, len(c.Causes)), Difference: c.Difference, Traced: c.Traced,
+		BalanceAfter: c.BalanceAfter, Causes: make([]events.CauseData, len(c.Causes)), Difference: c.Difference, Internals: c.Internals,
 		Finality: finality}
 	if !c.Time.IsZero() {
 		d.Time = c.Time.UTC().Format(time.RFC3339)

@@ -37,8 +37,8 @@ const (
 // call path or the transaction's value.
 func transferRef(tr query.Transfer) string {
 	switch {
-	case tr.LogIndex >= 0:
-		return "log:" + strconv.Itoa(tr.LogIndex)
+	case tr.Position >= 0:
+		return "log:" + strconv.Itoa(tr.Position)
 	case tr.CallPath != "":
 		return "call:" + tr.CallPath
 	}
@@ -229,7 +229,7 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 			if to == "" {
 				to, kind = tx.Created, query.KindCreation
 			}
-			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: -1, Asset: query.AssetNative, From: tx.From, To: to, Amount: tx.Value, Kind: kind})
+			t.Transfers = append(t.Transfers, query.Transfer{Position: -1, Asset: query.AssetNative, From: tx.From, To: to, Amount: tx.Value, Kind: kind})
 		}
 		internal := 0
 		for _, mv := range m.moves[h] {
@@ -249,11 +249,11 @@ func (m matched) transactions(b query.SourceBlock, receipts []query.Receipt) []q
 				continue
 			}
 			internal++
-			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: -1 - internal, Asset: query.AssetNative, From: mv.From, To: mv.To,
+			t.Transfers = append(t.Transfers, query.Transfer{Position: -1 - internal, Asset: query.AssetNative, From: mv.From, To: mv.To,
 				Amount: mv.Amount, Kind: mv.Kind, CallType: mv.CallType, CallPath: mv.CallPath, Error: mv.Error})
 		}
 		for _, l := range m.logs[h] {
-			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: l.LogIndex, Asset: l.Asset, Contract: l.Contract, From: l.From, To: l.To,
+			t.Transfers = append(t.Transfers, query.Transfer{Position: l.LogIndex, Asset: l.Asset, Contract: l.Contract, From: l.From, To: l.To,
 				Amount: l.Amount, Kind: query.KindToken, TokenID: l.TokenID})
 		}
 		if d.Created != "" {

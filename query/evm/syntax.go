@@ -15,6 +15,10 @@ type Syntax struct{}
 
 var _ chain.Syntax = Syntax{}
 
+// ZeroAddress is the EVM's address of no account, in canonical form: the
+// address a test event names when its webhook's filter names none.
+const ZeroAddress = "0x0000000000000000000000000000000000000000"
+
 // ParseAddress validates an address and returns it in lower case.
 // All-lowercase and all-uppercase hex are accepted as they are; mixed
 // case must carry a valid EIP-55 checksum.

@@ -96,7 +96,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 			running[h] = after.Sub(sum)
 			rows = append(rows, query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Contract: h.Contract,
 				Block: p.number, Time: p.time, Amount: sum, BalanceAfter: after, Causes: causes[h],
-				Traced: p.traced}) // not compared with the node at its block
+				Internals: p.traced}) // not compared with the node at its block
 			lowest[h] = len(rows) - 1
 		}
 	}
@@ -202,7 +202,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 		}
 		// running[h] is the balance above: the slice moved nothing of h.
 		rows = append(rows, query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: hi, Time: at.time,
-			Amount: diff, BalanceAfter: running[h], Difference: diff, Traced: at.traced})
+			Amount: diff, BalanceAfter: running[h], Difference: diff, Internals: at.traced})
 	}
 	// A row of a block that touched the address and moved nothing, or
 	// whose movements cancel out, and that the node agrees with.
@@ -276,7 +276,7 @@ func rowAt(rows []query.BalanceChange, h query.Holding, b uint64) bool {
 // checked when read from the node's state at block 0.
 func (bf *backfiller) genesisRow(h query.Holding, alloc query.Amount, checked bool, at time.Time) query.BalanceChange {
 	return query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Block: 0, Time: at, Amount: alloc, BalanceAfter: alloc,
-		Causes: []query.Cause{{Kind: query.KindGenesis, Amount: alloc}}, Checked: checked, Reconciled: checked, Traced: true}
+		Causes: []query.Cause{{Kind: query.KindGenesis, Amount: alloc}}, Checked: checked, Reconciled: checked, Internals: true}
 }
 
 // balancesAbove returns each holding's balance after block hi: from the

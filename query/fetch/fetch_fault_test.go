@@ -83,7 +83,7 @@ func TestFetchNoTraceAPI(t *testing.T) {
 		t.Fatalf("statement of %s: %+v, want one row", a2.Hex(), rows)
 	}
 	r := rows[0]
-	if r.Traced || r.Reconciled || r.Difference != query.AmountFromBig(gweis(13)) || r.Amount != query.AmountFromBig(gweis(13)) || len(r.Causes) != 0 {
+	if r.Internals || r.Reconciled || r.Difference != query.AmountFromBig(gweis(13)) || r.Amount != query.AmountFromBig(gweis(13)) || len(r.Causes) != 0 {
 		t.Errorf("row = %+v, want traced false, reconciled false, difference and amount %s, no cause", r, gweis(13))
 	}
 	if got := e.counter("addrd_fetch_unreconciled_total"); got != 1 {

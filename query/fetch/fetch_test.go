@@ -181,10 +181,10 @@ func TestFetchTransfers(t *testing.T) {
 			transfers          []query.Transfer
 		}{
 			{"Native", native, query.StatusSuccess, []query.Transfer{
-				{LogIndex: -1, Asset: query.AssetNative, From: addr(a), To: addr(b), Amount: query.AmountOf(12345), Kind: query.KindTransaction,
+				{Position: -1, Asset: query.AssetNative, From: addr(a), To: addr(b), Amount: query.AmountOf(12345), Kind: query.KindTransaction,
 					Symbol: "ETH", Decimals: 18}}},
 			{"Token", token, query.StatusSuccess, []query.Transfer{
-				{LogIndex: e.logIndex(token), Asset: query.AssetERC20, Contract: addr(d.Token), From: addr(b), To: addr(a), Amount: query.AmountOf(777),
+				{Position: e.logIndex(token), Asset: query.AssetERC20, Contract: addr(d.Token), From: addr(b), To: addr(a), Amount: query.AmountOf(777),
 					Kind: query.KindToken, Symbol: "WDT", Name: "Wharf Demo Token", Decimals: 18}}},
 			{"Failed", failed, query.StatusFailed, nil},
 		} {

@@ -270,7 +270,7 @@ func (bf *backfiller) locateRows(ctx context.Context, rows []query.BalanceChange
 			} else if lo == 0 {
 				continue
 			}
-			if !r.Traced && r.Checked && r.Difference.IsZero() && r.Block-1 > prevBlock {
+			if !r.Internals && r.Checked && r.Difference.IsZero() && r.Block-1 > prevBlock {
 				reads[r.Block-1] = append(reads[r.Block-1], h)
 			}
 		}
@@ -335,7 +335,7 @@ func (bf *backfiller) locateRows(ctx context.Context, rows []query.BalanceChange
 			}
 			bal = bal.Add(s.diff)
 			added = append(added, query.BalanceChange{Chain: bf.cfg.Chain, Address: r.Address, Contract: r.Contract, Block: s.block,
-				Time: at.time, Amount: s.diff, BalanceAfter: bal, Checked: true, Difference: s.diff, Traced: at.traced})
+				Time: at.time, Amount: s.diff, BalanceAfter: bal, Checked: true, Difference: s.diff, Internals: at.traced})
 			r.Amount, r.Difference = r.Amount.Sub(s.diff), r.Difference.Sub(s.diff)
 		}
 		r.Reconciled = r.Difference.IsZero()
@@ -366,7 +366,7 @@ func (bf *backfiller) locateAbove(ctx context.Context, h query.Holding, from, hi
 		bal = bal.Add(s.diff)
 		// The balance above may be the statement's, not read here.
 		rows = append(rows, query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: s.block,
-			Time: at.time, Amount: s.diff, BalanceAfter: bal, Checked: s.block != hi, Difference: s.diff, Traced: at.traced})
+			Time: at.time, Amount: s.diff, BalanceAfter: bal, Checked: s.block != hi, Difference: s.diff, Internals: at.traced})
 	}
 	return rows, nil
 }

@@ -94,7 +94,7 @@ func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) erro
 			h.balance = h.balance.Add(s.diff)
 			h.block, h.dirty = s.block, true
 			c.changes[0] = append(c.changes[0], query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
-				Block: s.block, Time: t, Amount: s.diff, BalanceAfter: h.balance, Checked: true, Difference: s.diff, Traced: traced})
+				Block: s.block, Time: t, Amount: s.diff, BalanceAfter: h.balance, Checked: true, Difference: s.diff, Internals: traced})
 		}
 	}
 	read := make(map[query.Holding]bool) // read at the last block
@@ -131,7 +131,7 @@ func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) erro
 			checked := stepped || (i == len(c.blocks)-1 && read[k]) || agreed[readKey{b.Number, k}]
 			c.changes[i] = append(c.changes[i], query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
 				Block: b.Number, Time: b.Time, Amount: sum.Add(diff), BalanceAfter: h.balance, Causes: g.causes[k],
-				Checked: checked, Reconciled: checked && diff.IsZero(), Difference: diff, Traced: traced})
+				Checked: checked, Reconciled: checked && diff.IsZero(), Difference: diff, Internals: traced})
 		}
 		// Each block carries the heads it moved (the first also the
 		// anchors and the rows before the chunk), so that any run of the
@@ -509,7 +509,7 @@ func (f *follower) anchorHistory(ctx context.Context, c *chunk, bals []query.Bal
 			bal = bal.Add(s.diff)
 			c.changes[0] = append(c.changes[0], query.BalanceChange{Chain: f.cfg.Chain, Address: p.k.Address, Contract: p.k.Contract,
 				Block: s.block, Time: t, Amount: s.diff, BalanceAfter: bal, Checked: true, Difference: s.diff,
-				Traced: f.facts.traceAPI != ""})
+				Internals: f.facts.traceAPI != ""})
 		}
 	}
 	return nil
@@ -576,7 +576,7 @@ func (f *follower) reconcile(ctx context.Context, balances []query.Balance, at q
 			h.block, h.dirty = s.block, true
 			rows = append(rows, query.BalanceChange{Chain: f.cfg.Chain, Address: p.k.Address, Contract: p.k.Contract, Block: s.block,
 				Time: t, Amount: s.diff, BalanceAfter: h.balance, Checked: true, Difference: s.diff,
-				Traced: f.facts.traceAPI != ""})
+				Internals: f.facts.traceAPI != ""})
 		}
 		// The statement stands where the node was read.
 		h.block = at.Number

@@ -106,7 +106,7 @@ func AppendChange(b []byte, c *query.BalanceChange, label *query.Label, finality
 	b = append(b, `,"difference":`...)
 	b = AppendAmount(b, c.Difference)
 	b = append(b, `,"traced":`...)
-	b = strconv.AppendBool(b, c.Traced)
+	b = strconv.AppendBool(b, c.Internals)
 	b = append(b, `,"finality":"`...) // a word: nothing to escape
 	b = append(b, finality...)
 	return append(b, '"')

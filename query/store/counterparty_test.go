@@ -20,13 +20,13 @@ func TestCounterpartyCreated(t *testing.T) {
 		addr, created, other := fmt.Sprintf("0x%040x", 0xa11ce), fmt.Sprintf("0x%040x", 0xc0de), fmt.Sprintf("0x%040x", 0xb0b)
 		create := query.Transaction{Chain: "ETH", Hash: fmt.Sprintf("0x%064x", 1), BlockNumber: 1, BlockHash: "0xb1", BlockTime: blockTime(1),
 			Status: query.StatusSuccess, From: addr, Parties: []string{created}, Value: query.AmountOf(0), Fee: query.AmountOf(21),
-			Transfers: []query.Transfer{{LogIndex: -1, Kind: query.KindFee, Asset: query.AssetNative, From: addr, Amount: query.AmountOf(21)}}}
+			Transfers: []query.Transfer{{Position: -1, Kind: query.KindFee, Asset: query.AssetNative, From: addr, Amount: query.AmountOf(21)}}}
 		send := query.Transaction{Chain: "ETH", Hash: fmt.Sprintf("0x%064x", 2), BlockNumber: 2, BlockHash: "0xb2", BlockTime: blockTime(2),
 			Status: query.StatusSuccess, From: addr, To: other, Value: query.AmountOf(5), Fee: query.AmountOf(21),
-			Transfers: []query.Transfer{{LogIndex: -1, Kind: query.KindTransaction, Asset: query.AssetNative, From: addr, To: other, Amount: query.AmountOf(5)}}}
+			Transfers: []query.Transfer{{Position: -1, Kind: query.KindTransaction, Asset: query.AssetNative, From: addr, To: other, Amount: query.AmountOf(5)}}}
 		change := func(tx query.Transaction, after int64) query.BalanceChange {
 			return query.BalanceChange{Chain: "ETH", Address: addr, Block: tx.BlockNumber, Time: tx.BlockTime, Amount: query.AmountOf(-21),
-				BalanceAfter: query.AmountOf(after), Traced: true, Causes: []query.Cause{{Kind: query.KindFee, TxHash: tx.Hash, Amount: query.AmountOf(-21)}}}
+				BalanceAfter: query.AmountOf(after), Internals: true, Causes: []query.Cause{{Kind: query.KindFee, TxHash: tx.Hash, Amount: query.AmountOf(-21)}}}
 		}
 		d := booksData{addr: addr, txs: []query.Transaction{create, send}, changes: []query.BalanceChange{change(create, 979), change(send, 958)},
 			balances: []query.Balance{{Chain: "ETH", Address: addr, Asset: query.AssetNative, Symbol: "ETH", Decimals: 18, Amount: query.AmountOf(958), Block: 2}}}

@@ -193,7 +193,7 @@ func TestEventData(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := query.BalanceChange{Chain: "ETH", Address: addrA, Block: 2, Time: block(2).Time, Amount: query.AmountOf(-7), BalanceAfter: query.AmountOf(3),
-			Causes: []query.Cause{{Kind: "fee", TxHash: "0xab", Amount: query.AmountOf(-7)}}, Checked: true, Reconciled: true, Traced: true}
+			Causes: []query.Cause{{Kind: "fee", TxHash: "0xab", Amount: query.AmountOf(-7)}}, Checked: true, Reconciled: true, Internals: true}
 		if err := db.StoreBlocks(ctx, "ETH", []query.BlockData{{Block: block(1)}, {Block: block(2), Changes: []query.BalanceChange{c}}}); err != nil {
 			t.Fatal(err)
 		}

@@ -34,7 +34,7 @@ func BenchmarkMigrateTokens(b *testing.B) {
 				txs = append(txs, query.Transaction{Chain: "ETH", Hash: fmt.Sprintf("0x%064x", i), BlockNumber: uint64(i / 100), BlockHash: "0xb",
 					BlockTime: time.Unix(1_700_000_000, 0), Index: uint(i % 100), Status: query.StatusSuccess, From: from, To: token,
 					Value: query.AmountOf(0), Fee: query.AmountOf(21000),
-					Transfers: []query.Transfer{{LogIndex: 0, Asset: query.AssetERC20, Contract: token, From: from, To: to, Amount: query.AmountOf(1),
+					Transfers: []query.Transfer{{Position: 0, Asset: query.AssetERC20, Contract: token, From: from, To: to, Amount: query.AmountOf(1),
 						Kind: query.KindToken, Symbol: fmt.Sprintf("T%d", i%100), Name: fmt.Sprintf("Token %d", i%100), Decimals: 18}}})
 				balances = append(balances, query.Balance{Chain: "ETH", Address: to, Asset: query.AssetERC20, Contract: token,
 					Symbol: fmt.Sprintf("T%d", i%100), Name: fmt.Sprintf("Token %d", i%100), Decimals: 18, Amount: query.AmountOf(1), Block: uint64(i / 100)})

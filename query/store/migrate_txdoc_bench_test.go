@@ -32,7 +32,7 @@ func BenchmarkRewriteTxDocs(b *testing.B) {
 					BlockTime: time.Unix(1_700_000_000, 0), Index: uint(i % 100), Status: query.StatusSuccess, From: from, To: to,
 					Value: query.AmountOf(1), Fee: query.AmountOf(21000),
 					Detail:    evm.TxDetail{Nonce: uint64(i), Type: 2, GasLimit: 21000, GasUsed: 21000, EffectiveGasPrice: query.AmountOf(1), Input: "0x"}.JSON(),
-					Transfers: []query.Transfer{{LogIndex: -1, Asset: query.AssetNative, From: from, To: to, Amount: query.AmountOf(1), Kind: query.KindTransaction, Symbol: "ETH", Decimals: 18}}})
+					Transfers: []query.Transfer{{Position: -1, Asset: query.AssetNative, From: from, To: to, Amount: query.AmountOf(1), Kind: query.KindTransaction, Symbol: "ETH", Decimals: 18}}})
 			}
 			if err := db.PutTransactions(ctx, "ETH", txs); err != nil {
 				b.Fatal(err)

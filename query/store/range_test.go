@@ -59,7 +59,7 @@ func genBooks(rng *rand.Rand) booksData {
 				continue
 			}
 			c := query.BalanceChange{Chain: "ETH", Address: d.addr, Contract: contract, Block: b, Time: blockTime(b),
-				Checked: rng.IntN(2) == 0, Reconciled: true, Traced: true}
+				Checked: rng.IntN(2) == 0, Reconciled: true, Internals: true}
 			sum := new(big.Int)
 			for range 1 + rng.IntN(2) {
 				kind := allKinds[rng.IntN(len(allKinds))]
@@ -71,7 +71,7 @@ func genBooks(rng *rand.Rand) booksData {
 					if contract != "" {
 						asset = query.AssetERC20
 					}
-					t.Transfers = append(t.Transfers, query.Transfer{LogIndex: len(t.Transfers), Kind: kindT, Asset: asset,
+					t.Transfers = append(t.Transfers, query.Transfer{Position: len(t.Transfers), Kind: kindT, Asset: asset,
 						Contract: contract, From: t.From, To: t.To, Amount: query.AmountOf(1)})
 				}
 				sum.Add(sum, amount)
@@ -521,9 +521,9 @@ func TestTxRangeWithoutDocuments(t *testing.T) {
 				switch {
 				case f.Contract == "" && !native:
 					native = true
-					fs = append(fs, query.Transfer{LogIndex: -1, Kind: query.KindTransaction, Asset: query.AssetNative, From: tx.From, To: tx.To, Amount: f.Amount})
+					fs = append(fs, query.Transfer{Position: -1, Kind: query.KindTransaction, Asset: query.AssetNative, From: tx.From, To: tx.To, Amount: f.Amount})
 				case f.Contract != "":
-					fs = append(fs, query.Transfer{LogIndex: len(fs), Kind: query.KindToken, Asset: query.AssetERC20, Contract: f.Contract, From: f.From, To: f.To, Amount: f.Amount})
+					fs = append(fs, query.Transfer{Position: len(fs), Kind: query.KindToken, Asset: query.AssetERC20, Contract: f.Contract, From: f.From, To: f.To, Amount: f.Amount})
 				}
 			}
 			tx.Transfers = fs
@@ -537,7 +537,7 @@ func TestTxRangeWithoutDocuments(t *testing.T) {
 		columns := func(tx query.Transaction) string {
 			s := fmt.Sprintf("%s %d/%d %s %s>%s %s %s %s", tx.Hash, tx.BlockNumber, tx.Index, tx.BlockTime.UTC().Format(time.RFC3339), tx.From, tx.To, tx.Value, tx.Fee, tx.Status)
 			for _, f := range tx.Transfers {
-				s += fmt.Sprintf(" [%d %s %s %s %s>%s %s]", f.LogIndex, f.Kind, f.Asset, f.Contract, f.From, f.To, f.Amount)
+				s += fmt.Sprintf(" [%d %s %s %s %s>%s %s]", f.Position, f.Kind, f.Asset, f.Contract, f.From, f.To, f.Amount)
 			}
 			return s
 		}

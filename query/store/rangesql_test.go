@@ -52,7 +52,7 @@ func genAssetBooks(rng *rand.Rand) booksData {
 			balance[contract] += amount
 			kind := allKinds[rng.IntN(len(allKinds))]
 			d.changes = append(d.changes, query.BalanceChange{Chain: "ETH", Address: d.addr, Contract: contract, Block: b, Time: blockTime(b),
-				Amount: query.AmountOf(amount), BalanceAfter: query.AmountOf(balance[contract]), Traced: true,
+				Amount: query.AmountOf(amount), BalanceAfter: query.AmountOf(balance[contract]), Internals: true,
 				Causes: []query.Cause{{Kind: kind, TxHash: fmt.Sprintf("0x%064x", b), Amount: query.AmountOf(amount)}}})
 		}
 	}

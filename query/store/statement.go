@@ -22,7 +22,7 @@ import (
 //	version "3", block, time (Unix seconds; empty for none), contract
 //	(the holding key: contract/id for an ERC-1155 id), amount, balance
 //	after, reconciled ("1" or "0", checked; "-" not checked: rows stored
-//	before it was kept say "1"), difference, traced ("1" or "0"), then
+//	before it was kept say "1"), difference, internals ("1" or "0", BalanceChange.Internals), then
 //	six fields per cause: kind, hash, amount, for a withdrawal its
 //	index and validator index (empty otherwise), and for a fee with parts
 //	beyond execution the parts, "execution,blob,l1,operator" (empty
@@ -38,7 +38,7 @@ func appendChangeDoc(b []byte, c query.BalanceChange) []byte {
 		t = strconv.FormatInt(c.Time.Unix(), 10)
 	}
 	for _, s := range []string{changeDocVersion, strconv.FormatUint(c.Block, 10), t, c.Contract, c.Amount.String(), c.BalanceAfter.String(),
-		checkFlag(c), c.Difference.String(), flag(c.Traced)} {
+		checkFlag(c), c.Difference.String(), flag(c.Internals)} {
 		b = appendField(b, s)
 	}
 	for _, cs := range c.Causes {
@@ -96,7 +96,7 @@ func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc strin
 	c.Contract, c.Amount, c.BalanceAfter = r.string(), r.amount(), r.amount()
 	rec := r.string()
 	c.Checked, c.Reconciled = rec != "-", rec == "1"
-	c.Difference, c.Traced = r.amountOr(true), r.string() == "1"
+	c.Difference, c.Internals = r.amountOr(true), r.string() == "1"
 	for r.err == nil && r.s != "" {
 		cs := query.Cause{Kind: r.string(), TxHash: r.string(), Amount: r.amount()}
 		if v != "1" {

@@ -294,8 +294,8 @@ func tx(n uint64, i uint, from, to string) query.Transaction {
 		From: from, To: to, Value: query.MustParseAmount("1000000000000000000"), Fee: query.AmountOf(21000000000000),
 		Detail: evm.TxDetail{Nonce: n}.JSON(),
 		Transfers: []query.Transfer{
-			{LogIndex: -1, Asset: query.AssetNative, From: from, To: to, Amount: query.MustParseAmount("1000000000000000000")},
-			{LogIndex: int(i), Asset: query.AssetERC20, Contract: addrC, From: to, To: from,
+			{Position: -1, Asset: query.AssetNative, From: from, To: to, Amount: query.MustParseAmount("1000000000000000000")},
+			{Position: int(i), Asset: query.AssetERC20, Contract: addrC, From: to, To: from,
 				Amount: query.MustParseAmount("115792089237316195423570985008687907853269984665640564039457584007913129639935")},
 		},
 	}

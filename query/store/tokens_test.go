@@ -29,7 +29,7 @@ func TestTokensOnce(t *testing.T) {
 		token := fmt.Sprintf("0x%040x", 0x70c)
 		mint := func(n uint64, symbol, name string, decimals int) query.Transaction {
 			t := tx(n, 0, addrB, token)
-			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: 0, Asset: query.AssetERC20, Contract: token,
+			t.Transfers = append(t.Transfers, query.Transfer{Position: 0, Asset: query.AssetERC20, Contract: token,
 				From: addrC, To: addrA, Amount: query.AmountOf(int64(n)), Kind: query.KindToken, Symbol: symbol, Name: name, Decimals: decimals})
 			return t
 		}

@@ -45,7 +45,7 @@ type transferRow struct {
 
 	Chain    string       `bun:"chain"`
 	Hash     string       `bun:"hash"`
-	LogIndex int          `bun:"log_index"`
+	Position int          `bun:"log_index"`
 	Asset    string       `bun:"asset"`
 	Contract string       `bun:"contract"`
 	From     string       `bun:"from_address"`
@@ -112,7 +112,7 @@ func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address strin
 	}
 	var rows []struct {
 		transactionRow
-		LogIndex *int          `bun:"f_log_index"`
+		Position *int          `bun:"f_log_index"`
 		Asset    *string       `bun:"f_asset"`
 		Contract *string       `bun:"f_contract"`
 		FFrom    *string       `bun:"f_from"`
@@ -151,9 +151,9 @@ func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address strin
 			}
 			txs = append(txs, r.transaction())
 		}
-		if r.LogIndex != nil {
+		if r.Position != nil {
 			t := &txs[len(txs)-1]
-			t.Transfers = append(t.Transfers, query.Transfer{LogIndex: *r.LogIndex, Asset: deref(r.Asset),
+			t.Transfers = append(t.Transfers, query.Transfer{Position: *r.Position, Asset: deref(r.Asset),
 				Contract: deref(r.Contract), From: deref(r.FFrom), To: deref(r.FTo), Amount: derefAmount(r.Amount)})
 		}
 	}
@@ -213,7 +213,7 @@ func (db *DB) joinTransactions(ctx context.Context, chain string, txs []query.Tr
 		}
 		for _, t := range joined {
 			for i := range t.Transfers {
-				if f := &t.Transfers[i]; f.Kind == "" && f.LogIndex < 0 {
+				if f := &t.Transfers[i]; f.Kind == "" && f.Position < 0 {
 					f.Kind = query.KindTransaction
 				} else if f.Kind == "" {
 					f.Kind = query.KindToken
@@ -245,7 +245,7 @@ func (db *DB) attachTransfers(ctx context.Context, tx bun.IDB, chain string, txs
 	}
 	byHash := make(map[string][]query.Transfer, len(hashes))
 	for _, r := range rows {
-		byHash[r.Hash] = append(byHash[r.Hash], query.Transfer{LogIndex: r.LogIndex, Asset: r.Asset,
+		byHash[r.Hash] = append(byHash[r.Hash], query.Transfer{Position: r.Position, Asset: r.Asset,
 			Contract: r.Contract, From: r.From, To: r.To, Amount: r.Amount})
 	}
 	for i := range txs {
@@ -320,7 +320,7 @@ func (db *DB) putTransactions(ctx context.Context, tx bun.IDB, chain string, txs
 			BlockTime: t.BlockTime.UTC(), Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value,
 			Fee: t.Fee, Doc: &doc})
 		for _, f := range t.Transfers {
-			tfs = append(tfs, transferRow{Chain: chain, Hash: t.Hash, LogIndex: f.LogIndex, Asset: f.Asset,
+			tfs = append(tfs, transferRow{Chain: chain, Hash: t.Hash, Position: f.Position, Asset: f.Asset,
 				Contract: f.Contract, From: f.From, To: f.To, Amount: f.Amount})
 		}
 		for _, a := range t.Addresses() {
@@ -375,7 +375,7 @@ func validate(txs []query.Transaction, balances []query.Balance) error {
 		}
 		for _, f := range t.Transfers {
 			if !decimal(f.Amount) {
-				return fmt.Errorf("transaction %s: transfer %d: amount %s is negative or does not fit NUMERIC(78, 0)", t.Hash, f.LogIndex, f.Amount)
+				return fmt.Errorf("transaction %s: transfer %d: amount %s is negative or does not fit NUMERIC(78, 0)", t.Hash, f.Position, f.Amount)
 			}
 		}
 	}

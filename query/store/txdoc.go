@@ -87,7 +87,7 @@ func appendTxDocAs(b []byte, t query.Transaction, postgres bool, version string,
 		if version == txDocShared && isToken(f) {
 			symbol, decimals, name = strconv.FormatInt(ids[keyOf(f)], 10), "0", ""
 		}
-		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount.String(), f.Kind, symbol, decimals,
+		for _, s := range []string{strconv.Itoa(f.Position), f.Asset, f.Contract, f.From, f.To, f.Amount.String(), f.Kind, symbol, decimals,
 			name, f.TokenID, f.CallType, f.CallPath, f.Error} {
 			b = appendField(b, s)
 		}
@@ -309,7 +309,7 @@ func parseTransfers(r *txDocReader, t *query.Transaction, kinds, full bool) {
 		// Read in place: a transfer is some 250 bytes to copy.
 		t.Transfers = append(t.Transfers, query.Transfer{})
 		f := &t.Transfers[len(t.Transfers)-1]
-		f.LogIndex = int(r.int())
+		f.Position = int(r.int())
 		f.Asset, f.Contract, f.From, f.To, f.Amount = r.string(), r.string(), r.string(), r.string(), r.amount()
 		if kinds {
 			f.Kind, f.Symbol, f.Decimals = r.string(), r.string(), int(r.int())

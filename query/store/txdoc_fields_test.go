@@ -65,7 +65,7 @@ func TestDocFields(t *testing.T) {
 	}
 
 	row := query.BalanceChange{Chain: "ETH", Address: "0x01", Contract: query.HoldingKey(query.AssetERC1155, "0x0c", "5"), Block: 9,
-		Time: time.Unix(1_700_000_000, 0).UTC(), Amount: query.AmountOf(3), BalanceAfter: query.AmountOf(3), Checked: true, Reconciled: true, Traced: true,
+		Time: time.Unix(1_700_000_000, 0).UTC(), Amount: query.AmountOf(3), BalanceAfter: query.AmountOf(3), Checked: true, Reconciled: true, Internals: true,
 		Causes: []query.Cause{
 			{Kind: query.KindToken, TxHash: "0xabc", Amount: query.AmountOf(3)},
 			{Kind: query.KindWithdrawal, Amount: query.AmountOf(0), Withdrawal: &query.WithdrawalRef{Index: 1 << 50, Validator: 0}},
@@ -112,7 +112,7 @@ func TestTxDocPlain(t *testing.T) {
 		// The detail is JSON, escaped already: plain says nothing of it.
 		strs := []string{tx.Hash, tx.BlockHash, tx.Status, tx.From, tx.To, tx.Parties[0]}
 		for j := range rng.IntN(4) {
-			f := query.Transfer{LogIndex: j - 1, Asset: str(), Contract: str(), From: str(), To: str(), Amount: query.AmountOf(-rng.Int64()),
+			f := query.Transfer{Position: j - 1, Asset: str(), Contract: str(), From: str(), To: str(), Amount: query.AmountOf(-rng.Int64()),
 				Kind: str(), Symbol: str(), Decimals: rng.IntN(30), Name: str(), TokenID: str(), CallType: str(), CallPath: str(), Error: str()}
 			tx.Transfers = append(tx.Transfers, f)
 			strs = append(strs, f.Asset, f.Contract, f.From, f.To, f.Kind, f.Symbol, f.Name, f.TokenID, f.CallType, f.CallPath, f.Error)
@@ -149,11 +149,11 @@ func fieldsTx() query.Transaction {
 		Detail: evm.TxDetail{Nonce: 9, Type: 2, GasLimit: 90000, GasUsed: 50000, EffectiveGasPrice: query.AmountOf(7), Method: "0xa9059cbb",
 			Created: "0x0e", Input: "0xa9059cbb0001", CumulativeGasUsed: 1 << 40, RevertReason: "transfer: 5:4 \"over\""}.JSON(),
 		Transfers: []query.Transfer{
-			{LogIndex: -2, Asset: query.AssetNative, From: "0x02", To: "0x03", Amount: query.AmountOf(1), Kind: query.KindInternal,
+			{Position: -2, Asset: query.AssetNative, From: "0x02", To: "0x03", Amount: query.AmountOf(1), Kind: query.KindInternal,
 				Symbol: "ETH", Decimals: 18, CallType: "CALL", CallPath: "0.2.1", Error: "execution reverted"},
-			{LogIndex: 4, Asset: query.AssetERC1155, Contract: "0x0c", From: "0x02", To: "0x01", Amount: query.AmountOf(3), Kind: query.KindToken,
+			{Position: 4, Asset: query.AssetERC1155, Contract: "0x0c", From: "0x02", To: "0x01", Amount: query.AmountOf(3), Kind: query.KindToken,
 				Symbol: "ITM", Name: "Items", TokenID: "115792089237316195423570985008687907853269984665640564039457584007913129639935"},
-			{LogIndex: 5, Asset: query.AssetERC721, Contract: "0x0d", From: "0x02", To: "0x01", Amount: query.AmountOf(1), Kind: query.KindToken, TokenID: "0"},
+			{Position: 5, Asset: query.AssetERC721, Contract: "0x0d", From: "0x02", To: "0x01", Amount: query.AmountOf(1), Kind: query.KindToken, TokenID: "0"},
 		}}
 }
 
@@ -190,7 +190,7 @@ func appendLegacyTxDoc(b []byte, t query.Transaction, v5 bool) []byte {
 		}
 	}
 	for _, f := range t.Transfers {
-		for _, s := range []string{strconv.Itoa(f.LogIndex), f.Asset, f.Contract, f.From, f.To, f.Amount.String(), f.Kind, f.Symbol, strconv.Itoa(f.Decimals),
+		for _, s := range []string{strconv.Itoa(f.Position), f.Asset, f.Contract, f.From, f.To, f.Amount.String(), f.Kind, f.Symbol, strconv.Itoa(f.Decimals),
 			f.Name, f.TokenID, f.CallType, f.CallPath, f.Error} {
 			b = appendField(b, s)
 		}

@@ -18,8 +18,8 @@ func FuzzParseTxDoc(f *testing.F) {
 		From: "0x01", To: "0x02", Value: query.AmountOf(10), Fee: query.AmountOf(21000), Parties: []string{"0x0e"},
 		Detail: []byte(`{"nonce":9,"contract_address":"0x0e"}`),
 		Transfers: []query.Transfer{
-			{LogIndex: -1, Asset: query.AssetNative, From: "0x01", To: "0x02", Amount: query.AmountOf(10)},
-			{LogIndex: 4, Asset: query.AssetERC20, Contract: "0x0c", From: "0x02", To: "0x01", Amount: query.MustParseAmount("115792089237316195423570985008687907853269984665640564039457584007913129639935")},
+			{Position: -1, Asset: query.AssetNative, From: "0x01", To: "0x02", Amount: query.AmountOf(10)},
+			{Position: 4, Asset: query.AssetERC20, Contract: "0x0c", From: "0x02", To: "0x01", Amount: query.MustParseAmount("115792089237316195423570985008687907853269984665640564039457584007913129639935")},
 		}}
 	f.Add(appendTxDoc(nil, t, false))
 	f.Add(appendTxDocV4(nil, fieldsTx()))

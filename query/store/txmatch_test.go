@@ -13,9 +13,9 @@ import (
 func TestTxMatchesKinds(t *testing.T) {
 	const a, b = "0x00000000000000000000000000000000000000a0", "0x00000000000000000000000000000000000000b0"
 	plain := query.Transaction{From: a, To: b, Fee: query.AmountOf(21000),
-		Transfers: []query.Transfer{{LogIndex: -1, Asset: query.AssetNative, From: a, To: b, Amount: query.AmountOf(5), Kind: query.KindTransaction}}}
+		Transfers: []query.Transfer{{Position: -1, Asset: query.AssetNative, From: a, To: b, Amount: query.AmountOf(5), Kind: query.KindTransaction}}}
 	deposit := query.Transaction{From: a, To: b, Mint: query.AmountOf(7),
-		Transfers: []query.Transfer{{LogIndex: -1, Asset: query.AssetNative, From: a, To: b, Amount: query.AmountOf(5), Kind: query.KindTransaction}}}
+		Transfers: []query.Transfer{{Position: -1, Asset: query.AssetNative, From: a, To: b, Amount: query.AmountOf(5), Kind: query.KindTransaction}}}
 	for _, c := range []struct {
 		name    string
 		tx      query.Transaction

@@ -84,6 +84,10 @@ type Config struct {
 	Metrics prometheus.Registerer
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// TestAddress is the address the data of a test event names when the
+	// webhook's filter names none: one in the form of the chains served
+	// (cmd/addrd: the EVM's zero address); "" names none.
+	TestAddress string
 	// Finished, when set, is called after each delivery run of an
 	// endpoint is recorded, with what it recorded (tests, monitoring).
 	Finished func(id string, o query.WebhookOutcome)
@@ -332,7 +336,7 @@ func (d *Deliverer) Test(ctx context.Context, w query.Webhook, id string) query.
 	}
 	addr := w.Filter.Address
 	if addr == "" {
-		addr = "0x0000000000000000000000000000000000000000"
+		addr = d.cfg.TestAddress
 	}
 	e := query.Event{Kind: query.EventTest, Created: d.cfg.Now(), Data: events.ChangeJSON(query.BalanceChange{
 		Chain: w.Filter.Chain, Address: addr}, query.FinalityLatest)}
