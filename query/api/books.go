@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"net/http"
 	"slices"
@@ -41,8 +42,12 @@ type bookRequest struct {
 	r         query.Range
 	set       bool
 	fromBlock bool // start_block given
-	size      int
-	token     string
+	// endMark is end_block's mark, finalized or safe, "" for a number:
+	// the range ends at the chain's mark as the fetcher recorded it
+	// (endAt), and its page tokens carry that block.
+	endMark string
+	size    int
+	token   string
 }
 
 // hasRangeParams reports, without allocating, whether a raw query holds
@@ -106,8 +111,15 @@ func parseBooks(r *http.Request, paged bool, parse func(string) (string, error))
 			}
 			continue
 		case "start_block", "end_block":
+			if k == "end_block" && (val == query.FinalityFinalized || val == query.FinalitySafe) {
+				b.endMark, b.r.HasToBlock = val, true
+				break
+			}
 			n, err := strconv.ParseUint(val, 10, 63)
 			if err != nil {
+				if k == "end_block" {
+					return bookRequest{}, errorf(codeInvalidArgument, "end_block must be a block number (a non-negative decimal integer), finalized or safe, not %s", quote(val))
+				}
 				return bookRequest{}, errorf(codeInvalidArgument, "%s must be a block number (a non-negative decimal integer), not %s", k, quote(val))
 			}
 			if k == "start_block" {
@@ -197,7 +209,7 @@ func parseBooks(r *http.Request, paged bool, parse func(string) (string, error))
 	default:
 		return bookRequest{}, errorf(codeInvalidArgument, "asset must be native or token (any token), not %s (one token is named by contract=0x…)", quote(asset))
 	}
-	if b.r.HasToBlock && b.r.FromBlock > b.r.ToBlock {
+	if b.r.HasToBlock && b.endMark == "" && b.r.FromBlock > b.r.ToBlock {
 		return bookRequest{}, errorf(codeInvalidArgument, "start_block %d is after end_block %d: the range is reversed", b.r.FromBlock, b.r.ToBlock)
 	}
 	if !b.r.FromTime.IsZero() && !b.r.ToTime.IsZero() && !b.r.FromTime.Before(b.r.ToTime) {
@@ -291,8 +303,11 @@ var errOtherParams = errorf(codeInvalidArgument, "page_token was minted for othe
 
 // readBooksPage is readPage for a books list: the token's cursor is
 // followed by the digest of the range and filters, and a token minted
-// under others is refused by name.
-func (s *Server) readBooksPage(r *http.Request, a query.Account, kind byte, req bookRequest, decode func(*reader)) (pagedRead, error) {
+// under others is refused by name. A range that ends at a mark
+// (end_block=finalized) ends at the mark's block as of its first page:
+// the token carries that block (markDigest), so that every page of the
+// list ends where the first did.
+func (s *Server) readBooksPage(r *http.Request, a query.Account, kind byte, req *bookRequest, decode func(*reader)) (pagedRead, error) {
 	chain, address, err := s.chainAddress(r)
 	if err != nil {
 		return pagedRead{}, err
@@ -304,6 +319,12 @@ func (s *Server) readBooksPage(r *http.Request, a query.Account, kind byte, req 
 	p := pagedRead{chain: chain, address: address, size: req.size, kind: kind, codec: codec,
 		scope: scope(a.ID, chain, address), digest: digest(req.r)}
 	if req.token == "" {
+		if req.endMark != "" {
+			if err := s.endAt(r.Context(), a, chain, address, req); err != nil {
+				return pagedRead{}, err
+			}
+			p.digest = markDigest(req.r, req.endMark)
+		}
 		return p, nil
 	}
 	// A token that does not decode, or decodes to no digest of ours, is
@@ -312,11 +333,19 @@ func (s *Server) readBooksPage(r *http.Request, a query.Account, kind byte, req 
 	if cur, err := codec.decode(kind, p.scope, req.token); err == nil {
 		rd := reader{b: cur}
 		decode(&rd)
-		switch rest := rd.b; {
+		rest := rd.b
+		if end, n := binary.Uvarint(rest); rd.err == nil && req.endMark != "" && n > 0 {
+			req.r.ToBlock = end
+			p.digest = markDigest(req.r, req.endMark)
+		}
+		switch {
 		case rd.err != nil:
 		case bytes.Equal(rest, p.digest):
+			if err := req.checkOrder(); err != nil {
+				return pagedRead{}, err
+			}
 			return p, nil
-		case len(rest) == 0 || len(rest) == digestSize:
+		case isDigest(rest):
 			return pagedRead{}, errOtherParams
 		}
 	}
@@ -328,6 +357,69 @@ func (s *Server) readBooksPage(r *http.Request, a query.Account, kind byte, req 
 		return pagedRead{}, notSubscribed(address)
 	}
 	return pagedRead{}, badToken()
+}
+
+// isDigest reports whether what follows a token's cursor is one of the
+// forms a digest takes: none (the plain list), digestSize bytes, or a
+// block and digestSize bytes (a range that ends at a mark).
+func isDigest(rest []byte) bool {
+	if len(rest) == 0 || len(rest) == digestSize {
+		return true
+	}
+	_, n := binary.Uvarint(rest)
+	return n > 0 && len(rest)-n == digestSize
+}
+
+// markDigest is what follows the cursor in a page token of a range that
+// ends at a mark: the block the range ended at on its first page, then
+// the digest of the range's text with the mark's name after it (so that
+// end_block=finalized and end_block=N never share a token).
+func markDigest(r query.Range, mark string) []byte {
+	var buf [256]byte
+	text := append(appendRangeText(buf[:0], r), " end_block="...)
+	sum := sha256.Sum256(append(text, mark...))
+	return append(binary.AppendUvarint(nil, r.ToBlock), sum[:digestSize]...)
+}
+
+// headerEndBlock names, on a range given end_block=finalized (or safe),
+// the block the range ends at.
+const headerEndBlock = "Addrd-End-Block"
+
+// endAt ends req's range at the block its end_block mark names: the
+// chain's finalized (safe) block as the fetcher recorded it, read from
+// the same tip as the rows' finality, so that every row of the range
+// says finalized (at least safe). No mark recorded yet is 400 (to a
+// requester subscribed to address; NotSubscribed to any other).
+func (s *Server) endAt(ctx context.Context, a query.Account, chain, address string, req *bookRequest) error {
+	at, err := s.head(ctx, chain)
+	if err != nil {
+		return err
+	}
+	if at.fin.Source == "" {
+		ok, err := s.store.Subscribed(ctx, a.ID, chain, address)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return notSubscribed(address)
+		}
+		return errorf(codeInvalidArgument, "end_block=%s: no %s block of %s is recorded yet: the fetcher records one once it stores blocks", req.endMark, req.endMark, chain)
+	}
+	req.r.ToBlock = at.fin.Finalized
+	if req.endMark == query.FinalitySafe {
+		req.r.ToBlock = at.fin.Safe
+	}
+	return req.checkOrder()
+}
+
+// checkOrder refuses a range whose end_block mark is before its
+// start_block.
+func (req *bookRequest) checkOrder() error {
+	if req.endMark != "" && req.r.FromBlock > req.r.ToBlock {
+		return errorf(codeInvalidArgument, "start_block %d is after end_block=%s, block %d: the range is empty until the %s block reaches start_block",
+			req.r.FromBlock, req.endMark, req.r.ToBlock, req.endMark)
+	}
+	return nil
 }
 
 // checkCovered refuses a range that reaches before the address's covered
@@ -360,7 +452,7 @@ func (s *Server) booksList(w http.ResponseWriter, r *http.Request, a query.Accou
 	if err != nil {
 		return err
 	}
-	p, err := s.readBooksPage(r, a, kind, req, decode)
+	p, err := s.readBooksPage(r, a, kind, &req, decode)
 	if err != nil {
 		return err
 	}
@@ -383,6 +475,9 @@ func (s *Server) booksList(w http.ResponseWriter, r *http.Request, a query.Accou
 	}
 	*buf = append(appendPageEnd(b, next), '\n')
 	setState(w, sub)
+	if req.endMark != "" {
+		w.Header().Set(headerEndBlock, strconv.FormatUint(req.r.ToBlock, 10))
+	}
 	writePage(w, *buf)
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -650,4 +651,172 @@ func TestBooksSparseFilterBudget(t *testing.T) {
 			t.Fatalf("pages of %v rows, want [0 1]: an empty page after the 10,000-row budget, then the row", pages)
 		}
 	})
+}
+
+// TestBooksEndAtFinality: end_block=finalized (and safe) ends the
+// statement, the transactions and the export at the chain's mark as the
+// fetcher recorded it, says which block in Addrd-End-Block, and keeps
+// every page of a list at the block of its first page while the mark
+// moves on; its page tokens are not those of end_block=N.
+func TestBooksEndAtFinality(t *testing.T) {
+	for _, d := range testenv.DBs() {
+		t.Run(d.Name, func(t *testing.T) {
+			var (
+				mu  sync.Mutex
+				now = time.Unix(1_800_000_000, 0)
+			)
+			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			tick := func() { mu.Lock(); defer mu.Unlock(); now = now.Add(time.Minute) } // past the API's cache of the tip
+			e := newEnvWith(t, d.DSN(t), func(c *api.Config) { c.Now = clock })
+			ctx := context.Background()
+			seedBooks(t, e)
+			a := "/v1/chains/ETH/addresses/" + addrA
+			// No mark recorded yet: 400 to the subscriber, NotSubscribed to anyone else.
+			r := e.do("GET", a+"/balance_changes?end_block=finalized", e.alice)
+			e.want(r, 400, 3)
+			if msg, _ := r.json(t)["message"].(string); !strings.Contains(msg, "no finalized block of ETH is recorded yet") {
+				t.Errorf("no mark: %s", msg)
+			}
+			e.want(e.do("GET", a+"/balance_changes?end_block=finalized", e.bob), 401, 16)
+			e.want(e.do("GET", a+"/balance_changes:export?end_block=safe", e.bob), 401, 16)
+
+			if err := e.db.SetFinality(ctx, "ETH", query.Finality{Safe: 30, Finalized: 25, Source: query.FinalityByNode}); err != nil {
+				t.Fatal(err)
+			}
+			tick()
+			for _, c := range []struct {
+				mark string
+				end  uint64
+			}{{"finalized", 25}, {"safe", 30}} {
+				path := a + "/balance_changes?order_by=block_number&end_block="
+				rows, keys := e.readAll(path + c.mark)
+				_, want := e.readAll(path + strconv.FormatUint(c.end, 10))
+				if !slices.Equal(keys, want) || len(keys) == 0 {
+					t.Fatalf("end_block=%s: rows %v, want those of end_block=%d: %v", c.mark, keys, c.end, want)
+				}
+				for _, row := range rows {
+					if row.BlockNumber > c.end {
+						t.Fatalf("end_block=%s: a row of block %d", c.mark, row.BlockNumber)
+					}
+				}
+				r := e.do("GET", path+c.mark+"&page_size=1", e.alice)
+				e.want(r, 200, 0)
+				if got := r.header.Get("Addrd-End-Block"); got != strconv.FormatUint(c.end, 10) {
+					t.Errorf("end_block=%s: Addrd-End-Block %q, want %d", c.mark, got, c.end)
+				}
+				var p struct {
+					BalanceChanges []struct{ Finality string } `json:"balance_changes"`
+				}
+				if err := json.Unmarshal(r.body, &p); err != nil || len(p.BalanceChanges) != 1 {
+					t.Fatalf("%s: %s", path, r.body)
+				}
+				if p.BalanceChanges[0].Finality != c.mark {
+					if c.mark == "finalized" || p.BalanceChanges[0].Finality != "finalized" {
+						t.Errorf("end_block=%s: a row says %s", c.mark, p.BalanceChanges[0].Finality)
+					}
+				}
+			}
+			// The transactions: ended at the mark too.
+			var txs struct {
+				Transactions []struct {
+					BlockNumber uint64 `json:"block_number"`
+				}
+			}
+			r = e.do("GET", a+"/transactions?end_block=safe&page_size=100", e.alice)
+			e.want(r, 200, 0)
+			if err := json.Unmarshal(r.body, &txs); err != nil {
+				t.Fatal(err)
+			}
+			if len(txs.Transactions) != 30 || txs.Transactions[0].BlockNumber != 30 || r.header.Get("Addrd-End-Block") != "30" {
+				t.Fatalf("transactions?end_block=safe: %d, newest %v, Addrd-End-Block %q", len(txs.Transactions), txs.Transactions[:1], r.header.Get("Addrd-End-Block"))
+			}
+			// The export: ended at the mark, as the list.
+			r = e.do("GET", a+"/balance_changes:export?end_block=finalized", e.alice)
+			if r.status != 200 || r.header.Get("Addrd-End-Block") != "25" {
+				t.Fatalf("export: %d %q\n%s", r.status, r.header.Get("Addrd-End-Block"), r.body)
+			}
+			records, err := csv.NewReader(strings.NewReader(string(r.body))).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, want := e.readAll(a + "/balance_changes?order_by=block_number&end_block=25")
+			if len(records)-1 != len(want) || records[len(records)-1][2] != "25" {
+				t.Fatalf("export: %d records, the last of block %s; want %d, the last of block 25", len(records)-1, records[len(records)-1][2], len(want))
+			}
+
+			// A list begun at finalized 25 ends there, page after page,
+			// while the mark moves to 35; a new one ends at 35.
+			path := a + "/balance_changes?order_by=block_number&end_block=finalized&page_size=4"
+			r = e.do("GET", path, e.alice)
+			e.want(r, 200, 0)
+			var first booksPage
+			if err := json.Unmarshal(r.body, &first); err != nil || first.NextPageToken == "" {
+				t.Fatalf("first page: %s", r.body)
+			}
+			if err := e.db.SetFinality(ctx, "ETH", query.Finality{Safe: 38, Finalized: 35, Source: query.FinalityByNode}); err != nil {
+				t.Fatal(err)
+			}
+			tick()
+			var last uint64
+			pages := 0
+			for tok := first.NextPageToken; tok != ""; pages++ {
+				r := e.do("GET", path+"&page_token="+url.QueryEscape(tok), e.alice)
+				e.want(r, 200, 0)
+				if got := r.header.Get("Addrd-End-Block"); got != "25" {
+					t.Fatalf("page %d of the list begun at 25: Addrd-End-Block %q", pages+2, got)
+				}
+				var p booksPage
+				if err := json.Unmarshal(r.body, &p); err != nil {
+					t.Fatal(err)
+				}
+				for _, row := range p.BalanceChanges {
+					last = row.BlockNumber
+				}
+				tok = p.NextPageToken
+			}
+			if last != 25 || pages == 0 {
+				t.Fatalf("the list begun at finalized 25 ended at block %d after %d more pages", last, pages)
+			}
+			if _, keys := e.readAll(a + "/balance_changes?order_by=block_number&end_block=finalized"); !strings.HasPrefix(keys[len(keys)-1], "35/") {
+				t.Fatalf("a list begun at finalized 35 ends at %s", keys[len(keys)-1])
+			}
+
+			// Tokens of end_block=N and end_block=finalized are not each other's.
+			tokOf := func(q string) string {
+				r := e.do("GET", a+"/balance_changes?page_size=2&"+q, e.alice)
+				e.want(r, 200, 0)
+				var p booksPage
+				if err := json.Unmarshal(r.body, &p); err != nil || p.NextPageToken == "" {
+					t.Fatalf("%s: %s", q, r.body)
+				}
+				return url.QueryEscape(p.NextPageToken)
+			}
+			for _, q := range []string{
+				"end_block=35&page_token=" + tokOf("end_block=finalized"),
+				"end_block=finalized&page_token=" + tokOf("end_block=35"),
+				"end_block=safe&page_token=" + tokOf("end_block=finalized"),
+				"end_block=finalized&page_token=" + tokOf(""),
+			} {
+				r := e.do("GET", a+"/balance_changes?page_size=2&"+q, e.alice)
+				e.want(r, 400, 3)
+				if msg, _ := r.json(t)["message"].(string); !strings.Contains(msg, "page_token was minted for other query parameters") {
+					t.Errorf("%s: %s", q, msg)
+				}
+			}
+
+			// A start after the mark is 400 naming both; other words are refused.
+			for q, msg := range map[string]string{
+				"start_block=36&end_block=finalized": "start_block 36 is after end_block=finalized, block 35",
+				"end_block=latest":                   "end_block must be a block number (a non-negative decimal integer), finalized or safe",
+			} {
+				for _, p := range []string{"/balance_changes?", "/transactions?", "/balance_changes:export?"} {
+					r := e.do("GET", a+p+q, e.alice)
+					e.want(r, 400, 3)
+					if got, _ := r.json(t)["message"].(string); !strings.Contains(got, msg) {
+						t.Errorf("%s%s: %s, want %q", p, q, got, msg)
+					}
+				}
+			}
+		})
+	}
 }

@@ -45,6 +45,11 @@ func (s *Server) exportChanges(w http.ResponseWriter, r *http.Request, a query.A
 	if _, ok := r.URL.Query()["order_by"]; !ok {
 		req.r.Ascending = true
 	}
+	if req.endMark != "" {
+		if err := s.endAt(r.Context(), a, chain, address, &req); err != nil {
+			return err
+		}
+	}
 	// The range ends at the newest block stored when the export starts,
 	// so that the file is the same whenever it is asked again.
 	head, _, err := s.store.Head(r.Context(), chain)
@@ -85,6 +90,9 @@ func (s *Server) exportChanges(w http.ResponseWriter, r *http.Request, a query.A
 	}
 	setState(w, sub)
 	h := w.Header()
+	if req.endMark != "" {
+		h.Set(headerEndBlock, strconv.FormatUint(req.r.ToBlock, 10))
+	}
 	h.Set("Content-Type", "text/csv; charset=utf-8; header=present")
 	h.Set("Content-Disposition", `attachment; filename="`+chain+"-"+address+`-statement.csv"`)
 	h.Set("X-Content-Type-Options", "nosniff")

@@ -21,7 +21,8 @@ import (
 // 2 under the head safe and the block 4 under it finalized
 // (engine_forkchoiceUpdated), the stored marks are the node's tags as
 // the blocks are stored, and the feed's finalized events make every row
-// at or under the finalized mark final exactly once.
+// at or under the finalized mark final exactly once; the books asked
+// with end_block=finalized (and safe) end at those marks.
 func TestFinalityOPGeth(t *testing.T) {
 	n := opgeth.New(t, opgeth.Config{SafeLag: 2, FinalLag: 4})
 	ctx := context.Background()
@@ -47,6 +48,7 @@ func TestFinalityOPGeth(t *testing.T) {
 	if fin, _ := db.Finality(ctx, chain); fin.Finalized < 8 {
 		t.Fatalf("finality %+v after 12 blocks, want the block 8 finalized", fin)
 	}
+	checkEndAtFinality(t, db, watched)
 }
 
 // TestFinalityGeth: as TestFinalityOPGeth on geth --dev, whose simulated
@@ -75,6 +77,7 @@ func TestFinalityGeth(t *testing.T) {
 	if fin, _ := db.Finality(ctx, chain); fin.Finalized < 64 {
 		t.Fatalf("finality %+v after 70 blocks, want the block 64 finalized", fin)
 	}
+	checkEndAtFinality(t, db, watched)
 }
 
 // checkFinality checks, once the fetcher caught up with the node, that
@@ -181,4 +184,5 @@ func TestFinalityAnvil(t *testing.T) {
 	if fin, _ := db.Finality(ctx, chain); fin.Finalized < 30 || fin.Safe <= fin.Finalized {
 		t.Fatalf("finality %+v after 105 blocks, want the block 30 finalized and a later one safe", fin)
 	}
+	checkEndAtFinality(t, db, watched)
 }
