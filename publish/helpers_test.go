@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/publish/oci"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -161,6 +163,36 @@ func imageTar(t testing.TB, content, arch string) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// imageLayout is an OCI image layout archive of one platform manifest
+// that its index lists for linux/indexArch, whose config says
+// linux/configArch, and whose one layer has the media type layerType.
+func imageLayout(t testing.TB, indexArch, configArch, layerType string) []byte {
+	t.Helper()
+	layer := tarOf(t, false, tarFile{"etc/demo", 0o644, []byte("layout\n")})
+	var files []tarFile
+	blob := func(b []byte, mediaType string) oci.Descriptor {
+		files = append(files, tarFile{"blobs/sha256/" + oci.Hex(oci.Digest(b)), 0o644, b})
+		return oci.Descriptor{MediaType: mediaType, Digest: oci.Digest(b), Size: int64(len(b))}
+	}
+	cfg, err := json.Marshal(map[string]any{"architecture": configArch, "os": "linux", "rootfs": map[string]any{"type": "layers", "diff_ids": []string{oci.Digest(layer)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := json.Marshal(oci.Manifest{SchemaVersion: 2, MediaType: oci.MediaTypeManifest,
+		Config: blob(cfg, oci.MediaTypeConfig), Layers: []oci.Descriptor{blob(layer, layerType)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := blob(m, oci.MediaTypeManifest)
+	md.Platform = &oci.Platform{OS: "linux", Architecture: indexArch}
+	index, err := json.Marshal(oci.Index{SchemaVersion: 2, MediaType: oci.MediaTypeIndex, Manifests: []oci.Descriptor{md}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, tarFile{"oci-layout", 0o644, []byte(`{"imageLayoutVersion":"1.0.0"}`)}, tarFile{"index.json", 0o644, index})
+	return tarOf(t, false, files...)
 }
 
 func writeFile(t testing.TB, p string, b []byte, mode os.FileMode) {

@@ -1,6 +1,7 @@
 package publish_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -144,24 +145,47 @@ func TestPublishRegistry(t *testing.T) {
 }
 
 // TestPublishRefusesBadImage: an image archive a registry could not
-// serve is refused by wharf check and by publish, before any write.
+// serve (cut off, a layer that is not its config's diff_id, another
+// platform than its name says, an index entry whose config is of another
+// platform, foreign or non-distributable layers, over the size bound) is
+// refused by wharf check (CheckInput) and by publish with the reason,
+// before any write; the OCI layout done right publishes.
 func TestPublishRefusesBadImage(t *testing.T) {
 	good := imageTar(t, "x", "amd64")
+	// A byte of the layer changed: its digest is no longer the config's diff_id.
+	corrupt := bytes.Clone(good)
+	corrupt[bytes.Index(corrupt, []byte("x\n"))] = 'y'
 	for name, tc := range map[string]struct {
 		body []byte
 		want string
 	}{
 		"Truncated":     {good[:len(good)-1100], "cut off"},
+		"Corrupt":       {corrupt, "the config says"},
 		"OtherPlatform": {imageTar(t, "x", "arm64"), "an image for linux/arm64, published for linux/amd64"},
+		"LayoutOK":      {imageLayout(t, "amd64", "amd64", oci.MediaTypeLayer), ""},
+		// An index entry for linux/amd64 whose config is linux/arm64.
+		"IndexPlatformConfigLacks": {imageLayout(t, "amd64", "arm64", oci.MediaTypeLayer), "an image for linux/arm64, published for linux/amd64"},
+		"Foreign":                  {imageLayout(t, "amd64", "amd64", "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip"), "foreign or non-distributable"},
+		"NonDistributable":         {imageLayout(t, "amd64", "amd64", "application/vnd.oci.image.layer.nondistributable.v1.tar"), "foreign or non-distributable"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := demoInputs(t, "a")
 			writeFile(t, filepath.Join(in, "treasury-node-amd64.tar"), tc.body, 0o644)
 			_, problems, err := publish.DefaultConfig().CheckInput(in)
+			s := dirStore(t, t.TempDir())
+			if tc.want == "" {
+				// The fixture's own check: the same archive done right publishes.
+				if err != nil || len(problems) != 0 {
+					t.Fatalf("CheckInput = %q, %v; want no problem", problems, err)
+				}
+				if _, err := newPublisher(t, s, fixedSigner(t)).Publish(context.Background(), "26.1.1", scan(t, in)); err != nil {
+					t.Fatalf("Publish = %v", err)
+				}
+				return
+			}
 			if err != nil || len(problems) != 1 || !strings.Contains(problems[0], tc.want) {
 				t.Errorf("CheckInput = %q, %v; want one problem %q", problems, err, tc.want)
 			}
-			s := dirStore(t, t.TempDir())
 			_, err = newPublisher(t, s, fixedSigner(t)).Publish(context.Background(), "26.1.1", scan(t, in))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Publish = %v, want %q", err, tc.want)
