@@ -27,9 +27,11 @@ import (
 // sends a request with credentials spelled one way, then, within the
 // cache's tenth of a second, one spelled another way (often the first with
 // its live credentials taken out, leaving what a sibling site could have
-// planted), to the same non-public artifact; each answer is held to
-// wharf serve's own answer to the same request: never a 2xx where wharf
-// refuses.
+// planted), to the same non-public artifact, or, in half the trials, to
+// the same non-public blob or manifest of the registry tree under /v2/
+// (GET or HEAD, with a registry client's Accept or a Range); each answer
+// is held to wharf serve's own answer to the same request: never a 2xx
+// where wharf refuses.
 
 // seqTrials is the number of trials per proxy: WHARF_HOSTING_VARIANTS/4
 // (default 2000/4), like the single requests' suite.
@@ -117,32 +119,50 @@ func (d *diffTree) strip(s spelled) spelled {
 
 // seqRequest is a GET of path with credentials, tagged by User-Agent.
 func seqRequest(addr, path, agent string, s spelled) string {
-	return "GET " + path + " HTTP/1.1\r\nHost: " + addr + "\r\nUser-Agent: " + agent + "\r\n" + headerLines(s.lines()) + "Connection: close\r\n\r\n"
+	return seqRequestOf("GET", addr, path, agent, s)
 }
 
-// protectedPaths are the tree's non-public artifacts.
-func (d *diffTree) protectedPaths(t *testing.T) []string {
+// seqRequestOf is a request of path with credentials and any extra
+// header lines, tagged by User-Agent.
+func seqRequestOf(method, addr, path, agent string, s spelled, extra ...string) string {
+	return method + " " + path + " HTTP/1.1\r\nHost: " + addr + "\r\nUser-Agent: " + agent + "\r\n" + headerLines(s.lines()) + headerLines(extra) + "Connection: close\r\n\r\n"
+}
+
+// registryAccept is the Accept header registry clients send for a
+// manifest (crane's, containerd's and docker's types together).
+const registryAccept = "Accept: application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json, " +
+	"application/vnd.docker.distribution.manifest.list.v2+json, application/vnd.docker.distribution.manifest.v2+json"
+
+// protectedPaths are the tree's non-public artifacts, and, apart, the
+// non-public objects of its registry tree: blobs and manifests by digest
+// and tag, as a registry client asks for them under /v2/.
+func (d *diffTree) protectedPaths(t *testing.T) (artifacts, registry []string) {
 	t.Helper()
-	var out []string
 	for _, f := range d.files {
-		if !f.public && f.allowed[levelFull] && !strings.HasPrefix(f.name, "/") {
-			out = append(out, "/"+f.name)
+		if f.public || !f.allowed[levelFull] || strings.HasPrefix(f.name, "/") {
+			continue
+		}
+		if publish.IsRegistryKey(f.name) {
+			registry = append(registry, "/"+f.name)
+		} else {
+			artifacts = append(artifacts, "/"+f.name)
 		}
 	}
-	if len(out) == 0 {
-		t.Fatal("the tree has no non-public artifact")
+	if len(artifacts) == 0 || len(registry) == 0 {
+		t.Fatalf("the tree has %d non-public artifacts and %d non-public registry objects, want some of both", len(artifacts), len(registry))
 	}
-	return out
+	return artifacts, registry
 }
 
 // runSequences sends n trials to each proxy and fails t with every
 // answer the proxy gave that wharf refuses.
 func (d *diffTree) runSequences(t *testing.T, seed uint64, n int, proxies map[string]*testenv.Proxy) {
 	t.Helper()
-	paths := d.protectedPaths(t)
+	artifacts, registry := d.protectedPaths(t)
 	type trial struct {
-		path string
-		seq  []spelled
+		path, method string
+		extra        []string // header lines beside the credentials
+		seq          []spelled
 	}
 	r := rand.New(rand.NewPCG(seed, 0x5e9))
 	trials := make([]trial, n)
@@ -152,7 +172,20 @@ func (d *diffTree) runSequences(t *testing.T, seed uint64, n int, proxies map[st
 		if r.IntN(3) == 0 {
 			b = d.spell(r)
 		}
-		trials[i] = trial{pick(r, paths...), []spelled{a, b, b}}
+		tr := trial{path: pick(r, artifacts...), method: "GET", seq: []spelled{a, b, b}}
+		if r.IntN(2) == 0 {
+			// A registry client's request: a manifest with its Accept
+			// header, a blob or part of one, GET or HEAD (what docker
+			// and containerd ask first).
+			tr.path, tr.method = pick(r, registry...), pick(r, "GET", "HEAD")
+			if strings.Contains(tr.path, "/manifests/") && r.IntN(4) != 0 {
+				tr.extra = append(tr.extra, registryAccept)
+			}
+			if strings.Contains(tr.path, "/blobs/") && r.IntN(3) == 0 {
+				tr.extra = append(tr.extra, pick(r, "Range: bytes=0-9", "Range: bytes=-1", "Range: bytes=3-"))
+			}
+		}
+		trials[i] = tr
 	}
 	var mu sync.Mutex
 	var violations []string
@@ -170,17 +203,21 @@ func (d *diffTree) runSequences(t *testing.T, seed uint64, n int, proxies map[st
 					// holds the first answer when the next ones come.
 					got := make([]rawResponse, len(tr.seq))
 					for j, s := range tr.seq {
-						got[j] = rawDo(t, p.Addr, seqRequest(p.Addr, tr.path, "seq", s), "GET")
+						got[j] = rawDo(t, p.Addr, seqRequestOf(tr.method, p.Addr, tr.path, "seq", s, tr.extra...), tr.method)
+					}
+					kind := name
+					if publish.IsRegistryKey(tr.path[1:]) {
+						kind += " /v2/"
 					}
 					for j, s := range tr.seq {
-						w := rawDo(t, d.wharf, seqRequest(d.wharf, tr.path, "seq", s), "GET")
+						w := rawDo(t, d.wharf, seqRequestOf(tr.method, d.wharf, tr.path, "seq", s, tr.extra...), tr.method)
 						mu.Lock()
 						if got[j].status/100 == 2 {
-							granted[name]++
+							granted[kind]++
 						}
 						if got[j].status/100 == 2 && w.status/100 != 2 {
-							violations = append(violations, fmt.Sprintf("%s, trial %d, request %d of %q: proxy %d where wharf answers %d to %q (the first: %q)",
-								name, i, j+1, tr.path, got[j].status, w.status, s.lines(), tr.seq[0].lines()))
+							violations = append(violations, fmt.Sprintf("%s, trial %d, request %d, %s %q %q: proxy %d where wharf answers %d to %q (the first: %q)",
+								name, i, j+1, tr.method, tr.path, tr.extra, got[j].status, w.status, s.lines(), tr.seq[0].lines()))
 						}
 						mu.Unlock()
 					}
@@ -195,8 +232,10 @@ func (d *diffTree) runSequences(t *testing.T, seed uint64, n int, proxies map[st
 	wg.Wait()
 	t.Logf("%d trials per proxy (seed %d), downloads served: %v", n, seed, granted)
 	for name := range proxies {
-		if granted[name] == 0 {
-			t.Errorf("%s: no trial was served: the generator reached nothing", name)
+		for _, kind := range []string{name, name + " /v2/"} {
+			if granted[kind] == 0 {
+				t.Errorf("%s: no trial was served: the generator reached nothing", kind)
+			}
 		}
 	}
 	if len(violations) > 0 {
