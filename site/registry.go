@@ -198,8 +198,38 @@ func (s *Server) registryManifest(w *request, r *http.Request, key string, rt re
 	return nil
 }
 
-// registryBlob serves a blob, or redirects to a presigned URL of it.
+// HeaderAccel, on a request for a blob, asks wharf to let the proxy in
+// front serve the bytes from the tree itself: the nginx recipe sets it
+// (and removes a client's own everywhere else), and wharf, once the
+// request's credentials are allowed, answers with the blob's headers and
+// X-Accel-Redirect to AccelPrefix and the blob's key, which nginx serves
+// from the directory with sendfile, Range and HEAD as it serves the tars.
+// A client sending it to wharf alone gets that empty answer, for a blob it
+// may read anyway.
+const HeaderAccel = "X-Wharf-Accel"
+
+// AccelPrefix is where the nginx recipe serves the registry tree's blobs
+// to its own X-Accel-Redirect (an internal location: 404 to clients).
+const AccelPrefix = "/_wharf/tree/"
+
+// registryBlob serves a blob, or redirects to a presigned URL of it, or
+// hands it to the proxy in front (HeaderAccel).
 func (s *Server) registryBlob(w *request, r *http.Request, key, digest, access string) error {
+	if r.Header.Get(HeaderAccel) != "" && s.presigner == nil {
+		if _, err := s.store.Stat(r.Context(), key); errors.Is(err, publish.ErrNotFound) {
+			return &registryError{http.StatusNotFound, "BLOB_UNKNOWN", "no blob " + digest}
+		} else if err != nil {
+			return storeError(err)
+		}
+		h := w.Header()
+		h.Set("Docker-Content-Digest", digest)
+		h.Set("Cache-Control", publish.CacheControl(key, access))
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("X-Accel-Redirect", AccelPrefix+key)
+		h.Set("Content-Length", "0")
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
 	if s.presigner != nil {
 		if _, err := s.store.Stat(r.Context(), key); errors.Is(err, publish.ErrNotFound) {
 			return &registryError{http.StatusNotFound, "BLOB_UNKNOWN", "no blob " + digest}

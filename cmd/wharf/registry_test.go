@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/publish"
+	"github.com/wharfhq/wharf/site"
 )
 
 // registryCreds is a client's credentials for the registry: a Basic user
@@ -40,7 +42,8 @@ func dockerConfig(t *testing.T, host string, c registryCreds) string {
 
 // TestRegistryClients: real registry clients pull the images of a tree
 // publish wrote, through wharf serve alone and through the nginx and
-// Caddy recipes (which pass /v2/ to wharf): anonymously and with a basic
+// Caddy recipes (which pass /v2/ to wharf; nginx serves the blobs wharf
+// allows from the tree itself): anonymously and with a basic
 // organisation's key refused, with a full organisation's key and with an
 // access token (docker login -u token) pulled with the index digest
 // releases.json names, and cosign verifies the signature offline.
@@ -65,60 +68,6 @@ func TestRegistryClients(t *testing.T) {
 	otherPub := strings.TrimSuffix(otherKey, ".key") + ".pub"
 	node := releasedImage(t, e.store, "26.1.1", "treasury-node")
 
-	t.Run("API", func(t *testing.T) {
-		full := "Basic " + b64(fullKey+":x")
-		errCode := func(body []byte) string {
-			var e struct{ Errors []struct{ Code string } }
-			if json.Unmarshal(body, &e) != nil || len(e.Errors) != 1 {
-				return string(body)
-			}
-			return e.Errors[0].Code
-		}
-		layer := node.Platforms[0].Manifest
-		for _, tc := range []struct {
-			name, method, path, auth string
-			status                   int
-			code                     string // the registry error code
-		}{
-			{"LoginAnonymous", "GET", "/v2/", "", 401, "UNAUTHORIZED"},
-			{"LoginBadKey", "GET", "/v2/", "Basic " + b64("wk_nope:x"), 401, "UNAUTHORIZED"},
-			{"Login", "GET", "/v2/", full, 200, ""},
-			{"BasicOrg", "GET", "/v2/treasury-node/manifests/26.1.1", "Basic " + b64(e.key+":x"), 403, "DENIED"},
-			{"NoImage", "GET", "/v2/nope/manifests/latest", full, 404, "NAME_UNKNOWN"},
-			{"NoTag", "GET", "/v2/treasury-node/manifests/9.9.9", full, 404, "MANIFEST_UNKNOWN"},
-			{"NoBlob", "GET", "/v2/treasury-node/blobs/sha256:" + strings.Repeat("0", 64), full, 404, "BLOB_UNKNOWN"},
-			{"BadDigest", "GET", "/v2/treasury-node/blobs/sha256:xyz", full, 404, "NAME_UNKNOWN"},
-			{"Push", "PUT", "/v2/treasury-node/manifests/x", full, 405, "UNSUPPORTED"},
-			{"Head", "HEAD", "/v2/treasury-node/manifests/26.1.1", full, 200, ""},
-			{"ByDigest", "GET", "/v2/treasury-node/manifests/" + layer, full, 200, ""},
-		} {
-			resp, body := hget(t, tc.method, e.wharf+tc.path, "Authorization", tc.auth)
-			if resp.StatusCode != tc.status {
-				t.Errorf("%s: %s %s = %d, want %d: %s", tc.name, tc.method, tc.path, resp.StatusCode, tc.status, body)
-				continue
-			}
-			if tc.code != "" && tc.method != "HEAD" && errCode(body) != tc.code {
-				t.Errorf("%s: error %s, want %s", tc.name, errCode(body), tc.code)
-			}
-			if tc.status == 401 && resp.Header.Get("WWW-Authenticate") != `Basic realm="wharf"` {
-				t.Errorf("%s: WWW-Authenticate %q", tc.name, resp.Header.Get("WWW-Authenticate"))
-			}
-		}
-		resp, _ := hget(t, "HEAD", e.wharf+"/v2/treasury-node/manifests/26.1.1", "Authorization", full)
-		if resp.Header.Get("Docker-Content-Digest") != node.Index || resp.Header.Get("Content-Type") != "application/vnd.oci.image.index.v1+json" {
-			t.Errorf("HEAD the tag: digest %q, type %q", resp.Header.Get("Docker-Content-Digest"), resp.Header.Get("Content-Type"))
-		}
-		var im struct{ Layers []struct{ Digest string } }
-		_, mb := hget(t, "GET", e.wharf+"/v2/treasury-node/manifests/"+layer, "Authorization", full)
-		if json.Unmarshal(mb, &im) != nil || len(im.Layers) != 1 {
-			t.Fatalf("manifest %s", mb)
-		}
-		resp, body := hget(t, "GET", e.wharf+"/v2/treasury-node/blobs/"+im.Layers[0].Digest, "Authorization", full, "Range", "bytes=0-9")
-		if resp.StatusCode != 206 || len(body) != 10 || resp.Header.Get("Docker-Content-Digest") != im.Layers[0].Digest {
-			t.Errorf("a blob's first 10 bytes = %d, %d bytes, digest %q", resp.StatusCode, len(body), resp.Header.Get("Docker-Content-Digest"))
-		}
-	})
-
 	fronts := map[string]string{"wharf": e.wharf}
 	for _, proxy := range []string{"nginx", "caddy"} {
 		if _, err := exec.LookPath(proxy); err != nil {
@@ -126,6 +75,86 @@ func TestRegistryClients(t *testing.T) {
 		}
 		fronts[proxy] = startProxy(t, e, proxy).URL()
 	}
+	for front, base := range fronts {
+		t.Run("API/"+front, func(t *testing.T) {
+			full := "Basic " + b64(fullKey+":x")
+			errCode := func(body []byte) string {
+				var e struct{ Errors []struct{ Code string } }
+				if json.Unmarshal(body, &e) != nil || len(e.Errors) != 1 {
+					return string(body)
+				}
+				return e.Errors[0].Code
+			}
+			layer := node.Platforms[0].Manifest
+			for _, tc := range []struct {
+				name, method, path, auth string
+				status                   int
+				code                     string // the registry error code
+			}{
+				{"LoginAnonymous", "GET", "/v2/", "", 401, "UNAUTHORIZED"},
+				{"LoginBadKey", "GET", "/v2/", "Basic " + b64("wk_nope:x"), 401, "UNAUTHORIZED"},
+				{"Login", "GET", "/v2/", full, 200, ""},
+				{"BasicOrg", "GET", "/v2/treasury-node/manifests/26.1.1", "Basic " + b64(e.key+":x"), 403, "DENIED"},
+				{"NoImage", "GET", "/v2/nope/manifests/latest", full, 404, "NAME_UNKNOWN"},
+				{"NoTag", "GET", "/v2/treasury-node/manifests/9.9.9", full, 404, "MANIFEST_UNKNOWN"},
+				{"NoBlob", "GET", "/v2/treasury-node/blobs/sha256:" + strings.Repeat("0", 64), full, 404, "BLOB_UNKNOWN"},
+				{"BadDigest", "GET", "/v2/treasury-node/blobs/sha256:xyz", full, 404, "NAME_UNKNOWN"},
+				{"Push", "PUT", "/v2/treasury-node/manifests/x", full, 405, "UNSUPPORTED"},
+				{"Head", "HEAD", "/v2/treasury-node/manifests/26.1.1", full, 200, ""},
+				{"ByDigest", "GET", "/v2/treasury-node/manifests/" + layer, full, 200, ""},
+			} {
+				resp, body := hget(t, tc.method, base+tc.path, "Authorization", tc.auth)
+				if resp.StatusCode != tc.status {
+					t.Errorf("%s: %s %s = %d, want %d: %s", tc.name, tc.method, tc.path, resp.StatusCode, tc.status, body)
+					continue
+				}
+				if tc.code != "" && tc.method != "HEAD" && errCode(body) != tc.code {
+					t.Errorf("%s: error %s, want %s", tc.name, errCode(body), tc.code)
+				}
+				if tc.status == 401 && resp.Header.Get("WWW-Authenticate") != `Basic realm="wharf"` {
+					t.Errorf("%s: WWW-Authenticate %q", tc.name, resp.Header.Get("WWW-Authenticate"))
+				}
+			}
+			resp, _ := hget(t, "HEAD", base+"/v2/treasury-node/manifests/26.1.1", "Authorization", full)
+			if resp.Header.Get("Docker-Content-Digest") != node.Index || resp.Header.Get("Content-Type") != "application/vnd.oci.image.index.v1+json" {
+				t.Errorf("HEAD the tag: digest %q, type %q", resp.Header.Get("Docker-Content-Digest"), resp.Header.Get("Content-Type"))
+			}
+			var im struct{ Layers []struct{ Digest string } }
+			_, mb := hget(t, "GET", base+"/v2/treasury-node/manifests/"+layer, "Authorization", full)
+			if json.Unmarshal(mb, &im) != nil || len(im.Layers) != 1 {
+				t.Fatalf("manifest %s", mb)
+			}
+			resp, body := hget(t, "GET", base+"/v2/treasury-node/blobs/"+im.Layers[0].Digest, "Authorization", full, "Range", "bytes=0-9")
+			if resp.StatusCode != 206 || len(body) != 10 || resp.Header.Get("Docker-Content-Digest") != im.Layers[0].Digest {
+				t.Errorf("a blob's first 10 bytes = %d, %d bytes, digest %q", resp.StatusCode, len(body), resp.Header.Get("Docker-Content-Digest"))
+			}
+			if front == "nginx" {
+				// nginx serves the blob from the tree (its own ETag: the
+				// file's time in seconds and its size), wharf only decided.
+				fi, err := os.Stat(filepath.Join(e.store, publish.RegistryBlobKey("treasury-node", im.Layers[0].Digest)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := fmt.Sprintf(`"%x-%x"`, fi.ModTime().Unix(), fi.Size())
+				if etag := resp.Header.Get("ETag"); etag != want || resp.Header.Get("X-Accel-Redirect") != "" {
+					t.Errorf("a blob through nginx has ETag %q (nginx's: %s) and X-Accel-Redirect %q: not served by nginx from the tree", etag, want, resp.Header.Get("X-Accel-Redirect"))
+				}
+			}
+			// The internal location is no client's, and asking wharf to hand
+			// a blob back gets nothing before the credentials are allowed.
+			blob := "/v2/treasury-node/blobs/" + im.Layers[0].Digest
+			if resp, _ := hget(t, "GET", base+site.AccelPrefix+blob[1:], "Authorization", full); resp.StatusCode != 404 {
+				t.Errorf("GET %s%s = %d, want 404", site.AccelPrefix, blob[1:], resp.StatusCode)
+			}
+			for _, auth := range []string{"", "Basic " + b64(e.key+":x")} {
+				resp, _ := hget(t, "GET", base+blob, "Authorization", auth, site.HeaderAccel, "1")
+				if resp.StatusCode/100 == 2 || resp.Header.Get("X-Accel-Redirect") != "" {
+					t.Errorf("%s with %s and %q = %d, X-Accel-Redirect %q", blob, site.HeaderAccel, auth, resp.StatusCode, resp.Header.Get("X-Accel-Redirect"))
+				}
+			}
+		})
+	}
+
 	creds := []struct {
 		name string
 		c    registryCreds

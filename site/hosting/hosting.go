@@ -159,6 +159,9 @@ type templateData struct {
 	// proxy kind); HeaderOther the other one, which it removes;
 	// HeaderReplay marks nginx's second question about a refusal.
 	Header, HeaderOther, HeaderReplay string
+	// HeaderAccel asks wharf to hand a blob's bytes back to nginx, which
+	// serves them from AccelPrefix (nginx).
+	HeaderAccel, AccelPrefix string
 	VersionRE, FileNameRE             string
 	Immutable, Private, Revalidate    string
 	Public                            []publicArtifact
@@ -217,6 +220,8 @@ func (o Options) data() (*templateData, error) {
 		VersionRE:    versionRE,
 		FileNameRE:   fileNameRE,
 		HeaderReplay: site.HeaderReplay,
+		HeaderAccel:  site.HeaderAccel,
+		AccelPrefix:  site.AccelPrefix,
 		Immutable:    publish.CacheImmutable,
 		Private:      publish.CachePrivate,
 		Revalidate:   publish.CacheRevalidate,
