@@ -161,10 +161,10 @@ type templateData struct {
 	Header, HeaderOther, HeaderReplay string
 	// HeaderAccel asks wharf to hand a blob's bytes back to nginx, which
 	// serves them from AccelPrefix (nginx).
-	HeaderAccel, AccelPrefix string
-	VersionRE, FileNameRE             string
-	Immutable, Private, Revalidate    string
-	Public                            []publicArtifact
+	HeaderAccel, AccelPrefix       string
+	VersionRE, FileNameRE          string
+	Immutable, Private, Revalidate string
+	Public                         []publicArtifact
 	// Attestations are the attestation files beside an artifact, served
 	// with its access class.
 	Attestations  []attestationKind
