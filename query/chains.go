@@ -1,9 +1,8 @@
 package query
 
-// Chains: the native coin of well-known EVM networks, how each charges
-// fees and how far addrd's books on it have been proven, and the check
-// that the node behind a chain name is still the network the database
-// holds.
+// Chains: the native coin of well-known networks (EVM and UTXO), how
+// each charges fees and how far addrd's books on it have been proven,
+// and the family that reads each.
 
 import "strconv"
 
@@ -14,11 +13,21 @@ type NativeCoin struct {
 	Decimals int
 }
 
-// Network is a well-known EVM network.
+// Network is a well-known network.
 type Network struct {
+	// ID is the network's CAIP-2 chain ID: eip155:1,
+	// bip122:000000000019d6689c085ae165831e93.
+	ID string
+	// Family is the chain family that reads it: FamilyEVM or FamilyUTXO.
+	Family string
+	// ChainID is an EVM network's EIP-155 chain ID; 0 on other families.
 	ChainID uint64
-	Name    string
-	Native  NativeCoin
+	// Chain is the chain name that chooses the network's family on
+	// addrd serve's --chain NAME=RPC_URL (BTC, LTCREGTEST); "" for the
+	// EVM networks, since every name outside the table is an EVM chain's.
+	Chain  string
+	Name   string
+	Native NativeCoin
 	// Fees is the network's fee model (a Fees constant).
 	Fees string
 	// Exact says how far addrd's statements on it are proven (an Exact
@@ -27,6 +36,12 @@ type Network struct {
 	Exact string
 	Note  string
 }
+
+// Chain families.
+const (
+	FamilyEVM  = "evm"  // CAIP-2 namespace eip155
+	FamilyUTXO = "utxo" // CAIP-2 namespace bip122
+)
 
 // Fee models: what a transaction's sender pays (FeeParts).
 const (
@@ -44,6 +59,9 @@ const (
 	// FeesZKsync: fees charged up front and refunded in part by system
 	// contracts, ether held as a system contract's token.
 	FeesZKsync = "zksync"
+	// FeesUTXO: a transaction's inputs less its outputs, booked as a fee
+	// only where one address (or one wallet) funded every input.
+	FeesUTXO = "utxo"
 )
 
 // How far addrd's books on a network are proven.
@@ -82,42 +100,48 @@ const (
 )
 
 // networks is the built-in table: Ethereum and its testnets, the L2s
-// whose native coin is ether, and the sidechains and L1s with their own.
-var networks = []Network{
-	{1, "Ethereum", eth, FeesEthereum, ExactShown, noteGeth},
-	{11155111, "Sepolia", eth, FeesEthereum, ExactShown, noteGeth},
-	{17000, "Holesky", eth, FeesEthereum, ExactShown, noteGeth},
-	{560048, "Hoodi", eth, FeesEthereum, ExactShown, noteGeth},
-	{10, "OP Mainnet", eth, FeesOPStack, ExactShown, noteOPGeth + "; blocks before Bedrock (below 105,235,063) are not served by op-geth"},
-	{11155420, "OP Sepolia", eth, FeesOPStack, ExactShown, noteOPGeth},
-	{8453, "Base", eth, FeesOPStack, ExactShown, noteOPGeth},
-	{84532, "Base Sepolia", eth, FeesOPStack, ExactShown, noteOPGeth},
-	{42161, "Arbitrum One", eth, FeesArbitrum, ExactRules, noteArb},
-	{42170, "Arbitrum Nova", eth, FeesArbitrum, ExactRules, noteArb},
-	{421614, "Arbitrum Sepolia", eth, FeesArbitrum, ExactRules, noteArb},
-	{324, "ZKsync Era", eth, FeesZKsync, ExactRefused, noteZKsync},
-	{59144, "Linea", eth, FeesEthereum, ExactRules, noteRules},
-	{534352, "Scroll", eth, FeesScroll, ExactRules, noteScroll},
-	{81457, "Blast", eth, FeesOPStack, ExactUnseen, "native yield: ether balances of accounts that opt in grow each block with no transaction"},
-	{7777777, "Zora", eth, FeesOPStack, ExactShown, noteOPGeth},
-	{130, "Unichain", eth, FeesOPStack, ExactShown, noteOPGeth},
-	{137, "Polygon PoS", pol, FeesEthereum, ExactUnseen, notePoly},
-	{80002, "Polygon Amoy", pol, FeesEthereum, ExactUnseen, notePoly},
-	{56, "BNB Smart Chain", bnb, FeesEthereum, ExactRules, noteRules + " (system transactions pay the validators at gas price 0)"},
-	{97, "BNB Smart Chain Testnet", NativeCoin{"tBNB", 18}, FeesEthereum, ExactRules, noteRules + " (system transactions pay the validators at gas price 0)"},
-	{43114, "Avalanche C-Chain", avax, FeesEthereum, ExactUnseen, noteAvax},
-	{43113, "Avalanche Fuji", avax, FeesEthereum, ExactUnseen, noteAvax},
-	{100, "Gnosis", NativeCoin{"XDAI", 18}, FeesEthereum, ExactUnseen, "bridged xDAI and block rewards credited by the block reward contract with no transaction"},
-	{42220, "Celo", NativeCoin{"CELO", 18}, FeesOPStack, ExactUnseen, "CELO is also an ERC-20 whose transfers move native balances, and fees may be paid in other currencies"},
-	{1337, "geth --dev / addrd dev chain", eth, FeesEthereum, ExactShown, noteGeth + " and on the in-process dev chain"},
-	{31337, "Anvil / Hardhat", eth, FeesEthereum, ExactShown, "held to a real anvil (Foundry 1.7.1) in addrd's tests; Hardhat's node follows the same rules, unverified"},
-	{901, "OP-stack devnet (op-geth)", eth, FeesOPStack, ExactShown, noteOPGeth},
+// whose native coin is ether, the sidechains and L1s with their own, then
+// the UTXO networks.
+var networks = append([]Network{
+	evmNet(1, "Ethereum", eth, FeesEthereum, ExactShown, noteGeth),
+	evmNet(11155111, "Sepolia", eth, FeesEthereum, ExactShown, noteGeth),
+	evmNet(17000, "Holesky", eth, FeesEthereum, ExactShown, noteGeth),
+	evmNet(560048, "Hoodi", eth, FeesEthereum, ExactShown, noteGeth),
+	evmNet(10, "OP Mainnet", eth, FeesOPStack, ExactShown, noteOPGeth+"; blocks before Bedrock (below 105,235,063) are not served by op-geth"),
+	evmNet(11155420, "OP Sepolia", eth, FeesOPStack, ExactShown, noteOPGeth),
+	evmNet(8453, "Base", eth, FeesOPStack, ExactShown, noteOPGeth),
+	evmNet(84532, "Base Sepolia", eth, FeesOPStack, ExactShown, noteOPGeth),
+	evmNet(42161, "Arbitrum One", eth, FeesArbitrum, ExactRules, noteArb),
+	evmNet(42170, "Arbitrum Nova", eth, FeesArbitrum, ExactRules, noteArb),
+	evmNet(421614, "Arbitrum Sepolia", eth, FeesArbitrum, ExactRules, noteArb),
+	evmNet(324, "ZKsync Era", eth, FeesZKsync, ExactRefused, noteZKsync),
+	evmNet(59144, "Linea", eth, FeesEthereum, ExactRules, noteRules),
+	evmNet(534352, "Scroll", eth, FeesScroll, ExactRules, noteScroll),
+	evmNet(81457, "Blast", eth, FeesOPStack, ExactUnseen, "native yield: ether balances of accounts that opt in grow each block with no transaction"),
+	evmNet(7777777, "Zora", eth, FeesOPStack, ExactShown, noteOPGeth),
+	evmNet(130, "Unichain", eth, FeesOPStack, ExactShown, noteOPGeth),
+	evmNet(137, "Polygon PoS", pol, FeesEthereum, ExactUnseen, notePoly),
+	evmNet(80002, "Polygon Amoy", pol, FeesEthereum, ExactUnseen, notePoly),
+	evmNet(56, "BNB Smart Chain", bnb, FeesEthereum, ExactRules, noteRules+" (system transactions pay the validators at gas price 0)"),
+	evmNet(97, "BNB Smart Chain Testnet", NativeCoin{"tBNB", 18}, FeesEthereum, ExactRules, noteRules+" (system transactions pay the validators at gas price 0)"),
+	evmNet(43114, "Avalanche C-Chain", avax, FeesEthereum, ExactUnseen, noteAvax),
+	evmNet(43113, "Avalanche Fuji", avax, FeesEthereum, ExactUnseen, noteAvax),
+	evmNet(100, "Gnosis", NativeCoin{"XDAI", 18}, FeesEthereum, ExactUnseen, "bridged xDAI and block rewards credited by the block reward contract with no transaction"),
+	evmNet(42220, "Celo", NativeCoin{"CELO", 18}, FeesOPStack, ExactUnseen, "CELO is also an ERC-20 whose transfers move native balances, and fees may be paid in other currencies"),
+	evmNet(1337, "geth --dev / addrd dev chain", eth, FeesEthereum, ExactShown, noteGeth+" and on the in-process dev chain"),
+	evmNet(31337, "Anvil / Hardhat", eth, FeesEthereum, ExactShown, "held to a real anvil (Foundry 1.7.1) in addrd's tests; Hardhat's node follows the same rules, unverified"),
+	evmNet(901, "OP-stack devnet (op-geth)", eth, FeesOPStack, ExactShown, noteOPGeth),
+}, utxoNetworks...)
+
+// evmNet is a row of the table's EVM part.
+func evmNet(id uint64, name string, native NativeCoin, fees, exact, note string) Network {
+	return Network{ID: EIP155(id), Family: FamilyEVM, ChainID: id, Name: name, Native: native, Fees: fees, Exact: exact, Note: note}
 }
 
-// KnownNetwork returns the well-known network of a chain ID.
+// KnownNetwork returns the well-known EVM network of an EIP-155 chain ID.
 func KnownNetwork(chainID uint64) (Network, bool) {
 	for _, n := range networks {
-		if n.ChainID == chainID {
+		if n.Family == FamilyEVM && n.ChainID == chainID {
 			return n, true
 		}
 	}
@@ -128,11 +152,20 @@ func KnownNetwork(chainID uint64) (Network, bool) {
 func Networks() []Network { return append([]Network(nil), networks...) }
 
 // NetworkOf returns the well-known network of a CAIP-2 chain ID
-// ("eip155:8453"); ok false for one outside the table, evm false for a
-// chain ID that is not EVM's (eip155).
+// ("eip155:8453", "bip122:000000000019d6689c085ae165831e93"); ok false
+// for one outside the table, evm false for a chain ID that is not EVM's
+// (eip155).
 func NetworkOf(chainID string) (n Network, ok, evm bool) {
 	ns, ref, err := ParseChainID(chainID)
-	if err != nil || ns != "eip155" {
+	if err != nil {
+		return Network{}, false, false
+	}
+	if ns != "eip155" {
+		for _, n := range networks {
+			if n.ID == chainID {
+				return n, true, false
+			}
+		}
 		return Network{}, false, false
 	}
 	id, err := strconv.ParseUint(ref, 10, 64)
@@ -141,4 +174,16 @@ func NetworkOf(chainID string) (n Network, ok, evm bool) {
 	}
 	n, ok = KnownNetwork(id)
 	return n, ok, true
+}
+
+// NetworkNamed returns the network a chain name chooses on --chain
+// (Network.Chain): false for a name outside the table, which is an EVM
+// chain's.
+func NetworkNamed(chain string) (Network, bool) {
+	for _, n := range networks {
+		if n.Chain != "" && n.Chain == chain {
+			return n, true
+		}
+	}
+	return Network{}, false
 }

@@ -27,12 +27,36 @@ func TestKnownNetwork(t *testing.T) {
 	if n, ok := query.KnownNetwork(999_999_999); ok {
 		t.Errorf("KnownNetwork(999999999) = %+v, want none", n)
 	}
-	seen := make(map[uint64]bool)
+	seen := make(map[string]bool)
 	for _, n := range query.Networks() {
-		if seen[n.ChainID] || n.Name == "" || n.Native.Symbol == "" {
+		if seen[n.ID] || n.Name == "" || n.Native.Symbol == "" {
 			t.Errorf("table row %+v repeated or incomplete", n)
 		}
-		seen[n.ChainID] = true
+		seen[n.ID] = true
+		if seen["chain "+n.Chain] {
+			t.Errorf("table row %+v: chain name %q repeated", n, n.Chain)
+		}
+		if n.Chain != "" {
+			seen["chain "+n.Chain] = true
+		}
+		if got, ok, evm := query.NetworkOf(n.ID); !ok || got.Name != n.Name || evm != (n.Family == query.FamilyEVM) {
+			t.Errorf("NetworkOf(%s) = %+v, %v, %v; want %s", n.ID, got, ok, evm, n.Name)
+		}
+		if want := n.Family == query.FamilyUTXO; (n.Chain != "") != want {
+			t.Errorf("%s: chain name %q: a UTXO network has one, an EVM network none", n.ID, n.Chain)
+		}
+	}
+	for _, c := range []struct{ chain, id string }{
+		{"BTC", "bip122:000000000019d6689c085ae165831e93"},
+		{"BTCREGTEST", "bip122:0f9188f13cb7b2c71f2a335e3a4fc328"},
+		{"LTCREGTEST", "bip122:530827f38f93b43ed12af0b3ad25a288"},
+	} {
+		if n, ok := query.NetworkNamed(c.chain); !ok || n.ID != c.id || n.Family != query.FamilyUTXO || n.Native.Decimals != 8 {
+			t.Errorf("NetworkNamed(%s) = %+v, %v; want %s, 8 decimals", c.chain, n, ok, c.id)
+		}
+	}
+	if n, ok := query.NetworkNamed("ETH"); ok {
+		t.Errorf("NetworkNamed(ETH) = %+v: every name outside the UTXO rows is an EVM chain's", n)
 	}
 }
 
@@ -53,9 +77,13 @@ func TestNetworkTableDoc(t *testing.T) {
 		t.Fatalf("%s has no %q ... %q", path, begin, end)
 	}
 	var want strings.Builder
-	want.WriteString("| chain ID | network | coin | fees | addrd's books | on what |\n|---|---|---|---|---|---|\n")
+	want.WriteString("| chain ID | --chain name | network | coin | fees | addrd's books | on what |\n|---|---|---|---|---|---|---|\n")
 	for _, n := range query.Networks() {
-		fmt.Fprintf(&want, "| %d | %s | %s | %s | %s | %s |\n", n.ChainID, n.Name, n.Native.Symbol, n.Fees, n.Exact, n.Note)
+		name := n.Chain
+		if name == "" {
+			name = "any"
+		}
+		fmt.Fprintf(&want, "| %s | %s | %s | %s | %s | %s | %s |\n", n.ID, name, n.Name, n.Native.Symbol, n.Fees, n.Exact, n.Note)
 	}
 	got := doc[i+len(begin) : j]
 	if got == want.String() {
@@ -73,14 +101,14 @@ func TestNetworkTableDoc(t *testing.T) {
 // TestNetworkExactness: every network says its fee model and how far it
 // is proven, with what that rests on.
 func TestNetworkExactness(t *testing.T) {
-	fees := []string{query.FeesEthereum, query.FeesOPStack, query.FeesArbitrum, query.FeesScroll, query.FeesZKsync}
+	fees := []string{query.FeesEthereum, query.FeesOPStack, query.FeesArbitrum, query.FeesScroll, query.FeesZKsync, query.FeesUTXO}
 	exact := []string{query.ExactShown, query.ExactRules, query.ExactUnseen, query.ExactRefused}
 	for _, n := range query.Networks() {
 		if !slices.Contains(fees, n.Fees) || !slices.Contains(exact, n.Exact) || n.Note == "" {
-			t.Errorf("%d %s: fees %q, exact %q, note %q", n.ChainID, n.Name, n.Fees, n.Exact, n.Note)
+			t.Errorf("%s %s: fees %q, exact %q, note %q", n.ID, n.Name, n.Fees, n.Exact, n.Note)
 		}
 		if n.Exact == query.ExactShown && !strings.Contains(n.Note, "held to a real ") {
-			t.Errorf("%d %s: shown exact without naming the node it was shown on: %q", n.ChainID, n.Name, n.Note)
+			t.Errorf("%s %s: shown exact without naming the node it was shown on: %q", n.ID, n.Name, n.Note)
 		}
 	}
 	if n, _ := query.KnownNetwork(324); n.Exact != query.ExactRefused {
