@@ -3,7 +3,9 @@ package utxo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wharfhq/wharf/query"
@@ -44,14 +46,51 @@ func Dial(ctx context.Context, url string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	dialect := DialectCore
-	var v map[string]json.RawMessage
-	if err := c.call(ctx, &v, "version"); err == nil {
-		if _, ok := v["btcdjsonrpcapi"]; ok {
-			dialect = DialectBtcd
-		}
+	r := &Reader{net: n, rpc: c, index: make(map[Outpoint]output)}
+	if _, err := r.dialectOf(ctx); err != nil {
+		return nil, err
 	}
-	return &Reader{net: n, rpc: c, dialect: dialect, index: make(map[Outpoint]output)}, nil
+	return r, nil
+}
+
+// Open returns a Reader of the node at url that must serve network n,
+// without asking the node anything yet: a node that does not answer at
+// start is read once it does. ChainID refuses a node of another network.
+// Errors: a bad url.
+func Open(url string, n *Network) (*Reader, error) {
+	c, err := newRPC(url)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{net: n, rpc: c, index: make(map[Outpoint]output)}, nil
+}
+
+// dialectOf is the node's dialect, asked once (btcd answers `version`
+// with its API's version; Bitcoin Core and its forks answer no such
+// field, or no such method).
+func (r *Reader) dialectOf(ctx context.Context) (string, error) {
+	r.mu.Lock()
+	d := r.dialect
+	r.mu.Unlock()
+	if d != "" {
+		return d, nil
+	}
+	d = DialectCore
+	var v map[string]json.RawMessage
+	err := r.rpc.call(ctx, &v, "version")
+	var re *rpcError
+	switch {
+	case err == nil:
+		if _, ok := v["btcdjsonrpcapi"]; ok {
+			d = DialectBtcd
+		}
+	case !errors.As(err, &re):
+		return "", err // the node did not answer
+	}
+	r.mu.Lock()
+	r.dialect = d
+	r.mu.Unlock()
+	return d, nil
 }
 
 // Headers returns the headers of blocks from to to, fewer when the node
@@ -93,6 +132,8 @@ func (r *Reader) header(ctx context.Context, h uint64) (query.Block, error) {
 }
 
 // ChainID is the network's CAIP-2 identity, bip122:<genesis prefix>.
+// Errors: one naming both networks when the node serves another network
+// than the Reader's (Open's).
 func (r *Reader) ChainID(ctx context.Context) (string, error) {
 	var genesis string
 	if err := r.rpc.call(ctx, &genesis, "getblockhash", 0); err != nil {
@@ -101,7 +142,14 @@ func (r *Reader) ChainID(ctx context.Context) (string, error) {
 	if len(genesis) != 64 {
 		return "", fmt.Errorf("getblockhash 0: %q: %w", genesis, query.ErrUnavailable)
 	}
-	return "bip122:" + genesis[:32], nil
+	if g := strings.ToLower(genesis); g != r.net.Genesis {
+		serves := "bip122:" + g[:32]
+		if n, err := NetworkByGenesis(g); err == nil {
+			serves = n.Name + " (" + n.ID() + ")"
+		}
+		return "", fmt.Errorf("the node serves %s, not %s (%s)", serves, r.net.Name, r.net.ID())
+	}
+	return r.net.ID(), nil
 }
 
 // Head is the node's block count (the height of its newest block).

@@ -22,7 +22,11 @@ const historyPage = 500
 // which keeps no address index (a late subscriber's past is then a scan
 // from a height it gives).
 func (r *Reader) History(ctx context.Context, addr string, from, to uint64) ([]uint64, error) {
-	if r.dialect != DialectBtcd {
+	d, err := r.dialectOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if d != DialectBtcd {
 		return nil, fmt.Errorf("history of %s: Bitcoin Core keeps no address index: %w", addr, chain.ErrNotImplemented)
 	}
 	if _, err := ParseAddress(r.net, addr); err != nil {

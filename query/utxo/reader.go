@@ -16,11 +16,11 @@ import (
 
 // Reader reads one UTXO chain from a node: chain.Reader.
 type Reader struct {
-	net     *Network
-	rpc     *rpc
-	dialect string
+	net *Network
+	rpc *rpc
 
-	mu sync.Mutex
+	mu      sync.Mutex
+	dialect string // "" until asked (dialectOf)
 	// index holds the outputs the reader saw paid to tracked addresses,
 	// so that their spends are known without reading the transactions
 	// that made them. An outpoint not in it is read from the node, all
@@ -40,8 +40,13 @@ type output struct {
 // Network is the network the node serves.
 func (r *Reader) Network() *Network { return r.net }
 
-// Dialect is DialectBtcd or DialectCore.
-func (r *Reader) Dialect() string { return r.dialect }
+// Dialect is DialectBtcd or DialectCore; "" until the node answered once
+// (a Reader of Open).
+func (r *Reader) Dialect() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.dialect
+}
 
 // Close closes the reader's idle connections to the node.
 func (r *Reader) Close() { r.rpc.close() }
@@ -147,7 +152,7 @@ func (r *Reader) Activity(ctx context.Context, q chain.Query) ([]chain.BlockActi
 func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool, seen map[string]*rawTx) (chain.BlockActivity, error) {
 	a := chain.BlockActivity{Block: query.Block{Number: b.Height, Hash: b.Hash, ParentHash: b.Previous, Time: time.Unix(b.Time, 0).UTC()}}
 	txs := b.Tx
-	if r.dialect == DialectBtcd || len(txs) == 0 {
+	if len(txs) == 0 { // btcd's
 		txs = append(txs, b.RawTx...)
 	}
 	// The outputs of the block itself, for spends within it.
