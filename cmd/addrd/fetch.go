@@ -14,7 +14,6 @@ import (
 
 	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -101,7 +100,7 @@ type chainFetcher struct {
 func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db *store.DB, reg prometheus.Registerer, chains []chain, o fetchOptions) ([]chainFetcher, error) {
 	var out []chainFetcher
 	for _, c := range chains {
-		src, err := evm.Dial(ctx, c.RPC, evm.SourceConfig{})
+		d, err := dialChain(ctx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -109,8 +108,8 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 			Chain:           c.Name,
 			Native:          c.Native,
 			Store:           db,
-			Source:          src,
-			Reader:          evm.NewReader(src),
+			Source:          d.source,
+			Reader:          d.reader,
 			Logger:          log,
 			Metrics:         reg,
 			Confirmations:   o.confirmations,
@@ -124,7 +123,7 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 			MaxReorgDepth:   o.maxReorgDepth,
 		})
 		if err != nil {
-			src.Close()
+			d.close()
 			return nil, err
 		}
 		// A node of another network than the database holds stops the
@@ -133,7 +132,7 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 		err = f.CheckChain(checkCtx)
 		cancel()
 		if err != nil && !errors.Is(err, query.ErrUnavailable) {
-			src.Close()
+			d.close()
 			return nil, err
 		}
 		// The trace API is found at start and said in the log; a node
@@ -142,15 +141,15 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 		err = f.Probe(probeCtx)
 		cancel()
 		if err != nil && !errors.Is(err, query.ErrUnavailable) {
-			src.Close()
+			d.close()
 			return nil, err
 		}
-		log.Info("chain", "name", c.Name, "rpc", redactURL(c.RPC), "fetcher", "started",
+		log.Info("chain", "name", c.Name, "utxo", c.Family == query.FamilyUTXO, "rpc", redactURL(c.RPC), "fetcher", "started",
 			"confirmations", o.confirmations, "backfill_blocks", o.backfillBlocks, "backfill_all", o.backfillAll)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer src.Close()
+			defer d.close()
 			f.Run(ctx)
 		}()
 		out = append(out, chainFetcher{chain: c.Name, f: f})

@@ -48,13 +48,14 @@ SIGINT or SIGTERM stop it gracefully.
 Example:
    addrd serve --dev
    addrd serve --listen 127.0.0.1:8090 --db addrd.db --chain ETH=http://127.0.0.1:8545
+   addrd serve --chain ETH=http://127.0.0.1:8545 --chain BTC=http://user:pass@127.0.0.1:8332
    ADDRD_DB=postgres://addrd@db/addrd?sslmode=disable ADDRD_CHAIN=ETH=http://node:8545 addrd serve`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8090", EnvVars: []string{"ADDRD_LISTEN"},
 				Usage: "serve HTTP on `ADDR`"},
 			dbFlag(),
 			&cli.StringSliceFlag{Name: "chain", EnvVars: []string{"ADDRD_CHAIN"},
-				Usage: "a chain and its node's JSON-RPC URL, `NAME=RPC_URL` (repeatable; comma-separated in ADDRD_CHAIN); the native coin comes from a table by the node's chain ID, or give it: NAME:SYMBOL:DECIMALS=RPC_URL"},
+				Usage: "a chain and its node's JSON-RPC URL, `NAME=RPC_URL` (repeatable; comma-separated in ADDRD_CHAIN); BTC, LTC, BTCREGTEST, LTCREGTEST and the other names of the UTXO networks are Bitcoin's and Litecoin's, every other name an EVM chain, whose native coin comes from a table by the node's chain ID, or give it: NAME:SYMBOL:DECIMALS=RPC_URL"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, EnvVars: []string{"ADDRD_SHUTDOWN_TIMEOUT"},
 				Usage: "how long (`DURATION`) requests in flight may finish after SIGTERM"},
 			&cli.StringSliceFlag{Name: "trusted-proxy", EnvVars: []string{"ADDRD_TRUSTED_PROXY"},
@@ -78,9 +79,13 @@ Example:
 type chain struct {
 	Name string
 	RPC  string
-	// Native is the native coin given on the flag; zero: from the table
-	// of well-known networks by the node's chain ID.
+	// Native is the native coin given on the flag, or a UTXO network's;
+	// zero: from the table of well-known networks by the node's chain ID.
 	Native query.NativeCoin
+	// Family is query.FamilyUTXO for a name of the table's UTXO rows
+	// (Network is then its row); "" for an EVM chain.
+	Family  string
+	Network query.Network
 }
 
 var (
@@ -102,6 +107,12 @@ func parseChains(values []string) ([]chain, error) {
 			return nil, shell.Usagef("--chain %s: want NAME=RPC_URL with NAME in capitals, such as ETH=http://127.0.0.1:8545 (or NAME:SYMBOL:DECIMALS=RPC_URL)", shown(spec))
 		}
 		c := chain{Name: name, RPC: rpc}
+		if n, ok := query.NetworkNamed(name); ok {
+			if withCoin {
+				return nil, shell.Usagef("--chain %s: %s is %s, whose coin is %s: give %s=RPC_URL", name, name, n.Name, n.Native.Symbol, name)
+			}
+			c.Family, c.Network, c.Native = query.FamilyUTXO, n, n.Native
+		}
 		if withCoin {
 			sym, dec, withDec := strings.Cut(coin, ":")
 			if !coinSymbol.MatchString(sym) {
@@ -119,6 +130,9 @@ func parseChains(values []string) ([]chain, error) {
 		u, err := url.Parse(rpc)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
 			return nil, shell.Usagef("--chain %s: %q is not an http(s) or ws(s) URL", name, redactURL(rpc))
+		}
+		if c.Family == query.FamilyUTXO && u.Scheme != "http" && u.Scheme != "https" {
+			return nil, shell.Usagef("--chain %s: %q: a %s node is read over http(s), such as http://USER:PASS@127.0.0.1:8332", name, redactURL(rpc), c.Network.Name)
 		}
 		if seen[name] {
 			return nil, shell.Usagef("--chain %s given twice", name)
@@ -214,7 +228,10 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 	syntax := make(map[string]seam.Syntax, len(chains))
 	for i, c := range chains {
 		names[i] = c.Name
-		syntax[c.Name] = evm.Syntax{} // --chain names an EVM chain
+		if syntax[c.Name], err = syntaxOf(c); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	health := newHealth(db, chains)
 	watch := events.NewWatcher(db.LastEventID, 100*time.Millisecond)

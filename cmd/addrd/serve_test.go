@@ -19,6 +19,9 @@ func TestParseChains(t *testing.T) {
 		{"Symbol", []string{"MYL2:XYZ=ws://node:8546"}, []chain{{Name: "MYL2", RPC: "ws://node:8546", Native: query.NativeCoin{Symbol: "XYZ", Decimals: 18}}}},
 		{"SymbolDecimals", []string{"X:USDX:6=https://node"}, []chain{{Name: "X", RPC: "https://node", Native: query.NativeCoin{Symbol: "USDX", Decimals: 6}}}},
 		{"Several", []string{"ETH=http://a:1", "BSC=http://b:1"}, []chain{{Name: "ETH", RPC: "http://a:1"}, {Name: "BSC", RPC: "http://b:1"}}},
+		{"Bitcoin", []string{"BTC=http://u:p@node:8332", "LTCREGTEST=http://node:19443"}, []chain{
+			{Name: "BTC", RPC: "http://u:p@node:8332", Native: query.NativeCoin{Symbol: "BTC", Decimals: 8}, Family: query.FamilyUTXO, Network: network(t, "BTC")},
+			{Name: "LTCREGTEST", RPC: "http://node:19443", Native: query.NativeCoin{Symbol: "LTC", Decimals: 8}, Family: query.FamilyUTXO, Network: network(t, "LTCREGTEST")}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := parseChains(c.in)
@@ -30,6 +33,16 @@ func TestParseChains(t *testing.T) {
 			}
 		})
 	}
+}
+
+// network is the table's row of a UTXO chain name.
+func network(t *testing.T, name string) query.Network {
+	t.Helper()
+	n, ok := query.NetworkNamed(name)
+	if !ok {
+		t.Fatalf("no network named %s", name)
+	}
+	return n
 }
 
 // TestParseChainsErrors: a mistyped --chain is refused with the part at
@@ -44,6 +57,8 @@ func TestParseChainsErrors(t *testing.T) {
 		{"NoScheme", "ETH=//KEY", `"?" is not an http(s) or ws(s) URL`},
 		{"Scheme", "ETH=ftp://u:KEY@node/KEY", `"ftp://redacted@node/redacted" is not an http(s) or ws(s) URL`},
 		{"Twice", "ETH=http://a", "--chain ETH given twice"},
+		{"BitcoinCoin", "BTC:XBT=http://node", "--chain BTC: BTC is Bitcoin, whose coin is BTC: give BTC=RPC_URL"},
+		{"BitcoinWebSocket", "BTCREGTEST=ws://u:KEY@node", `"ws://redacted@node": a Bitcoin regtest node is read over http(s)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := []string{c.in}

@@ -99,3 +99,13 @@ func NetworkByName(name string) (*Network, error) {
 	}
 	return nil, fmt.Errorf("network %q: not one of %s", name, strings.Join(names, ", "))
 }
+
+// NetworkByID returns the network of a CAIP-2 chain ID (Network.ID).
+func NetworkByID(id string) (*Network, error) {
+	for _, n := range Networks() {
+		if n.ID() == id {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("chain ID %q: not a network this family knows (bitcoin, litecoin and their test networks)", id)
+}
