@@ -16,6 +16,7 @@ const (
 	InvalidArgument   Code = 3
 	DeadlineExceeded  Code = 4
 	NotFound          Code = 5
+	AlreadyExists     Code = 6
 	PermissionDenied  Code = 7
 	ResourceExhausted Code = 8
 	OutOfRange        Code = 11
@@ -64,6 +65,8 @@ func (c Code) HTTPStatus() int {
 		return http.StatusBadRequest
 	case NotFound:
 		return http.StatusNotFound
+	case AlreadyExists:
+		return http.StatusConflict
 	case PermissionDenied:
 		return http.StatusForbidden
 	case ResourceExhausted:

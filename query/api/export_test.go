@@ -45,6 +45,9 @@ var BodyTypes = map[string]reflect.Type{
 	"WebhookList":            reflect.TypeFor[webhookList](),
 	"WebhookAttempt":         reflect.TypeFor[webhookAttempt](),
 	"DeliveryPage":           reflect.TypeFor[deliveryPage](),
+	"WalletRequest":          reflect.TypeFor[walletRequest](),
+	"Wallet":                 reflect.TypeFor[walletBody](),
+	"WalletAddresses":        reflect.TypeFor[walletAddressesBody](),
 }
 
 // withDetail is a transaction type t as the API writes it for a family

@@ -1,0 +1,305 @@
+package api
+
+// Descriptor wallets: a requester names a set of output descriptors on a
+// chain whose family derives addresses (chain.Deriver); the server
+// derives and subscribes the addresses, the wallet keeper extends them
+// by the gap limit as they get used, and the wallet's balances are its
+// addresses' summed.
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/wharfhq/wharf/internal/rpcstatus"
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
+)
+
+// maxWalletDescriptors bounds a wallet's descriptors: a receive and a
+// change branch of a few accounts.
+const maxWalletDescriptors = 8
+
+// maxWalletBody bounds a wallet request: 8 descriptors of 20 keys.
+const maxWalletBody = 64 << 10
+
+// walletID is a wallet's name in its path: as an AIP-122 resource ID.
+var walletID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// walletRequest is the body of PUT /v1/chains/{chain}/wallets/{wallet},
+// as Bitcoin Core's importdescriptors takes its descriptors.
+type walletRequest struct {
+	Descriptors []struct {
+		Descriptor string `json:"descriptor"`
+		Internal   bool   `json:"internal"`
+	} `json:"descriptors"`
+	GapLimit int `json:"gap_limit,omitempty"`
+}
+
+// walletBody is the wallet resource.
+type walletBody struct {
+	Name             string           `json:"name"`
+	GapLimit         int              `json:"gap_limit"`
+	Descriptors      []descriptorBody `json:"descriptors"`
+	AddressCount     int              `json:"address_count"`
+	UsedAddressCount int              `json:"used_address_count"`
+	CreateTime       string           `json:"create_time"`
+}
+
+type descriptorBody struct {
+	Descriptor   string `json:"descriptor"`
+	Internal     bool   `json:"internal"`
+	DerivedCount uint32 `json:"derived_count"`
+	// NextIndex is the first index after the newest used one: where a
+	// wallet hands out its next address.
+	NextIndex int64 `json:"next_index"`
+}
+
+type walletAddressBody struct {
+	Address    string `json:"address"`
+	Descriptor int    `json:"descriptor"`
+	Index      uint32 `json:"index"`
+	Internal   bool   `json:"internal"`
+	Used       bool   `json:"used"`
+}
+
+type walletAddressesBody struct {
+	Addresses []walletAddressBody `json:"addresses"`
+}
+
+// walletBalanceBody is a wallet's balance of its chain's coin.
+type walletBalanceBody struct {
+	Balances []balance `json:"balances"`
+}
+
+func toWalletBody(w query.Wallet, addrs []query.WalletAddress) walletBody {
+	b := walletBody{Name: w.Name(), GapLimit: w.GapLimit, AddressCount: len(addrs), CreateTime: timestamp(w.Created),
+		Descriptors: make([]descriptorBody, len(w.Descriptors))}
+	for i, d := range w.Descriptors {
+		b.Descriptors[i] = descriptorBody{Descriptor: d.Descriptor, Internal: d.Internal, DerivedCount: d.Derived, NextIndex: d.Used + 1}
+	}
+	for _, a := range addrs {
+		if a.Used {
+			b.UsedAddressCount++
+		}
+	}
+	return b
+}
+
+// wallets is the wallet store and the deriver of chain; an error when the
+// chain's family has no wallets or the store keeps none.
+func (s *Server) wallets(chainName string) (query.WalletStore, chain.Deriver, error) {
+	d, ok := s.syntax[chainName].(chain.Deriver)
+	if !ok {
+		return nil, nil, errorf(codeInvalidArgument, "chain %s has no descriptor wallets: its family derives no addresses (subscribe to addresses instead)", chainName)
+	}
+	ws, ok := s.store.(query.WalletStore)
+	if !ok {
+		return nil, nil, errorf(codeUnimplemented, "this server keeps no wallets")
+	}
+	return ws, d, nil
+}
+
+// chainWallet reads and validates the {chain} and {wallet} of a path.
+func (s *Server) chainWallet(r *http.Request) (chainName, id string, ws query.WalletStore, d chain.Deriver, err error) {
+	if chainName, err = s.chain(r); err != nil {
+		return "", "", nil, nil, err
+	}
+	id = r.PathValue("wallet")
+	if !walletID.MatchString(id) {
+		return "", "", nil, nil, errorf(codeInvalidArgument, "wallet %s: a wallet's name is 1 to 63 of a-z, 0-9 and '-', starting with a letter or digit", quote(id))
+	}
+	ws, d, err = s.wallets(chainName)
+	return chainName, id, ws, d, err
+}
+
+// putWallet is PUT /v1/chains/{chain}/wallets/{wallet}: creates the
+// wallet and subscribes its first addresses; the same request again
+// answers the wallet as it is, another one for the same name 409.
+func (s *Server) putWallet(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	chainName, id, ws, d, err := s.chainWallet(r)
+	if err != nil {
+		return err
+	}
+	if err := noParams(r); err != nil {
+		return err
+	}
+	want, err := readWalletRequest(r, d)
+	if err != nil {
+		return err
+	}
+	want.Chain, want.ID = chainName, id
+	var addrs []query.WalletAddress
+	for i := range want.Descriptors {
+		wd := &want.Descriptors[i]
+		as, err := d.Derive(wd.Descriptor, 0, uint32(want.GapLimit))
+		if err != nil {
+			return errorf(codeInvalidArgument, "%s", err.Error())
+		}
+		for k, addr := range as {
+			addrs = append(addrs, query.WalletAddress{Address: addr, Descriptor: i, Index: uint32(k)})
+		}
+		wd.Derived, wd.Used = uint32(len(as)), -1
+	}
+	if _, err := ws.CreateWallet(r.Context(), a.ID, want, addrs); err != nil {
+		return err
+	}
+	got, gotAddrs, err := ws.Wallet(r.Context(), a.ID, chainName, id)
+	if err != nil {
+		return err
+	}
+	if got.GapLimit != want.GapLimit || !slices.EqualFunc(got.Descriptors, want.Descriptors, func(x, y query.WalletDescriptor) bool {
+		return x.Descriptor == y.Descriptor && x.Internal == y.Internal
+	}) {
+		return &Error{Code: rpcstatus.AlreadyExists, Message: "wallet " + got.Name() + " exists with other descriptors or gap limit: DELETE it first, or PUT another name"}
+	}
+	writeJSON(w, http.StatusOK, toWalletBody(got, gotAddrs))
+	return nil
+}
+
+// readWalletRequest reads and checks a wallet's body: its descriptors in
+// canonical form, its gap limit bounded.
+func readWalletRequest(r *http.Request, d chain.Deriver) (query.Wallet, error) {
+	var w query.Wallet
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxWalletBody+1))
+	if err != nil {
+		return w, err
+	}
+	if len(body) > maxWalletBody {
+		return w, errorf(codeInvalidArgument, "request body longer than %d bytes", maxWalletBody)
+	}
+	var req walletRequest
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil || dec.More() {
+		return w, errorf(codeInvalidArgument, "the body must be one JSON object with descriptors ([{descriptor, internal}]) and gap_limit: %s", quote(errText(err)))
+	}
+	if len(req.Descriptors) == 0 || len(req.Descriptors) > maxWalletDescriptors {
+		return w, errorf(codeInvalidArgument, "a wallet has 1 to %d descriptors, such as a receive branch .../0/* and a change branch .../1/* (internal): %d given", maxWalletDescriptors, len(req.Descriptors))
+	}
+	if w.GapLimit, err = d.GapLimit(req.GapLimit); err != nil {
+		return w, errorf(codeInvalidArgument, "%s", err.Error())
+	}
+	for _, rd := range req.Descriptors {
+		c, err := d.ParseDescriptor(rd.Descriptor)
+		if err != nil {
+			return w, errorf(codeInvalidArgument, "%s", err.Error())
+		}
+		if slices.ContainsFunc(w.Descriptors, func(x query.WalletDescriptor) bool { return x.Descriptor == c }) {
+			return w, errorf(codeInvalidArgument, "descriptor %s given twice", quote(c))
+		}
+		w.Descriptors = append(w.Descriptors, query.WalletDescriptor{Descriptor: c, Internal: rd.Internal})
+	}
+	return w, nil
+}
+
+// getWallet is GET /v1/chains/{chain}/wallets/{wallet}.
+func (s *Server) getWallet(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	wl, addrs, err := s.readWallet(r, a)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toWalletBody(wl, addrs))
+	return nil
+}
+
+// readWallet reads the wallet of a path, refusing query parameters.
+func (s *Server) readWallet(r *http.Request, a query.Account) (query.Wallet, []query.WalletAddress, error) {
+	chainName, id, ws, _, err := s.chainWallet(r)
+	if err != nil {
+		return query.Wallet{}, nil, err
+	}
+	if err := noParams(r); err != nil {
+		return query.Wallet{}, nil, err
+	}
+	wl, addrs, err := ws.Wallet(r.Context(), a.ID, chainName, id)
+	if errors.Is(err, query.ErrNotFound) {
+		return wl, nil, errorf(codeNotFound, "the requester has no wallet %s on %s", quote(id), chainName)
+	}
+	return wl, addrs, err
+}
+
+// deleteWallet is DELETE /v1/chains/{chain}/wallets/{wallet}: its
+// addresses are unsubscribed, unless another of the requester's wallets
+// derives them.
+func (s *Server) deleteWallet(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	chainName, id, ws, _, err := s.chainWallet(r)
+	if err != nil {
+		return err
+	}
+	if err := noParams(r); err != nil {
+		return err
+	}
+	err = ws.DeleteWallet(r.Context(), a.ID, chainName, id)
+	if errors.Is(err, query.ErrNotFound) {
+		return errorf(codeNotFound, "the requester has no wallet %s on %s", quote(id), chainName)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+	return nil
+}
+
+// walletAddresses is GET /v1/chains/{chain}/wallets/{wallet}/addresses:
+// every address derived, in descriptor and index order.
+func (s *Server) walletAddresses(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	wl, addrs, err := s.readWallet(r, a)
+	if err != nil {
+		return err
+	}
+	out := walletAddressesBody{Addresses: make([]walletAddressBody, len(addrs))}
+	for i, x := range addrs {
+		out.Addresses[i] = walletAddressBody{Address: x.Address, Descriptor: x.Descriptor, Index: x.Index,
+			Internal: wl.Descriptors[x.Descriptor].Internal, Used: x.Used}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// walletBalances is GET /v1/chains/{chain}/wallets/{wallet}/balances: the
+// sum of its used addresses' balances of the chain's coin, as of the
+// oldest block one of them was read at.
+func (s *Server) walletBalances(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	wl, addrs, err := s.readWallet(r, a)
+	if err != nil {
+		return err
+	}
+	var sum *balance
+	for _, x := range addrs {
+		if !x.Used {
+			continue
+		}
+		bs, err := s.store.AccountBalances(r.Context(), a.ID, wl.Chain, x.Address)
+		if errors.Is(err, query.ErrNotSubscribed) {
+			continue // unsubscribed by hand
+		}
+		if err != nil {
+			return err
+		}
+		for _, b := range bs {
+			if b.Asset != query.AssetNative {
+				continue
+			}
+			if sum == nil {
+				v := toBalance(b)
+				sum = &v
+				continue
+			}
+			sum.Amount = sum.Amount.Add(b.Amount)
+			if b.Block < sum.BlockNumber {
+				sum.BlockNumber, sum.UpdateTime = b.Block, ptr(timestamp(b.Updated))
+			}
+		}
+	}
+	out := walletBalanceBody{Balances: []balance{}}
+	if sum != nil {
+		out.Balances = append(out.Balances, *sum)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
