@@ -165,6 +165,7 @@ type server struct {
 	health  *health // the chains' state for /healthz and the chain metrics
 	events  eventOptions
 	deliver *webhook.Deliverer // runs with --webhooks
+	wallets *walletKeeper      // nil when no chain derives addresses
 }
 
 // serverOptions are serve's flags for the API server.
@@ -256,6 +257,7 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 		health:  health,
 		events:  o.events,
 		deliver: deliver,
+		wallets: newWalletKeeper(db, log, syntax),
 		http: &http.Server{
 			Addr:              o.listen,
 			Handler:           h,
@@ -285,6 +287,9 @@ func (s *server) startWorkers(ctx context.Context, wg *sync.WaitGroup) error {
 		}
 	}
 	startPruner(ctx, wg, s.log, s.db, s.events, time.Now)
+	if s.fetch.fetch {
+		s.wallets.start(ctx, wg, s.fetch.interval)
+	}
 	if s.events.deliver {
 		wg.Go(func() { s.deliver.Run(ctx) })
 	}
