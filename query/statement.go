@@ -1,6 +1,8 @@
 package query
 
 import (
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -58,21 +60,47 @@ type BalanceChange struct {
 // Cause is one movement behind a BalanceChange.
 type Cause struct {
 	Kind   string // a Kind constant
-	TxHash string // "" for a withdrawal and fee income
+	TxHash string // "" for a movement of the block itself (a withdrawal, fee income)
 	Amount Amount // signed
-	// Withdrawal is the withdrawal's EIP-4895 index and validator index,
-	// for a KindWithdrawal cause; nil otherwise.
-	Withdrawal *WithdrawalRef
+	// Ref names the movement within its transaction or block in its
+	// family's terms (chain.Move.Ref: a log, a call path, a withdrawal,
+	// an outpoint); the store keeps it as it is. A KindWithdrawal
+	// cause's is WithdrawalRef's. "" on rows stored before it was kept.
+	Ref string
 	// Fee is the fee's components, for a KindFee cause whose fee has a
 	// part beyond execution (FeeParts.Split); nil otherwise.
 	Fee *FeeParts
 }
 
-// WithdrawalRef names an EIP-4895 withdrawal: its index, counted over
-// the chain, and the beacon-chain validator it pays.
-type WithdrawalRef struct {
-	Index     uint64
-	Validator uint64
+// WithdrawalRef is the Ref of a KindWithdrawal cause: the withdrawal's
+// index, counted over the chain, and the validator it pays out, as
+// "withdrawal:INDEX:VALIDATOR" (the API writes them as the cause's
+// withdrawal_index and validator_index).
+func WithdrawalRef(index, validator uint64) string {
+	return "withdrawal:" + strconv.FormatUint(index, 10) + ":" + strconv.FormatUint(validator, 10)
+}
+
+// Withdrawal returns the index and the validator of c, a KindWithdrawal
+// cause, from its Ref; ok is false for any other cause, and for one
+// whose Ref does not name them (a row stored before they were kept).
+func (c Cause) Withdrawal() (index, validator uint64, ok bool) {
+	if c.Kind != KindWithdrawal {
+		return 0, 0, false
+	}
+	rest, found := strings.CutPrefix(c.Ref, "withdrawal:")
+	i, v, two := strings.Cut(rest, ":")
+	if !found || !two {
+		return 0, 0, false
+	}
+	index, err := strconv.ParseUint(i, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	validator, err = strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return index, validator, true
 }
 
 // ChangeCursor is the keyset position after a statement row in the order

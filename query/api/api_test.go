@@ -984,7 +984,7 @@ func TestBalanceChangeFields(t *testing.T) {
 		at := time.Unix(1_700_000_000, 0).UTC()
 		rows := []query.BalanceChange{
 			{Chain: "ETH", Address: addrA, Block: 9, Time: at, Amount: query.AmountOf(1000000000), BalanceAfter: query.AmountOf(1000000000), Internals: true,
-				Causes: []query.Cause{{Kind: query.KindWithdrawal, Amount: query.AmountOf(1000000000), Withdrawal: &query.WithdrawalRef{Index: 41, Validator: 7}}}},
+				Causes: []query.Cause{{Kind: query.KindWithdrawal, Amount: query.AmountOf(1000000000), Ref: query.WithdrawalRef(41, 7)}}},
 			{Chain: "ETH", Address: addrA, Contract: query.HoldingKey(query.AssetERC1155, addrC, "5"), Block: 9, Time: at, Amount: query.AmountOf(-2),
 				BalanceAfter: query.AmountOf(3), Checked: true, Reconciled: true, Internals: true,
 				Causes: []query.Cause{{Kind: query.KindToken, TxHash: fmt.Sprintf("0x%064x", 9), Amount: query.AmountOf(-2)}}},

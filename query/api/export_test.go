@@ -86,7 +86,7 @@ func EncodeBalanceChangePage(s string, n int) (got, want string) {
 		for j := range i {
 			cs := query.Cause{Kind: s, TxHash: s, Amount: a}
 			if j%2 == 1 {
-				cs.Withdrawal = &query.WithdrawalRef{Index: uint64(j) << 40, Validator: ^uint64(0) - uint64(j)}
+				cs.Kind, cs.Ref = query.KindWithdrawal, query.WithdrawalRef(uint64(j)<<40, ^uint64(0)-uint64(j))
 			}
 			if j%3 == 2 { // a rollup's fee
 				cs.Fee = &query.FeeParts{Execution: a, Blob: amountN(j), L1: amountN(j + 1), Operator: amountN(j + 2)}

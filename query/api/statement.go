@@ -57,8 +57,8 @@ func toBalanceChange(c query.BalanceChange, l query.Label, fin query.Finality) b
 	}
 	for i, cs := range c.Causes {
 		out.Causes[i] = cause{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}
-		if w := cs.Withdrawal; w != nil {
-			out.Causes[i].Withdrawal, out.Causes[i].Validator = &w.Index, &w.Validator
+		if index, validator, ok := cs.Withdrawal(); ok {
+			out.Causes[i].Withdrawal, out.Causes[i].Validator = &index, &validator
 		}
 		if cs.Fee != nil {
 			out.Causes[i].FeeParts = toFeeParts(*cs.Fee)

@@ -186,6 +186,14 @@ func TestUpgradeFromRelease(t *testing.T) {
 					t.Errorf("%s: %d of %d documents not rewritten to version 6", table, old, all)
 				}
 			}
+			var rows, old int
+			if err := db.Bun().NewRaw("SELECT count(*), count(CASE WHEN substr(doc, 1, 3) <> '1:4' THEN 1 END) FROM balance_changes").
+				Scan(context.Background(), &rows, &old); err != nil {
+				t.Fatal(err)
+			}
+			if rows == 0 || old != 0 {
+				t.Errorf("balance_changes: %d of %d statement rows not rewritten to version 4", old, rows)
+			}
 			h := api.New(api.Config{Store: db, Chains: []string{"ETH", "TST"}, Syntax: evmSyntax("ETH", "TST"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 				Metrics: prometheus.NewRegistry()})
 			srv := httptest.NewServer(h)

@@ -133,14 +133,12 @@ type Move struct {
 	// block itself (a withdrawal, fee income, a block reward).
 	Tx string
 	// Ref names the cause within the transaction or block in the
-	// family's terms: a log index, a call path, a withdrawal index, an
-	// outpoint. The core stores and compares it, never parses it.
+	// family's terms: a log index, a call path, a withdrawal
+	// (query.WithdrawalRef), an outpoint. The core stores and compares
+	// it, never parses it (the API reads a withdrawal's index from it).
 	Ref    string
 	Amount query.Amount // signed: negative when the balance falls
-	// Withdrawal and Fee are the parts of the cause the store keeps
-	// beside Ref (query.Cause's): the index and validator of an EIP-4895
-	// withdrawal, the components of a fee split beyond execution; nil
-	// otherwise.
-	Withdrawal *query.WithdrawalRef
-	Fee        *query.FeeParts
+	// Fee is the components of a fee split beyond execution, which the
+	// store keeps beside Ref (query.Cause's); nil otherwise.
+	Fee *query.FeeParts
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -110,7 +111,9 @@ func TestChangeJSON(t *testing.T) {
 		for range rng.IntN(4) {
 			cs := query.Cause{Kind: str(), TxHash: str(), Amount: amount()}
 			if rng.IntN(2) == 0 {
-				cs.Withdrawal = &query.WithdrawalRef{Index: rng.Uint64(), Validator: rng.Uint64()}
+				cs.Kind, cs.Ref = query.KindWithdrawal, query.WithdrawalRef(rng.Uint64(), rng.Uint64())
+			} else if rng.IntN(2) == 0 {
+				cs.Ref = str() // another family's reference: not written
 			}
 			if rng.IntN(3) == 0 {
 				cs.Fee = &query.FeeParts{Execution: amount(), Blob: amount(), L1: amount(), Operator: amount()}
@@ -142,8 +145,11 @@ func changeData(c query.BalanceChange, finality string) events.ChangeData {
 	}
 	for i, cs := range c.Causes {
 		d.Causes[i] = events.CauseData{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}
-		if w := cs.Withdrawal; w != nil {
-			d.Causes[i].Withdrawal, d.Causes[i].Validator = &w.Index, &w.Validator
+		if cs.Kind == query.KindWithdrawal {
+			var index, validator uint64
+			if _, err := fmt.Sscanf(cs.Ref, "withdrawal:%d:%d", &index, &validator); err == nil {
+				d.Causes[i].Withdrawal, d.Causes[i].Validator = &index, &validator
+			}
 		}
 		if p := cs.Fee; p != nil && p.Split() {
 			d.Causes[i].FeeParts = &events.FeePartsData{Execution: p.Execution, Blob: p.Blob, L1: p.L1, Operator: p.Operator}

@@ -207,7 +207,7 @@ func (s scanned) activity() (chain.BlockActivity, error) {
 	}
 	for i, m := range s.moves {
 		a.Moves[i] = chain.Move{Address: m.address, Asset: m.asset, Holding: m.contract, Kind: m.cause.Kind,
-			Tx: m.cause.TxHash, Ref: m.ref, Amount: m.cause.Amount, Withdrawal: m.cause.Withdrawal, Fee: m.cause.Fee}
+			Tx: m.cause.TxHash, Ref: m.cause.Ref, Amount: m.cause.Amount, Fee: m.cause.Fee}
 	}
 	a.Touched = s.touched
 	return a, nil

@@ -19,8 +19,7 @@ type move struct {
 	address  string
 	asset    string
 	contract string      // "" for the native coin, else a holding key
-	ref      string      // the cause's place in the transaction or block (transferRef)
-	cause    query.Cause // with a signed amount
+	cause    query.Cause // with a signed amount and its Ref (transferRef, withdrawalRef...)
 }
 
 // References of the causes of EVM movements (chain.Move.Ref): the fee,
@@ -46,9 +45,7 @@ func transferRef(tr query.Transfer) string {
 }
 
 // withdrawalRef is the reference of a withdrawal's movement.
-func withdrawalRef(w query.Withdrawal) string {
-	return fmt.Sprintf("withdrawal:%d:%d", w.Index, w.Validator)
-}
+func withdrawalRef(w query.Withdrawal) string { return query.WithdrawalRef(w.Index, w.Validator) }
 
 // blockMoves lists the movements of block b for the tracked addresses,
 // from its matched transactions txs (which carry their transfers: value,
@@ -56,17 +53,17 @@ func withdrawalRef(w query.Withdrawal) string {
 // receipt of the block (all), whose priority fees it earns.
 func blockMoves(b query.SourceBlock, txs []query.Transaction, all []query.Receipt, tracked func(string) bool) []move {
 	var out []move
-	add := func(address, asset, contract, kind, hash, ref string, amount query.Amount, w *query.WithdrawalRef) {
+	add := func(address, asset, contract, kind, hash, ref string, amount query.Amount) {
 		if amount.IsZero() || !tracked(address) {
 			return
 		}
-		out = append(out, move{address: address, asset: asset, contract: contract, ref: ref,
-			cause: query.Cause{Kind: kind, TxHash: hash, Amount: amount, Withdrawal: w}})
+		out = append(out, move{address: address, asset: asset, contract: contract,
+			cause: query.Cause{Kind: kind, TxHash: hash, Amount: amount, Ref: ref}})
 	}
 	for _, t := range txs {
 		// A deposit's mint comes before its call, and stays when it fails.
-		add(t.From, query.AssetNative, "", query.KindMint, t.Hash, refMint, t.Mint, nil)
-		add(t.From, query.AssetNative, "", query.KindFee, t.Hash, refFee, t.Fee.Neg(), nil)
+		add(t.From, query.AssetNative, "", query.KindMint, t.Hash, refMint, t.Mint)
+		add(t.From, query.AssetNative, "", query.KindFee, t.Hash, refFee, t.Fee.Neg())
 		if p := t.FeeParts; p.Split() && len(out) > 0 && out[len(out)-1].cause.Kind == query.KindFee {
 			out[len(out)-1].cause.Fee = &p
 		}
@@ -82,15 +79,15 @@ func blockMoves(b query.SourceBlock, txs []query.Transaction, all []query.Receip
 				}
 			}
 			key, ref := tr.Holding(), transferRef(tr)
-			add(tr.From, tr.Asset, key, kind, t.Hash, ref, tr.Amount.Neg(), nil)
-			add(tr.To, tr.Asset, key, kind, t.Hash, ref, tr.Amount, nil)
+			add(tr.From, tr.Asset, key, kind, t.Hash, ref, tr.Amount.Neg())
+			add(tr.To, tr.Asset, key, kind, t.Hash, ref, tr.Amount)
 		}
 	}
 	for _, w := range b.Withdrawals {
-		add(w.Address, query.AssetNative, "", query.KindWithdrawal, "", withdrawalRef(w), w.Amount, &query.WithdrawalRef{Index: w.Index, Validator: w.Validator})
+		add(w.Address, query.AssetNative, "", query.KindWithdrawal, "", withdrawalRef(w), w.Amount)
 	}
 	if all != nil && tracked(b.Miner) {
-		add(b.Miner, query.AssetNative, "", query.KindFeeIncome, "", refFeeIncome, feeIncome(b, all), nil)
+		add(b.Miner, query.AssetNative, "", query.KindFeeIncome, "", refFeeIncome, feeIncome(b, all))
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/big"
+	"strconv"
 
 	"github.com/wharfhq/wharf/query"
 )
@@ -26,17 +27,17 @@ type move struct {
 // receipt of the block (all), whose priority fees it earns.
 func blockMoves(b query.SourceBlock, txs []query.Transaction, all []query.Receipt, tracked func(string) bool) []move {
 	var out []move
-	add := func(address, contract, kind, hash string, amount query.Amount, w *query.WithdrawalRef) {
+	add := func(address, contract, kind, hash, ref string, amount query.Amount) {
 		if amount.IsZero() || !tracked(address) {
 			return
 		}
 		out = append(out, move{address: address, contract: contract,
-			cause: query.Cause{Kind: kind, TxHash: hash, Amount: amount, Withdrawal: w}})
+			cause: query.Cause{Kind: kind, TxHash: hash, Amount: amount, Ref: ref}})
 	}
 	for _, t := range txs {
 		// A deposit's mint comes before its call, and stays when it fails.
-		add(t.From, "", query.KindMint, t.Hash, t.Mint, nil)
-		add(t.From, "", query.KindFee, t.Hash, t.Fee.Neg(), nil)
+		add(t.From, "", query.KindMint, t.Hash, "mint", t.Mint)
+		add(t.From, "", query.KindFee, t.Hash, "fee", t.Fee.Neg())
 		if p := t.FeeParts; p.Split() && len(out) > 0 && out[len(out)-1].cause.Kind == query.KindFee {
 			out[len(out)-1].cause.Fee = &p
 		}
@@ -51,18 +52,31 @@ func blockMoves(b query.SourceBlock, txs []query.Transaction, all []query.Receip
 					kind = query.KindToken
 				}
 			}
-			key := tr.Holding()
-			add(tr.From, key, kind, t.Hash, tr.Amount.Neg(), nil)
-			add(tr.To, key, kind, t.Hash, tr.Amount, nil)
+			key, ref := tr.Holding(), transferRef(tr)
+			add(tr.From, key, kind, t.Hash, ref, tr.Amount.Neg())
+			add(tr.To, key, kind, t.Hash, ref, tr.Amount)
 		}
 	}
 	for _, w := range b.Withdrawals {
-		add(w.Address, "", query.KindWithdrawal, "", w.Amount, &query.WithdrawalRef{Index: w.Index, Validator: w.Validator})
+		add(w.Address, "", query.KindWithdrawal, "", query.WithdrawalRef(w.Index, w.Validator), w.Amount)
 	}
 	if all != nil && tracked(b.Miner) {
-		add(b.Miner, "", query.KindFeeIncome, "", feeIncome(b, all), nil)
+		add(b.Miner, "", query.KindFeeIncome, "", "fee-income", feeIncome(b, all))
 	}
 	return out
+}
+
+// transferRef is the reference of a transfer's movement, as the EVM
+// family's (query/evm transferRef): its log, its call path or the
+// transaction's value.
+func transferRef(tr query.Transfer) string {
+	switch {
+	case tr.Position >= 0:
+		return "log:" + strconv.Itoa(tr.Position)
+	case tr.CallPath != "":
+		return "call:" + tr.CallPath
+	}
+	return "value"
 }
 
 // feeIncome is what block b's fee recipient earns from its transactions:

@@ -68,7 +68,7 @@ func (f *follower) scan(ctx context.Context, acts []chain.BlockActivity, set map
 		moves[i] = make([]move, len(a.Moves))
 		for j, m := range a.Moves {
 			moves[i][j] = move{address: m.Address, contract: m.Holding,
-				cause: query.Cause{Kind: m.Kind, TxHash: m.Tx, Amount: m.Amount, Withdrawal: m.Withdrawal, Fee: m.Fee}}
+				cause: query.Cause{Kind: m.Kind, TxHash: m.Tx, Amount: m.Amount, Ref: m.Ref, Fee: m.Fee}}
 		}
 		c.touched[i] = touchedBy(a, set)
 		for _, t := range c.touched[i] {

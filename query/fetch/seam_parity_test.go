@@ -63,7 +63,7 @@ func checkSeamParity(t *testing.T, e *env, from, to uint64, addresses []string) 
 	for _, a := range acts {
 		for _, m := range a.Moves {
 			k := row{m.Address, m.Holding, a.Block.Number}
-			viaSeam[k] = append(viaSeam[k], query.Cause{Kind: m.Kind, TxHash: m.Tx, Amount: m.Amount, Withdrawal: m.Withdrawal, Fee: m.Fee})
+			viaSeam[k] = append(viaSeam[k], query.Cause{Kind: m.Kind, TxHash: m.Tx, Amount: m.Amount, Ref: m.Ref, Fee: m.Fee})
 		}
 		for _, tx := range a.Txs {
 			if tx.Account == nil {

@@ -84,11 +84,11 @@ func AppendChange(b []byte, c *query.BalanceChange, label *query.Label, finality
 		b = AppendString(b, c.Causes[j].TxHash)
 		b = append(b, `,"amount":`...)
 		b = AppendAmount(b, c.Causes[j].Amount)
-		if w := c.Causes[j].Withdrawal; w != nil {
+		if index, validator, ok := c.Causes[j].Withdrawal(); ok {
 			b = append(b, `,"withdrawal_index":`...)
-			b = strconv.AppendUint(b, w.Index, 10)
+			b = strconv.AppendUint(b, index, 10)
 			b = append(b, `,"validator_index":`...)
-			b = strconv.AppendUint(b, w.Validator, 10)
+			b = strconv.AppendUint(b, validator, 10)
 		} else {
 			b = append(b, `,"withdrawal_index":null,"validator_index":null`...)
 		}

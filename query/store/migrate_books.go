@@ -14,6 +14,7 @@ import (
 var migrationFills = map[int]func(ctx context.Context, tx bun.IDB, postgres bool) error{
 	35: func(ctx context.Context, tx bun.IDB, _ bool) error { return fillBlockTimes(ctx, tx) },
 	88: rewriteTxDocs,
+	92: rewriteChangeDocs,
 }
 
 // unixTime is t as a block_time column: Unix seconds, NULL for the zero

@@ -19,18 +19,21 @@ import (
 // document is a run of length-prefixed fields, as a transaction's
 // (txdoc.go), read without a decoder's reflection:
 //
-//	version "3", block, time (Unix seconds; empty for none), contract
+//	version "4", block, time (Unix seconds; empty for none), contract
 //	(the holding key: contract/id for an ERC-1155 id), amount, balance
 //	after, reconciled ("1" or "0", checked; "-" not checked: rows stored
-//	before it was kept say "1"), difference, internals ("1" or "0", BalanceChange.Internals), then
-//	six fields per cause: kind, hash, amount, for a withdrawal its
-//	index and validator index (empty otherwise), and for a fee with parts
-//	beyond execution the parts, "execution,blob,l1,operator" (empty
-//	otherwise)
+//	before it was kept say "1"), difference, internals ("1" or "0",
+//	BalanceChange.Internals), then five fields per cause: kind, hash,
+//	amount, its reference (query.Cause.Ref, as its family wrote it), and
+//	for a fee with parts beyond execution the parts,
+//	"execution,blob,l1,operator" (empty otherwise)
 //
-// Version "2" rows have five fields per cause, without the fee's parts;
-// version "1" rows three, without the withdrawal's.
-const changeDocVersion = "3"
+// Version "3" rows have six fields per cause: a withdrawal's index and
+// validator index (empty otherwise) in place of the reference, read as
+// its reference (query.WithdrawalRef); version "2" rows five, without
+// the fee's parts; version "1" rows three, without either. Migration
+// 0092 rewrites them as version 4's.
+const changeDocVersion = "4"
 
 func appendChangeDoc(b []byte, c query.BalanceChange) []byte {
 	t := ""
@@ -42,12 +45,7 @@ func appendChangeDoc(b []byte, c query.BalanceChange) []byte {
 		b = appendField(b, s)
 	}
 	for _, cs := range c.Causes {
-		b = appendField(appendField(appendField(b, cs.Kind), cs.TxHash), cs.Amount.String())
-		if w := cs.Withdrawal; w != nil {
-			b = appendField(appendField(b, strconv.FormatUint(w.Index, 10)), strconv.FormatUint(w.Validator, 10))
-		} else {
-			b = append(b, "0:0:"...)
-		}
+		b = appendField(appendField(appendField(appendField(b, cs.Kind), cs.TxHash), cs.Amount.String()), cs.Ref)
 		if p := cs.Fee; p != nil {
 			b = appendField(b, p.Execution.String()+","+p.Blob.String()+","+p.L1.String()+","+p.Operator.String())
 		} else {
@@ -86,7 +84,7 @@ func parseChangeDoc(chain, address string, doc string) (query.BalanceChange, err
 func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc string) error {
 	r := txDocReader{s: doc}
 	v := r.string()
-	if r.err == nil && v != changeDocVersion && v != "2" && v != "1" {
+	if r.err == nil && v != changeDocVersion && v != "3" && v != "2" && v != "1" {
 		return fmt.Errorf("statement row version %q: %w", v, errTxDoc)
 	}
 	*c = query.BalanceChange{Chain: chain, Address: address, Block: r.uint(), Causes: c.Causes[:0]}
@@ -99,15 +97,17 @@ func parseChangeDocInto(c *query.BalanceChange, chain, address string, doc strin
 	c.Difference, c.Internals = r.amountOr(true), r.string() == "1"
 	for r.err == nil && r.s != "" {
 		cs := query.Cause{Kind: r.string(), TxHash: r.string(), Amount: r.amount()}
-		if v != "1" {
+		switch v {
+		case changeDocVersion:
+			cs.Ref = r.string()
+		case "3", "2":
 			if index := r.string(); index != "" {
-				cs.Withdrawal = &query.WithdrawalRef{Index: r.unsigned(index)}
-				cs.Withdrawal.Validator = r.uint()
+				cs.Ref = query.WithdrawalRef(r.unsigned(index), r.uint())
 			} else if r.string() != "" {
 				r.err = errTxDoc
 			}
 		}
-		if v == changeDocVersion {
+		if v == changeDocVersion || v == "3" {
 			if f := r.string(); f != "" {
 				cs.Fee = parseFeeParts(&r, f)
 			}

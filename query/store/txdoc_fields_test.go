@@ -67,22 +67,34 @@ func TestDocFields(t *testing.T) {
 	row := query.BalanceChange{Chain: "ETH", Address: "0x01", Contract: query.HoldingKey(query.AssetERC1155, "0x0c", "5"), Block: 9,
 		Time: time.Unix(1_700_000_000, 0).UTC(), Amount: query.AmountOf(3), BalanceAfter: query.AmountOf(3), Checked: true, Reconciled: true, Internals: true,
 		Causes: []query.Cause{
-			{Kind: query.KindToken, TxHash: "0xabc", Amount: query.AmountOf(3)},
-			{Kind: query.KindWithdrawal, Amount: query.AmountOf(0), Withdrawal: &query.WithdrawalRef{Index: 1 << 50, Validator: 0}},
-			{Kind: query.KindFee, TxHash: "0xabd", Amount: query.AmountOf(-31), Fee: &query.FeeParts{Execution: query.AmountOf(21), L1: query.AmountOf(7), Operator: query.AmountOf(3)}},
+			{Kind: query.KindToken, TxHash: "0xabc", Amount: query.AmountOf(3), Ref: "log:7"},
+			{Kind: query.KindWithdrawal, Amount: query.AmountOf(0), Ref: query.WithdrawalRef(1<<50, 0)},
+			{Kind: query.KindFee, TxHash: "0xabd", Amount: query.AmountOf(-31), Ref: "fee", Fee: &query.FeeParts{Execution: query.AmountOf(21), L1: query.AmountOf(7), Operator: query.AmountOf(3)}},
 			{Kind: query.KindMint, TxHash: "0xabd", Amount: query.AmountOf(50)},
+			{Kind: query.KindReceived, TxHash: "ab", Amount: query.AmountOf(50), Ref: "ab:0"},
 		}}
 	gotRow, err := parseChangeDoc("ETH", "0x01", string(appendChangeDoc(nil, row)))
 	if err != nil || !reflect.DeepEqual(gotRow, row) {
 		t.Fatalf("statement row round trip: %v\n got %+v\nwant %+v", err, gotRow, row)
 	}
 	v2 = "1:21:910:17000000000:1:31:31:11:01:1" + "5:token5:0xabc1:30:0:" + "10:withdrawal0:1:01:51:7"
-	if oldRow, err := parseChangeDoc("ETH", "0x01", v2); err != nil || len(oldRow.Causes) != 2 || oldRow.Causes[1].Withdrawal == nil || oldRow.Causes[1].Fee != nil {
+	if oldRow, err := parseChangeDoc("ETH", "0x01", v2); err != nil || len(oldRow.Causes) != 2 || oldRow.Causes[0].Ref != "" ||
+		oldRow.Causes[1].Ref != "withdrawal:5:7" || oldRow.Causes[1].Fee != nil {
 		t.Fatalf("version 2 row read as %+v, %v", oldRow, err)
 	}
+	// Version 3: a withdrawal's index and validator, then the fee's parts.
+	v3 := "1:31:910:17000000000:1:31:31:11:01:1" + "10:withdrawal0:1:52:411:70:" + "3:fee5:0xabd3:-310:0:8:21,0,7,3"
+	oldRow, err := parseChangeDoc("ETH", "0x01", v3)
+	if err != nil || len(oldRow.Causes) != 2 || oldRow.Causes[0].Ref != "withdrawal:41:7" || oldRow.Causes[1].Ref != "" ||
+		oldRow.Causes[1].Fee == nil || oldRow.Causes[1].Fee.L1 != query.AmountOf(7) {
+		t.Fatalf("version 3 row read as %+v, %v", oldRow, err)
+	}
+	if i, v, ok := oldRow.Causes[0].Withdrawal(); !ok || i != 41 || v != 7 {
+		t.Fatalf("version 3 row's withdrawal: %d, %d, %v", i, v, ok)
+	}
 	v1 := "1:11:910:17000000000:1:31:31:11:01:1" + "5:token5:0xabc1:3"
-	oldRow, err := parseChangeDoc("ETH", "0x01", v1)
-	if err != nil || len(oldRow.Causes) != 1 || oldRow.Causes[0].Withdrawal != nil || oldRow.Causes[0].Amount != query.AmountOf(3) {
+	oldRow, err = parseChangeDoc("ETH", "0x01", v1)
+	if err != nil || len(oldRow.Causes) != 1 || oldRow.Causes[0].Ref != "" || oldRow.Causes[0].Amount != query.AmountOf(3) {
 		t.Fatalf("version 1 row read as %+v, %v", oldRow, err)
 	}
 }
