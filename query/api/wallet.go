@@ -303,3 +303,135 @@ func (s *Server) walletBalances(w http.ResponseWriter, r *http.Request, a query.
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// maxWalletRows bounds the rows of one address a wallet statement reads.
+const maxWalletRows = 10_000
+
+// walletChange is a row of a wallet's statement: its addresses' rows of
+// one block, summed, with the transactions behind them.
+type walletChange struct {
+	BlockNumber  uint64       `json:"block_number"`
+	Time         string       `json:"time"`
+	Amount       query.Amount `json:"amount"`
+	BalanceAfter query.Amount `json:"balance_after"`
+	// Reconciled is true when every address's row of the block was
+	// checked against the node and agreed, false when one disagreed;
+	// nil when one was not checked.
+	Reconciled   *bool                `json:"reconciled"`
+	Difference   query.Amount         `json:"difference"`
+	Transactions []walletChangeTxBody `json:"transactions"`
+}
+
+// walletChangeTxBody is a transaction of a wallet's statement row.
+type walletChangeTxBody struct {
+	TxHash string `json:"transaction_hash"`
+	// Amount is what the transaction moved into (positive) or out of the
+	// wallet, its fee included.
+	Amount query.Amount `json:"amount"`
+	// Fee is the fee the wallet paid (where it funded every input).
+	Fee query.Amount `json:"fee"`
+	// Internal is true for a transfer between the wallet's own
+	// addresses: it moves nothing but the fee out of the wallet.
+	Internal bool `json:"internal"`
+}
+
+type walletChangesBody struct {
+	BalanceChanges []walletChange `json:"balance_changes"`
+}
+
+// walletBalanceChanges is GET /v1/chains/{chain}/wallets/{wallet}/balance_changes:
+// the wallet's statement, newest first: per block, its used addresses'
+// rows summed, each transaction's causes netted across the wallet, so
+// that change between its own addresses is internal and moves nothing
+// but the fee.
+func (s *Server) walletBalanceChanges(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	wl, addrs, err := s.readWallet(r, a)
+	if err != nil {
+		return err
+	}
+	type txSum struct {
+		amount, fee, moved query.Amount // moved: the causes but the fee
+		spent              bool
+	}
+	type blockSum struct {
+		row             walletChange
+		txs             map[string]*txSum
+		order           []string
+		checked, agreed bool
+	}
+	blocks := map[uint64]*blockSum{}
+	for _, x := range addrs {
+		if !x.Used {
+			continue
+		}
+		var after *query.ChangeCursor
+		for read := 0; read < maxWalletRows; {
+			rows, err := s.store.AccountBalanceChanges(r.Context(), a.ID, wl.Chain, x.Address, after, 1000)
+			if errors.Is(err, query.ErrNotSubscribed) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			for _, c := range rows {
+				if c.Contract != "" {
+					continue
+				}
+				b := blocks[c.Block]
+				if b == nil {
+					b = &blockSum{row: walletChange{BlockNumber: c.Block, Time: timestamp(c.Time)}, txs: map[string]*txSum{}, checked: true, agreed: true}
+					blocks[c.Block] = b
+				}
+				b.row.Amount = b.row.Amount.Add(c.Amount)
+				b.row.Difference = b.row.Difference.Add(c.Difference)
+				b.checked = b.checked && c.Checked
+				b.agreed = b.agreed && c.Reconciled
+				for _, cs := range c.Causes {
+					t := b.txs[cs.TxHash]
+					if t == nil {
+						t = &txSum{}
+						b.txs[cs.TxHash] = t
+						b.order = append(b.order, cs.TxHash)
+					}
+					t.amount = t.amount.Add(cs.Amount)
+					if cs.Kind == query.KindFee {
+						t.fee = t.fee.Sub(cs.Amount)
+					} else {
+						t.moved = t.moved.Add(cs.Amount)
+					}
+					t.spent = t.spent || cs.Kind == query.KindSpent || cs.Kind == query.KindFee
+				}
+			}
+			read += len(rows)
+			if len(rows) < 1000 {
+				break
+			}
+			last := rows[len(rows)-1]
+			after = &query.ChangeCursor{Block: last.Block, Contract: last.Contract}
+		}
+	}
+	numbers := make([]uint64, 0, len(blocks))
+	for n := range blocks {
+		numbers = append(numbers, n)
+	}
+	slices.Sort(numbers)
+	out := walletChangesBody{BalanceChanges: make([]walletChange, len(numbers))}
+	var running query.Amount
+	for i, n := range numbers {
+		b := blocks[n]
+		running = running.Add(b.row.Amount)
+		b.row.BalanceAfter = running
+		if b.checked {
+			b.row.Reconciled = ptr(b.agreed)
+		}
+		b.row.Transactions = make([]walletChangeTxBody, 0, len(b.order))
+		for _, h := range b.order {
+			t := b.txs[h]
+			b.row.Transactions = append(b.row.Transactions, walletChangeTxBody{TxHash: h, Amount: t.amount, Fee: t.fee,
+				Internal: t.spent && t.moved.IsZero()})
+		}
+		out.BalanceChanges[len(numbers)-1-i] = b.row
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
