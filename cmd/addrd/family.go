@@ -39,11 +39,9 @@ func syntaxOf(c chain) (seam.Syntax, error) {
 	return evm.Syntax{}, nil
 }
 
-// dialed is a chain's Reader, with the EVM Source behind it for an EVM
-// chain (nil for another family's), and how to close them.
+// dialed is a chain's Reader and how to close it.
 type dialed struct {
 	reader seam.Reader
-	source query.Source
 	close  func()
 }
 
@@ -66,5 +64,5 @@ func dialChain(ctx context.Context, c chain) (dialed, error) {
 	if err != nil {
 		return dialed{}, err
 	}
-	return dialed{reader: evm.NewReader(src), source: src, close: src.Close}, nil
+	return dialed{reader: evm.NewReader(src), close: src.Close}, nil
 }

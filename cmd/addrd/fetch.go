@@ -108,7 +108,6 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 			Chain:           c.Name,
 			Native:          c.Native,
 			Store:           db,
-			Source:          d.source,
 			Reader:          d.reader,
 			Logger:          log,
 			Metrics:         reg,

@@ -9,14 +9,19 @@ import (
 // The optional capabilities of a Reader, probed by type assertion: the
 // core runs what needs one only where the Reader has it.
 
-// BalanceReader is a Reader of an account chain, whose node tells an
-// address's balance at a block: the core checks a statement against it,
-// locates where a wrong one went wrong and refreshes balances on a
-// schedule. A UTXO chain has no such read and no such Reader.
+// BalanceReader is a Reader whose node tells an address's balance at a
+// block: the core checks a statement against it, locates where a wrong
+// one went wrong and refreshes balances on a schedule. An account chain
+// tells it at any block it keeps the state of; a UTXO node, as the sum of
+// an address's unspent outputs, at its tip only. Without one a
+// statement is the sum of the movements Activity lists, never checked.
 type BalanceReader interface {
 	// Balances reads the balances asked for at block, in the order of
 	// the queries (a token's symbol and decimals read once). Errors:
-	// ErrNotImplemented when the node keeps no state for block.
+	// query.ErrNoState when the node no longer keeps the state of block
+	// (a pruned account node: the core waits or reads a newer block);
+	// ErrNotImplemented when the Reader cannot tell balances at block at
+	// all (a UTXO node's below its tip): no check is made there.
 	Balances(ctx context.Context, block uint64, queries []query.BalanceQuery) ([]query.Balance, error)
 }
 

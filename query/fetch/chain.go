@@ -9,9 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
 )
 
 // ErrChainMismatch: the node behind a chain name serves another chain
@@ -22,14 +22,20 @@ var ErrChainMismatch = errors.New("chain mismatch")
 // networkName names a CAIP-2 chain ID for messages: with the network's
 // name when addrd's table knows it.
 func networkName(id string) string {
-	if ns, ref, err := query.ParseChainID(id); err == nil && ns == "eip155" {
-		if n, err := strconv.ParseUint(ref, 10, 64); err == nil {
-			if net, ok := query.KnownNetwork(n); ok {
-				return id + " (" + net.Name + ")"
-			}
-		}
+	if n, ok, _ := query.NetworkOf(id); ok {
+		return id + " (" + n.Name + ")"
 	}
 	return id
+}
+
+// chainIDText names a CAIP-2 chain ID in a message: an EVM chain's by
+// its number, as its users know it ("chain ID 8453"), another's whole
+// ("chain bip122:0f9188f13cb7b2c71f2a335e3a4fc328").
+func chainIDText(id string) string {
+	if ns, ref, err := query.ParseChainID(id); err == nil && ns == "eip155" {
+		return "chain ID " + ref
+	}
+	return "chain " + id
 }
 
 // exactness is how far a network's books are proven; a chain ID outside
@@ -62,19 +68,22 @@ func (f *follower) checkChain(ctx context.Context) error {
 // recorded one; on the first success it settles the native coin.
 func (f *follower) verifyIdentity(ctx context.Context) error {
 	f.checked = false
-	id, err := f.cfg.Source.ChainID(ctx)
+	id, err := f.cfg.Reader.ChainID(ctx)
 	if err != nil {
 		return f.nodeErr(fmt.Errorf("chain %s: asking the node its chain ID: %w", f.cfg.Chain, err))
 	}
-	genesis, err := f.cfg.Source.Blocks(ctx, 0, 0)
+	if _, _, err := query.ParseChainID(id); err != nil {
+		return fmt.Errorf("chain %s: the node's chain ID: %w", f.cfg.Chain, err)
+	}
+	genesis, err := f.cfg.Reader.Headers(ctx, 0, 0)
 	if err != nil {
 		return f.nodeErr(fmt.Errorf("chain %s: asking the node its genesis block: %w", f.cfg.Chain, err))
 	}
-	node := query.ChainIdentity{ID: query.EIP155(id)}
+	node := query.ChainIdentity{ID: id}
 	if len(genesis) == 1 {
 		node.Genesis = genesis[0].Hash
 	}
-	known, isKnown := query.KnownNetwork(id)
+	known, isKnown, _ := query.NetworkOf(id)
 	if isKnown && known.Exact == query.ExactRefused {
 		return fmt.Errorf("chain %s: the node serves chain ID %s, which addrd refuses: %s", f.cfg.Chain, networkName(node.ID), known.Note)
 	}
@@ -84,7 +93,7 @@ func (f *follower) verifyIdentity(ctx context.Context) error {
 	}
 	if native.Symbol == "" {
 		if !isKnown {
-			return fmt.Errorf("chain %s: the node serves chain ID %d, which is not in addrd's table of networks: give its native coin on the flag, --chain %s:SYMBOL:DECIMALS=RPC_URL", f.cfg.Chain, id, f.cfg.Chain)
+			return fmt.Errorf("chain %s: the node serves %s, which is not in addrd's table of networks: give its native coin on the flag, --chain %s:SYMBOL:DECIMALS=RPC_URL", f.cfg.Chain, chainIDText(id), f.cfg.Chain)
 		}
 		native = known.Native
 	}
@@ -113,7 +122,7 @@ func (f *follower) verifyIdentity(ctx context.Context) error {
 // finalized is the node's finalized block, below which no reorg is
 // applied; 0 when the node says none (the depth bound alone then).
 func (f *follower) finalized(ctx context.Context) uint64 {
-	fz, ok := f.cfg.Source.(query.Finalizer)
+	fz, ok := f.cfg.Reader.(query.Finalizer)
 	if !ok {
 		return 0
 	}
@@ -160,19 +169,19 @@ type finalityMark struct {
 // nodeFinality is the node's safe and finalized blocks, or the depths
 // that stand in for them.
 func (f *follower) nodeFinality(ctx context.Context, head uint64) (query.Finality, error) {
-	if fz, ok := f.cfg.Source.(query.Finalizer); ok {
+	if fz, ok := f.cfg.Reader.(query.Finalizer); ok {
 		fin, err := fz.Finalized(ctx)
 		switch {
 		case err == nil:
 			safe, err := fz.Safe(ctx)
-			if errors.Is(err, query.ErrNotFound) {
+			if errors.Is(err, query.ErrNotFound) || errors.Is(err, chain.ErrNotImplemented) {
 				safe, err = fin, nil
 			}
 			if err != nil {
 				return query.Finality{}, f.nodeErr(err)
 			}
 			return query.Finality{Safe: max(safe, fin), Finalized: fin, Source: query.FinalityByNode}, nil
-		case !errors.Is(err, query.ErrNotFound):
+		case !errors.Is(err, query.ErrNotFound) && !errors.Is(err, chain.ErrNotImplemented):
 			return query.Finality{}, f.nodeErr(err)
 		}
 	}

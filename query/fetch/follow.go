@@ -343,7 +343,7 @@ func (f *follower) rewind(ctx context.Context, cp query.Block) error {
 		if err != nil {
 			return err
 		}
-		blocks, err := f.cfg.Source.Blocks(ctx, n, n)
+		blocks, err := f.cfg.Reader.Headers(ctx, n, n)
 		if err != nil {
 			return f.nodeErr(err)
 		}
@@ -352,7 +352,7 @@ func (f *follower) rewind(ctx context.Context, cp query.Block) error {
 		}
 		above, aboveNode = stored, query.Block{}
 		if len(blocks) == 1 {
-			aboveNode = blocks[0].Block
+			aboveNode = blocks[0]
 		}
 		n--
 	}
@@ -453,7 +453,7 @@ func (f *follower) fetch(ctx context.Context) (bool, error) {
 			fresh = append(fresh, t)
 		}
 	}
-	head, err := f.cfg.Source.Head(ctx)
+	head, err := f.cfg.Reader.Head(ctx)
 	if err != nil {
 		return false, f.nodeErr(err)
 	}

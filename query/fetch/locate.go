@@ -198,11 +198,15 @@ type readKey struct {
 
 // readAt reads the balances of reads' holdings at each of its blocks, one
 // batch a block, four blocks at a time. A balance the node does not give
-// (a token that does not answer; a block it keeps no state for) is left
-// out.
+// (a token that does not answer; a block it keeps no state for, or one
+// the Reader tells no balances at) is left out: none when the Reader
+// tells no balances at all.
 func (c *core) readAt(ctx context.Context, reads map[uint64][]query.Holding) (map[readKey]query.Amount, error) {
-	blocks := sortedKeys(reads)
 	out := make(map[readKey]query.Amount)
+	if !c.readsBalances() {
+		return out, nil
+	}
+	blocks := sortedKeys(reads)
 	var mu sync.Mutex
 	err := parallel.Do(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
 		at := blocks[i]
@@ -213,8 +217,8 @@ func (c *core) readAt(ctx context.Context, reads map[uint64][]query.Holding) (ma
 		for j, k := range ks {
 			qs[j] = query.BalanceQuery(k)
 		}
-		bals, err := c.cfg.Source.Balances(ctx, at, qs)
-		if errors.Is(err, query.ErrNoState) {
+		bals, err := c.nodeBalances(ctx, at, qs)
+		if errors.Is(err, query.ErrNoState) || unanswered(err) {
 			return nil
 		}
 		if err != nil {

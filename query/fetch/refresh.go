@@ -63,6 +63,12 @@ func (r *refresher) work(ctx context.Context) (time.Time, error) {
 	if now.Before(r.next) {
 		return r.next, nil
 	}
+	if !r.readsBalances() {
+		// Nothing to read again: a statement without balances is the
+		// sum of its movements.
+		r.next = now.Add(r.cfg.RefreshInterval / 2)
+		return r.next, nil
+	}
 	if r.addrs == nil {
 		tracked, err := r.cfg.Store.Tracked(ctx, r.cfg.Chain)
 		if err != nil {
@@ -124,7 +130,10 @@ func (r *refresher) slice(ctx context.Context, addrs []string) error {
 			}
 		}
 	}
-	bals, err := r.cfg.Source.Balances(ctx, at, qs)
+	bals, err := r.nodeBalances(ctx, at, qs)
+	if unanswered(err) {
+		return nil // no balances at that block: nothing to check there
+	}
 	if err != nil {
 		return r.nodeErr(err)
 	}

@@ -133,26 +133,30 @@ func touchedBy(a chain.BlockActivity, set map[string]bool) []string {
 
 // tokenInfo fills in the symbol, name and decimals of the transfers: the
 // chain's coin (Config.Native, from the chain table) for native
-// ones, the token's when the Source tells them (TokenInfo; read once a
-// token).
+// ones, the token's when the Reader tells them (chain.TokenReader; read
+// once a token). A token the Reader cannot ask (chain.ErrNotImplemented)
+// says nothing of itself.
 func (c *core) tokenInfo(ctx context.Context, native query.NativeCoin, txs [][]query.Transaction) error {
-	ti, ok := c.cfg.Source.(query.TokenInfo)
+	tr, ok := c.cfg.Reader.(chain.TokenReader)
 	if !ok {
 		return nil
 	}
 	for i := range txs {
 		for j := range txs[i] {
 			for k := range txs[i][j].Transfers {
-				tr := &txs[i][j].Transfers[k]
-				if tr.Asset == query.AssetNative && native.Symbol != "" {
-					tr.Symbol, tr.Decimals = native.Symbol, native.Decimals
+				t := &txs[i][j].Transfers[k]
+				if t.Asset == query.AssetNative && native.Symbol != "" {
+					t.Symbol, t.Decimals = native.Symbol, native.Decimals
 					continue
 				}
-				meta, err := ti.Token(ctx, tr.Contract)
+				meta, err := tr.Token(ctx, t.Contract)
+				if errors.Is(err, chain.ErrNotImplemented) {
+					continue
+				}
 				if err != nil {
 					return c.nodeErr(err)
 				}
-				tr.Symbol, tr.Name, tr.Decimals = meta.Symbol, meta.Name, meta.Decimals
+				t.Symbol, t.Name, t.Decimals = meta.Symbol, meta.Name, meta.Decimals
 			}
 		}
 	}

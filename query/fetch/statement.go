@@ -78,7 +78,7 @@ func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) erro
 		return err
 	}
 	last := c.blocks[len(c.blocks)-1]
-	traced := f.facts.traceAPI != ""
+	covered := f.facts.covered
 	// The parts of a difference that appeared before the chunk (the
 	// holding did not move since) go on their own blocks first.
 	for _, k := range sortedHoldings(steps) {
@@ -94,7 +94,7 @@ func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) erro
 			h.balance = h.balance.Add(s.diff)
 			h.block, h.dirty = s.block, true
 			c.changes[0] = append(c.changes[0], query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
-				Block: s.block, Time: t, Amount: s.diff, BalanceAfter: h.balance, Checked: true, Difference: s.diff, Internals: traced})
+				Block: s.block, Time: t, Amount: s.diff, BalanceAfter: h.balance, Checked: true, Difference: s.diff, Internals: covered})
 		}
 	}
 	read := make(map[query.Holding]bool) // read at the last block
@@ -131,7 +131,7 @@ func (f *follower) statement(ctx context.Context, c *chunk, moves [][]move) erro
 			checked := stepped || (i == len(c.blocks)-1 && read[k]) || agreed[readKey{b.Number, k}]
 			c.changes[i] = append(c.changes[i], query.BalanceChange{Chain: f.cfg.Chain, Address: k.Address, Contract: k.Contract,
 				Block: b.Number, Time: b.Time, Amount: sum.Add(diff), BalanceAfter: h.balance, Causes: g.causes[k],
-				Checked: checked, Reconciled: checked && diff.IsZero(), Difference: diff, Internals: traced})
+				Checked: checked, Reconciled: checked && diff.IsZero(), Difference: diff, Internals: covered})
 		}
 		// Each block carries the heads it moved (the first also the
 		// anchors and the rows before the chunk), so that any run of the
@@ -162,7 +162,7 @@ type grouped struct {
 func (f *follower) disagreements(ctx context.Context, c *chunk, groups []grouped, anchored map[query.Holding]bool) (map[query.Holding][]step, map[readKey]bool, error) {
 	first, last := c.blocks[0].Number, c.blocks[len(c.blocks)-1].Number
 	var touched map[readKey]query.Amount
-	if f.facts.traceAPI == "" {
+	if !f.facts.covered {
 		// Before and after each block: a change there is the node's,
 		// whatever came and went between readings.
 		reads := make(map[uint64][]query.Holding)
@@ -267,7 +267,7 @@ func (f *follower) disagreements(ctx context.Context, c *chunk, groups []grouped
 			s := steps[k][0]
 			f.log.Warn("fetcher: balance does not reconcile with the movements found",
 				"address", k.Address, "contract", k.Contract, "block", s.block, "difference", s.diff.String(),
-				"blocks", len(steps[k]), "traced", f.facts.traceAPI != "")
+				"blocks", len(steps[k]), "traced", f.facts.covered)
 		}
 	}
 	return steps, agreed, nil
@@ -282,7 +282,7 @@ func (f *follower) blockTime(ctx context.Context, n uint64) (time.Time, error) {
 	if !errors.Is(err, query.ErrNotFound) {
 		return time.Time{}, err
 	}
-	blocks, err := f.cfg.Source.Blocks(ctx, n, n)
+	blocks, err := f.cfg.Reader.Headers(ctx, n, n)
 	if err != nil {
 		return time.Time{}, f.nodeErr(err)
 	}
@@ -415,12 +415,15 @@ func (f *follower) anchor(ctx context.Context, keys []query.Holding, c *chunk) (
 	read := make(map[query.Holding]bool)
 	slices.SortFunc(keys, compareHoldings)
 	before := c.blocks[0].Number - 1
-	if c.blocks[0].Number > 0 && f.target <= before+stateWindow {
+	if c.blocks[0].Number > 0 && f.target <= before+stateWindow && f.readsBalances() {
 		qs := make([]query.BalanceQuery, len(keys))
 		for i, k := range keys {
 			qs[i] = query.BalanceQuery(k)
 		}
-		bals, err := f.cfg.Source.Balances(ctx, before, qs)
+		bals, err := f.nodeBalances(ctx, before, qs)
+		if unanswered(err) {
+			bals, err = nil, nil
+		}
 		if err != nil {
 			return nil, f.nodeErr(err)
 		}
@@ -509,7 +512,7 @@ func (f *follower) anchorHistory(ctx context.Context, c *chunk, bals []query.Bal
 			bal = bal.Add(s.diff)
 			c.changes[0] = append(c.changes[0], query.BalanceChange{Chain: f.cfg.Chain, Address: p.k.Address, Contract: p.k.Contract,
 				Block: s.block, Time: t, Amount: s.diff, BalanceAfter: bal, Checked: true, Difference: s.diff,
-				Internals: f.facts.traceAPI != ""})
+				Internals: f.facts.covered})
 		}
 	}
 	return nil
@@ -562,7 +565,7 @@ func (f *follower) reconcile(ctx context.Context, balances []query.Balance, at q
 			f.mismatched[p.k] = true
 			f.log.Warn("fetcher: balance does not reconcile with the movements found",
 				"address", p.k.Address, "contract", p.k.Contract, "block", steps[p.k][0].block, "difference", steps[p.k][0].diff.String(),
-				"blocks", len(steps[p.k]), "traced", f.facts.traceAPI != "")
+				"blocks", len(steps[p.k]), "traced", f.facts.covered)
 		}
 		h := f.heads[p.k]
 		for _, s := range steps[p.k] {
@@ -576,7 +579,7 @@ func (f *follower) reconcile(ctx context.Context, balances []query.Balance, at q
 			h.block, h.dirty = s.block, true
 			rows = append(rows, query.BalanceChange{Chain: f.cfg.Chain, Address: p.k.Address, Contract: p.k.Contract, Block: s.block,
 				Time: t, Amount: s.diff, BalanceAfter: h.balance, Checked: true, Difference: s.diff,
-				Internals: f.facts.traceAPI != ""})
+				Internals: f.facts.covered})
 		}
 		// The statement stands where the node was read.
 		h.block = at.Number

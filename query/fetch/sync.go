@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
 )
 
 // sync gives new subscriptions their balances at once and marks them
@@ -27,7 +28,7 @@ func (f *follower) sync(ctx context.Context, fresh []query.Tracked, cp query.Blo
 	if err != nil || !ok {
 		return nil, err
 	}
-	all, err := f.historyAvailable(ctx, cp.Number)
+	all, err := f.historyAvailable(ctx, cp.Number, fresh)
 	if err != nil {
 		return nil, err
 	}
@@ -104,32 +105,55 @@ func (f *follower) syncBalances(ctx context.Context, addrs []string, cp uint64) 
 	return bals, true, nil
 }
 
-// historyAvailable reports whether new subscriptions get their whole
-// history: BackfillAll, on a node that keeps the state of old blocks. A
-// node that does not is said once, and the window is backfilled instead.
-func (f *follower) historyAvailable(ctx context.Context, cp uint64) (bool, error) {
+// historyAvailable reports whether new subscriptions (fresh) get their
+// whole history: BackfillAll, on a node that can tell an address's old
+// history. A node that cannot is said once, and the window is
+// backfilled instead.
+func (f *follower) historyAvailable(ctx context.Context, cp uint64, fresh []query.Tracked) (bool, error) {
 	if !f.cfg.BackfillAll {
 		return false, nil
 	}
 	if cp == 0 {
 		return true, nil // no past to read
 	}
-	ss, ok := f.cfg.Source.(query.StateSource)
-	if ok {
-		// The oldest block after the genesis: a node that is not an
-		// archive has long pruned it.
-		_, err := ss.States(ctx, 1, []string{"0x0000000000000000000000000000000000000000"}, false)
-		if err == nil {
-			return true, nil
-		}
-		if !errors.Is(err, query.ErrNoState) {
-			return false, f.nodeErr(err)
-		}
+	ok, err := f.oldHistory(ctx, fresh[0].Address)
+	if ok || err != nil {
+		return ok, err
 	}
 	if !f.noStateSaid {
 		f.noStateSaid = true
-		f.log.Warn("fetcher: --backfill-blocks all needs an archive node, and this node keeps no state for old blocks (missing trie node): new subscriptions get a window of the last blocks instead",
+		f.log.Warn("fetcher: --backfill-blocks all needs an archive node (or, on a UTXO chain, an address index), and this node cannot tell the history of old blocks: new subscriptions get a window of the last blocks instead",
 			"blocks", f.cfg.BackfillBlocks)
 	}
 	return false, nil
+}
+
+// oldHistory reports whether the node can tell where address moved in
+// the oldest block after the genesis, which a node that is not an
+// archive (or keeps no address index) has long pruned: through the
+// Reader's chain.HistorySource, else, on an EVM chain whose Reader is
+// not one yet, the Source's state there (of the zero address).
+func (f *follower) oldHistory(ctx context.Context, address string) (bool, error) {
+	if hs, ok := f.cfg.Reader.(chain.HistorySource); ok {
+		_, err := hs.History(ctx, address, 1, 1)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, chain.ErrNotImplemented), errors.Is(err, query.ErrNoState):
+			return false, nil
+		}
+		return false, f.nodeErr(err)
+	}
+	ss, ok := evmSource(f.cfg.Reader).(query.StateSource)
+	if !ok {
+		return false, nil
+	}
+	_, err := ss.States(ctx, 1, []string{"0x0000000000000000000000000000000000000000"}, false)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, query.ErrNoState):
+		return false, nil
+	}
+	return false, f.nodeErr(err)
 }

@@ -23,20 +23,21 @@ func (f *follower) probe(ctx context.Context) error {
 		return nil
 	}
 	api := ""
-	if f.cfg.Traces != TracesOff {
-		if t, ok := f.cfg.Source.(query.Tracer); ok {
-			var err error
-			if api, err = t.ProbeTraces(ctx); err != nil {
-				return f.nodeErr(fmt.Errorf("fetch %s: probing the trace API: %w", f.cfg.Chain, err))
-			}
-			f.facts.tracer = t
+	in, internals := f.cfg.Reader.(chain.Internals)
+	if f.cfg.Traces != TracesOff && internals {
+		var err error
+		if api, err = in.ProbeInternals(ctx); err != nil {
+			return f.nodeErr(fmt.Errorf("fetch %s: probing the trace API: %w", f.cfg.Chain, err))
 		}
 		if api == "" && f.cfg.Traces == TracesOn {
 			return fmt.Errorf("fetch %s: traces are on but the node serves no trace API (debug_traceBlockByNumber with callTracer, or trace_block)", f.cfg.Chain)
 		}
 	}
-	f.facts.traceAPI, f.probed = api, true
-	if in, ok := f.cfg.Reader.(chain.Internals); ok {
+	// A family without internal movements lists every movement in its
+	// Activity: its statements are complete (traced) without a trace API.
+	f.facts.traceAPI, f.facts.covered, f.probed = api, api != "" || !internals, true
+	f.facts.tracer, _ = evmSource(f.cfg.Reader).(query.Tracer)
+	if internals {
 		in.UseInternals(api)
 	}
 	f.setTraces(api)
@@ -44,6 +45,8 @@ func (f *follower) probe(ctx context.Context) error {
 	case api != "":
 		f.metrics.traced.Set(1)
 		f.log.Info("fetcher: internal movements from the node's trace API", "api", api)
+	case !internals:
+		f.log.Info("fetcher: the chain's family lists every movement in the blocks it reads: no trace API needed")
 	case f.cfg.Traces == TracesOff:
 		f.log.Warn("fetcher: traces are off: internal movements (contract payouts, self-destructs) are not covered; statements say traced: false")
 	default:

@@ -70,6 +70,11 @@ type FakeConfig struct {
 	// Balances makes its Reader a chain.BalanceReader and a
 	// chain.HistorySource, as an account chain's.
 	Balances bool
+	// TipBalances makes its Reader a chain.BalanceReader that tells the
+	// balances at the head only, chain.ErrNotImplemented at any other
+	// block, as a UTXO node's sum of unspent outputs (and no
+	// HistorySource). Balances overrides it.
+	TipBalances bool
 	// Start is the genesis block's time; a block comes every 12 s after.
 	Start time.Time
 }
@@ -83,6 +88,15 @@ type Fake struct {
 	pending []fakeTx
 	forks   int  // reorgs so far: part of every later block's hash
 	down    bool // the node is unreachable
+	unseen  []unseenMove
+}
+
+// unseenMove is a change of a balance that no movement lists, from block
+// on.
+type unseenMove struct {
+	address, holding string
+	block            uint64
+	amount           query.Amount
 }
 
 type fakeBlock struct {
@@ -196,8 +210,18 @@ func (f *Fake) SetDown(down bool) {
 	f.down = down
 }
 
+// Unseen makes the node's balance of holding ("" for the native coin) of
+// address differ by amount from its movements from the next block Mine
+// makes on: a change the family's Activity does not list, which only a
+// check against the node's balances can show.
+func (f *Fake) Unseen(address, holding string, amount query.Amount) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unseen = append(f.unseen, unseenMove{address: address, holding: holding, block: uint64(len(f.blocks)), amount: amount})
+}
+
 // Balance returns what address holds of holding after block number,
-// replaying the chain.
+// replaying the chain (with the Unseen changes: the node's balance).
 func (f *Fake) Balance(address, holding string, number uint64) query.Amount {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -216,14 +240,23 @@ func (f *Fake) balanceLocked(address, holding string, number uint64) query.Amoun
 			}
 		}
 	}
+	for _, u := range f.unseen {
+		if u.address == address && u.holding == holding && u.block <= number {
+			sum = sum.Add(u.amount)
+		}
+	}
 	return sum
 }
 
 // Reader returns the chain's Reader: a chain.BalanceReader and a
-// chain.HistorySource too when FakeConfig.Balances.
+// chain.HistorySource too when FakeConfig.Balances, a BalanceReader at
+// the head alone when FakeConfig.TipBalances.
 func (f *Fake) Reader() chain.Reader {
-	if f.cfg.Balances {
+	switch {
+	case f.cfg.Balances:
 		return &fakeAccounts{fakeReader{f}}
+	case f.cfg.TipBalances:
+		return &fakeTip{fakeReader{f}}
 	}
 	return &fakeReader{f}
 }
@@ -235,6 +268,7 @@ var (
 	_ chain.Reader        = (*fakeReader)(nil)
 	_ chain.BalanceReader = (*fakeAccounts)(nil)
 	_ chain.HistorySource = (*fakeAccounts)(nil)
+	_ chain.BalanceReader = (*fakeTip)(nil)
 )
 
 func (r *fakeReader) lock() (*Fake, error) {
@@ -369,6 +403,26 @@ func (r *fakeAccounts) Balances(_ context.Context, block uint64, queries []query
 	if block >= uint64(len(f.blocks)) {
 		return nil, fmt.Errorf("fake node: no block %d: %w", block, query.ErrNotFound)
 	}
+	return f.balancesLocked(block, queries), nil
+}
+
+// fakeTip is the Reader of a Fake with balances at its head alone.
+type fakeTip struct{ fakeReader }
+
+func (r *fakeTip) Balances(_ context.Context, block uint64, queries []query.BalanceQuery) ([]query.Balance, error) {
+	f, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer f.mu.Unlock()
+	if head := uint64(len(f.blocks) - 1); block != head {
+		return nil, fmt.Errorf("fake node: balances at block %d, not the head %d: %w", block, head, chain.ErrNotImplemented)
+	}
+	return f.balancesLocked(block, queries), nil
+}
+
+// balancesLocked is what queries ask at block, which the chain has.
+func (f *Fake) balancesLocked(block uint64, queries []query.BalanceQuery) []query.Balance {
 	out := make([]query.Balance, len(queries))
 	for i, q := range queries {
 		asset := query.AssetNative
@@ -378,7 +432,7 @@ func (r *fakeAccounts) Balances(_ context.Context, block uint64, queries []query
 		out[i] = query.Balance{Address: q.Address, Asset: asset, Contract: q.Contract, Block: block,
 			Amount: f.balanceLocked(q.Address, q.Contract, block)}
 	}
-	return out, nil
+	return out
 }
 
 func (r *fakeAccounts) History(_ context.Context, address string, from, to uint64) ([]uint64, error) {

@@ -33,10 +33,10 @@ func (c *fakeChain) Reorg(_ context.Context, depth int) error {
 }
 
 func TestFakeContract(t *testing.T) {
-	for _, balances := range []bool{false, true} {
-		t.Run(fmt.Sprint("balances=", balances), func(t *testing.T) {
+	for _, c := range []struct{ balances, tip bool }{{}, {balances: true}, {tip: true}} {
+		t.Run(fmt.Sprintf("balances=%v/tip=%v", c.balances, c.tip), func(t *testing.T) {
 			chaintest.Run(t, chaintest.Config{Namespace: chaintest.FakeNamespace, New: func(t *testing.T) chaintest.Chain {
-				f := chaintest.NewFake(chaintest.FakeConfig{Balances: balances,
+				f := chaintest.NewFake(chaintest.FakeConfig{Balances: c.balances, TipBalances: c.tip,
 					Alloc: map[string]query.Amount{"payer": query.AmountOf(1_000_000_000_000)}})
 				f.Mine(2)
 				return &fakeChain{fake: f}
@@ -58,6 +58,36 @@ func TestFakeFamilyDial(t *testing.T) {
 	for _, url := range []string{"fake://two", "http://one"} {
 		if _, err := fam.Dial(t.Context(), url); err == nil {
 			t.Errorf("Dial(%q) = nil error", url)
+		}
+	}
+}
+
+// TestFakeBalances: the Fake's balances are its movements' sum plus the
+// Unseen changes, at every block with Balances and at the head alone
+// with TipBalances.
+func TestFakeBalances(t *testing.T) {
+	ctx := t.Context()
+	q := []query.BalanceQuery{{Address: "bob"}}
+	for _, tip := range []bool{false, true} {
+		f := chaintest.NewFake(chaintest.FakeConfig{Balances: !tip, TipBalances: tip})
+		f.Pay(chaintest.Payment{From: "alice", To: "bob", Amount: query.AmountOf(100), Fee: query.AmountOf(1)})
+		f.Mine(1)
+		f.Unseen("bob", "", query.AmountOf(7))
+		head := f.Mine(1).Number
+		br := f.Reader().(chain.BalanceReader)
+		got, err := br.Balances(ctx, head, q)
+		if err != nil || len(got) != 1 || got[0].Amount.Cmp(query.AmountOf(107)) != 0 {
+			t.Fatalf("tip=%v: bob at the head %d: %v, %v; want 107", tip, head, got, err)
+		}
+		got, err = br.Balances(ctx, head-1, q)
+		switch {
+		case tip && !errors.Is(err, chain.ErrNotImplemented):
+			t.Errorf("TipBalances: bob at block %d below the head: %v, %v; want ErrNotImplemented", head-1, got, err)
+		case !tip && (err != nil || got[0].Amount.Cmp(query.AmountOf(100)) != 0):
+			t.Errorf("Balances: bob at block %d: %v, %v; want 100", head-1, got, err)
+		}
+		if _, ok := f.Reader().(chain.HistorySource); ok == tip {
+			t.Errorf("tip=%v: the Reader is a HistorySource: %v", tip, ok)
 		}
 	}
 }
