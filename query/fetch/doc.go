@@ -1,6 +1,6 @@
 // Package fetch keeps the balances, transactions and statements of a
-// chain's tracked addresses current from a query.Source into a Store: the
-// fetcher of addrd.
+// chain's tracked addresses current from the chain's Reader (query/chain,
+// a family's) into a Store: the fetcher of addrd.
 //
 // # Workers and who owns what
 //
@@ -45,4 +45,17 @@
 // Source, with its own copy of the EVM's rules in moves.go (nothing there
 // reads the node or the store; backfill_read.go gathers what it needs),
 // until it reads through the Reader too.
+//
+// # What the Reader can tell
+//
+// Besides the blocks' activity, the core uses what the Reader's optional
+// capabilities tell, each where it has it: balances (chain.BalanceReader)
+// to check the statements, locate a difference and refresh on a
+// schedule; internal movements (chain.Internals); token metadata
+// (chain.TokenReader); the final block (query.Finalizer). Without
+// balances a statement is the sum of its movements and nothing is
+// checked (rows say Checked false); where the Reader tells them at some
+// blocks only (chain.ErrNotImplemented elsewhere: a UTXO node's at its
+// tip), a check is made only where a reading falls on such a block, and a
+// difference that cannot be located below it goes on the checked row.
 package fetch
