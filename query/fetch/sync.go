@@ -130,29 +130,29 @@ func (f *follower) historyAvailable(ctx context.Context, cp uint64, fresh []quer
 
 // oldHistory reports whether the node can tell where address moved in
 // the oldest block after the genesis, which a node that is not an
-// archive (or keeps no address index) has long pruned: through the
-// Reader's chain.HistorySource, else, on an EVM chain whose Reader is
-// not one yet, the Source's state there (of the zero address).
+// archive (or keeps no address index) has long pruned: on an EVM chain
+// by the Source's state there (of the zero address) while the backfill
+// reads the Source, else through the Reader's chain.HistorySource.
 func (f *follower) oldHistory(ctx context.Context, address string) (bool, error) {
-	if hs, ok := f.cfg.Reader.(chain.HistorySource); ok {
-		_, err := hs.History(ctx, address, 1, 1)
+	if ss, ok := evmSource(f.cfg.Reader).(query.StateSource); ok {
+		_, err := ss.States(ctx, 1, []string{"0x0000000000000000000000000000000000000000"}, false)
 		switch {
 		case err == nil:
 			return true, nil
-		case errors.Is(err, chain.ErrNotImplemented), errors.Is(err, query.ErrNoState):
+		case errors.Is(err, query.ErrNoState):
 			return false, nil
 		}
 		return false, f.nodeErr(err)
 	}
-	ss, ok := evmSource(f.cfg.Reader).(query.StateSource)
+	hs, ok := f.cfg.Reader.(chain.HistorySource)
 	if !ok {
 		return false, nil
 	}
-	_, err := ss.States(ctx, 1, []string{"0x0000000000000000000000000000000000000000"}, false)
+	_, err := hs.History(ctx, address, 1, 1)
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, query.ErrNoState):
+	case errors.Is(err, chain.ErrNotImplemented), errors.Is(err, query.ErrNoState):
 		return false, nil
 	}
 	return false, f.nodeErr(err)
