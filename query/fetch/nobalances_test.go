@@ -298,6 +298,22 @@ func TestFetchTipBalances(t *testing.T) {
 			e.fake.Mine(2) // 4, and 5 on it
 			e.fetch()
 			e.wantRows("dave", fakeRow{block: 4, amount: 1000, after: 1000, causes: 1})
+
+			// erin holds 500 from block 6 and gets 200 more in block 7, the
+			// tip, when she subscribes: her statement starts at block 6
+			// (the stored head) at the node's 700 at the tip less the 200
+			// of block 7, and chains on from there.
+			e.fake.Pay(pay("alice", "erin", 500, 1))
+			e.fake.Mine(1) // 6
+			e.fake.Pay(pay("alice", "erin", 200, 1))
+			e.fake.Mine(1) // 7
+			e.fetch()      // stores 5 and 6
+			e.subscribe("erin")
+			e.fetch() // syncs erin at 6
+			e.fake.Pay(pay("alice", "erin", 100, 1))
+			e.fake.Mine(2) // 8, and 9 on it
+			e.fetch()
+			e.wantRows("erin", fakeRow{block: 7, amount: 200, after: 700, causes: 1}, fakeRow{block: 8, amount: 100, after: 800, causes: 1})
 		})
 	})
 }

@@ -76,12 +76,20 @@ func (f *follower) sync(ctx context.Context, fresh []query.Tracked, cp query.Blo
 
 // syncBalances reads the balances of new subscriptions at cp, where the
 // statements of those owed a backfill start again (ok), even when the
-// fetcher is catching up far behind the node. A node that keeps no state
+// fetcher is catching up far behind the node; from the node's tip when it
+// tells them there only (carriedBack). A node that keeps no state
 // that old (pruned) cannot tell them: the subscriptions wait, SYNCING,
 // until the head follower is within the node's state window (ok false).
 func (f *follower) syncBalances(ctx context.Context, addrs []string, cp uint64) (bals []query.Balance, ok bool, err error) {
 	if f.target <= cp+stateWindow {
 		bals, err = f.readBalances(ctx, addrs, cp)
+		if err == nil && len(bals) == 0 && len(addrs) > 0 && f.readsBalances() {
+			// A node that tells balances at its tip only (a UTXO node's
+			// unspent outputs), cp under it (--confirmations).
+			if bals, ok, err = f.carriedBack(ctx, addrs, cp); err != nil || !ok {
+				return nil, false, err
+			}
+		}
 		if err == nil {
 			f.setSyncWait("")
 		}
@@ -103,6 +111,56 @@ func (f *follower) syncBalances(ctx context.Context, addrs []string, cp uint64) 
 	f.syncWaitSaid = false
 	f.setSyncWait("")
 	return bals, true, nil
+}
+
+// syncPass names the sync's reading of the blocks above the stored head
+// to the family (chain.Query.Pass).
+const syncPass = "sync"
+
+// carriedBack returns the balances of addrs at block at of a node that
+// tells them at its tip only: the tip's, less the movements of the blocks
+// above at (their Activity), each said to be at at. None, ok, when the
+// node does not tell them at its tip either (the statements then start
+// unchecked); ok false when the chain moved while reading (the sync waits
+// for the next step).
+func (f *follower) carriedBack(ctx context.Context, addrs []string, at uint64) ([]query.Balance, bool, error) {
+	head, err := f.cfg.Reader.Head(ctx)
+	if err != nil {
+		return nil, false, f.nodeErr(err)
+	}
+	if head <= at || head > at+stateWindow {
+		return nil, true, nil
+	}
+	tip, err := f.balancesAt(ctx, addrs, head)
+	if err != nil {
+		return nil, false, f.nodeErr(err)
+	}
+	if len(tip) == 0 {
+		return nil, true, nil
+	}
+	set := make(map[string]bool, len(addrs))
+	for _, a := range addrs {
+		set[a] = true
+	}
+	acts, err := f.cfg.Reader.Activity(ctx, chain.Query{From: at + 1, To: head, Tracked: set, Pass: syncPass})
+	if err != nil {
+		return nil, false, f.nodeErr(err)
+	}
+	if len(acts) != int(head-at) {
+		return nil, false, nil // replaced while reading
+	}
+	moved := make(map[query.Holding]query.Amount)
+	for _, a := range acts {
+		for _, m := range a.Moves {
+			k := query.Holding{Address: m.Address, Contract: m.Holding}
+			moved[k] = moved[k].Add(m.Amount)
+		}
+	}
+	for i := range tip {
+		tip[i].Amount = tip[i].Amount.Sub(moved[query.Holding{Address: tip[i].Address, Contract: tip[i].Contract}])
+		tip[i].Block = at
+	}
+	return tip, true, nil
 }
 
 // historyAvailable reports whether new subscriptions (fresh) get their
