@@ -1,0 +1,400 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/address/v2"
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcutil/v2/hdkeychain"
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/txscript/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/utxo"
+)
+
+// regtest is a btcd or litecoind regtest node addrd serves, with keys
+// that sign with btcd's packages: the payer every block pays, and a
+// wallet's master key.
+type regtest struct {
+	t      *testing.T
+	node   *testenv.BitcoinNode
+	net    *utxo.Network
+	payer  *btcec.PrivateKey
+	script []byte // the payer's P2WPKH script
+	addr   string
+	master *hdkeychain.ExtendedKey
+}
+
+func newRegtest(t *testing.T, dialect string) *regtest {
+	t.Helper()
+	name := "bitcoin-regtest"
+	if dialect == testenv.DialectCore {
+		name = "litecoin-regtest"
+	}
+	n, err := utxo.NetworkByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &regtest{t: t, net: n}
+	r.payer, _ = btcec.PrivKeyFromBytes(bytes.Repeat([]byte{1}, 32))
+	r.script, r.addr = r.p2wpkh(r.payer.PubKey())
+	if r.master, err = hdkeychain.NewMaster(bytes.Repeat([]byte{9}, 32), n.Params); err != nil {
+		t.Fatal(err)
+	}
+	if dialect == testenv.DialectBtcd {
+		r.node = testenv.NewBtcd(t, r.addr)
+	} else {
+		r.node = testenv.NewLitecoind(t)
+	}
+	r.node.Generate(t, 101, r.addr)
+	return r
+}
+
+func (r *regtest) p2wpkh(pub *btcec.PublicKey) ([]byte, string) {
+	script := append([]byte{0x00, 0x14}, address.Hash160(pub.SerializeCompressed())...)
+	a, err := utxo.AddressFromScript(r.net, script)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return script, a.String
+}
+
+// key is the wallet's key at branch/index (wpkh(TPUB/branch/*)).
+func (r *regtest) key(branch, index uint32) *btcec.PrivateKey {
+	k, err := r.master.Derive(branch)
+	if err == nil {
+		k, err = k.Derive(index)
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	p, err := k.ECPrivKey()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return p
+}
+
+// coin is an output a key of the test spends.
+type coin struct {
+	txid   string
+	vout   uint32
+	value  int64
+	key    *btcec.PrivateKey
+	script []byte
+}
+
+// coinbase is the payer's coinbase output of block height.
+func (r *regtest) coinbase(height uint64) coin {
+	var hash string
+	r.node.MustCall(r.t, &hash, "getblockhash", height)
+	var b struct {
+		Tx []string `json:"tx"`
+	}
+	r.node.MustCall(r.t, &b, "getblock", hash, 1)
+	return coin{txid: b.Tx[0], value: 50_0000_0000, key: r.payer, script: r.script}
+}
+
+// send signs a transaction of coins (P2WPKH) paying outs (address,
+// amount) and sends it; it returns its txid.
+func (r *regtest) send(coins []coin, outs ...any) string {
+	r.t.Helper()
+	tx := wire.NewMsgTx(2)
+	prev := map[wire.OutPoint]*wire.TxOut{}
+	for _, c := range coins {
+		h, err := chainhash.NewHashFromStr(c.txid)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		op := wire.NewOutPoint(h, c.vout)
+		tx.AddTxIn(wire.NewTxIn(op, nil, nil))
+		prev[*op] = wire.NewTxOut(c.value, c.script)
+	}
+	for i := 0; i < len(outs); i += 2 {
+		a, err := utxo.ParseAddress(r.net, outs[i].(string))
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		tx.AddTxOut(wire.NewTxOut(outs[i+1].(int64), a.Script))
+	}
+	hashes := txscript.NewTxSigHashes(tx, txscript.NewMultiPrevOutFetcher(prev))
+	for i, c := range coins {
+		w, err := txscript.WitnessSignature(tx, hashes, i, c.value, c.script, txscript.SigHashAll, c.key, true)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		tx.TxIn[i].Witness = w
+	}
+	var buf bytes.Buffer
+	if err := tx.Serialize(&buf); err != nil {
+		r.t.Fatal(err)
+	}
+	var txid string
+	r.node.MustCall(r.t, &txid, "sendrawtransaction", hex.EncodeToString(buf.Bytes()))
+	return txid
+}
+
+// send is a request with a JSON body.
+func (s *served) send(tb testing.TB, key, method, path, body string) (int, []byte) {
+	tb.Helper()
+	id, secret, _ := strings.Cut(key, ":")
+	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.SetBasicAuth(id, secret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// get reads path into v, failing on anything but a 200.
+func (s *served) get(tb testing.TB, key, path string, v any) {
+	tb.Helper()
+	status, body := s.do(tb, key, "GET", path)
+	if status != 200 {
+		tb.Fatalf("GET %s: %d %s", path, status, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		tb.Fatalf("GET %s: %s: %v", path, body, err)
+	}
+}
+
+type apiBalances struct {
+	Balances []struct {
+		Asset    string `json:"asset"`
+		Symbol   string `json:"symbol"`
+		Decimals int    `json:"decimals"`
+		Amount   string `json:"amount"`
+		Block    uint64 `json:"block_number"`
+	} `json:"balances"`
+}
+
+func (b apiBalances) native() string {
+	for _, x := range b.Balances {
+		if x.Asset == query.AssetNative {
+			return x.Amount
+		}
+	}
+	return "none"
+}
+
+type apiStatement struct {
+	Rows []struct {
+		Block        uint64 `json:"block_number"`
+		Amount       string `json:"amount"`
+		BalanceAfter string `json:"balance_after"`
+		Reconciled   *bool  `json:"reconciled"`
+		Difference   string `json:"difference"`
+		Causes       []struct {
+			Kind   string `json:"kind"`
+			TxHash string `json:"transaction_hash"`
+			Amount string `json:"amount"`
+		} `json:"causes"`
+	} `json:"balance_changes"`
+}
+
+type apiWallet struct {
+	Descriptors []struct {
+		DerivedCount int `json:"derived_count"`
+		NextIndex    int `json:"next_index"`
+	} `json:"descriptors"`
+	AddressCount int `json:"address_count"`
+	Used         int `json:"used_address_count"`
+}
+
+// TestServeBitcoin runs addrd serve on a btcd and a litecoind in regtest:
+// an address and a descriptor wallet subscribed through the API, a
+// payment to both, a spend of the wallet with change, a reorg; the
+// balances equal the node's unspent outputs, the statement's rows are
+// reconciled at the tip, the wallet extends by its gap limit, the events
+// feed has the rows and their retraction.
+func TestServeBitcoin(t *testing.T) {
+	for _, dialect := range []string{testenv.DialectBtcd, testenv.DialectCore} {
+		t.Run(dialect, func(t *testing.T) { testServeBitcoin(t, dialect) })
+	}
+}
+
+func testServeBitcoin(t *testing.T, dialect string) {
+	ctx := context.Background()
+	r := newRegtest(t, dialect)
+	chain := map[string]string{testenv.DialectBtcd: "BTCREGTEST", testenv.DialectCore: "LTCREGTEST"}[dialect]
+	db := filepath.Join(t.TempDir(), "addrd.db")
+	out, _, err := run(t, "apikey", "create", "--name", "alice", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := lastLine(out)
+	s := startServe(t, "--db", db, "--chain", chain+"="+r.node.URL, "--confirmations", "0")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("addrd's log:\n%s", s.stderr)
+		}
+	})
+	node, err := utxo.Open(r.node.URL, r.net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+
+	// Bad input first: another network's address, a wallet on a bad checksum.
+	if status, body := s.do(t, key, "PUT", "/v1/chains/"+chain+"/addresses/bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"); status != 400 || !strings.Contains(string(body), "this chain is") {
+		t.Errorf("a mainnet address on %s: %d %s", chain, status, body)
+	}
+
+	bKey, _ := btcec.PrivKeyFromBytes(bytes.Repeat([]byte{2}, 32))
+	_, b := r.p2wpkh(bKey.PubKey())
+	base := "/v1/chains/" + chain
+	if status, body := s.do(t, key, "PUT", base+"/addresses/"+b); status != 200 {
+		t.Fatalf("subscribe %s: %d %s", b, status, body)
+	}
+	tpub, err := r.master.Neuter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wallet = "/wallets/treasury"
+	body := fmt.Sprintf(`{"descriptors":[{"descriptor":"wpkh(%s/0/*)"},{"descriptor":"wpkh(%s/1/*)","internal":true}],"gap_limit":3}`, tpub, tpub)
+	if status, resp := s.send(t, key, "PUT", base+wallet, body); status != 200 {
+		t.Fatalf("PUT wallet: %d %s", status, resp)
+	}
+	var addrs struct {
+		Addresses []struct {
+			Address string `json:"address"`
+		} `json:"addresses"`
+	}
+	s.get(t, key, base+wallet+"/addresses", &addrs)
+	if len(addrs.Addresses) != 6 {
+		t.Fatalf("wallet addresses %+v, want 3 receive and 3 change", addrs)
+	}
+	recv2, change0 := addrs.Addresses[2].Address, addrs.Addresses[3].Address
+	if _, a := r.p2wpkh(r.key(0, 2).PubKey()); a != recv2 {
+		t.Fatalf("the wallet's receive address 2 is %s, the key's %s", recv2, a)
+	}
+
+	// The payer pays B 1 coin and the wallet's receive address 2 2 coins.
+	cb := r.coinbase(1)
+	tx1 := r.send([]coin{cb}, b, int64(1_0000_0000), recv2, int64(2_0000_0000), r.addr, cb.value-3_0000_0000-1000)
+	r.node.Generate(t, 1, r.addr)
+
+	var w apiWallet
+	eventually(t, 30*time.Second, "the wallet extends past its used address 2", func() bool {
+		s.get(t, key, base+wallet, &w)
+		return w.Used == 1 && w.Descriptors[0].DerivedCount == 6 && w.Descriptors[0].NextIndex == 3
+	})
+	var bal apiBalances
+	eventually(t, 30*time.Second, "B's balance", func() bool {
+		s.get(t, key, base+"/addresses/"+b+"/balances", &bal)
+		return bal.native() == "100000000"
+	})
+	if x := bal.Balances[0]; x.Symbol != r.net.Coin || x.Decimals != 8 {
+		t.Errorf("B's balance %+v, want %s with 8 decimals", x, r.net.Coin)
+	}
+	eventually(t, 30*time.Second, "the wallet's balance", func() bool {
+		s.get(t, key, base+wallet+"/balances", &bal)
+		return bal.native() == "200000000"
+	})
+
+	// The wallet spends its 2 coins: 0.5 to B, the rest but the fee to its
+	// change address 0.
+	wKey := r.key(0, 2)
+	wScript, _ := r.p2wpkh(wKey.PubKey())
+	tx2 := r.send([]coin{{txid: tx1, vout: 1, value: 2_0000_0000, key: wKey, script: wScript}}, b, int64(5000_0000), change0, int64(1_4999_0000))
+	r.node.Generate(t, 1, r.addr)
+	eventually(t, 30*time.Second, "the wallet's balance after its spend", func() bool {
+		s.get(t, key, base+wallet+"/balances", &bal)
+		return bal.native() == "149990000"
+	})
+	eventually(t, 30*time.Second, "the change branch extends past change 0", func() bool {
+		s.get(t, key, base+wallet, &w)
+		return w.Used == 2 && w.Descriptors[1].DerivedCount == 4
+	})
+
+	var st apiStatement
+	eventually(t, 30*time.Second, "B's statement", func() bool {
+		s.get(t, key, base+"/addresses/"+b+"/balance_changes", &st)
+		return len(st.Rows) == 2
+	})
+	newest, oldest := st.Rows[0], st.Rows[1]
+	if oldest.Amount != "100000000" || len(oldest.Causes) != 1 || oldest.Causes[0].Kind != query.KindReceived || oldest.Causes[0].TxHash != tx1 {
+		t.Errorf("B's first row %+v, want 1 coin received in %s", oldest, tx1)
+	}
+	if newest.Amount != "50000000" || newest.BalanceAfter != "150000000" || newest.Causes[0].TxHash != tx2 {
+		t.Errorf("B's second row %+v, want 0.5 received in %s", newest, tx2)
+	}
+	if newest.Reconciled == nil || !*newest.Reconciled {
+		t.Errorf("B's row at the tip: reconciled %v, difference %s; want it checked against the node and equal", newest.Reconciled, newest.Difference)
+	}
+	tip, err := node.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeBal, err := node.Balances(ctx, tip, []query.BalanceQuery{{Address: b}})
+	if err != nil || nodeBal[0].Amount.String() != newest.BalanceAfter {
+		t.Errorf("the node's balance of B %+v, %v; the statement's %s", nodeBal, err, newest.BalanceAfter)
+	}
+	var txs struct {
+		Transactions []struct {
+			Hash string `json:"hash"`
+		} `json:"transactions"`
+	}
+	s.get(t, key, base+"/addresses/"+b+"/transactions", &txs)
+	if len(txs.Transactions) != 2 || txs.Transactions[0].Hash != tx2 || txs.Transactions[1].Hash != tx1 {
+		t.Errorf("B's transactions %+v, want %s then %s", txs, tx2, tx1)
+	}
+
+	// A reorg: the block of tx2 is invalidated and two others mined, with
+	// a payment from the payer to B of its own: tx2's rows are retracted
+	// and B's balance follows the node's.
+	var hash string
+	r.node.MustCall(t, &hash, "getblockhash", tip)
+	r.node.MustCall(t, nil, "invalidateblock", hash)
+	cb2 := r.coinbase(2)
+	r.send([]coin{cb2}, b, int64(7), r.addr, cb2.value-7-1000)
+	r.node.Generate(t, 2, r.addr)
+	tip, err = node.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeBal, err = node.Balances(ctx, tip, []query.BalanceQuery{{Address: b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "B's balance after the reorg", func() bool {
+		s.get(t, key, base+"/addresses/"+b+"/balances", &bal)
+		return bal.native() == nodeBal[0].Amount.String() && bal.Balances[0].Block == tip
+	})
+	var feed struct {
+		Events []struct {
+			Type string          `json:"type"`
+			Data json.RawMessage `json:"data"`
+		} `json:"events"`
+	}
+	s.get(t, key, "/v1/events?page_size=1000", &feed)
+	kinds := map[string]int{}
+	for _, e := range feed.Events {
+		if strings.Contains(string(e.Data), b) {
+			kinds[e.Type]++
+		}
+	}
+	if kinds["balance_change"] < 3 || kinds["balance_change_retracted"] < 1 {
+		t.Errorf("B's events %v, want its rows and a retraction", kinds)
+	}
+}
