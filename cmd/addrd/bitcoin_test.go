@@ -327,6 +327,47 @@ func testServeBitcoin(t *testing.T, dialect string) {
 		return w.Used == 2 && w.Descriptors[1].DerivedCount == 4
 	})
 
+	// The wallet moves its change to its receive address 3: internal,
+	// nothing but the fee leaves it.
+	cKey := r.key(1, 0)
+	cScript, _ := r.p2wpkh(cKey.PubKey())
+	s.get(t, key, base+wallet+"/addresses", &addrs)
+	recv3 := addrs.Addresses[3].Address
+	tx3 := r.send([]coin{{txid: tx2, vout: 1, value: 1_4999_0000, key: cKey, script: cScript}}, recv3, int64(1_4998_9000))
+	r.node.Generate(t, 1, r.addr)
+	eventually(t, 30*time.Second, "the wallet's balance after its internal transfer", func() bool {
+		s.get(t, key, base+wallet+"/balances", &bal)
+		return bal.native() == "149989000"
+	})
+	var ws struct {
+		Rows []struct {
+			Amount       string `json:"amount"`
+			BalanceAfter string `json:"balance_after"`
+			Reconciled   *bool  `json:"reconciled"`
+			Txs          []struct {
+				Hash     string `json:"transaction_hash"`
+				Amount   string `json:"amount"`
+				Fee      string `json:"fee"`
+				Internal bool   `json:"internal"`
+			} `json:"transactions"`
+		} `json:"balance_changes"`
+	}
+	s.get(t, key, base+wallet+"/balance_changes", &ws)
+	ok := len(ws.Rows) == 3 && len(ws.Rows[0].Txs) == 1 && len(ws.Rows[1].Txs) == 1 && len(ws.Rows[2].Txs) == 1
+	if ok {
+		r0, r1, r2 := ws.Rows[0], ws.Rows[1], ws.Rows[2]
+		t0, t1, t2 := r0.Txs[0], r1.Txs[0], r2.Txs[0]
+		ok = r0.Amount == "-1000" && r0.BalanceAfter == "149989000" && t0.Hash == tx3 && t0.Amount == "-1000" && t0.Fee == "1000" && t0.Internal &&
+			r1.Amount == "-50010000" && r1.BalanceAfter == "149990000" && t1.Hash == tx2 && t1.Fee == "10000" && !t1.Internal &&
+			r2.Amount == "200000000" && r2.BalanceAfter == "200000000" && t2.Hash == tx1 && t2.Fee == "0" && !t2.Internal
+	}
+	if !ok {
+		t.Errorf("the wallet's statement %+v; want the internal transfer %s (fee 1000), the spend %s (0.5 out, fee 10000), the receipt %s", ws.Rows, tx3, tx2, tx1)
+	}
+	if rc := ws.Rows[0].Reconciled; rc == nil || !*rc {
+		t.Errorf("the wallet's row at the tip: reconciled %v, want checked and equal", rc)
+	}
+
 	var st apiStatement
 	eventually(t, 30*time.Second, "B's statement", func() bool {
 		s.get(t, key, base+"/addresses/"+b+"/balance_changes", &st)
@@ -360,15 +401,15 @@ func testServeBitcoin(t *testing.T, dialect string) {
 		t.Errorf("B's transactions %+v, want %s then %s", txs, tx2, tx1)
 	}
 
-	// A reorg: the block of tx2 is invalidated and two others mined, with
-	// a payment from the payer to B of its own: tx2's rows are retracted
-	// and B's balance follows the node's.
+	// A reorg of depth 2: the blocks of tx2 and tx3 are invalidated and
+	// three others mined, with a payment from the payer to B of its own:
+	// B's row of tx2 is retracted and B's balance follows the node's.
 	var hash string
-	r.node.MustCall(t, &hash, "getblockhash", tip)
+	r.node.MustCall(t, &hash, "getblockhash", tip-1)
 	r.node.MustCall(t, nil, "invalidateblock", hash)
 	cb2 := r.coinbase(2)
 	r.send([]coin{cb2}, b, int64(7), r.addr, cb2.value-7-1000)
-	r.node.Generate(t, 2, r.addr)
+	r.node.Generate(t, 3, r.addr)
 	tip, err = node.Head(ctx)
 	if err != nil {
 		t.Fatal(err)
