@@ -1,0 +1,184 @@
+package adversary_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wharfhq/wharf/internal/testenv"
+	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/fetch"
+	"github.com/wharfhq/wharf/query/store"
+	"github.com/wharfhq/wharf/query/utxo"
+	"github.com/wharfhq/wharf/query/utxo/adversary"
+)
+
+// TestFetcherAdversarial runs the chain-neutral fetcher on the
+// generator's random regtest activity, on btcd and litecoind, the
+// wallet's addresses subscribed before the first block: after every
+// block or reorg it fetches to the node's tip and holds every tracked
+// address's stored balance and statement to the node alone (its unspent
+// outputs at the tip): the balance equals them, the newest row is
+// checked and reconciled, and no row of the statement shows a
+// difference, its rows chaining from zero to the balance. A failure
+// names its seed (ADDRD_UTXO_SEED=N reruns it).
+func TestFetcherAdversarial(t *testing.T) {
+	steps := env(t, "ADDRD_UTXO_STEPS", 12)
+	for _, dialect := range []string{adversary.Btcd, adversary.Core} {
+		t.Run(dialect, func(t *testing.T) {
+			for _, seed := range seeds(t, 1) {
+				fetchPlay(t, dialect, seed, steps)
+				if t.Failed() {
+					return
+				}
+			}
+		})
+	}
+}
+
+func fetchPlay(t *testing.T, dialect string, seed uint64, steps int) {
+	t.Helper()
+	ctx := context.Background()
+	fail := func(step int, format string, args ...any) {
+		t.Helper()
+		t.Fatalf("seed %d (ADDRD_UTXO_SEED=%d reruns it) step %d on %s: %s", seed, seed, step, dialect, fmt.Sprintf(format, args...))
+	}
+	name, chain := "bitcoin-regtest", "BTCREGTEST"
+	if dialect == adversary.Core {
+		name, chain = "litecoin-regtest", "LTCREGTEST"
+	}
+	net, err := utxo.NetworkByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _, err := adversary.Wallet(net, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var node *testenv.BitcoinNode
+	if dialect == adversary.Btcd {
+		node = testenv.NewBtcd(t, keys[0].Address.String)
+	} else {
+		node = testenv.NewLitecoind(t)
+	}
+	reader, err := utxo.Dial(ctx, node.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reader.Close)
+	truth, err := utxo.Dial(ctx, node.URL) // the node's answers, apart from the fetcher's reader
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(truth.Close)
+
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "addrd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	k, secret, err := db.CreateAPIKey(ctx, "adversary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := db.Authenticate(ctx, k.ID, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tracked []string
+	for _, k := range keys[:len(keys)-1] {
+		tracked = append(tracked, k.Address.String)
+		if _, err := db.Subscribe(ctx, acct.ID, chain, k.Address.String); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: reader, Native: query.NativeCoin{Symbol: net.Coin, Decimals: utxo.Decimals},
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The generator takes its coins from a checker's view of the node,
+	// which reads the chain with a reader of its own.
+	own, err := utxo.Dial(ctx, node.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(own.Close)
+	checker := adversary.NewChecker(own, node, tracked)
+	g := adversary.NewGenerator(node, dialect, keys, rand.New(rand.NewPCG(seed, 41)), checker)
+	// The fetcher starts at the genesis, so that the statements cover
+	// every block.
+	if err := f.FetchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Mine(ctx, utxo.CoinbaseMaturity+1); err != nil {
+		t.Fatal(err)
+	}
+	for step := range steps {
+		if err := g.Step(ctx); err != nil {
+			fail(step, "%v\n%s", err, tail(g.Log))
+		}
+		if _, err := checker.Check(ctx, dialect, g.Replaced); err != nil {
+			fail(step, "the checker: %v", err)
+		}
+		tip, err := truth.Head(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		caught := false
+		for range 100 {
+			if err := f.FetchOnce(ctx); err != nil {
+				fail(step, "FetchOnce: %v\n%s", err, tail(g.Log))
+			}
+			if cp, _, _ := db.Checkpoint(ctx, chain); cp.Number >= tip {
+				caught = true
+				break
+			}
+		}
+		if !caught {
+			fail(step, "the fetcher did not reach the tip %d in 100 steps", tip)
+		}
+		qs := make([]query.BalanceQuery, len(tracked))
+		for i, a := range tracked {
+			qs[i] = query.BalanceQuery{Address: a}
+		}
+		want, err := truth.Balances(ctx, tip, qs)
+		if err != nil {
+			fail(step, "the node's balances: %v", err)
+		}
+		var bad []string
+		for i, a := range tracked {
+			rows, err := db.AccountBalanceChanges(ctx, acct.ID, chain, a, nil, 10_000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := query.Amount{}
+			if len(rows) > 0 {
+				got = rows[0].BalanceAfter
+			}
+			if got.Cmp(want[i].Amount) != 0 {
+				bad = append(bad, fmt.Sprintf("%s: statement %s, node %s", a, got, want[i].Amount))
+			}
+			sum := query.Amount{}
+			for j := len(rows) - 1; j >= 0; j-- {
+				r := rows[j]
+				sum = sum.Add(r.Amount)
+				if !r.Difference.IsZero() || (r.Checked && !r.Reconciled) || sum.Cmp(r.BalanceAfter) != 0 {
+					bad = append(bad, fmt.Sprintf("%s: row of block %d: amount %s, after %s (running %s), checked %v reconciled %v, difference %s",
+						a, r.Block, r.Amount, r.BalanceAfter, sum, r.Checked, r.Reconciled, r.Difference))
+				}
+			}
+			if len(rows) > 0 && rows[0].Block == tip && !(rows[0].Checked && rows[0].Reconciled) {
+				bad = append(bad, fmt.Sprintf("%s: the row of the tip %d is not checked and reconciled", a, tip))
+			}
+		}
+		if len(bad) > 0 {
+			fail(step, "%d violations:\n  %s\nthe generator's last steps:\n%s", len(bad), strings.Join(bad, "\n  "), tail(g.Log))
+		}
+	}
+	t.Logf("seed %d on %s: %d steps, %s, 0 violations", seed, dialect, steps, fmt.Sprint(g.Stats))
+}
