@@ -31,6 +31,9 @@ type health struct {
 	head      uint64    // the node's head at the last step
 	probed    bool      // the node was asked for its trace API
 	traceAPI  string    // the trace API in use, "" for none
+	// covered says the statements cover every movement: with traceAPI,
+	// or on a family without internal movements.
+	covered bool
 	// syncWait says why new subscriptions wait, SYNCING, since
 	// syncWaitSince; "" when they do not.
 	syncWait      string
@@ -162,10 +165,10 @@ func (c *core) nodeHead() uint64 {
 	return c.health.head
 }
 
-func (c *core) setTraces(api string) {
+func (c *core) setTraces(api string, covered bool) {
 	c.health.mu.Lock()
 	defer c.health.mu.Unlock()
-	c.health.traceAPI, c.health.probed = api, true
+	c.health.traceAPI, c.health.covered, c.health.probed = api, covered, true
 }
 
 // Health reports whether fetching works: an error when the last step
@@ -237,7 +240,9 @@ func (f *Fetcher) SyncProblem() (reason string, since time.Time, ok bool) {
 // Traces says how internal movements are found: the trace API in use
 // (TraceCallTracer or TraceParity), "none" when the node has none or
 // traces are off (statements then say that internal movements are not
-// covered), or "" before the node was asked.
+// covered), NoInternals on a chain whose family has no internal
+// movements (its blocks list every movement), or "" before the node was
+// asked.
 func (f *Fetcher) Traces() string {
 	h := f.core.health
 	h.mu.Lock()
@@ -245,8 +250,14 @@ func (f *Fetcher) Traces() string {
 	switch {
 	case !h.probed:
 		return ""
-	case h.traceAPI == "":
-		return "none"
+	case h.traceAPI != "":
+		return h.traceAPI
+	case h.covered:
+		return NoInternals
 	}
-	return h.traceAPI
+	return "none"
 }
+
+// NoInternals is what Traces says on a chain whose family has no internal
+// movements (no chain.Internals: a UTXO chain), so none to find.
+const NoInternals = "not needed"

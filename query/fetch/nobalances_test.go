@@ -209,8 +209,8 @@ func TestFetchWithoutBalances(t *testing.T) {
 		if err := e.f.Health(); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.f.Traces(); got != "none" {
-			t.Errorf("Traces() = %q, want none", got)
+		if got := e.f.Traces(); got != fetch.NoInternals {
+			t.Errorf("Traces() = %q on a family without internal movements, want %q", got, fetch.NoInternals)
 		}
 
 		e.fake.Pay(pay("alice", "bob", 1000, 10))

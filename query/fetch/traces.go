@@ -40,7 +40,7 @@ func (f *follower) probe(ctx context.Context) error {
 	if internals {
 		in.UseInternals(api)
 	}
-	f.setTraces(api)
+	f.setTraces(api, f.facts.covered)
 	switch {
 	case api != "":
 		f.metrics.traced.Set(1)
