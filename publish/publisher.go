@@ -132,6 +132,9 @@ type publishRun struct {
 	sums      []string           // input index -> the SHA-256 of its file, hex
 	sboms     map[string][]byte  // artifact key -> its SBOM (CycloneDX JSON), when known
 	images    map[int]*oci.Image // input index -> the image its archive holds
+	// states are the image archives' file states before their first read,
+	// by path: what an archive copied unread must still be (FileSection).
+	states map[string]inputState
 	imgs      []Image            // the release's images as written into the registry tree
 	// blobsWritten is set once writeBlobs wrote every image's blobs.
 	blobsWritten bool

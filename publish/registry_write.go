@@ -20,42 +20,51 @@ import (
 // refuses the publish whole. It returns the images by input index.
 func (r *publishRun) readImages(ctx context.Context, inputs []Input) (map[int]*oci.Image, error) {
 	ims := make([]*oci.Image, len(inputs))
+	states := make([]inputState, len(inputs))
 	err := r.parallel(ctx, len(inputs), func(_ context.Context, i int) error {
 		if inputs[i].Form != FormImage {
 			return nil
 		}
-		im, err := readImage(inputs[i], r.Config.maxImageSize())
+		im, st, err := readImage(inputs[i], r.Config.maxImageSize())
 		if err != nil {
 			return fmt.Errorf("%s: %w", inputs[i].Path, err)
 		}
-		ims[i] = im
+		ims[i], states[i] = im, st
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	m := map[int]*oci.Image{}
+	r.states = map[string]inputState{}
 	for i, im := range ims {
 		if im != nil {
 			m[i] = im
+			r.states[inputs[i].Path] = states[i]
 		}
 	}
 	return m, nil
 }
 
-// readImage reads one image archive.
-func readImage(in Input, maxSize int64) (*oci.Image, error) {
+// readImage reads one image archive, and the state of its file before
+// the read.
+func readImage(in Input, maxSize int64) (*oci.Image, inputState, error) {
 	f, err := in.open()
 	if err != nil {
-		return nil, err
+		return nil, inputState{}, err
 	}
 	defer f.Close()
+	st, err := stateOf(f)
+	if err != nil {
+		return nil, st, err
+	}
 	head := make([]byte, headLen)
 	n, _ := f.ReadAt(head, 0)
 	if err := refuseHead(head[:n]); err != nil {
-		return nil, err
+		return nil, st, err
 	}
-	return oci.Read(f, in.Size, in.Build.Platform, oci.Limits{MaxSize: maxSize})
+	im, err := oci.Read(f, in.Size, in.Build.Platform, oci.Limits{MaxSize: maxSize})
+	return im, st, err
 }
 
 // imagePlan is one image of the release: its platforms, in build order.
@@ -234,7 +243,20 @@ func (r *publishRun) putBlobFrom(ctx context.Context, image, access string, in I
 		return err
 	}
 	defer f.Close()
-	return r.putBlob(ctx, key, b.Digest, io.NewSectionReader(f, b.Offset, b.Size), b.Size, "application/octet-stream", access)
+	if !r.copiesSections() {
+		return r.putBlob(ctx, key, b.Digest, io.NewSectionReader(f, b.Offset, b.Size), b.Size, "application/octet-stream", access)
+	}
+	// The blob's digest was taken when the archive was read; the store
+	// may copy its bytes without reading them, so the file must be the
+	// one read.
+	sum, err := hex.DecodeString(oci.Hex(b.Digest))
+	if err != nil {
+		return fmt.Errorf("%s: digest %q", key, b.Digest)
+	}
+	if err := r.putBlob(ctx, key, b.Digest, NewFileSection(f, b.Offset, b.Size, sum), b.Size, "application/octet-stream", access); err != nil {
+		return err
+	}
+	return unchanged(in, f, r.states[in.Path])
 }
 
 // haveBlob reports whether the content-addressed object at key is there
@@ -263,7 +285,11 @@ func (r *publishRun) putBlob(ctx context.Context, key, digest string, src io.Rea
 		return fmt.Errorf("%s: digest %q", key, digest)
 	}
 	tr := r.Progress.Start(key, size)
-	info, err := r.Store.Put(ctx, key, newCountingReader(src, tr), size, PutOptions{
+	if _, ok := src.(*FileSection); !ok {
+		// A section goes to the store as it is, for the store to copy.
+		src = newCountingReader(src, tr)
+	}
+	info, err := r.Store.Put(ctx, key, src, size, PutOptions{
 		ContentType: ctype, CacheControl: CacheControl(key, access), SHA256: sum, IfNoneMatch: true,
 	})
 	if errors.Is(err, ErrPreconditionFailed) {

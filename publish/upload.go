@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/wharfhq/wharf/internal/parallel"
@@ -49,6 +50,9 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input, im *oci.Image
 		return a, err
 	}
 	defer f.Close()
+	if im != nil && r.copiesSections() {
+		return r.uploadImageArchive(ctx, in, im, f, a)
+	}
 	var src io.Reader = f
 	size := in.Size
 	ctype := "application/x-tar"
@@ -89,6 +93,50 @@ func (r *publishRun) uploadArtifact(ctx context.Context, in Input, im *oci.Image
 		return a, err
 	}
 	r.wrote(key)
+	return r.signAndAttest(ctx, a)
+}
+
+// uploadImageArchive writes an image archive whose digest readImages
+// took (im.SHA256; its first bytes checked there too) as a FileSection,
+// which the directory store copies in the kernel without reading it, and
+// checks afterwards that the file is still the one read.
+func (r *publishRun) uploadImageArchive(ctx context.Context, in Input, im *oci.Image, f *os.File, a Artifact) (Artifact, error) {
+	sum, err := hex.DecodeString(im.SHA256)
+	if err != nil || len(sum) != sha256.Size {
+		return a, fmt.Errorf("%s: digest %q", in.Path, im.SHA256)
+	}
+	a.Size, a.SHA256 = in.Size, strings.ToLower(im.SHA256)
+	tr := r.Progress.Start(a.Key, in.Size)
+	info, err := r.Store.Put(ctx, a.Key, NewFileSection(f, 0, in.Size, sum), in.Size, PutOptions{
+		ContentType: "application/x-tar", CacheControl: CacheControl(a.Key, a.Access), IfNoneMatch: true,
+	})
+	if errors.Is(err, ErrPreconditionFailed) {
+		var got string
+		if got, err = r.storedDigest(ctx, a.Key); err == nil && got != a.SHA256 {
+			err = fmt.Errorf("%w: %s exists with sha256 %s, this input has %s (an unfinished publish of %s left other bytes; versions are immutable, publish a new version)",
+				ErrVersionExists, a.Key, got, a.SHA256, r.v)
+		}
+		if err == nil {
+			err = unchanged(in, f, r.states[in.Path])
+		}
+		tr.Done(err)
+		if err != nil {
+			return a, err
+		}
+		r.Progress.Logf("%s already in the store with the same bytes (an earlier run); kept", a.Key)
+		return r.signAndAttest(ctx, a)
+	}
+	tr.Done(err)
+	if err != nil {
+		return a, err
+	}
+	if err := r.checkStored(ctx, a.Key, info, a.SHA256); err != nil {
+		return a, err
+	}
+	if err := unchanged(in, f, r.states[in.Path]); err != nil {
+		return a, err
+	}
+	r.wrote(a.Key)
 	return r.signAndAttest(ctx, a)
 }
 

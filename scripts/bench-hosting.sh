@@ -20,6 +20,11 @@
 #                   ÷ nginx's own `return 302`                        (want >= 0.9)
 #   noise           nginx's `return 302` against itself: how much the
 #                   machine's load moves a ratio in this run          (1.00 when quiet)
+#   registry-blob   a 50 MiB image layer pulled with a full key through
+#                   the recipe (wharf decides, nginx serves the file)
+#                   ÷ plain nginx serving the same file               (want >= 0.95)
+#   registry-manifest  a manifest GET through the recipe (wharf's
+#                   answer), p50 and p99 with 1 and 8 clients         (want p99 < 2 ms)
 #   revoke          how long after `wharf apikey revoke` a key that was
 #                   just downloading is refused, through nginx (its auth
 #                   cache and wharf's) and by a second wharf serve on the
@@ -96,6 +101,14 @@ for name in engine treasury-cli; do
   head -c $((50 << 20)) /dev/urandom >"$work/big/$name"
   tar -C "$work/big" -czf "$input/$name-linux-amd64.tar.gz" "$name"
 done
+# A treasury-node image whose one layer holds 50 MiB of random bytes.
+mkdir -p "$work/big/rootfs"
+head -c $((50 << 20)) /dev/urandom >"$work/big/rootfs/node"
+tar --format=ustar -C "$work/big/rootfs" -cf "$work/big/layer.tar" node
+diff_id=$(sha256sum "$work/big/layer.tar" | cut -d' ' -f1)
+printf '[{"Config":"config.json","RepoTags":["treasury-node:bench"],"Layers":["layer.tar"]}]\n' >"$work/big/manifest.json"
+printf '{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}\n' "$diff_id" >"$work/big/config.json"
+tar -C "$work/big" -cf "$input/treasury-node-amd64.tar" manifest.json config.json layer.tar
 rm -rf "$work/big"
 "$wharf" keygen --out "$work/dl.key" >/dev/null
 "$wharf" publish --version 26.1.1 --key "$work/dl.key" --store "$work/public" --base-url http://127.0.0.1 "$input" >/dev/null 2>&1
@@ -106,6 +119,11 @@ auth="Authorization: Basic $(printf '%s:' "$key" | base64 -w0)"
 engine=bin/26.1.1/engine-26.1.1-linux-amd64.tar.gz
 cli=bin/26.1.1/treasury-cli-26.1.1-linux-amd64.tar.gz
 small=bin/26.1.1/signer-26.1.1-linux-amd64.tar.gz
+# The registry tree: the 50 MiB layer and the platform manifest of the image.
+blob=v2/treasury-node/blobs/sha256:$diff_id
+[ -f "$work/public/$blob" ] || { echo "bench-hosting: publish wrote no blob $blob" >&2; exit 1; }
+index=v2/treasury-node/manifests/26.1.1
+platform=v2/treasury-node/manifests/$(sed -n 's/.*"digest":"\(sha256:[0-9a-f]*\)".*"architecture":"amd64".*/\1/p' "$work/public/$index" | head -n 1)
 
 wport=$(port)
 "$wharf" serve --store "$work/public" --listen "127.0.0.1:$wport" --db "$db" \
@@ -279,7 +297,39 @@ for form in ${FORMS:-throughput cpu}; do
 done
 fi
 
-# 7. Revocation: a key downloading through nginx (whose auth cache and
+# 7 and 8. The registry: a 50 MiB blob pulled with a full key through the
+# recipe (wharf decides, nginx serves the file: X-Accel-Redirect) against
+# plain nginx serving the same file; then a manifest GET through the
+# recipe (wharf's own answer), one client, its p50 and p99, for the index
+# by tag and the platform manifest by digest (a pull, counted).
+if want registry-blob; then
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "$auth" "$hurl/$blob")
+[ "$code" = 200 ] || { echo "bench-hosting: the blob through nginx = $code" >&2; exit 1; }
+ref_run() { bytes_per_sec "$(run_wrk -t2 -c8 "$nurl/$blob")"; }
+mes_run() { bytes_per_sec "$(run_wrk -t2 -c8 -H "$auth" "$hurl/$blob")"; }
+read -r m r med rounds < <(abba)
+echo "registry-blob 50 MiB (throughput): nginx recipe (wharf decides, nginx serves) $(mib "$m"), plain nginx $(mib "$r"), ratio $med (rounds: $rounds) (want >= 0.95)"
+ref_run() { per_cpu_bytes -t2 -c8 "$nurl/$blob"; }
+mes_run() { per_cpu_bytes -t2 -c8 -H "$auth" "$hurl/$blob"; }
+read -r m r med rounds < <(abba)
+echo "registry-blob 50 MiB (cpu): nginx recipe $(mib "$m") per CPU s, plain nginx $(mib "$r") per CPU s, ratio $med (rounds: $rounds) (want >= 0.95)"
+fi
+if want registry-manifest; then
+accept="Accept: application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json"
+for m in "$index" "$platform"; do
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H "$auth" -H "$accept" "$hurl/$m")
+  [ "$code" = 200 ] || { echo "bench-hosting: GET /$m through nginx = $code" >&2; exit 1; }
+  for c in 1 8; do
+    p=$(run_wrk -t1 -c"$c" --latency -H "$auth" -H "$accept" "$hurl/$m")
+    # The reference: plain nginx serving the manifest's file, no auth (what
+    # the machine's load alone puts into a p99).
+    q=$(run_wrk -t1 -c"$c" --latency "$nurl/$m")
+    echo "registry-manifest /${m#v2/} through the recipe, $c client(s): p50 $(awk '/^ +50%/ { print $2 }' <<<"$p"), p99 $(awk '/^ +99%/ { print $2 }' <<<"$p"), $(reqs_per_sec "$p")/s; plain nginx's file p50 $(awk '/^ +50%/ { print $2 }' <<<"$q"), p99 $(awk '/^ +99%/ { print $2 }' <<<"$q") (want p99 < 2ms)"
+  done
+done
+fi
+
+# 9. Revocation: a key downloading through nginx (whose auth cache and
 # wharf's credential cache both hold it) and asking a second wharf serve
 # on the same database; the time from the revocation's commit to the
 # first 401 on each, polled with curl (a few ms apart).

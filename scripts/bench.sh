@@ -67,11 +67,14 @@ bench_publish() {
 # publish_image: one 500 MiB image (a docker save of one layer) published into a directory
 # against an fsynced io.Copy of its tar in the same run, ABBA, medians (BenchmarkPublishImage):
 # publish/cp (the target 1.1; publish writes the tar and its layer, twice the bytes),
-# publish/2cp, read/input (each read of the archive counts 1).
+# publish/2cp (the bytes it writes; target 1.1), read/input (each read of the archive counts 1,
+# and so does each kernel copy). Then the upgrade from one patch release to the next with one
+# changed layer (BenchmarkImageUpgrade): the bytes a pull fetches over the tar download.
 bench_publish_image() {
 	echo "== publish_image: wharf publish of one image into a directory vs cp of its tar"
 	"$GO" test -run '^$' -bench '^BenchmarkPublishImage$' -benchtime 3x -count 1 -timeout 15m ./publish/ 2>&1 |
 		grep -E '^(BenchmarkPublishImage|\s+image_bench_test.go)' | sed -E 's/^\s*(image_bench_test.go:[0-9]+: )?/  /'
+	gobench ./publish/ BenchmarkImageUpgrade 15m
 }
 
 # The other parts keep their benchmarks in scripts of their own; a section runs one.
