@@ -135,7 +135,7 @@ type publishRun struct {
 	// states are the image archives' file states before their first read,
 	// by path: what an archive copied unread must still be (FileSection).
 	states map[string]inputState
-	imgs      []Image            // the release's images as written into the registry tree
+	imgs   []Image // the release's images as written into the registry tree
 	// blobsWritten is set once writeBlobs wrote every image's blobs.
 	blobsWritten bool
 	mu           sync.Mutex // guards res.Written
