@@ -115,12 +115,14 @@ bench_books() {
 # dev chain (--backfill-blocks all: bisection and eth_getLogs by address) against a
 # block-by-block scan of the same range, same run. Targets: <= 5% of the scan's RPC calls,
 # <= 10% of its time, the same transactions; then, in the same run, an address that never sent
-# (nonce 0, no code: its blocks are read), whose ratios are about 1 (receiver-*).
+# (nonce 0, no code; receiver-*), target <= 3% of the calls. BenchmarkHistoryAnvil: the same
+# on anvil, whose trace_filter finds what no state shows.
 # The chain (on disk, with geth's log index; empty blocks sealed in bulk) takes about 3 minutes
 # to build on 2 cores; -history.blocks N and -history.moves N (go test ... -args) change its size.
 bench_history() {
 	echo "== history: full history vs a block-by-block scan"
 	gobench ./query/fetch/ BenchmarkHistory 40m
+	gobench ./query/fetch/ BenchmarkHistoryAnvil 40m
 }
 
 # freshness: blocks every 250 ms with 10,000 subscriptions: the oldest balance against the

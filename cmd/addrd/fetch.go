@@ -27,6 +27,8 @@ func fetchFlags() []cli.Flag {
 			Usage: "store a block once `N` blocks sit on it (0 with --dev)"},
 		&cli.StringFlag{Name: "backfill-blocks", Value: "1000", EnvVars: []string{"ADDRD_BACKFILL_BLOCKS"},
 			Usage: "a new subscription gets the transactions of the last `N` blocks, or with \"all\" its whole history (needs an archive node; else the last 1000 blocks)"},
+		&cli.BoolFlag{Name: "backfill-exhaustive", EnvVars: []string{"ADDRD_BACKFILL_EXHAUSTIVE"},
+			Usage: "with --backfill-blocks all, on a node without trace_filter, also read every block for contracts and addresses that never sent (a payment passing through a contract, a contract created and destroyed in one transaction): about as many calls as a block scan"},
 		&cli.DurationFlag{Name: "refresh-interval", Value: 10 * time.Minute, EnvVars: []string{"ADDRD_REFRESH_INTERVAL"},
 			Usage: "every tracked address's balances are read again at least every `DURATION`, whatever the block cadence"},
 		&cli.StringFlag{Name: "traces", Value: fetch.TracesAuto, EnvVars: []string{"ADDRD_TRACES"},
@@ -46,6 +48,7 @@ type fetchOptions struct {
 	confirmations  uint64
 	backfillBlocks uint64
 	backfillAll    bool
+	exhaustive     bool // read every block for what no state shows
 	refresh        time.Duration
 	interval       time.Duration
 	traces         string
@@ -58,6 +61,7 @@ func fetchOptionsFrom(c *cli.Context) (fetchOptions, error) {
 	o := fetchOptions{
 		fetch:         c.Bool("fetch"),
 		confirmations: c.Uint64("confirmations"),
+		exhaustive:    c.Bool("backfill-exhaustive"),
 		refresh:       c.Duration("refresh-interval"),
 		interval:      2 * time.Second,
 		traces:        c.String("traces"),
@@ -103,6 +107,9 @@ func startFetchers(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, db
 		d, err := dialChain(ctx, c)
 		if err != nil {
 			return nil, err
+		}
+		if r, ok := d.reader.(interface{ ExhaustHistory(bool) }); ok { // an EVM chain's
+			r.ExhaustHistory(o.exhaustive)
 		}
 		f, err := fetch.New(fetch.Config{
 			Chain:           c.Name,

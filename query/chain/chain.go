@@ -59,6 +59,10 @@ type Query struct {
 	// a family that adapts how it reads to what it found (the EVM's
 	// dense and sparse modes) keeps what it learned per pass.
 	Pass string
+	// NoInternals asks for no movements inside transactions, even where
+	// the Reader reads them (chain.Internals): a node that no longer
+	// keeps the state of old blocks cannot trace them.
+	NoInternals bool
 }
 
 // BlockActivity is what touched the tracked addresses in one block.

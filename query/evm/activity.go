@@ -22,8 +22,8 @@ import (
 // (sparse) the Transfer logs of all the blocks in one call (filtered by
 // address when the pass tracks few), and the receipts of the blocks that
 // matched only. With a trace API (UseInternals), every block's internal
-// movements are read, one call a block. Either way a block costs the same
-// whatever the number of tracked addresses.
+// movements are read, one call a block, unless q.NoInternals. Either
+// way a block costs the same whatever the number of tracked addresses.
 func (r *Reader) Activity(ctx context.Context, q chain.Query) ([]chain.BlockActivity, error) {
 	if q.To < q.From {
 		return nil, nil
@@ -32,7 +32,7 @@ func (r *Reader) Activity(ctx context.Context, q chain.Query) ([]chain.BlockActi
 	if err != nil {
 		return nil, err
 	}
-	scanned, err := r.scan(ctx, linked(blocks), q.Tracked, q.Pass)
+	scanned, err := r.scan(ctx, linked(blocks), q.Tracked, q.Pass, !q.NoInternals)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ const filterFrom = 64
 // scan scans consecutive blocks for the tracked addresses of set. It
 // returns the blocks before the first one found replaced while reading
 // (a reorg).
-func (r *Reader) scan(ctx context.Context, blocks []query.SourceBlock, set map[string]bool, pass string) ([]scanned, error) {
+func (r *Reader) scan(ctx context.Context, blocks []query.SourceBlock, set map[string]bool, pass string, internals bool) ([]scanned, error) {
 	if len(blocks) == 0 {
 		return nil, nil
 	}
@@ -101,6 +101,9 @@ func (r *Reader) scan(ctx context.Context, blocks []query.SourceBlock, set map[s
 	}
 	tracked := func(a string) bool { return set[a] }
 	api := r.traceAPI()
+	if !internals {
+		api = ""
+	}
 	out := make([]scanned, len(blocks))
 	var (
 		mu  sync.Mutex

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/parallel"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
 )
 
 // Backfill slices: a slice is the blocks one StoreBackfill covers. Its
@@ -175,211 +176,90 @@ func (bf *backfiller) slice(ctx context.Context, job query.BackfillJob) (done bo
 // backfillRange returns what blocks from to to hold for addresses, oldest
 // first, and whether the node has the state before them (so that the
 // statement can be checked there). Where the node has that state (an
-// archive node, or recent blocks) it searches by history (bisection on
-// state, logs by address; every change found, internal ones included)
-// when that costs less than reading every block, or scans every block
-// with its traces; without the state it scans blocks, receipts and logs
-// (traces need the state too).
+// archive node, or recent blocks) it searches by history (the family's
+// HistorySource: for the EVM, logs by address and bisection on state,
+// every change found, internal ones included) when that costs less than
+// reading every block, or reads the activity of every block with its
+// internal movements; without the state it reads every block without
+// them (a node traces only blocks whose state it keeps).
 func (bf *backfiller) backfillRange(ctx context.Context, from, to uint64, addresses []string) ([]pastBlock, bool, error) {
-	ss, _ := bf.cfg.Source.(query.StateSource)
-	state, err := bf.stateBefore(ctx, ss, from)
+	state, err := bf.stateBefore(ctx, from, addresses)
 	if err != nil {
 		return nil, false, bf.nodeErr(err)
 	}
-	if state && (bf.cfg.BackfillAll || bisectPays(len(addresses), to-from+1)) {
-		found, err := bf.history(ctx, ss, from, to, addresses)
-		if !errors.Is(err, query.ErrNoState) {
+	hs, searches := bf.cfg.Reader.(chain.HistorySource)
+	if state && searches && (bf.cfg.BackfillAll || historyPays(len(addresses), to-from+1)) {
+		found, err := bf.history(ctx, hs, from, to, addresses)
+		if !errors.Is(err, chain.ErrNotImplemented) {
 			return found, true, bf.nodeErr(err)
 		}
 		bf.log.Warn("fetcher: the node lost the state of old blocks during a backfill; scanning blocks instead", "from", from, "to", to, "err", err)
 		state = false
 	}
-	r := pastReader{src: bf.cfg.Source}
-	if state && bf.facts.traceAPI != "" {
-		r.trace = bf.traces
-	}
-	found, err := r.scan(ctx, from, to, addresses, 0)
+	found, err := bf.scan(ctx, from, to, addresses, state && bf.facts.traceAPI != "")
 	if err != nil {
 		return nil, false, bf.nodeErr(err)
 	}
 	return found, state, bf.nodeErr(bf.pastTokenInfo(ctx, found))
 }
 
-// bisectPays reports whether searching blocks by the state of addresses
-// costs fewer calls than reading each of blocks: the search reads each
-// address's balance and nonce at the range's bounds at least (four calls),
-// a scan a block and its traces (two).
-func bisectPays(addresses int, blocks uint64) bool {
+// historyPays reports whether searching blocks by the history of
+// addresses costs fewer calls than reading each of blocks: a search
+// reads at least each address's balance and nonce at the range's bounds
+// (four calls), a scan a block and its internal movements (two).
+func historyPays(addresses int, blocks uint64) bool {
 	return uint64(2*addresses) <= blocks
 }
 
 // stateBefore reports whether the node has the state of the block before
-// from (of block 0 for from 0), asking for a balance there.
-func (bf *backfiller) stateBefore(ctx context.Context, ss query.StateSource, from uint64) (bool, error) {
-	if ss == nil {
+// from (of block 0 for from 0), asking for the balance of one of
+// addresses there: never where the Reader reads no balances.
+func (bf *backfiller) stateBefore(ctx context.Context, from uint64, addresses []string) (bool, error) {
+	br, ok := bf.cfg.Reader.(chain.BalanceReader)
+	if !ok || len(addresses) == 0 {
 		return false, nil
 	}
-	_, err := ss.States(ctx, max(from, 1)-1, []string{"0x0000000000000000000000000000000000000000"}, false)
+	_, err := br.Balances(ctx, max(from, 1)-1, []query.BalanceQuery{{Address: addresses[0]}})
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, query.ErrNoState):
+	case errors.Is(err, query.ErrNoState), errors.Is(err, chain.ErrNotImplemented):
 		return false, nil
 	}
 	return false, err
 }
 
-// traces reads the internal movements of b.
-func (bf *backfiller) traces(ctx context.Context, b query.SourceBlock) ([]query.InternalMove, error) {
-	return bf.facts.tracer.Traces(ctx, b, bf.facts.traceAPI)
-}
-
 // history finds what blocks from to to hold for addresses without reading
-// every block: the token transfers from eth_getLogs with the addresses in
-// topic 1, then topic 2 (Source.Transfers adapts its ranges to the node's
-// limits); the native movements by bisecting the range on the addresses'
-// balance and nonce; then it reads only the blocks where something
-// changed, whole (every receipt, every Transfer log, the traces when the
-// node has them), so that each transaction is stored with all its
-// movements.
-func (bf *backfiller) history(ctx context.Context, ss query.StateSource, from, to uint64, addresses []string) ([]pastBlock, error) {
-	logs, err := bf.cfg.Source.Transfers(ctx, from, to, addresses)
-	if err != nil {
-		return nil, err
-	}
-	changed, err := changedBlocks(ctx, ss, from, to, addresses)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range logs {
-		changed[l.BlockNumber] = true
-	}
-	if err := bf.unseenCalls(ctx, ss, from, to, addresses, changed); err != nil {
-		return nil, err
-	}
-	set := make(map[string]bool, len(addresses))
-	for _, a := range addresses {
-		set[a] = true
-	}
-	r := pastReader{src: bf.cfg.Source}
-	if bf.facts.traceAPI != "" {
-		r.trace = bf.traces
-	}
-	byBlock := logsByBlock(logs)
-	numbers := sortedKeys(changed)
-	found := make([]pastBlock, len(numbers))
-	err = parallel.Do(ctx, len(numbers), 4, func(ctx context.Context, i int) error {
-		blocks, err := bf.cfg.Source.Blocks(ctx, numbers[i], numbers[i])
-		if err != nil {
+// every block: the family's history search names the blocks where one of
+// them may have moved (all of them at once where it batches, else one
+// address at a time), and only those are read, whole (every receipt and
+// log, the internal movements where the node has them), so that each
+// transaction is stored with all its movements.
+func (bf *backfiller) history(ctx context.Context, hs chain.HistorySource, from, to uint64, addresses []string) ([]pastBlock, error) {
+	var numbers []uint64
+	if hb, ok := hs.(chain.HistoryBatcher); ok {
+		var err error
+		if numbers, err = hb.Histories(ctx, addresses, from, to); err != nil {
+			return nil, err
+		}
+	} else {
+		each := make([][]uint64, len(addresses))
+		err := parallel.Do(ctx, len(addresses), 4, func(ctx context.Context, i int) error {
+			var err error
+			each[i], err = hs.History(ctx, addresses[i], from, to)
 			return err
+		})
+		if err != nil {
+			return nil, err
 		}
-		if len(blocks) == 0 {
-			return fmt.Errorf("block %d: the node does not have it: %w", numbers[i], query.ErrUnavailable)
-		}
-		found[i], err = r.block(ctx, blocks[0], byBlock[numbers[i]], set)
-		return err
-	})
+		numbers = slices.Sorted(slices.Values(slices.Concat(each...)))
+		numbers = slices.Compact(numbers)
+	}
+	found, err := bf.readFound(ctx, numbers, addresses)
 	if err != nil {
 		return nil, err
 	}
 	return found, bf.pastTokenInfo(ctx, found)
-}
-
-// unseenCalls adds to changed the blocks from to to holding what the
-// state search cannot see for addresses, read for the
-// addresses that could have had it (code and nonces at to):
-//
-//   - a contract (code at to) can be called without a movement of value,
-//     a log naming it or a nonce of its own (a token's own transfer, a
-//     rebase, a payment that passes through): the blocks with a
-//     transaction from, to or creating it;
-//   - an address with neither code nor a nonce at to (creatable: it may
-//     be a counterfactual contract, or an address that never sent) may
-//     have been created and destroyed within one transaction (EIP-6780),
-//     its value burnt or passed on: it holds no code, nonce or balance of
-//     it at any block's end. The blocks with a transaction to or creating
-//     it, and where the node has traces, the blocks whose internal
-//     movements (a CREATE2 by a factory, a self-destruct) touch it. An
-//     address with a nonce and no code sent a transaction: it is not a
-//     contract, so nothing created it (a creation needs a nonce of 0 and
-//     no code, and only the creating transaction can destroy it).
-//
-// The blocks are read 256 a call (transactions only); with traces, each
-// block with transactions is traced once more for creatable addresses.
-// Withdrawals and fee income to these addresses count too.
-func (bf *backfiller) unseenCalls(ctx context.Context, ss query.StateSource, from, to uint64, addresses []string, changed map[uint64]bool) error {
-	cr, ok := ss.(query.CodeReader)
-	if !ok {
-		return nil
-	}
-	code, err := cr.HasCode(ctx, to, addresses)
-	if err != nil {
-		return err
-	}
-	var codeless []string
-	contracts := make(map[string]bool)
-	for i, a := range addresses {
-		if code[i] {
-			contracts[a] = true
-		} else {
-			codeless = append(codeless, a)
-		}
-	}
-	creatable := make(map[string]bool)
-	if len(codeless) > 0 {
-		states, err := ss.States(ctx, to, codeless, true)
-		if err != nil {
-			return err
-		}
-		for i, a := range codeless {
-			if states[i].Nonce == 0 {
-				creatable[a] = true
-			}
-		}
-	}
-	if len(contracts) == 0 && len(creatable) == 0 {
-		return nil
-	}
-	either := func(a string) bool { return contracts[a] || creatable[a] }
-	isCreatable := func(a string) bool { return creatable[a] }
-	trace := len(creatable) > 0 && bf.facts.traceAPI != ""
-	for lo := from; lo <= to; lo += 256 {
-		hi := min(to, lo+255)
-		blocks, err := bf.cfg.Source.Blocks(ctx, lo, hi)
-		if err != nil {
-			return err
-		}
-		var traced []query.SourceBlock // creatable addresses' blocks to trace
-		for _, b := range blocks {
-			switch {
-			case len(matchBlock(b, nil, nil, either).touched) > 0:
-				changed[b.Number] = true
-			case trace && len(b.Txs) > 0 && !changed[b.Number]:
-				traced = append(traced, b)
-			}
-		}
-		hit := make([]bool, len(traced))
-		err = parallel.Do(ctx, len(traced), 4, func(ctx context.Context, i int) error {
-			moves, err := bf.traces(ctx, traced[i])
-			if err != nil {
-				return fmt.Errorf("traces of block %d: %w", traced[i].Number, err)
-			}
-			hit[i] = len(matchBlock(traced[i], nil, moves, isCreatable).touched) > 0
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for i, b := range traced {
-			if hit[i] {
-				changed[b.Number] = true
-			}
-		}
-		if uint64(len(blocks)) < hi-lo+1 {
-			return fmt.Errorf("blocks %d-%d: the node has %d of them: %w", lo, hi, len(blocks), query.ErrUnavailable)
-		}
-	}
-	return nil
 }
 
 // pastTokenInfo fills in the symbols and decimals of the transfers found.

@@ -1,7 +1,8 @@
 package fetch
 
-// Reading past blocks for a backfill: one block whole, or every block of a
-// range.
+// Reading past blocks for a backfill, through the family's Reader: the
+// activity of every block of a range, or of the blocks its history
+// search found.
 
 import (
 	"context"
@@ -10,11 +11,22 @@ import (
 
 	"github.com/wharfhq/wharf/internal/parallel"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
 )
+
+// Passes of the backfill over the chain (chain.Query.Pass): the family
+// keeps how it reads each (dense or sparse) apart from the head's.
+const (
+	backfillPass = "backfill" // every block of a range
+	historyPass  = "history"  // the blocks a history search found
+)
+
+// pastChunk is the most blocks one Activity call of a backfill reads.
+const pastChunk = 256
 
 // pastBlock is what a backfill found in one block: the transactions that
 // touch the backfilled addresses, each whole, and the movements of their
-// balances (moves.go), from which their statement rows are made.
+// balances, from which their statement rows are made.
 type pastBlock struct {
 	number uint64
 	time   time.Time
@@ -26,118 +38,115 @@ type pastBlock struct {
 	traced  bool // the block's internal movements were read
 }
 
-// pastReader reads past blocks for a backfill through a Source, with
-// their internal movements when trace is set.
-type pastReader struct {
-	src   query.Source
-	trace func(context.Context, query.SourceBlock) ([]query.InternalMove, error)
+// move is one movement of a tracked address's balance of one asset.
+type move struct {
+	address  string
+	contract string      // "" for the native coin, else the holding key
+	cause    query.Cause // with a signed amount
 }
 
-// block reads what block b holds for set. logs are b's Transfer logs
-// that involve set (all of them will do): a block that nothing touches
-// (no transaction, log, internal movement, withdrawal or fee income of an
-// address of set) costs no more calls; one that something touches is
-// read whole (every receipt, every Transfer log), so that each
-// transaction is stored with the transfers of all its parties.
-func (r pastReader) block(ctx context.Context, b query.SourceBlock, logs []query.TokenTransfer, set map[string]bool) (pastBlock, error) {
-	out := pastBlock{number: b.Number, time: b.Time, traced: r.trace != nil}
-	var traced []query.InternalMove
-	if r.trace != nil {
-		var err error
-		if traced, err = r.trace(ctx, b); err != nil {
-			return out, fmt.Errorf("traces of block %d: %w", b.Number, err)
+// movesOf is the movements of activity a, as the statement takes them.
+func movesOf(a chain.BlockActivity) []move {
+	out := make([]move, len(a.Moves))
+	for i, m := range a.Moves {
+		out[i] = move{address: m.Address, contract: m.Holding,
+			cause: query.Cause{Kind: m.Kind, TxHash: m.Tx, Amount: m.Amount, Ref: m.Ref, Fee: m.Fee}}
+	}
+	return out
+}
+
+// pastOf is the block of activity a, for the backfilled addresses of set.
+func pastOf(a chain.BlockActivity, set map[string]bool, traced bool) pastBlock {
+	p := pastBlock{number: a.Block.Number, time: a.Block.Time, traced: traced, moves: movesOf(a), touched: touchedBy(a, set)}
+	for _, tx := range a.Txs {
+		p.txs = append(p.txs, storedTx(a.Block, tx))
+	}
+	return p
+}
+
+// pastActivity reads the activity of the blocks from to to for set, all
+// of them (fewer is an error: the node has lost them, or they changed
+// while read), with their internal movements unless noInternals.
+func (bf *backfiller) pastActivity(ctx context.Context, from, to uint64, set map[string]bool, pass string, noInternals bool) ([]chain.BlockActivity, error) {
+	var out []chain.BlockActivity
+	for lo := from; lo <= to; {
+		acts, err := bf.cfg.Reader.Activity(ctx, chain.Query{From: lo, To: to, Tracked: set, Pass: pass, NoInternals: noInternals})
+		if err != nil {
+			return nil, err
 		}
+		if len(acts) == 0 {
+			return nil, fmt.Errorf("block %d: the node does not have it: %w", lo, query.ErrUnavailable)
+		}
+		out = append(out, acts...)
+		lo += uint64(len(acts))
 	}
-	tracked := func(a string) bool { return set[a] }
-	if len(matchBlock(b, logs, traced, tracked).touched) == 0 {
-		return out, nil
-	}
-	all, logs, err := r.src.BlockReceipts(ctx, b.Block)
-	if err != nil {
-		return out, fmt.Errorf("receipts of block %d: %w", b.Number, err)
-	}
-	m := matchBlock(b, logs, traced, tracked)
-	receipts, err := pairReceipts(b, m.hashes, all)
-	if err != nil {
-		return out, err
-	}
-	out.txs = m.transactions(b, receipts)
-	out.moves = blockMoves(b, out.txs, all, tracked)
-	out.touched = m.touched
 	return out, nil
 }
 
-// scan reads every block from to to: the Transfer logs involving
-// addresses in one call per chunk of blocks, the blocks, their traces
-// when r traces, and whole the blocks that touch addresses. It returns
-// the blocks that hold something for them, oldest first.
-func (r pastReader) scan(ctx context.Context, from, to uint64, addresses []string, chunk uint64) ([]pastBlock, error) {
+// scan reads every block from to to, a chunk at a time, with their
+// internal movements when traced; it returns the blocks that hold
+// something for addresses, oldest first.
+func (bf *backfiller) scan(ctx context.Context, from, to uint64, addresses []string, traced bool) ([]pastBlock, error) {
 	if to < from || len(addresses) == 0 {
 		return nil, nil
 	}
-	if chunk == 0 {
-		chunk = 256
+	set := addressSet(addresses)
+	var out []pastBlock
+	for lo := from; lo <= to; lo += pastChunk {
+		hi := min(to, lo+pastChunk-1)
+		acts, err := bf.pastActivity(ctx, lo, hi, set, backfillPass, !traced)
+		if err != nil {
+			return nil, fmt.Errorf("scan %d-%d: %w", lo, hi, err)
+		}
+		for _, a := range acts {
+			if p := pastOf(a, set, traced); len(p.txs) > 0 || len(p.moves) > 0 {
+				out = append(out, p)
+			}
+		}
 	}
+	return out, nil
+}
+
+// readFound reads the blocks numbers (ascending) whole for addresses,
+// with their internal movements where the node has them: consecutive
+// ones in one Activity call, a few calls at once.
+func (bf *backfiller) readFound(ctx context.Context, numbers []uint64, addresses []string) ([]pastBlock, error) {
+	type run struct{ lo, hi uint64 }
+	var runs []run
+	for _, n := range numbers {
+		if k := len(runs) - 1; k >= 0 && runs[k].hi+1 == n && n-runs[k].lo < pastChunk {
+			runs[k].hi = n
+			continue
+		}
+		runs = append(runs, run{n, n})
+	}
+	set := addressSet(addresses)
+	traced := bf.facts.traceAPI != ""
+	found := make([][]pastBlock, len(runs))
+	err := parallel.Do(ctx, len(runs), 4, func(ctx context.Context, i int) error {
+		acts, err := bf.pastActivity(ctx, runs[i].lo, runs[i].hi, set, historyPass, false)
+		if err != nil {
+			return err
+		}
+		for _, a := range acts {
+			found[i] = append(found[i], pastOf(a, set, traced))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []pastBlock
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out, nil
+}
+
+func addressSet(addresses []string) map[string]bool {
 	set := make(map[string]bool, len(addresses))
 	for _, a := range addresses {
 		set[a] = true
 	}
-	var out []pastBlock
-	for lo := from; lo <= to; lo += chunk {
-		hi := min(to, lo+chunk-1)
-		logs, err := r.src.Transfers(ctx, lo, hi, addresses)
-		if err != nil {
-			return nil, fmt.Errorf("scan %d-%d: %w", lo, hi, err)
-		}
-		blocks, err := r.src.Blocks(ctx, lo, hi)
-		if err != nil {
-			return nil, fmt.Errorf("scan %d-%d: %w", lo, hi, err)
-		}
-		byBlock := logsByBlock(logs)
-		found := make([]pastBlock, len(blocks))
-		err = parallel.Do(ctx, len(blocks), 4, func(ctx context.Context, i int) error {
-			var err error
-			found[i], err = r.block(ctx, blocks[i], byBlock[blocks[i].Number], set)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("scan %d-%d: %w", lo, hi, err)
-		}
-		for _, p := range found {
-			if len(p.txs) > 0 || len(p.moves) > 0 {
-				out = append(out, p)
-			}
-		}
-		if n := uint64(len(blocks)); n < hi-lo+1 {
-			break // the node has no more blocks
-		}
-	}
-	return out, nil
-}
-
-// BlockScan finds the past transactions of addresses by reading every
-// block of a range through a Source: the Transfer logs filtered by the
-// addresses, the blocks for native transfers, and receipts of what
-// matched. It is what a window backfill does on a node without the state
-// of its blocks (without traces), and the reference the full-history
-// search is measured against.
-type BlockScan struct {
-	Source query.Source
-	// Chunk is the number of blocks read per round; default 256.
-	Chunk uint64
-}
-
-// Backfill returns the transactions of blocks from to to (inclusive)
-// that touch one of addresses, with their receipts' status and fee.
-// Errors wrap ErrUnavailable when the source cannot be reached.
-func (s BlockScan) Backfill(ctx context.Context, from, to uint64, addresses []string) ([]query.Transaction, error) {
-	found, err := pastReader{src: s.Source}.scan(ctx, from, to, addresses, s.Chunk)
-	if err != nil {
-		return nil, fmt.Errorf("backfill %d-%d: %w", from, to, err)
-	}
-	var out []query.Transaction
-	for _, p := range found {
-		out = append(out, p.txs...)
-	}
-	return out, nil
+	return set
 }

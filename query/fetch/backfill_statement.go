@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
 )
 
 // pastStatement makes the statement rows of the backfilled slice lo to
@@ -361,7 +362,11 @@ func (bf *backfiller) nodeBalances(ctx context.Context, holdings []query.Holding
 	for i, h := range holdings {
 		qs[i] = query.BalanceQuery(h)
 	}
-	bals, err := bf.cfg.Source.Balances(ctx, block, qs)
+	br, ok := bf.cfg.Reader.(chain.BalanceReader)
+	if !ok {
+		return nil, fmt.Errorf("balances at block %d: %w", block, chain.ErrNotImplemented)
+	}
+	bals, err := br.Balances(ctx, block, qs)
 	if err != nil {
 		return nil, bf.nodeErr(fmt.Errorf("balances at block %d: %w", block, err))
 	}
@@ -389,14 +394,14 @@ func (bf *backfiller) pastTime(ctx context.Context, lo uint64, found []pastBlock
 	if len(found) > 0 && found[0].number == lo {
 		return found[0], nil
 	}
-	blocks, err := bf.cfg.Source.Blocks(ctx, lo, lo)
+	headers, err := bf.cfg.Reader.Headers(ctx, lo, lo)
 	if err != nil {
 		return pastBlock{}, bf.nodeErr(err)
 	}
-	if len(blocks) == 0 {
+	if len(headers) == 0 {
 		return pastBlock{}, fmt.Errorf("block %d: the node does not have it: %w", lo, query.ErrUnavailable)
 	}
-	return pastBlock{number: lo, time: blocks[0].Time, traced: bf.facts.traceAPI != ""}, nil
+	return pastBlock{number: lo, time: headers[0].Time, traced: bf.facts.traceAPI != ""}, nil
 }
 
 func compareHoldings(a, b query.Holding) int {

@@ -195,7 +195,7 @@ func TestBackfillHistory(t *testing.T) {
 	h.sameSet(got, h.want(0), 0)
 
 	// The block-by-block scan of the same range finds the same.
-	scan, err := fetch.BlockScan{Source: h.src}.Backfill(ctx, 0, head, []string{h.x})
+	scan, err := evm.BlockScan{Source: h.src}.Backfill(ctx, 0, head, []string{h.x})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -429,7 +429,13 @@ func newStack(t *testing.T, r run) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	cfg := fetch.Config{Chain: chainName, Store: db, Source: src, Reader: evm.NewReader(src), Logger: log,
+	// The checker holds a backfill to every transaction that touched an
+	// address: on a node without trace_filter, what no state shows (a
+	// contract created and burnt in one transaction) takes reading every
+	// block (--backfill-exhaustive).
+	reader := evm.NewReader(src)
+	reader.ExhaustHistory(true)
+	cfg := fetch.Config{Chain: chainName, Store: db, Source: src, Reader: reader, Logger: log,
 		BackfillAll: r.all, BackfillBlocks: r.window, Traces: fetch.TracesOff}
 	if r.traces {
 		cfg.Traces = fetch.TracesOn
