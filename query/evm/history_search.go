@@ -1,12 +1,13 @@
 package evm
 
 // History: the blocks in which addresses may have moved, found without
-// reading every block: Transfer logs by address, the bisection of their
-// balances and nonces (bisect.go), and for the addresses whose movements
-// no state shows (pass-through movements of contracts, and of addresses
-// that may have been a contract created and destroyed in one
-// transaction) the node's trace_filter where it has one, else the logs
-// the addresses emitted, or every block when asked for (ExhaustHistory).
+// reading every block: Transfer logs by address, the node's trace_filter
+// where it has one, the bisection of their balances and nonces
+// (bisect.go), and on a node without trace_filter, for the addresses
+// whose movements no state shows (pass-through movements of contracts,
+// and of addresses that may have been a contract created and destroyed
+// in one transaction), the logs the addresses emitted, or every block
+// when asked for (ExhaustHistory).
 
 import (
 	"context"
@@ -18,14 +19,6 @@ import (
 	"github.com/wharfhq/wharf/internal/parallel"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/chain"
-)
-
-// Ways History finds the pass-through movements of contracts and
-// creatable addresses (passThrough).
-const (
-	passTraceFilter = "trace_filter" // the node's trace_filter by address
-	passExhaustive  = "exhaustive"   // every block of the range, with its traces
-	passLogs        = "logs"         // the logs the addresses emitted: what the state shows is all else
 )
 
 // ExhaustHistory makes History read every block of its range (and trace
@@ -43,15 +36,16 @@ func (r *Reader) ExhaustHistory(on bool) {
 // Histories returns the blocks from to to in which one of addresses may
 // have moved, ascending: those with a Transfer log naming one of them
 // (eth_getLogs by topic), those where the native balance or the nonce of
-// one changed (a bisection over the node's archive state), and for an
-// address that holds code at to, or has neither code nor a nonce there
-// (it may have been a contract created and destroyed in one transaction,
-// EIP-6780), the blocks where it took part in a call that no state
-// shows: the node's trace_filter by address where it answers it (Erigon,
-// Nethermind, Reth, anvil), else every block's transactions and traces
-// when ExhaustHistory is on, else the logs it emitted. Errors:
-// chain.ErrNotImplemented (with query.ErrNoState) when the node keeps no
-// state for the range (not an archive node).
+// one changed (a bisection over the node's archive state), and those
+// where one took part in a call that no state may show. Where the node
+// answers trace_filter (Erigon, Nethermind, Reth, anvil), that is every
+// call from or to them (whose blocks also cut the bisection short); on a
+// node without it, for an address that holds code at to, or has neither
+// code nor a nonce there (it may have been a contract created and
+// destroyed in one transaction, EIP-6780), every block's transactions
+// and traces when ExhaustHistory is on, else the logs it emitted.
+// Errors: chain.ErrNotImplemented (with query.ErrNoState) when the node
+// keeps no state for the range (not an archive node).
 func (r *Reader) Histories(ctx context.Context, addresses []string, from, to uint64) ([]uint64, error) {
 	if to < from || len(addresses) == 0 {
 		return nil, nil
@@ -81,18 +75,50 @@ func (r *Reader) history(ctx context.Context, ss query.StateSource, addresses []
 	if err != nil {
 		return nil, err
 	}
+	// Where the node answers trace_filter, the calls from and to the
+	// addresses, of every kind: what no state shows, and the blocks of
+	// most native movements, which cut the bisection short.
+	hs, _ := r.src.(historySource)
+	var traced []uint64
+	filtered := false
+	if hs != nil && r.traceFiltered() {
+		traced, err = hs.tracedBlocks(ctx, from, to, addresses)
+		switch {
+		case errors.Is(err, errNoTraceFilter):
+			r.mu.Lock()
+			r.traceFilter = -1
+			r.mu.Unlock()
+		case err != nil:
+			return nil, err
+		default:
+			filtered = true
+		}
+	}
 	c := newStateCache(ss)
-	changed, err := c.changedBlocks(ctx, from, to, addresses)
+	changed, err := c.changedBlocks(ctx, from, to, addresses, traced)
 	if err != nil {
 		return nil, err
 	}
 	for _, l := range logs {
 		changed[l.BlockNumber] = true
 	}
-	if err := r.passThrough(ctx, c, from, to, addresses, changed); err != nil {
-		return nil, err
+	for _, b := range traced {
+		changed[b] = true
+	}
+	if !filtered {
+		if err := r.passThrough(ctx, c, hs, from, to, addresses, changed); err != nil {
+			return nil, err
+		}
 	}
 	return slices.Sorted(maps.Keys(changed)), nil
+}
+
+// traceFiltered reports whether History asks the node's trace_filter:
+// unless it was found without one.
+func (r *Reader) traceFiltered() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.traceFilter >= 0
 }
 
 // passThrough adds to changed the blocks from to to holding what the
@@ -111,13 +137,13 @@ func (r *Reader) history(ctx context.Context, ss query.StateSource, addresses []
 //     creation needs a nonce of 0 and no code, and only the creating
 //     transaction can destroy it).
 //
-// It asks trace_filter for the calls from and to them where the node
-// answers it; else, with ExhaustHistory, it reads every block of the
+// On a node without trace_filter (which history asks first, for every
+// address), with ExhaustHistory it reads every block of the
 // range (256 a call, transactions only), and traces the blocks with
 // transactions for the creatable addresses where Activity traces; else
 // it reads the logs they emitted (eth_getLogs by address), which a call
 // that moves nothing leaves as a rule.
-func (r *Reader) passThrough(ctx context.Context, c *stateCache, from, to uint64, addresses []string, changed map[uint64]bool) error {
+func (r *Reader) passThrough(ctx context.Context, c *stateCache, hs historySource, from, to uint64, addresses []string, changed map[uint64]bool) error {
 	cr, ok := c.ss.(query.CodeReader)
 	if !ok {
 		return nil
@@ -140,24 +166,10 @@ func (r *Reader) passThrough(ctx context.Context, c *stateCache, from, to uint64
 	}
 	either := slices.Sorted(maps.Keys(contracts))
 	either = append(either, slices.Sorted(maps.Keys(creatable))...)
-	hs, _ := r.src.(historySource)
-	switch r.passWay(hs) {
-	case passTraceFilter:
-		blocks, err := hs.tracedBlocks(ctx, from, to, either)
-		if !errors.Is(err, errNoTraceFilter) {
-			if err != nil {
-				return err
-			}
-			for _, b := range blocks {
-				changed[b] = true
-			}
-			return nil
-		}
-		r.mu.Lock()
-		r.traceFilter = -1
-		r.mu.Unlock()
-		return r.passThrough(ctx, c, from, to, addresses, changed)
-	case passExhaustive:
+	r.mu.Lock()
+	exhaustive := r.exhaustive
+	r.mu.Unlock()
+	if exhaustive {
 		return r.exhaust(ctx, from, to, contracts, creatable, changed)
 	}
 	if hs == nil {
@@ -171,21 +183,6 @@ func (r *Reader) passThrough(ctx context.Context, c *stateCache, from, to uint64
 		changed[b] = true
 	}
 	return nil
-}
-
-// passWay is how passThrough finds pass-through movements: trace_filter
-// unless the node was found without it, else every block when asked,
-// else logs.
-func (r *Reader) passWay(hs historySource) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch {
-	case hs != nil && r.traceFilter >= 0:
-		return passTraceFilter
-	case r.exhaustive:
-		return passExhaustive
-	}
-	return passLogs
 }
 
 // exhaust adds to changed the blocks from to to with a transaction from,
