@@ -5,6 +5,9 @@
 #    subscriptions, and a reference loop reading the same blocks, receipts
 #    and traces (callTracer) with ethclient;
 #  - BenchmarkFetchGeth: the same against a real geth --dev (make geth);
+#  - BenchmarkFetchOPGeth: the same against a real op-geth (make op-geth),
+#    with the CPU a block costs the node and the fetcher, and the EVM
+#    family's reads alone (docs/bench.md, "The fetcher on op-geth");
 #  - BenchmarkServeDevLatency: addrd serve --dev, PUT to first balances and
 #    a mined transfer to the API listing it.
 # Sizes: FETCH_BLOCKS (1000), FETCH_TXS (100), FETCH_SUBS (100000). Making
@@ -45,5 +48,6 @@ rc=0
 gotest '^fetch: ' - ./query/fetch/ -run '^$' -bench '^BenchmarkFetch$' -benchtime=1x -timeout 30m \
 	-args -fetch.blocks="$blocks" -fetch.txs="$txs" -fetch.subs="$subs" || rc=1
 gotest '^fetch geth' '^fetch geth' ./query/fetch/ -run '^$' -bench '^BenchmarkFetchGeth$' -benchtime=1x -timeout 30m || rc=1
+gotest '^fetch op-geth' '^fetch op-geth' ./query/fetch/ -run '^$' -bench '^BenchmarkFetchOPGeth$' -benchtime=1x -timeout 30m || rc=1
 gotest '^dev: ' - ./cmd/addrd/ -run '^$' -bench '^BenchmarkServeDevLatency$' -benchtime=1x -timeout 5m || rc=1
 exit $rc

@@ -61,6 +61,9 @@ func StartProcess(log string, tick time.Duration, ready func(context.Context) er
 	}
 }
 
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Exited is closed once the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.done }
 

@@ -113,3 +113,45 @@ func TestContractGeth(t *testing.T) {
 		return &gethChain{g: g, r: r}
 	}})
 }
+
+// anvilChain drives an anvil node for the contract: payments are mined a
+// block each, and a reorg is anvil_reorg with a payment of its own in the
+// first new block, so that it differs from the one it replaces.
+type anvilChain struct {
+	a *testenv.Anvil
+	r chain.Reader
+}
+
+func (c *anvilChain) Reader() chain.Reader { return c.r }
+func (c *anvilChain) Payer() string        { return c.a.Accounts[0] }
+func (c *anvilChain) Fresh() string        { return fresh() }
+
+func (c *anvilChain) Pay(ctx context.Context, from, to string, amount query.Amount) (string, uint64, error) {
+	r, err := c.a.Send(ctx, map[string]any{"from": from, "to": to, "value": "0x" + amount.Big().Text(16), "gas": "0x7a120"})
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.ParseUint(strings.TrimPrefix(r["blockNumber"].(string), "0x"), 16, 64)
+	if err != nil {
+		return "", 0, err
+	}
+	return r["transactionHash"].(string), n, nil
+}
+
+func (c *anvilChain) Reorg(ctx context.Context, depth int) error {
+	tx := map[string]any{"from": c.a.Accounts[2], "to": fresh(), "value": "0x5"}
+	return c.a.Call(ctx, nil, "anvil_reorg", depth, []any{[]any{tx, 0}})
+}
+
+// TestContractAnvil runs the contract on anvil, a second EVM node: its
+// reorgs are anvil_reorg's, of any depth.
+func TestContractAnvil(t *testing.T) {
+	chaintest.Run(t, chaintest.Config{Namespace: evm.Namespace, New: func(t *testing.T) chaintest.Chain {
+		a := testenv.NewAnvil(t)
+		r, err := evm.Family{}.Dial(t.Context(), a.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &anvilChain{a: a, r: r}
+	}})
+}

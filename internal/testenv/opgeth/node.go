@@ -147,6 +147,10 @@ func New(tb testing.TB, cfg Config) *Node {
 	return n
 }
 
+// Pid is the process id of op-geth: a benchmark reads the node's CPU
+// time from /proc.
+func (n *Node) Pid() int { return n.proc.Pid() }
+
 func (n *Node) start(bin, data string, port, auth int) error {
 	args := []string{"--datadir", data, "--networkid", strconv.Itoa(ChainID),
 		"--http", "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(port), "--http.api", "eth,net,web3,debug,txpool",
