@@ -10,6 +10,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/shell"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -62,7 +63,7 @@ Example:
 
 // openDB opens the --db database, migrated.
 func openDB(c *cli.Context) (*store.DB, error) {
-	return store.Open(c.Context, c.String("db"))
+	return store.Open(c.Context, c.String("db"), store.WithLegacyDetail(evm.LegacyDetail))
 }
 
 func apikeyCreate(c *cli.Context) error {

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/wharfhq/wharf/internal/shell"
+	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -29,7 +30,7 @@ func migrate(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return shell.Usagef("migrate: unexpected argument %q", c.Args().First())
 	}
-	db, err := store.OpenNoMigrate(c.String("db"))
+	db, err := store.OpenNoMigrate(c.String("db"), store.WithLegacyDetail(evm.LegacyDetail)) // every chain was an EVM chain before families
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}

@@ -220,7 +220,7 @@ func newServer(ctx context.Context, log *slog.Logger, dsn string, o serverOption
 		buildinfo.Read().Collector("addrd"))
 	db, err := openWaiting(ctx, log, func() (*store.DB, error) {
 		return store.Open(ctx, dsn, store.WithMaxSubscriptions(o.maxSubscriptions), store.WithMaxWebhooks(o.events.maxEndpoints),
-			store.WithQuarantine(quarantineLog(log, reg)))
+			store.WithQuarantine(quarantineLog(log, reg)), store.WithLegacyDetail(evm.LegacyDetail))
 	})
 	if err != nil {
 		return nil, err

@@ -184,7 +184,7 @@ var evmWords = []string{"gas", "nonce", "receipt", "logindex", "trace"}
 // down: a count above it fails, naming the new ones.
 var evmNames = map[string]int{
 	"query/fetch":   56,
-	"query/store":   15,
+	"query/store":   0,
 	"query/api":     0,
 	"query/events":  0,
 	"query/webhook": 0,

@@ -21,6 +21,7 @@ import (
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/api"
+	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/store"
 )
 
@@ -64,7 +65,7 @@ func openRelease(t *testing.T, dialect string) *store.DB {
 	default:
 		t.Fatalf("no release fixture for %s", dialect)
 	}
-	db, err := store.Open(ctx, dsn)
+	db, err := store.Open(ctx, dsn, store.WithLegacyDetail(evm.LegacyDetail))
 	if err != nil {
 		t.Fatalf("opening the release's database: %v", err)
 	}

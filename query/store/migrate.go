@@ -150,7 +150,7 @@ func (db *DB) migrate(ctx context.Context, tx bun.IDB, all []Migration) ([]Migra
 			}
 		}
 		if fill := migrationFills[m.Version]; fill != nil {
-			if err := fill(ctx, tx, db.postgres); err != nil {
+			if err := fill(ctx, tx, db); err != nil {
 				return nil, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 			}
 		}

@@ -11,8 +11,8 @@ import (
 
 // migrationFills are the steps of a migration that SQL alone does not
 // write on both dialects, run in its transaction after its statements.
-var migrationFills = map[int]func(ctx context.Context, tx bun.IDB, postgres bool) error{
-	35: func(ctx context.Context, tx bun.IDB, _ bool) error { return fillBlockTimes(ctx, tx) },
+var migrationFills = map[int]func(ctx context.Context, tx bun.IDB, db *DB) error{
+	35: func(ctx context.Context, tx bun.IDB, _ *DB) error { return fillBlockTimes(ctx, tx) },
 	88: rewriteTxDocs,
 	92: rewriteChangeDocs,
 }

@@ -14,7 +14,7 @@ import (
 // written again as version 4's, a withdrawal's index and validator index
 // as its reference (query.WithdrawalRef). A row that cannot be read is
 // left as it is, as its read fails as before.
-func rewriteChangeDocs(ctx context.Context, tx bun.IDB, _ bool) error {
+func rewriteChangeDocs(ctx context.Context, tx bun.IDB, _ *DB) error {
 	const size = 1000
 	old := "substr(doc, 1, 3) <> '1:" + changeDocVersion + "'"
 	var (

@@ -38,7 +38,7 @@ func TestRewriteChangeDocs(t *testing.T) {
 						return err
 					}
 				}
-				return rewriteChangeDocs(ctx, tx, db.postgres)
+				return rewriteChangeDocs(ctx, tx, db)
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -13,18 +13,18 @@ import (
 // rewriteTxDocs is migration 0088: the transaction documents written
 // before chain families (versions 1 to 5, txdoc_legacy.go), in
 // transactions and in tx_addresses, are written again as version 6's,
-// their EVM fields as the family's detail document. A document that
-// cannot be read is left as it is (its row reads as its key alone, as
-// before).
-func rewriteTxDocs(ctx context.Context, tx bun.IDB, postgres bool) error {
+// their family's fields as its detail document (db.legacy). A document
+// that cannot be read is left as it is (its row reads as its key alone,
+// as before), every one when the store reads no such document.
+func rewriteTxDocs(ctx context.Context, tx bun.IDB, db *DB) error {
 	const size = 1000
 	old := "doc IS NOT NULL AND substr(doc, 1, 3) <> '1:" + txDocVersion + "'"
 	var t query.Transaction
 	rewrite := func(doc string) (string, bool) {
-		if _, err := parseTxDocInto(&t, "", doc); err != nil {
+		if _, err := parseTxDocInto(&t, "", doc, db.legacy); err != nil {
 			return "", false
 		}
-		return string(appendTxDoc(nil, t, postgres)), true
+		return string(appendTxDoc(nil, t, db.postgres)), true
 	}
 	// transactions, by their key (chain, hash).
 	chain, hash := "", ""

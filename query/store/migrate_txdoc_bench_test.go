@@ -20,7 +20,7 @@ func BenchmarkRewriteTxDocs(b *testing.B) {
 	for _, d := range testenv.DBs() {
 		b.Run(d.Name, func(b *testing.B) {
 			ctx := context.Background()
-			db, err := Open(ctx, d.DSN(b))
+			db, err := Open(ctx, d.DSN(b), WithLegacyDetail(evm.LegacyDetail))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -56,7 +56,7 @@ func BenchmarkRewriteTxDocs(b *testing.B) {
 				}
 				b.StartTimer()
 				start := time.Now()
-				if err := db.tx(ctx, func(tx bun.Tx) error { return rewriteTxDocs(ctx, tx, db.postgres) }); err != nil {
+				if err := db.tx(ctx, func(tx bun.Tx) error { return rewriteTxDocs(ctx, tx, db) }); err != nil {
 					b.Fatal(err)
 				}
 				b.ReportMetric(float64(time.Since(start).Milliseconds()), "ms/rewrite")

@@ -285,7 +285,7 @@ func (db *DB) SubscriptionTxRange(ctx context.Context, account int64, chain, add
 				rows = append(rows, query.Transaction{Hash: hash})
 				return nil
 			}
-			rows = append(rows, readTxDoc(chain, doc))
+			rows = append(rows, readTxDoc(chain, doc, db.legacy))
 			return nil
 		})
 		if err == nil && len(missing) > 0 {
@@ -423,7 +423,7 @@ func (db *DB) filterChanges(ctx context.Context, chain, address string, r query.
 			if !doc.Valid {
 				continue
 			}
-			t := readTxDoc(chain, doc.String)
+			t := readTxDoc(chain, doc.String, db.legacy)
 			hashes[t.Hash] = txParty(t, r.Counterparty)
 		}
 		if err := rows.Close(); err != nil {

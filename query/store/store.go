@@ -52,6 +52,9 @@ type DB struct {
 	quarantined func(query.Quarantined)
 	// maxWebhooks bounds the webhook endpoints of an account; 0: none.
 	maxWebhooks int
+	// legacy reads the transactions stored before chain families
+	// (WithLegacyDetail); nil: none.
+	legacy LegacyDetail
 	// onEvents is called after a commit that may have written events.
 	onEvents atomic.Pointer[func()]
 }

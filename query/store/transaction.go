@@ -28,16 +28,19 @@ type transactionRow struct {
 	To          string       `bun:"to_address"`
 	Value       query.Amount `bun:"value"`
 	Fee         query.Amount `bun:"fee"`
-	Nonce       uint64       `bun:"nonce"` // of the rows written before chain families (txdoc_legacy.go); 0 since
-	Doc         *string      `bun:"doc"`   // the transaction's document (txdoc.go), from migration 0003
+	// Legacy is the one field of the family's detail that a row written
+	// before documents holds in a column of its own (txdoc_legacy.go:
+	// the EVM's, every chain then being one); 0 since.
+	Legacy uint64  `bun:"nonce"`
+	Doc    *string `bun:"doc"` // the transaction's document (txdoc.go), from migration 0003
 }
 
 // transaction reads r, a row stored without a document (before
 // migration 0003), from its columns (txdoc_legacy.go).
-func (r transactionRow) transaction() query.Transaction {
+func (r transactionRow) transaction(ld LegacyDetail) query.Transaction {
 	return legacyTransaction(query.Transaction{Chain: r.Chain, Hash: r.Hash, BlockNumber: r.BlockNumber, BlockHash: r.BlockHash,
 		BlockTime: utc(r.BlockTime), Index: r.Index, Status: r.Status, From: r.From, To: r.To, Value: r.Value,
-		Fee: r.Fee}, r.Nonce)
+		Fee: r.Fee}, r.Legacy, ld)
 }
 
 type transferRow struct {
@@ -144,12 +147,12 @@ func (db *DB) transactions(ctx context.Context, tx bun.IDB, chain, address strin
 			// older binary with newer ones) reads as a page of
 			// documents would: with the fields only documents hold.
 			if r.Doc != nil {
-				t := readTxDoc(chain, *r.Doc)
+				t := readTxDoc(chain, *r.Doc, db.legacy)
 				t.Hash = r.Hash // the same, or the key of a row that cannot be read
 				txs = append(txs, t)
 				continue
 			}
-			txs = append(txs, r.transaction())
+			txs = append(txs, r.transaction(db.legacy))
 		}
 		if r.Position != nil {
 			t := &txs[len(txs)-1]
@@ -197,10 +200,10 @@ func (db *DB) joinTransactions(ctx context.Context, chain string, txs []query.Tr
 		var joined []query.Transaction
 		for _, r := range rows {
 			if r.Doc == nil {
-				joined = append(joined, r.transaction())
+				joined = append(joined, r.transaction(db.legacy))
 				continue
 			}
-			t := readTxDoc(chain, *r.Doc)
+			t := readTxDoc(chain, *r.Doc, db.legacy)
 			t.Hash = r.Hash // the same, or the key of a row that cannot be read
 			byHash[r.Hash] = t
 		}
@@ -269,13 +272,13 @@ func (db *DB) transaction(ctx context.Context, tx bun.IDB, chain, hash string) (
 		return query.Transaction{}, err
 	}
 	if row.Doc != nil {
-		txs := []query.Transaction{readTxDoc(chain, *row.Doc)}
+		txs := []query.Transaction{readTxDoc(chain, *row.Doc, db.legacy)}
 		if txs[0].Unreadable != "" {
 			txs[0].Hash = hash // the key the row was found by
 		}
 		return txs[0], db.fillTokens(ctx, tx, txs)
 	}
-	txs := []query.Transaction{row.transaction()}
+	txs := []query.Transaction{row.transaction(db.legacy)}
 	if err := db.attachTransfers(ctx, tx, chain, txs, []string{hash}); err != nil {
 		return query.Transaction{}, err
 	}

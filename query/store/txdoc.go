@@ -235,9 +235,9 @@ func digits(s string) (n uint64, ok bool) {
 
 // parseTxDoc decodes a document written by appendTxDoc into a transaction
 // of chain.
-func parseTxDoc(chain string, doc string) (query.Transaction, error) {
+func parseTxDoc(chain string, doc string, ld LegacyDetail) (query.Transaction, error) {
 	var t query.Transaction
-	if _, err := parseTxDocInto(&t, chain, doc); err != nil {
+	if _, err := parseTxDocInto(&t, chain, doc, ld); err != nil {
 		return query.Transaction{}, err
 	}
 	return t, nil
@@ -247,13 +247,14 @@ func parseTxDoc(chain string, doc string) (query.Transaction, error) {
 // arrays it reuses (a page parses each of its documents into one
 // transaction): the fields are substrings of doc, and the Detail the
 // document's own bytes (never to be written to); nothing else is
-// allocated. It says whether the document notes its strings plain.
-func parseTxDocInto(t *query.Transaction, chain string, doc string) (plain bool, err error) {
+// allocated. It says whether the document notes its strings plain. A
+// document written before chain families is read with ld.
+func parseTxDocInto(t *query.Transaction, chain string, doc string, ld LegacyDetail) (plain bool, err error) {
 	r := txDocReader{s: doc}
 	v := r.string()
 	if r.err == nil && v != txDocVersion && v != txDocShared {
 		if isLegacyTxDoc(v) {
-			return parseLegacyTxDocInto(t, chain, doc)
+			return parseLegacyTxDocInto(t, chain, doc, ld)
 		}
 		return false, fmt.Errorf("transaction document version %q: %w", v, errTxDoc)
 	}
@@ -323,9 +324,9 @@ func parseTransfers(r *txDocReader, t *query.Transaction, kinds, full bool) {
 // readTxDoc is parseTxDoc for a read that answers rows: a document that
 // cannot be read is its row alone, so that one bad row fails itself and
 // not the page (readTxDocInto).
-func readTxDoc(chain string, doc string) query.Transaction {
+func readTxDoc(chain string, doc string, ld LegacyDetail) query.Transaction {
 	var t query.Transaction
-	readTxDocInto(&t, chain, doc)
+	readTxDocInto(&t, chain, doc, ld)
 	return t
 }
 
@@ -333,8 +334,8 @@ func readTxDoc(chain string, doc string) query.Transaction {
 // cannot be read, t is the transaction's key as far as the document's
 // first fields say it (hash, block number and hash, time and index;
 // none of them when those do not read either) and Unreadable says why.
-func readTxDocInto(t *query.Transaction, chain string, doc string) (plain bool) {
-	plain, err := parseTxDocInto(t, chain, doc)
+func readTxDocInto(t *query.Transaction, chain string, doc string, ld LegacyDetail) (plain bool) {
+	plain, err := parseTxDocInto(t, chain, doc, ld)
 	if err == nil {
 		return plain
 	}

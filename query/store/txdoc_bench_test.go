@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/evm"
 )
 
 // BenchmarkParseTxDoc: reading a page's document into the reused
@@ -13,7 +14,7 @@ func BenchmarkParseTxDoc(b *testing.B) {
 	var t query.Transaction
 	b.SetBytes(int64(len(doc)))
 	for b.Loop() {
-		if _, err := parseTxDocInto(&t, "ETH", doc); err != nil {
+		if _, err := parseTxDocInto(&t, "ETH", doc, evm.LegacyDetail); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ import (
 func TestDocFields(t *testing.T) {
 	tx := fieldsTx()
 	doc := string(appendTxDoc(nil, tx, false))
-	got, err := parseTxDoc("ETH", doc)
+	got, err := parseTxDoc("ETH", doc, evm.LegacyDetail)
 	if err != nil || !reflect.DeepEqual(got, tx) {
 		t.Fatalf("round trip: %v\n got %+v\nwant %+v", err, got, tx)
 	}
@@ -35,7 +36,7 @@ func TestDocFields(t *testing.T) {
 	op := tx
 	op.Fee, op.FeeParts = query.AmountOf(21015), query.FeeParts{Execution: query.AmountOf(21000), Blob: query.AmountOf(1), L1: query.AmountOf(9), Operator: query.AmountOf(5)}
 	op.Mint = query.AmountOf(1e18)
-	if got, err := parseTxDoc("ETH", string(appendTxDoc(nil, op, false))); err != nil || !reflect.DeepEqual(got, op) {
+	if got, err := parseTxDoc("ETH", string(appendTxDoc(nil, op, false)), evm.LegacyDetail); err != nil || !reflect.DeepEqual(got, op) {
 		t.Fatalf("round trip with fee parts and mint: %v\n got %+v\nwant %+v", err, got, op)
 	}
 	// Written before chain families (version 5, with the fee's parts),
@@ -43,19 +44,19 @@ func TestDocFields(t *testing.T) {
 	// plain (version 3): read alike, version 3 not plain.
 	var old query.Transaction
 	v5 := string(appendTxDocV5(nil, op))
-	if plain, err := parseTxDocInto(&old, "ETH", v5); err != nil || plain || !reflect.DeepEqual(old, op) {
+	if plain, err := parseTxDocInto(&old, "ETH", v5, evm.LegacyDetail); err != nil || plain || !reflect.DeepEqual(old, op) {
 		t.Fatalf("version 5 document: plain %v, %v\n got %+v\nwant %+v", plain, err, old, op)
 	}
 	v4 := string(appendTxDocV4(nil, tx))
-	if plain, err := parseTxDocInto(&old, "ETH", v4); err != nil || plain || !reflect.DeepEqual(old, tx) {
+	if plain, err := parseTxDocInto(&old, "ETH", v4, evm.LegacyDetail); err != nil || plain || !reflect.DeepEqual(old, tx) {
 		t.Fatalf("version 4 document: plain %v, %v\n got %+v\nwant %+v", plain, err, old, tx)
 	}
-	if plain, err := parseTxDocInto(&old, "ETH", "1:3"+v4[len("1:41:0"):]); err != nil || plain || !reflect.DeepEqual(old, tx) {
+	if plain, err := parseTxDocInto(&old, "ETH", "1:3"+v4[len("1:41:0"):], evm.LegacyDetail); err != nil || plain || !reflect.DeepEqual(old, tx) {
 		t.Fatalf("version 3 document: plain %v, %v\n got %+v\nwant %+v", plain, err, old, tx)
 	}
 	v2 := "1:2" + "5:0xabc1:74:0xb70:1:36:failed4:0x014:0x022:105:210001:9" + "1:25:900005:500001:710:0xa9059cbb0:" +
 		"2:-26:native0:4:0x024:0x031:18:internal3:ETH2:18"
-	old, err = parseTxDoc("ETH", v2)
+	old, err = parseTxDoc("ETH", v2, evm.LegacyDetail)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestTxDocPlain(t *testing.T) {
 			want = want && query.PlainText(s)
 		}
 		var got query.Transaction
-		plain, err := parseTxDocInto(&got, "ETH", string(appendTxDoc(nil, tx, false)))
+		plain, err := parseTxDocInto(&got, "ETH", string(appendTxDoc(nil, tx, false)), evm.LegacyDetail)
 		if err != nil || plain != want || !reflect.DeepEqual(got, tx) {
 			t.Fatalf("seed %d: plain %v, want %v, %v\n got %+v\nwant %+v", seed, plain, want, err, got, tx)
 		}
@@ -223,9 +224,13 @@ func TestLegacyDetailIsTheFamilys(t *testing.T) {
 		d := evm.TxDetail{Nonce: rng.Uint64(), Type: uint8(rng.IntN(256)), GasLimit: rng.Uint64(), GasUsed: rng.Uint64(),
 			EffectiveGasPrice: query.AmountOf(rng.Int64()), Method: str(), Created: str(), Input: str(), CumulativeGasUsed: rng.Uint64(), RevertReason: str()}
 		want := d.JSON()
-		got := legacyDetail{d.Nonce, d.Type, d.GasLimit, d.GasUsed, d.EffectiveGasPrice, d.Method, d.Created, d.Input, d.CumulativeGasUsed, d.RevertReason}.json()
-		if string(got) != string(want) {
-			t.Fatalf("legacy %s\nfamily %s", got, want)
+		tx := query.Transaction{Hash: "0x01", Status: query.StatusSuccess, Detail: want}
+		old, err := parseTxDoc("ETH", string(appendTxDocV4(nil, tx)), evm.LegacyDetail)
+		if err != nil || string(old.Detail) != string(want) {
+			t.Fatalf("legacy %s (%v)\nfamily %s", old.Detail, err, want)
+		}
+		if d.Created != "" && !slices.Contains(old.Parties, d.Created) {
+			t.Fatalf("legacy document's created contract %q not among its parties %q", d.Created, old.Parties)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/evm"
 )
 
 // FuzzParseTxDoc feeds parseTxDoc arbitrary documents: it never panics,
@@ -28,8 +29,8 @@ func FuzzParseTxDoc(f *testing.F) {
 	f.Add([]byte("1:13:0xa99999999999999999999:"))
 	f.Add([]byte("-1:x"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		got, err := parseTxDoc("ETH", string(doc))
-		if read := readTxDoc("ETH", string(doc)); err != nil {
+		got, err := parseTxDoc("ETH", string(doc), evm.LegacyDetail)
+		if read := readTxDoc("ETH", string(doc), evm.LegacyDetail); err != nil {
 			// A page answers the row alone, saying why, in clean text.
 			if read.Unreadable == "" || !query.IsChainText(read.Unreadable, query.MaxReason) || !query.IsChainText(read.Hash, 0) || len(read.Transfers) > 0 {
 				t.Fatalf("readTxDoc of an unreadable document: %+v", read)
@@ -38,7 +39,7 @@ func FuzzParseTxDoc(f *testing.F) {
 		} else if !reflect.DeepEqual(read, got) {
 			t.Fatalf("readTxDoc %+v, parseTxDoc %+v", read, got)
 		}
-		again, err := parseTxDoc("ETH", string(appendTxDoc(nil, got, false)))
+		again, err := parseTxDoc("ETH", string(appendTxDoc(nil, got, false)), evm.LegacyDetail)
 		if err != nil {
 			t.Fatalf("a parsed document does not parse again: %v", err)
 		}

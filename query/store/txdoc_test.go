@@ -23,7 +23,7 @@ func TestTransactionsDocuments(t *testing.T) {
 	for _, d := range testenv.DBs() {
 		t.Run(d.Name, func(t *testing.T) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, d.DSN(t))
+			db, err := store.Open(ctx, d.DSN(t), store.WithLegacyDetail(evm.LegacyDetail))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -131,7 +131,7 @@ func (db *DB) SubscriptionTransactionsFunc(ctx context.Context, account int64, c
 	)
 	for _, doc := range docs {
 		if strings.HasPrefix(doc, "1:"+txDocShared) {
-			readTxDocInto(&t, chain, doc)
+			readTxDocInto(&t, chain, doc, db.legacy)
 			tokens.add(&t)
 		}
 	}
@@ -139,7 +139,7 @@ func (db *DB) SubscriptionTransactionsFunc(ctx context.Context, account int64, c
 		return query.Subscription{}, wrap("transactions", err)
 	}
 	for _, doc := range docs {
-		plain := readTxDocInto(&t, chain, doc)
+		plain := readTxDocInto(&t, chain, doc, db.legacy)
 		if len(tokens) > 0 && !tokens.fill(&t) {
 			plain = false
 		}
@@ -234,7 +234,7 @@ func (db *DB) transactionPage(ctx context.Context, chain, q string, args []any, 
 		if doc == nil {
 			return nil, errNoDoc
 		}
-		txs = append(txs, readTxDoc(chain, string(doc)))
+		txs = append(txs, readTxDoc(chain, string(doc), db.legacy))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

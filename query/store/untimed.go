@@ -24,7 +24,7 @@ func (db *DB) FillBlockTimes(ctx context.Context, chain string) (int, error) {
 		return changes, wrap("fill block times", err)
 	}
 	txs, err := db.fillUntimed(ctx, chain, "tx_addresses", func(doc string) (time.Time, error) {
-		return readTxDoc(chain, doc).BlockTime, nil
+		return readTxDoc(chain, doc, db.legacy).BlockTime, nil
 	})
 	return changes + txs, wrap("fill block times", err)
 }
