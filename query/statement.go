@@ -80,6 +80,21 @@ func WithdrawalRef(index, validator uint64) string {
 	return "withdrawal:" + strconv.FormatUint(index, 10) + ":" + strconv.FormatUint(validator, 10)
 }
 
+// Outpoint returns the output of a UTXO chain that c moved, txid:vout:
+// the output received (KindReceived, KindCoinbase) or spent (KindSpent,
+// whose Ref is the spending input's index and the outpoint); ok is false
+// for any other cause.
+func (c Cause) Outpoint() (string, bool) {
+	switch c.Kind {
+	case KindReceived, KindCoinbase:
+		return c.Ref, c.Ref != ""
+	case KindSpent:
+		_, op, ok := strings.Cut(c.Ref, ":")
+		return op, ok
+	}
+	return "", false
+}
+
 // Withdrawal returns the index and the validator of c, a KindWithdrawal
 // cause, from its Ref; ok is false for any other cause, and for one
 // whose Ref does not name them (a row stored before they were kept).

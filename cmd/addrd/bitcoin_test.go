@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,17 +200,20 @@ func (b apiBalances) native() string {
 
 type apiStatement struct {
 	Rows []struct {
-		Block        uint64 `json:"block_number"`
-		Amount       string `json:"amount"`
-		BalanceAfter string `json:"balance_after"`
-		Reconciled   *bool  `json:"reconciled"`
-		Difference   string `json:"difference"`
-		Causes       []struct {
-			Kind   string `json:"kind"`
-			TxHash string `json:"transaction_hash"`
-			Amount string `json:"amount"`
-		} `json:"causes"`
+		Block        uint64     `json:"block_number"`
+		Amount       string     `json:"amount"`
+		BalanceAfter string     `json:"balance_after"`
+		Reconciled   *bool      `json:"reconciled"`
+		Difference   string     `json:"difference"`
+		Causes       []apiCause `json:"causes"`
 	} `json:"balance_changes"`
+}
+
+type apiCause struct {
+	Kind     string `json:"kind"`
+	TxHash   string `json:"transaction_hash"`
+	Amount   string `json:"amount"`
+	Outpoint string `json:"outpoint"`
 }
 
 type apiWallet struct {
@@ -374,14 +378,23 @@ func testServeBitcoin(t *testing.T, dialect string) {
 		return len(st.Rows) == 2
 	})
 	newest, oldest := st.Rows[0], st.Rows[1]
-	if oldest.Amount != "100000000" || len(oldest.Causes) != 1 || oldest.Causes[0].Kind != query.KindReceived || oldest.Causes[0].TxHash != tx1 {
-		t.Errorf("B's first row %+v, want 1 coin received in %s", oldest, tx1)
+	if oldest.Amount != "100000000" || len(oldest.Causes) != 1 || oldest.Causes[0].Kind != query.KindReceived || oldest.Causes[0].TxHash != tx1 ||
+		oldest.Causes[0].Outpoint != tx1+":0" {
+		t.Errorf("B's first row %+v, want 1 coin received in %s:0", oldest, tx1)
 	}
 	if newest.Amount != "50000000" || newest.BalanceAfter != "150000000" || newest.Causes[0].TxHash != tx2 {
 		t.Errorf("B's second row %+v, want 0.5 received in %s", newest, tx2)
 	}
 	if newest.Reconciled == nil || !*newest.Reconciled {
 		t.Errorf("B's row at the tip: reconciled %v, difference %s; want it checked against the node and equal", newest.Reconciled, newest.Difference)
+	}
+	// The wallet's receive address 2 spent its output of tx1 in tx2.
+	var spent apiStatement
+	s.get(t, key, base+"/addresses/"+recv2+"/balance_changes", &spent)
+	if len(spent.Rows) != 2 || !slices.ContainsFunc(spent.Rows[0].Causes, func(c apiCause) bool {
+		return c.Kind == query.KindSpent && c.TxHash == tx2 && c.Outpoint == tx1+":1"
+	}) {
+		t.Errorf("receive address 2's statement %+v, want its spend of %s:1 in %s", spent.Rows, tx1, tx2)
 	}
 	tip, err := node.Head(ctx)
 	if err != nil {

@@ -31,11 +31,14 @@ type balanceChange struct {
 
 // cause is one movement behind a balance change.
 type cause struct {
-	Kind       string       `json:"kind"`
-	TxHash     string       `json:"transaction_hash"`
-	Amount     query.Amount `json:"amount"`
-	Withdrawal *uint64      `json:"withdrawal_index"` // nil unless a withdrawal
-	Validator  *uint64      `json:"validator_index"`
+	Kind   string       `json:"kind"`
+	TxHash string       `json:"transaction_hash"`
+	Amount query.Amount `json:"amount"`
+	// Outpoint is the output a UTXO chain's cause received or spent,
+	// txid:vout.
+	Outpoint   string  `json:"outpoint,omitempty"`
+	Withdrawal *uint64 `json:"withdrawal_index"` // nil unless a withdrawal
+	Validator  *uint64 `json:"validator_index"`
 	// FeeParts, for a fee with a part beyond execution, are its parts.
 	FeeParts *feeParts `json:"fee_parts,omitempty"`
 }
@@ -57,6 +60,7 @@ func toBalanceChange(c query.BalanceChange, l query.Label, fin query.Finality) b
 	}
 	for i, cs := range c.Causes {
 		out.Causes[i] = cause{Kind: cs.Kind, TxHash: cs.TxHash, Amount: cs.Amount}
+		out.Causes[i].Outpoint, _ = cs.Outpoint()
 		if index, validator, ok := cs.Withdrawal(); ok {
 			out.Causes[i].Withdrawal, out.Causes[i].Validator = &index, &validator
 		}

@@ -30,11 +30,14 @@ type ChangeData struct {
 
 // CauseData is one movement behind a statement row.
 type CauseData struct {
-	Kind       string       `json:"kind"`
-	TxHash     string       `json:"transaction_hash"`
-	Amount     query.Amount `json:"amount"`
-	Withdrawal *uint64      `json:"withdrawal_index"` // nil unless a withdrawal
-	Validator  *uint64      `json:"validator_index"`
+	Kind   string       `json:"kind"`
+	TxHash string       `json:"transaction_hash"`
+	Amount query.Amount `json:"amount"`
+	// Outpoint is the output a UTXO chain's cause received or spent,
+	// txid:vout.
+	Outpoint   string  `json:"outpoint,omitempty"`
+	Withdrawal *uint64 `json:"withdrawal_index"` // nil unless a withdrawal
+	Validator  *uint64 `json:"validator_index"`
 	// FeeParts split a fee with a part beyond execution; nil otherwise.
 	FeeParts *FeePartsData `json:"fee_parts,omitempty"`
 }

@@ -84,6 +84,10 @@ func AppendChange(b []byte, c *query.BalanceChange, label *query.Label, finality
 		b = AppendString(b, c.Causes[j].TxHash)
 		b = append(b, `,"amount":`...)
 		b = AppendAmount(b, c.Causes[j].Amount)
+		if op, ok := c.Causes[j].Outpoint(); ok {
+			b = append(b, `,"outpoint":`...)
+			b = AppendString(b, op)
+		}
 		if index, validator, ok := c.Causes[j].Withdrawal(); ok {
 			b = append(b, `,"withdrawal_index":`...)
 			b = strconv.AppendUint(b, index, 10)
