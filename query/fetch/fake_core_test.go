@@ -19,6 +19,47 @@ import (
 // balances at every block and a history source): what the core does
 // whatever the family, with no node.
 
+// refetch replaces the fetcher with one of cfg over st (a store that
+// stands in for the database's lease, say), of the same chain.
+func (e *fakeEnv) refetch(st fetch.Store, cfg fetch.Config) {
+	e.t.Helper()
+	cfg.Chain, cfg.Store, cfg.Reader = fakeChain, st, e.fake.Reader()
+	cfg.Native = query.NativeCoin{Symbol: "FAKE", Decimals: 8}
+	f, err := fetch.New(cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.f = f
+}
+
+// start runs the fetcher beside the test until stop.
+func (e *fakeEnv) start() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.f.Run(ctx) }()
+	return func() { cancel(); <-done }
+}
+
+// waitStored waits until the fetcher running beside the test has stored
+// block number, failing the test after 30 s.
+func (e *fakeEnv) waitStored(number uint64, what string) {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cp, found, err := e.db.Checkpoint(context.Background(), fakeChain)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if found && cp.Number >= number {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: block %d not stored in 30 s (checkpoint %d)", what, number, cp.Number)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // fakeToken is the holding key of the fake chain's token.
 var fakeToken = query.HoldingKey(query.AssetERC20, "tok", "")
 
@@ -298,9 +339,9 @@ func TestFakeNodeDown(t *testing.T) {
 // one leads and stores the blocks; when it stops, the other takes the
 // lease (a new generation) and stores the blocks mined after.
 func TestFakeLease(t *testing.T) {
-	e := newFakeEnv(t, testenv.SQLite(t), chaintest.FakeConfig{Balances: true}, fetch.Config{Holder: "a", LeaseTTL: 300 * time.Millisecond, Interval: 20 * time.Millisecond})
+	e := newFakeEnv(t, testenv.SQLite(t), chaintest.FakeConfig{Balances: true}, fetch.Config{Holder: "a", LeaseTTL: 2 * time.Second, Interval: 20 * time.Millisecond})
 	ctx := context.Background()
-	second, err := fetch.New(fetch.Config{Chain: fakeChain, Store: e.db, Reader: e.fake.Reader(), Holder: "b", LeaseTTL: 300 * time.Millisecond,
+	second, err := fetch.New(fetch.Config{Chain: fakeChain, Store: e.db, Reader: e.fake.Reader(), Holder: "b", LeaseTTL: 2 * time.Second,
 		Interval: 20 * time.Millisecond, Native: query.NativeCoin{Symbol: "FAKE", Decimals: 8}})
 	if err != nil {
 		t.Fatal(err)
@@ -314,24 +355,7 @@ func TestFakeLease(t *testing.T) {
 		return func() { cancel(); <-done }
 	}
 	stopA := run(e.f)
-	stored := func(number uint64, what string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			cp, found, err := e.db.Checkpoint(ctx, fakeChain)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if found && cp.Number >= number {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: block %d not stored in 30 s (checkpoint %d)", what, number, cp.Number)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	stored(3, "the first replica")
+	e.waitStored(3, "the first replica")
 	stopB := run(second)
 	defer stopB()
 	first, err := e.db.ChainLease(ctx, fakeChain)
@@ -340,14 +364,14 @@ func TestFakeLease(t *testing.T) {
 	}
 	e.fake.Pay(pay("bob", "alice", 5, 1))
 	e.fake.Mine(1) // 4
-	stored(4, "the leader")
+	e.waitStored(4, "the leader")
 	if l, err := e.db.ChainLease(ctx, fakeChain); err != nil || l.Holder != "a" || l.Generation != first.Generation {
 		t.Fatalf("lease %+v, %v with both running; want a's of generation %d", l, err, first.Generation)
 	}
 	stopA()
 	e.fake.Pay(pay("bob", "alice", 6, 1))
 	e.fake.Mine(1) // 5
-	stored(5, "the replica that took over")
+	e.waitStored(5, "the replica that took over")
 	l, err := e.db.ChainLease(ctx, fakeChain)
 	if err != nil || l.Holder != "b" || l.Generation <= first.Generation {
 		t.Fatalf("lease %+v, %v after a stopped; want b's, of a generation above %d", l, err, first.Generation)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain/chaintest"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
 )
@@ -18,14 +19,11 @@ import (
 // failed steps doubles up to a few seconds at most, so that fetching
 // resumes within them of the node's return (it had grown to 32 s).
 func TestBackoffCapped(t *testing.T) {
-	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
+	e := newFakeEnv(t, testenv.SQLite(t), chaintest.FakeConfig{Balances: true}, fetch.Config{})
 	clock := testenv.NewClock(time.Now())
-	e.cfg.Clock = clock
 	waits := clock.AutoAdvance(t, 2*time.Minute) // the refresh's minutes never end
-	e.newFetcher(e.db)
-	if err := e.dev.StopHTTP(); err != nil {
-		t.Fatal(err)
-	}
+	e.refetch(e.db, fetch.Config{Clock: clock})
+	e.fake.SetDown(true)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); e.f.Run(ctx) }()
@@ -74,16 +72,12 @@ func (s *lostLease) AcquireLease(ctx context.Context, chain, holder string, ttl 
 // which then lost the lease is a follower, healthy: it does not report
 // the stale error (or the lost lease) for as long as another leads.
 func TestLostLeaseHealthy(t *testing.T) {
-	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
+	e := newFakeEnv(t, testenv.SQLite(t), chaintest.FakeConfig{Balances: true}, fetch.Config{})
 	st := &lostLease{DB: e.db, followed: make(chan struct{}, 1)}
 	clock := testenv.NewClock(time.Now())
-	e.cfg.Clock = clock
 	clock.AutoAdvance(t, 2*time.Minute)
-	e.cfg.LeaseTTL = 300 * time.Millisecond
-	e.newFetcher(st)
-	if err := e.dev.StopHTTP(); err != nil {
-		t.Fatal(err)
-	}
+	e.refetch(st, fetch.Config{Clock: clock, LeaseTTL: 300 * time.Millisecond})
+	e.fake.SetDown(true)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
@@ -133,15 +127,15 @@ func (s *headLease) RenewLease(ctx context.Context, l query.Lease, ttl time.Dura
 // lease as soon as it has read it, not a third of the TTL later: until
 // then every replica's /healthz said node_head 0 beside a stored head.
 func TestLeaseRecordsFirstHead(t *testing.T) {
-	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
+	e := newFakeEnv(t, testenv.SQLite(t), chaintest.FakeConfig{Balances: true}, fetch.Config{})
+	e.fake.Mine(5)
 	st := &headLease{DB: e.db, recorded: make(chan uint64, 1)}
-	e.cfg.LeaseTTL = 30 * time.Minute // the timed renewal: after 10 minutes
-	e.newFetcher(st)
+	e.refetch(st, fetch.Config{LeaseTTL: 30 * time.Minute}) // the timed renewal: after 10 minutes
 	defer e.start()()
 	ctx := context.Background()
 	select {
 	case head := <-st.recorded:
-		l, err := e.db.ChainLease(ctx, "ETH")
+		l, err := e.db.ChainLease(ctx, fakeChain)
 		if err != nil || l.Head < head {
 			t.Errorf("lease head %d (%v), want at least %d", l.Head, err, head)
 		}
@@ -177,11 +171,10 @@ func (s *refusedLease) AcquireLease(ctx context.Context, chain, holder string, t
 // (LeaseProblem, which /healthz quotes beside "no replica has fetched"),
 // and says nothing once it can again.
 func TestLeaseProblem(t *testing.T) {
-	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
+	e := newFakeEnv(t, testenv.SQLite(t), chaintest.FakeConfig{Balances: true}, fetch.Config{})
 	st := &refusedLease{DB: e.db, tried: make(chan error)}
 	st.refuse.Store(true)
-	e.cfg.LeaseTTL = 300 * time.Millisecond
-	e.newFetcher(st)
+	e.refetch(st, fetch.Config{LeaseTTL: 300 * time.Millisecond})
 	stop := e.start()
 	defer stop()
 	next := func() error {
@@ -207,9 +200,7 @@ func TestLeaseProblem(t *testing.T) {
 	for err := next(); err != nil; err = next() {
 	}
 	// A leader records its try before it stores a block.
-	e.dev.Commit()
-	head, _ := e.dev.Head()
-	e.waitStored(head, time.After(30*time.Second), "leading")
+	e.waitStored(e.fake.Mine(1).Number, "leading")
 	if err := e.f.LeaseProblem(); err != nil {
 		t.Errorf("LeaseProblem() = %v once the lease could be taken, want nil", err)
 	}
