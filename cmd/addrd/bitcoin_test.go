@@ -406,12 +406,23 @@ func testServeBitcoin(t *testing.T, dialect string) {
 	}
 	var txs struct {
 		Transactions []struct {
-			Hash string `json:"hash"`
+			Hash      string `json:"hash"`
+			Transfers []struct {
+				Symbol   string `json:"symbol"`
+				Decimals int    `json:"decimals"`
+			} `json:"transfers"`
 		} `json:"transactions"`
 	}
 	s.get(t, key, base+"/addresses/"+b+"/transactions", &txs)
 	if len(txs.Transactions) != 2 || txs.Transactions[0].Hash != tx2 || txs.Transactions[1].Hash != tx1 {
 		t.Errorf("B's transactions %+v, want %s then %s", txs, tx2, tx1)
+	}
+	for _, tx := range txs.Transactions {
+		for _, tr := range tx.Transfers {
+			if tr.Symbol != r.net.Coin || tr.Decimals != 8 {
+				t.Errorf("transaction %s: a transfer of %q with %d decimals, want %s with 8", tx.Hash, tr.Symbol, tr.Decimals, r.net.Coin)
+			}
+		}
 	}
 
 	// A reorg of depth 2: the blocks of tx2 and tx3 are invalidated and

@@ -133,20 +133,20 @@ func touchedBy(a chain.BlockActivity, set map[string]bool) []string {
 
 // tokenInfo fills in the symbol, name and decimals of the transfers: the
 // chain's coin (Config.Native, from the chain table) for native
-// ones, the token's when the Reader tells them (chain.TokenReader; read
-// once a token). A token the Reader cannot ask (chain.ErrNotImplemented)
-// says nothing of itself.
+// ones, also on a Reader of no tokens, the token's when the Reader tells
+// them (chain.TokenReader; read once a token). A token the Reader cannot
+// ask (chain.ErrNotImplemented) says nothing of itself.
 func (c *core) tokenInfo(ctx context.Context, native query.NativeCoin, txs [][]query.Transaction) error {
-	tr, ok := c.cfg.Reader.(chain.TokenReader)
-	if !ok {
-		return nil
-	}
+	tr, _ := c.cfg.Reader.(chain.TokenReader) // nil: tokens say nothing of themselves
 	for i := range txs {
 		for j := range txs[i] {
 			for k := range txs[i][j].Transfers {
 				t := &txs[i][j].Transfers[k]
 				if t.Asset == query.AssetNative && native.Symbol != "" {
 					t.Symbol, t.Decimals = native.Symbol, native.Decimals
+					continue
+				}
+				if tr == nil {
 					continue
 				}
 				meta, err := tr.Token(ctx, t.Contract)
