@@ -38,6 +38,17 @@ type HistorySource interface {
 	History(ctx context.Context, address string, from, to uint64) ([]uint64, error)
 }
 
+// HistoryReach is a HistorySource that tells, without a search, whether
+// its History answers for the chain's oldest blocks (an EVM archive node
+// keeps their state, a pruned one does not): whether a late subscriber's
+// whole history can be read, asked once before it is. Without it the core
+// asks History for the block after the genesis.
+type HistoryReach interface {
+	// FullHistory reports whether History answers back to the genesis.
+	// Errors: query.ErrUnavailable when the node cannot be asked.
+	FullHistory(ctx context.Context) (bool, error)
+}
+
 // Internals is a Reader that can also list the movements inside
 // transactions (an EVM node's trace API): Activity lists them once
 // UseInternals chose a source.

@@ -187,20 +187,13 @@ func (f *follower) historyAvailable(ctx context.Context, cp uint64, fresh []quer
 }
 
 // oldHistory reports whether the node can tell where address moved in
-// the oldest block after the genesis, which a node that is not an
-// archive (or keeps no address index) has long pruned: on an EVM chain
-// by the Source's state there (of the zero address) while the backfill
-// reads the Source, else through the Reader's chain.HistorySource.
+// the oldest blocks, which a node that is not an archive (or keeps no
+// address index) cannot: its chain.HistoryReach, else its History of the
+// block after the genesis.
 func (f *follower) oldHistory(ctx context.Context, address string) (bool, error) {
-	if ss, ok := evmSource(f.cfg.Reader).(query.StateSource); ok {
-		_, err := ss.States(ctx, 1, []string{"0x0000000000000000000000000000000000000000"}, false)
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, query.ErrNoState):
-			return false, nil
-		}
-		return false, f.nodeErr(err)
+	if hr, ok := f.cfg.Reader.(chain.HistoryReach); ok {
+		full, err := hr.FullHistory(ctx)
+		return full, f.nodeErr(err)
 	}
 	hs, ok := f.cfg.Reader.(chain.HistorySource)
 	if !ok {
