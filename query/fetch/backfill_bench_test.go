@@ -236,7 +236,7 @@ func benchHistory(ctx context.Context, b *testing.B, url string, head uint64, x,
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Reader: evm.NewReader(src), BackfillAll: true, Logger: slog.New(slog.DiscardHandler)})
+	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), BackfillAll: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func BenchmarkFreshness(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer src.Close()
-	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Reader: evm.NewReader(src), Interval: 250 * time.Millisecond,
+	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Interval: 250 * time.Millisecond,
 		RefreshInterval: interval, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
@@ -454,7 +454,7 @@ func BenchmarkFreshness(b *testing.B) {
 	catchUp := func(refresh time.Duration) float64 {
 		db := seedSubscriptions(b, testenv.SQLite(b), dev, *freshSubs, from)
 		defer db.Close()
-		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Reader: evm.NewReader(src), Batch: 16, Interval: 10 * time.Millisecond,
+		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Batch: 16, Interval: 10 * time.Millisecond,
 			RefreshInterval: refresh, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			b.Fatal(err)

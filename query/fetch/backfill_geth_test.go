@@ -78,7 +78,7 @@ func TestHistoryGeth(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			db, key := storeWithKey(t)
 			cfg := c.cfg
-			cfg.Chain, cfg.Store, cfg.Source, cfg.Reader, cfg.Logger = chain, db, src, evm.NewReader(src), slog.New(slog.DiscardHandler)
+			cfg.Chain, cfg.Store, cfg.Reader, cfg.Logger = chain, db, evm.NewReader(src), slog.New(slog.DiscardHandler)
 			f, err := fetch.New(cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -121,7 +121,7 @@ func (bf *backfiller) readFound(ctx context.Context, numbers []uint64, addresses
 		runs = append(runs, run{n, n})
 	}
 	set := addressSet(addresses)
-	traced := bf.facts.traceAPI != ""
+	traced := bf.facts.covered
 	found := make([][]pastBlock, len(runs))
 	err := parallel.Do(ctx, len(runs), 4, func(ctx context.Context, i int) error {
 		acts, err := bf.pastActivity(ctx, runs[i].lo, runs[i].hi, set, historyPass, false)

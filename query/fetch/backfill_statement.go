@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/wharfhq/wharf/query"
-	"github.com/wharfhq/wharf/query/chain"
 )
 
 // pastStatement makes the statement rows of the backfilled slice lo to
@@ -362,11 +361,12 @@ func (bf *backfiller) nodeBalances(ctx context.Context, holdings []query.Holding
 	for i, h := range holdings {
 		qs[i] = query.BalanceQuery(h)
 	}
-	br, ok := bf.cfg.Reader.(chain.BalanceReader)
-	if !ok {
-		return nil, fmt.Errorf("balances at block %d: %w", block, chain.ErrNotImplemented)
+	bals, err := bf.core.nodeBalances(ctx, block, qs)
+	if unanswered(err) {
+		// No balances at that block (none at all, or a UTXO node's below
+		// its tip): nothing known there, nothing chained from it.
+		return map[query.Holding]query.Amount{}, nil
 	}
-	bals, err := br.Balances(ctx, block, qs)
 	if err != nil {
 		return nil, bf.nodeErr(fmt.Errorf("balances at block %d: %w", block, err))
 	}
@@ -401,7 +401,7 @@ func (bf *backfiller) pastTime(ctx context.Context, lo uint64, found []pastBlock
 	if len(headers) == 0 {
 		return pastBlock{}, fmt.Errorf("block %d: the node does not have it: %w", lo, query.ErrUnavailable)
 	}
-	return pastBlock{number: lo, time: headers[0].Time, traced: bf.facts.traceAPI != ""}, nil
+	return pastBlock{number: lo, time: headers[0].Time, traced: bf.facts.covered}, nil
 }
 
 func compareHoldings(a, b query.Holding) int {

@@ -14,7 +14,7 @@
 //     (statement.go). While a step stores blocks, a reader goroutine
 //     borrows the follower's scanning state and the step waits for it.
 //   - the backfiller (backfiller; backfill.go, backfill_read.go,
-//     bisect.go, backfill_statement.go) stores the past owed to new
+//     backfill_statement.go) stores the past owed to new
 //     subscriptions, newest first, a slice at a time.
 //   - the refresher (refresher; refresh.go) reads every tracked address's
 //     balances again on a schedule.
@@ -41,10 +41,9 @@
 // activity of new blocks through Config.Reader (query/chain's Activity:
 // transactions and the movements of a tracked address's balance, every
 // kind, each with its cause), and scan.go turns it into transactions and
-// statement rows. The backfill still reads an EVM chain through the
-// Source, with its own copy of the EVM's rules in moves.go (nothing there
-// reads the node or the store; backfill_read.go gathers what it needs),
-// until it reads through the Reader too.
+// statement rows; the backfill reads the Activity of the blocks of a late
+// subscriber's history (the Reader's chain.HistorySource names them, or a
+// window of blocks is read) by the same rules (backfill_read.go).
 //
 // # What the Reader can tell
 //

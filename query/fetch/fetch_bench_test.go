@@ -69,7 +69,7 @@ func BenchmarkFetch(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer src.Close()
-		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Reader: evm.NewReader(src), Logger: slog.New(slog.DiscardHandler),
+		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Logger: slog.New(slog.DiscardHandler),
 			Traces: fetch.TracesOn})
 		if err != nil {
 			b.Fatal(err)
@@ -238,7 +238,7 @@ func BenchmarkFetchGeth(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer src.Close()
-		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Reader: evm.NewReader(src), Logger: slog.New(slog.DiscardHandler),
+		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Logger: slog.New(slog.DiscardHandler),
 			Traces: fetch.TracesOn, BackfillBlocks: 1})
 		if err != nil {
 			b.Fatal(err)

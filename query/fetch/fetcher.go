@@ -29,11 +29,6 @@ type Store interface {
 type Config struct {
 	Chain string
 	Store Store
-	// Source is the EVM Source the backfill reads, until it reads through
-	// the Reader alone; default the Source of an EVM family's Reader
-	// (evm.Reader). Without one (another family's chain) no backfill
-	// runs.
-	Source query.Source
 	// Reader reads the chain through the seam, the family's: its
 	// identity, head and headers, the activity of new blocks, and what
 	// its optional capabilities (query/chain) tell: balances to check
@@ -182,9 +177,7 @@ type chainFacts struct {
 	native query.NativeCoin
 	// traceAPI is the trace API the family reads internal movements
 	// from (chain.Internals); "" when the node has none, traces are off,
-	// or the family has no internal movements. tracer is the EVM Source's
-	// trace reader, the backfill's until it reads through the Reader.
-	tracer   query.Tracer
+	// or the family has no internal movements.
 	traceAPI string
 	// covered says the statement rows cover every movement (their
 	// Internals): internal ones from traceAPI, or a family that has none
@@ -192,23 +185,10 @@ type chainFacts struct {
 	covered bool
 }
 
-// evmSource is the EVM Source behind the Reader of an EVM chain (which
-// says it with a Source method), nil for another family's: what the
-// backfill reads until it reads through the Reader alone.
-func evmSource(r chain.Reader) query.Source {
-	if s, ok := r.(interface{ Source() query.Source }); ok {
-		return s.Source()
-	}
-	return nil
-}
-
 // New returns a Fetcher for cfg.Chain.
 func New(cfg Config) (*Fetcher, error) {
 	if cfg.Chain == "" || cfg.Store == nil || cfg.Reader == nil {
 		return nil, errors.New("fetcher: Chain, Store and Reader are required")
-	}
-	if cfg.Source == nil {
-		cfg.Source = evmSource(cfg.Reader)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = query.SystemClock{}

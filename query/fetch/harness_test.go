@@ -89,7 +89,7 @@ func (e *env) fetcher(st fetch.Store, src query.Source, cfg fetch.Config) *fetch
 	e.t.Helper()
 	e.log = &testenv.Buffer{}
 	e.reg = prometheus.NewRegistry()
-	cfg.Chain, cfg.Store, cfg.Source, cfg.Reader = chain, st, src, evm.NewReader(src)
+	cfg.Chain, cfg.Store, cfg.Reader = chain, st, evm.NewReader(src)
 	cfg.Logger = slog.New(slog.NewTextHandler(e.log, nil))
 	cfg.Metrics = e.reg
 	f, err := fetch.New(cfg)

@@ -49,7 +49,7 @@ func TestLyingNodeGeth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Reader: evm.NewReader(src), Logger: slog.New(slog.DiscardHandler),
+	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Logger: slog.New(slog.DiscardHandler),
 		Interval: 50 * time.Millisecond, MaxBackoff: 250 * time.Millisecond, StallAfter: time.Second,
 		IdentityInterval: 200 * time.Millisecond, MaxReorgDepth: 8})
 	if err != nil {

@@ -203,9 +203,10 @@ func TestFetchWithoutBalances(t *testing.T) {
 	testenv.ForEachDB(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		e := newFakeEnv(t, dsn, chaintest.FakeConfig{}, fetch.Config{})
+		e.fake.Pay(pay("alice", "frank", 400, 1))
 		e.fake.Mine(3)
-		e.subscribe("bob", "carol")
-		e.fetch() // the first checkpoint, at the head; the subscriptions synced
+		e.subscribe("bob", "carol", "frank")
+		e.fetch() // the first checkpoint, at the head; the subscriptions synced and backfilled
 		if err := e.f.Health(); err != nil {
 			t.Fatal(err)
 		}
@@ -242,6 +243,18 @@ func TestFetchWithoutBalances(t *testing.T) {
 		if n := e.replayFeed("bob", "carol"); n != 2 {
 			t.Fatalf("%d retractions after a reorg of the block with bob's and carol's rows; want 2", n)
 		}
+
+		// frank's payment of block 1, before he subscribed, is backfilled:
+		// listed, but no statement row chains from a balance nobody
+		// tells; his statement starts at zero where the head follower
+		// sees him move.
+		if got := txHashes(t, e.db, "frank"); len(got) != 1 {
+			t.Fatalf("frank's transactions %v: want his backfilled payment", got)
+		}
+		e.fake.Pay(pay("frank", "carol", 100, 2))
+		e.fake.Mine(1) // 7
+		e.fetch()
+		e.wantRows("frank", fakeRow{block: 7, amount: -102, after: -102, causes: 2})
 	})
 }
 
@@ -302,7 +315,8 @@ func TestFetchTipBalances(t *testing.T) {
 			// erin holds 500 from block 6 and gets 200 more in block 7, the
 			// tip, when she subscribes: her statement starts at block 6
 			// (the stored head) at the node's 700 at the tip less the 200
-			// of block 7, and chains on from there.
+			// of block 7, chains on from there, and her backfill's row of
+			// block 6 chains down from it to nothing before.
 			e.fake.Pay(pay("alice", "erin", 500, 1))
 			e.fake.Mine(1) // 6
 			e.fake.Pay(pay("alice", "erin", 200, 1))
@@ -313,7 +327,8 @@ func TestFetchTipBalances(t *testing.T) {
 			e.fake.Pay(pay("alice", "erin", 100, 1))
 			e.fake.Mine(2) // 8, and 9 on it
 			e.fetch()
-			e.wantRows("erin", fakeRow{block: 7, amount: 200, after: 700, causes: 1}, fakeRow{block: 8, amount: 100, after: 800, causes: 1})
+			e.wantRows("erin", fakeRow{block: 6, amount: 500, after: 500, causes: 1},
+				fakeRow{block: 7, amount: 200, after: 700, causes: 1}, fakeRow{block: 8, amount: 100, after: 800, causes: 1})
 		})
 	})
 }

@@ -48,7 +48,7 @@ func storeWithKey(t *testing.T) (*store.DB, query.APIKey) {
 // returns.
 func realNodeFetcher(t *testing.T, db *store.DB, src *evm.Source) *fetch.Fetcher {
 	t.Helper()
-	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Source: src, Reader: evm.NewReader(src), Traces: fetch.TracesOn,
+	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Traces: fetch.TracesOn,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -62,9 +62,7 @@ func (f *Fetcher) loop(lead context.Context) {
 		more, err := f.follow.step(lead)
 		if facts, ok := f.follow.settled(); ok && !started {
 			started = true
-			if f.core.backfills() {
-				wg.Go(func() { f.back.run(workers, facts) })
-			}
+			wg.Go(func() { f.back.run(workers, facts) })
 			wg.Go(func() { f.refresh.run(workers, facts) })
 		}
 		var wait time.Duration
@@ -89,11 +87,6 @@ func (f *Fetcher) loop(lead context.Context) {
 		}
 	}
 }
-
-// backfills reports whether the backfiller can read the chain: through
-// the EVM Source (Config.Source), until it reads through the Reader
-// alone. Without it new subscriptions' backfills wait, pending.
-func (c *core) backfills() bool { return c.cfg.Source != nil }
 
 func (c *core) backoff(prev time.Duration) time.Duration {
 	if prev == 0 {
@@ -126,7 +119,7 @@ func (f *Fetcher) FetchOnce(ctx context.Context) error {
 	if !ok {
 		return nil // unreachable: a step that succeeded settled them
 	}
-	for f.core.backfills() {
+	for {
 		more, err := f.back.step(ctx, facts)
 		if err != nil {
 			return err

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/chain"
 )
 
@@ -36,7 +35,6 @@ func (f *follower) probe(ctx context.Context) error {
 	// A family without internal movements lists every movement in its
 	// Activity: its statements are complete (traced) without a trace API.
 	f.facts.traceAPI, f.facts.covered, f.probed = api, api != "" || !internals, true
-	f.facts.tracer, _ = evmSource(f.cfg.Reader).(query.Tracer)
 	if internals {
 		in.UseInternals(api)
 	}

@@ -435,7 +435,7 @@ func newStack(t *testing.T, r run) *stack {
 	// block (--backfill-exhaustive).
 	reader := evm.NewReader(src)
 	reader.ExhaustHistory(true)
-	cfg := fetch.Config{Chain: chainName, Store: db, Source: src, Reader: reader, Logger: log,
+	cfg := fetch.Config{Chain: chainName, Store: db, Reader: reader, Logger: log,
 		BackfillAll: r.all, BackfillBlocks: r.window, Traces: fetch.TracesOff}
 	if r.traces {
 		cfg.Traces = fetch.TracesOn
