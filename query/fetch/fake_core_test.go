@@ -98,7 +98,10 @@ func (e *fakeEnv) wantChained(address string, holdings ...string) {
 		if len(rows) == 0 {
 			continue
 		}
-		balance := e.fake.Balance(address, h, rows[0].block-1).Big().Int64()
+		var balance int64 // nothing before the genesis
+		if rows[0].block > 0 {
+			balance = e.fake.Balance(address, h, rows[0].block-1).Big().Int64()
+		}
 		for _, r := range rows {
 			if r.after-r.amount != balance {
 				e.t.Errorf("%s %q: the row at block %d opens at %d, the balance before it is %d", address, h, r.block, r.after-r.amount, balance)
@@ -209,7 +212,9 @@ func TestFakeStatementChecked(t *testing.T) {
 		e.fetch()
 		e.fake.Mine(1) // 5
 		e.fetch()
-		e.wantRows("alice", fakeRow{block: 3, amount: -1010, after: 8990, causes: 2, checked: true, reconciled: true},
+		// The backfill writes her genesis allocation's row.
+		e.wantRows("alice", fakeRow{block: 0, amount: 10000, after: 10000, causes: 1, checked: true, reconciled: true},
+			fakeRow{block: 3, amount: -1010, after: 8990, causes: 2, checked: true, reconciled: true},
 			fakeRow{block: 4, amount: 200, after: 9190, causes: 1, checked: true, reconciled: true})
 		if got, want := e.holdingRows("bob", ""), []fakeRow{{block: 3, amount: 1000, after: 1000, causes: 1, checked: true, reconciled: true},
 			{block: 4, amount: -207, after: 793, causes: 3, checked: true, reconciled: true}}; !slices.Equal(got, want) {
@@ -332,7 +337,8 @@ func TestFakeNodeDown(t *testing.T) {
 	if got := txHashes(t, e.db, "alice"); !slices.Contains(got, hash) {
 		t.Errorf("alice's transactions %v: the payment %s mined while the node was down is missing", got, hash)
 	}
-	e.wantRows("alice", fakeRow{block: 2, amount: -101, after: 399, causes: 2, checked: true, reconciled: true})
+	e.wantRows("alice", fakeRow{block: 0, amount: 500, after: 500, causes: 1, checked: true, reconciled: true}, // her genesis allocation, backfilled
+		fakeRow{block: 2, amount: -101, after: 399, causes: 2, checked: true, reconciled: true})
 }
 
 // TestFakeLease: two replicas run the fetcher of one chain on one store:
