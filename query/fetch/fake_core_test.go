@@ -67,20 +67,7 @@ var fakeToken = query.HoldingKey(query.AssetERC20, "tok", "")
 // coin), oldest first.
 func (e *fakeEnv) holdingRows(address, holding string) []fakeRow {
 	e.t.Helper()
-	changes, err := e.db.AccountBalanceChanges(context.Background(), e.account, fakeChain, address, nil, 1000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []fakeRow
-	for _, c := range changes {
-		if c.Contract != holding {
-			continue
-		}
-		out = append(out, fakeRow{block: c.Block, amount: c.Amount.Big().Int64(), after: c.BalanceAfter.Big().Int64(), difference: c.Difference.Big().Int64(),
-			checked: c.Checked, reconciled: c.Reconciled, causes: len(c.Causes)})
-	}
-	slices.SortFunc(out, func(a, b fakeRow) int { return int(a.block) - int(b.block) })
-	return out
+	return fakeRows(e.changes(address), func(c query.BalanceChange) bool { return c.Contract == holding })
 }
 
 // wantChained fails unless each of address's statements of holdings
@@ -114,11 +101,10 @@ func (e *fakeEnv) wantChained(address string, holdings ...string) {
 	}
 }
 
-// replayHoldings is replayFeed over every holding: it replays alice's
-// event feed, a balance_change adding its row and a retraction removing
-// the one the feed holds (the same amounts), and fails unless what
-// remains is exactly the statements of addresses. It returns the
-// retractions.
+// replayHoldings replays alice's event feed over every holding: a
+// balance_change adds its row, a retraction removes the one the feed
+// holds (the same amounts), and it fails unless what remains is exactly
+// the statements of addresses. It returns the retractions.
 func (e *fakeEnv) replayHoldings(addresses ...string) int {
 	e.t.Helper()
 	ctx := context.Background()
@@ -384,7 +370,7 @@ func TestFakeLease(t *testing.T) {
 	}
 	e.wantRows("alice", fakeRow{block: 4, amount: 5, after: 5, causes: 1, checked: true, reconciled: true},
 		fakeRow{block: 5, amount: 6, after: 11, causes: 1, checked: true, reconciled: true})
-	if n := e.replayFeed("alice"); n != 0 {
+	if n := e.replayHoldings("alice"); n != 0 {
 		t.Fatalf("%d retractions without a reorg", n)
 	}
 }

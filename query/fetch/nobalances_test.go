@@ -2,7 +2,6 @@ package fetch_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -84,19 +83,36 @@ func (r fakeRow) String() string {
 		r.block, r.amount, r.after, r.difference, r.causes, r.checked, r.reconciled)
 }
 
-// rows returns address's native statement, oldest first, failing on a
-// row that says it is not traced: a family without internal movements
-// lists every movement.
+// rows returns address's statement, oldest first, failing on a row that
+// says it is not traced: a family without internal movements lists every
+// movement.
 func (e *fakeEnv) rows(address string) []fakeRow {
+	e.t.Helper()
+	changes := e.changes(address)
+	for _, c := range changes {
+		if !c.Internals {
+			e.t.Errorf("%s block %d: Internals false (the API's traced), on a family without internal movements", address, c.Block)
+		}
+	}
+	return fakeRows(changes, func(query.BalanceChange) bool { return true })
+}
+
+// changes returns address's statement rows as the store reads them.
+func (e *fakeEnv) changes(address string) []query.BalanceChange {
 	e.t.Helper()
 	changes, err := e.db.AccountBalanceChanges(context.Background(), e.account, fakeChain, address, nil, 1000)
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	return changes
+}
+
+// fakeRows returns the rows of changes that keep holds, oldest first.
+func fakeRows(changes []query.BalanceChange, keep func(query.BalanceChange) bool) []fakeRow {
 	var out []fakeRow
 	for _, c := range changes {
-		if !c.Internals {
-			e.t.Errorf("%s block %d: Internals false (the API's traced), on a family without internal movements", address, c.Block)
+		if !keep(c) {
+			continue
 		}
 		out = append(out, fakeRow{block: c.Block, amount: c.Amount.Big().Int64(), after: c.BalanceAfter.Big().Int64(), difference: c.Difference.Big().Int64(),
 			checked: c.Checked, reconciled: c.Reconciled, causes: len(c.Causes)})
@@ -119,74 +135,6 @@ func rowsText(rs []fakeRow) string {
 		fmt.Fprintln(&b, " ", r)
 	}
 	return b.String()
-}
-
-// replayFeed replays alice's event feed: every balance_change adds a row,
-// every retraction removes one the feed holds (the same amounts), and
-// what remains must be exactly the statements of addresses. It returns
-// the retractions.
-func (e *fakeEnv) replayFeed(addresses ...string) int {
-	e.t.Helper()
-	ctx := context.Background()
-	type key struct {
-		address string
-		block   uint64
-	}
-	type row struct{ amount, after string }
-	live := map[key]row{}
-	retractions := 0
-	for after := int64(-1); ; {
-		p, err := e.db.AccountEvents(ctx, e.account, after, query.EventFilter{}, 1000)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		for _, ev := range p.Events {
-			var c struct {
-				Address      string
-				BlockNumber  uint64 `json:"block_number"`
-				Amount       string
-				BalanceAfter string `json:"balance_after"`
-			}
-			if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
-				e.t.Fatal(err)
-			}
-			k, r := key{c.Address, c.BlockNumber}, row{c.Amount, c.BalanceAfter}
-			switch ev.Kind {
-			case query.EventBalanceChange:
-				if _, ok := live[k]; ok {
-					e.t.Fatalf("event %d adds %v twice", ev.ID, k)
-				}
-				live[k] = r
-			case query.EventRetracted:
-				if live[k] != r {
-					e.t.Fatalf("event %d retracts %v %v; the feed holds %v", ev.ID, k, r, live[k])
-				}
-				delete(live, k)
-				retractions++
-			}
-		}
-		if len(p.Events) == 0 && p.Through == after {
-			break
-		}
-		after = p.Through
-	}
-	n := 0
-	for _, a := range addresses {
-		changes, err := e.db.AccountBalanceChanges(ctx, e.account, fakeChain, a, nil, 1000)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		for _, c := range changes {
-			if got, ok := live[key{a, c.Block}]; !ok || got != (row{c.Amount.String(), c.BalanceAfter.String()}) {
-				e.t.Fatalf("%s's row at block %d (%s → %s): the feed holds %v (%v)", a, c.Block, c.Amount, c.BalanceAfter, got, ok)
-			}
-			n++
-		}
-	}
-	if n != len(live) {
-		e.t.Fatalf("the feed holds %d rows, the statements %d", len(live), n)
-	}
-	return retractions
 }
 
 func pay(from, to string, amount, fee int64) chaintest.Payment {
@@ -221,7 +169,7 @@ func TestFetchWithoutBalances(t *testing.T) {
 		e.fetch()
 		e.wantRows("bob", fakeRow{block: 4, amount: 1000, after: 1000, causes: 1}, fakeRow{block: 5, amount: -305, after: 695, causes: 2})
 		e.wantRows("carol", fakeRow{block: 5, amount: 300, after: 300, causes: 1})
-		if n := e.replayFeed("bob", "carol"); n != 0 {
+		if n := e.replayHoldings("bob", "carol"); n != 0 {
 			t.Fatalf("%d retractions before any reorg", n)
 		}
 		old := txHashes(t, e.db, "carol")
@@ -240,7 +188,7 @@ func TestFetchWithoutBalances(t *testing.T) {
 		if len(now) != 1 || len(old) != 1 || now[0] == old[0] {
 			t.Fatalf("carol's transactions %v before the reorg, %v after: want one, replaced", old, now)
 		}
-		if n := e.replayFeed("bob", "carol"); n != 2 {
+		if n := e.replayHoldings("bob", "carol"); n != 2 {
 			t.Fatalf("%d retractions after a reorg of the block with bob's and carol's rows; want 2", n)
 		}
 
@@ -296,7 +244,7 @@ func TestFetchTipBalances(t *testing.T) {
 			e.wantRows("bob", fakeRow{block: 4, amount: 1000, after: 1000, causes: 1, checked: true, reconciled: true},
 				fakeRow{block: 5, amount: -305, after: 695, causes: 2},
 				fakeRow{block: 7, amount: 57, after: 752, difference: 7, causes: 1, checked: true})
-			if n := e.replayFeed("bob"); n != 0 {
+			if n := e.replayHoldings("bob"); n != 0 {
 				t.Fatalf("%d retractions without a reorg", n)
 			}
 		})
