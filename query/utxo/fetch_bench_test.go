@@ -2,7 +2,6 @@ package utxo_test
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -88,32 +87,7 @@ func BenchmarkFetcherSpeed(tb *testing.B) {
 	}
 	end := start + uint64(blocks) - 1
 
-	bare := func() time.Duration {
-		t0 := time.Now()
-		for h := start; h <= end; h++ {
-			var hash string
-			c.node.MustCall(t, &hash, "getblockhash", h)
-			var blk struct {
-				RawTx []struct {
-					Vin []struct {
-						TxID string `json:"txid"`
-					} `json:"vin"`
-				} `json:"rawtx"`
-			}
-			c.node.MustCall(t, &blk, "getblock", hash, 2)
-			seen := map[string]bool{}
-			for _, tx := range blk.RawTx {
-				for _, in := range tx.Vin {
-					if in.TxID != "" && !seen[in.TxID] {
-						seen[in.TxID] = true
-						var raw json.RawMessage
-						c.node.MustCall(t, &raw, "getrawtransaction", in.TxID, 1)
-					}
-				}
-			}
-		}
-		return time.Since(t0)
-	}
+	bare := func() time.Duration { return c.bareLoop(t, start, end) }
 	fetched := func() time.Duration {
 		if err := db.Rewind(ctx, name, start-1); err != nil {
 			t.Fatal(err)
