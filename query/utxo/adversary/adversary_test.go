@@ -97,34 +97,13 @@ type result struct {
 func play(t *testing.T, dialect string, seed uint64, steps int) result {
 	t.Helper()
 	ctx := context.Background()
-	name := "bitcoin-regtest"
-	if dialect == adversary.Core {
-		name = "litecoin-regtest"
-	}
-	net, err := utxo.NetworkByName(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, descs, err := adversary.Wallet(net, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var node *testenv.BitcoinNode
-	if dialect == adversary.Btcd {
-		node = testenv.NewBtcd(t, keys[0].Address.String)
-	} else {
-		node = testenv.NewLitecoind(t)
-	}
-	reader, err := utxo.Dial(ctx, node.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reader.Close)
+	_, keys, descs, node, reader := regtest(t, dialect, seed)
 	var tracked []string
 	for _, k := range keys[:len(keys)-1] {
 		tracked = append(tracked, k.Address.String)
 	}
 	checker := adversary.NewChecker(reader, node, tracked)
+	var err error
 	if checker.Wallet, err = utxo.NewWallet(gap, descs...); err != nil {
 		t.Fatal(err)
 	}
@@ -175,4 +154,34 @@ func tail(log []string) string {
 		log = log[len(log)-30:]
 	}
 	return "  " + strings.Join(log, "\n  ")
+}
+
+// regtest starts a regtest node of dialect (btcd or Litecoin Core) whose
+// coinbase pays the first key of seed's wallet, and dials a reader of it.
+func regtest(t *testing.T, dialect string, seed uint64) (*utxo.Network, []*adversary.Key, []*utxo.Descriptor, *testenv.BitcoinNode, *utxo.Reader) {
+	t.Helper()
+	name := "bitcoin-regtest"
+	if dialect == adversary.Core {
+		name = "litecoin-regtest"
+	}
+	net, err := utxo.NetworkByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, descs, err := adversary.Wallet(net, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var node *testenv.BitcoinNode
+	if dialect == adversary.Btcd {
+		node = testenv.NewBtcd(t, keys[0].Address.String)
+	} else {
+		node = testenv.NewLitecoind(t)
+	}
+	reader, err := utxo.Dial(context.Background(), node.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reader.Close)
+	return net, keys, descs, node, reader
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/fetch"
 	"github.com/wharfhq/wharf/query/store"
@@ -47,29 +46,11 @@ func fetchPlay(t *testing.T, dialect string, seed uint64, steps int) {
 		t.Helper()
 		t.Fatalf("seed %d (ADDRD_UTXO_SEED=%d reruns it) step %d on %s: %s", seed, seed, step, dialect, fmt.Sprintf(format, args...))
 	}
-	name, chain := "bitcoin-regtest", "BTCREGTEST"
+	chain := "BTCREGTEST"
 	if dialect == adversary.Core {
-		name, chain = "litecoin-regtest", "LTCREGTEST"
+		chain = "LTCREGTEST"
 	}
-	net, err := utxo.NetworkByName(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, _, err := adversary.Wallet(net, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var node *testenv.BitcoinNode
-	if dialect == adversary.Btcd {
-		node = testenv.NewBtcd(t, keys[0].Address.String)
-	} else {
-		node = testenv.NewLitecoind(t)
-	}
-	reader, err := utxo.Dial(ctx, node.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reader.Close)
+	net, keys, _, node, reader := regtest(t, dialect, seed)
 	truth, err := utxo.Dial(ctx, node.URL) // the node's answers, apart from the fetcher's reader
 	if err != nil {
 		t.Fatal(err)
