@@ -88,15 +88,7 @@ func (c *gethChain) Payer() string        { return c.g.Account }
 func (c *gethChain) Fresh() string        { return fresh() }
 
 func (c *gethChain) Pay(ctx context.Context, from, to string, amount query.Amount) (string, uint64, error) {
-	r, err := c.g.Send(ctx, map[string]any{"from": from, "to": to, "value": "0x" + amount.Big().Text(16), "gas": "0x7a120"})
-	if err != nil {
-		return "", 0, err
-	}
-	n, err := strconv.ParseUint(strings.TrimPrefix(r["blockNumber"].(string), "0x"), 16, 64)
-	if err != nil {
-		return "", 0, err
-	}
-	return r["transactionHash"].(string), n, nil
+	return pay(ctx, c.g.Send, from, to, amount)
 }
 
 func (c *gethChain) Reorg(context.Context, int) error {
@@ -127,15 +119,7 @@ func (c *anvilChain) Payer() string        { return c.a.Accounts[0] }
 func (c *anvilChain) Fresh() string        { return fresh() }
 
 func (c *anvilChain) Pay(ctx context.Context, from, to string, amount query.Amount) (string, uint64, error) {
-	r, err := c.a.Send(ctx, map[string]any{"from": from, "to": to, "value": "0x" + amount.Big().Text(16), "gas": "0x7a120"})
-	if err != nil {
-		return "", 0, err
-	}
-	n, err := strconv.ParseUint(strings.TrimPrefix(r["blockNumber"].(string), "0x"), 16, 64)
-	if err != nil {
-		return "", 0, err
-	}
-	return r["transactionHash"].(string), n, nil
+	return pay(ctx, c.a.Send, from, to, amount)
 }
 
 func (c *anvilChain) Reorg(ctx context.Context, depth int) error {
@@ -154,4 +138,19 @@ func TestContractAnvil(t *testing.T) {
 		}
 		return &anvilChain{a: a, r: r}
 	}})
+}
+
+// pay sends amount from to to through a node's send (Geth.Send,
+// Anvil.Send) and returns the transaction's hash and block from its
+// receipt.
+func pay(ctx context.Context, send func(context.Context, map[string]any) (map[string]any, error), from, to string, amount query.Amount) (string, uint64, error) {
+	r, err := send(ctx, map[string]any{"from": from, "to": to, "value": "0x" + amount.Big().Text(16), "gas": "0x7a120"})
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.ParseUint(strings.TrimPrefix(r["blockNumber"].(string), "0x"), 16, 64)
+	if err != nil {
+		return "", 0, err
+	}
+	return r["transactionHash"].(string), n, nil
 }
