@@ -54,7 +54,10 @@ type HistoryReach interface {
 // UseInternals chose a source.
 type Internals interface {
 	// ProbeInternals reports which source of internal movements the node
-	// serves, "" when none.
+	// serves, in the family's terms (an EVM trace API's method). Errors:
+	// one wrapping ErrNotImplemented, saying in the family's terms what
+	// the node lacks, when it serves none (the core says it to the
+	// operator); query.ErrUnavailable when the node cannot be asked.
 	ProbeInternals(ctx context.Context) (string, error)
 	// UseInternals makes Activity read internal movements from source
 	// (one ProbeInternals returned), or none with "".

@@ -126,14 +126,25 @@ func (r *Reader) Safe(ctx context.Context) (uint64, error) {
 	return fz.Safe(ctx)
 }
 
-// ProbeInternals returns the node's trace API (ProbeTraces), "" when it
-// has none or the Source cannot trace.
+// ProbeInternals returns the node's trace API (ProbeTraces). Errors: one
+// wrapping chain.ErrNotImplemented when the node has none or the Source
+// cannot trace.
 func (r *Reader) ProbeInternals(ctx context.Context) (string, error) {
-	if r.tracer == nil {
-		return "", nil
+	api := ""
+	if r.tracer != nil {
+		var err error
+		if api, err = r.tracer.ProbeTraces(ctx); err != nil {
+			return "", err
+		}
 	}
-	return r.tracer.ProbeTraces(ctx)
+	if api == "" {
+		return "", errNoTraceAPI
+	}
+	return api, nil
 }
+
+// errNoTraceAPI is ProbeInternals' error on a node without a trace API.
+var errNoTraceAPI = fmt.Errorf("the node serves no trace API (debug_traceBlockByNumber with callTracer, or trace_block): %w", chain.ErrNotImplemented)
 
 // UseInternals makes Activity read the traces of every block from api
 // (TraceCallTracer or TraceParity), or none with "".

@@ -4,6 +4,7 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/wharfhq/wharf/query/chain"
@@ -22,14 +23,18 @@ func (f *follower) probe(ctx context.Context) error {
 		return nil
 	}
 	api := ""
+	var lacks error // why the node serves no internal movements
 	in, internals := f.cfg.Reader.(chain.Internals)
 	if f.cfg.Traces != TracesOff && internals {
 		var err error
-		if api, err = in.ProbeInternals(ctx); err != nil {
-			return f.nodeErr(fmt.Errorf("fetch %s: probing the trace API: %w", f.cfg.Chain, err))
+		switch api, err = in.ProbeInternals(ctx); {
+		case errors.Is(err, chain.ErrNotImplemented):
+			api, lacks = "", err
+		case err != nil:
+			return f.nodeErr(fmt.Errorf("fetch %s: probing the node for internal movements: %w", f.cfg.Chain, err))
 		}
-		if api == "" && f.cfg.Traces == TracesOn {
-			return fmt.Errorf("fetch %s: traces are on but the node serves no trace API (debug_traceBlockByNumber with callTracer, or trace_block)", f.cfg.Chain)
+		if lacks != nil && f.cfg.Traces == TracesOn {
+			return fmt.Errorf("fetch %s: internal movements are required (traces on): %w", f.cfg.Chain, lacks)
 		}
 	}
 	// A family without internal movements lists every movement in its
@@ -42,13 +47,13 @@ func (f *follower) probe(ctx context.Context) error {
 	switch {
 	case api != "":
 		f.metrics.traced.Set(1)
-		f.log.Info("fetcher: internal movements from the node's trace API", "api", api)
+		f.log.Info("fetcher: internal movements read from the node", "source", api)
 	case !internals:
-		f.log.Info("fetcher: the chain's family lists every movement in the blocks it reads: no trace API needed")
+		f.log.Info("fetcher: the chain's family lists every movement in the blocks it reads: none inside transactions to find")
 	case f.cfg.Traces == TracesOff:
-		f.log.Warn("fetcher: traces are off: internal movements (contract payouts, self-destructs) are not covered; statements say traced: false")
+		f.log.Warn("fetcher: internal movements are off (traces off): not covered; statements say traced: false")
 	default:
-		f.log.Warn("fetcher: the node has no trace API (debug_traceBlockByNumber, trace_block): internal movements (contract payouts, self-destructs) are not covered; statements say traced: false")
+		f.log.Warn("fetcher: internal movements are not covered; statements say traced: false", "reason", lacks)
 	}
 	return nil
 }
