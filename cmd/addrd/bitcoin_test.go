@@ -30,16 +30,26 @@ import (
 // that sign with btcd's packages: the payer every block pays, and a
 // wallet's master key.
 type regtest struct {
-	t      *testing.T
-	node   *testenv.BitcoinNode
-	net    *utxo.Network
-	payer  *btcec.PrivateKey
-	script []byte // the payer's P2WPKH script
-	addr   string
-	master *hdkeychain.ExtendedKey
+	t       *testing.T
+	dialect string
+	node    *testenv.BitcoinNode
+	net     *utxo.Network
+	payer   *btcec.PrivateKey
+	script  []byte // the payer's P2WPKH script
+	addr    string
+	master  *hdkeychain.ExtendedKey
 }
 
 func newRegtest(t *testing.T, dialect string) *regtest {
+	t.Helper()
+	r := regtestKeys(t, dialect, nil)
+	r.start(101)
+	return r
+}
+
+// regtestKeys is a regtest of dialect's network with its keys, no node
+// yet: the payer is payer (nil: a fixed key of its own).
+func regtestKeys(t *testing.T, dialect string, payer func(*regtest) *btcec.PrivateKey) *regtest {
 	t.Helper()
 	name := "bitcoin-regtest"
 	if dialect == testenv.DialectCore {
@@ -49,19 +59,29 @@ func newRegtest(t *testing.T, dialect string) *regtest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &regtest{t: t, net: n}
-	r.payer, _ = btcec.PrivKeyFromBytes(bytes.Repeat([]byte{1}, 32))
-	r.script, r.addr = r.p2wpkh(r.payer.PubKey())
+	r := &regtest{t: t, net: n, dialect: dialect}
 	if r.master, err = hdkeychain.NewMaster(bytes.Repeat([]byte{9}, 32), n.Params); err != nil {
 		t.Fatal(err)
 	}
-	if dialect == testenv.DialectBtcd {
-		r.node = testenv.NewBtcd(t, r.addr)
+	if payer != nil {
+		r.payer = payer(r)
 	} else {
-		r.node = testenv.NewLitecoind(t)
+		r.payer, _ = btcec.PrivKeyFromBytes(bytes.Repeat([]byte{1}, 32))
 	}
-	r.node.Generate(t, 101, r.addr)
+	r.script, r.addr = r.p2wpkh(r.payer.PubKey())
 	return r
+}
+
+// start starts the node, which mines to the payer, and mines blocks.
+func (r *regtest) start(blocks int) {
+	if r.dialect == testenv.DialectBtcd {
+		r.node = testenv.NewBtcd(r.t, r.addr)
+	} else {
+		r.node = testenv.NewLitecoind(r.t)
+	}
+	if blocks > 0 {
+		r.node.Generate(r.t, blocks, r.addr)
+	}
 }
 
 func (r *regtest) p2wpkh(pub *btcec.PublicKey) ([]byte, string) {
@@ -113,6 +133,15 @@ func (r *regtest) coinbase(height uint64) coin {
 // amount) and sends it; it returns its txid.
 func (r *regtest) send(coins []coin, outs ...any) string {
 	r.t.Helper()
+	var txid string
+	r.node.MustCall(r.t, &txid, "sendrawtransaction", r.sign(coins, outs...))
+	return txid
+}
+
+// sign signs a transaction of coins (P2WPKH) paying outs (address,
+// amount) and returns it in hex.
+func (r *regtest) sign(coins []coin, outs ...any) string {
+	r.t.Helper()
 	tx := wire.NewMsgTx(2)
 	prev := map[wire.OutPoint]*wire.TxOut{}
 	for _, c := range coins {
@@ -143,9 +172,7 @@ func (r *regtest) send(coins []coin, outs ...any) string {
 	if err := tx.Serialize(&buf); err != nil {
 		r.t.Fatal(err)
 	}
-	var txid string
-	r.node.MustCall(r.t, &txid, "sendrawtransaction", hex.EncodeToString(buf.Bytes()))
-	return txid
+	return hex.EncodeToString(buf.Bytes())
 }
 
 // send is a request with a JSON body.
@@ -164,6 +191,7 @@ func (s *served) send(tb testing.TB, key, method, path, body string) (int, []byt
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	s.check(tb, req, resp, b)
 	return resp.StatusCode, b
 }
 
@@ -248,6 +276,7 @@ func testServeBitcoin(t *testing.T, dialect string) {
 	}
 	key := lastLine(out)
 	s := startServe(t, "--db", db, "--chain", chain+"="+r.node.URL, "--confirmations", "0")
+	s.checkOpenAPI(t)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("addrd's log:\n%s", s.stderr)
@@ -368,6 +397,37 @@ func testServeBitcoin(t *testing.T, dialect string) {
 	if !ok {
 		t.Errorf("the wallet's statement %+v; want the internal transfer %s (fee 1000), the spend %s (0.5 out, fee 10000), the receipt %s", ws.Rows, tx3, tx2, tx1)
 	}
+	// The wallet's transactions, two a page: each once, with what it
+	// moved across the wallet, the change move internal.
+	type sums struct {
+		Amount   string `json:"amount"`
+		Fee      string `json:"fee"`
+		Internal bool   `json:"internal"`
+	}
+	type walletTx struct {
+		Hash   string `json:"hash"`
+		Wallet sums   `json:"wallet"`
+	}
+	var wtxs []walletTx
+	for path := base + wallet + "/transactions?page_size=2"; ; {
+		var page struct {
+			Transactions []walletTx `json:"transactions"`
+			Next         string     `json:"next_page_token"`
+		}
+		s.get(t, key, path, &page)
+		wtxs = append(wtxs, page.Transactions...)
+		if page.Next == "" || len(wtxs) > 10 {
+			break
+		}
+		path = base + wallet + "/transactions?page_size=2&page_token=" + page.Next
+	}
+	if got, want := fmt.Sprint(wtxs), fmt.Sprint([]walletTx{
+		{tx3, sums{"-1000", "1000", true}},
+		{tx2, sums{"-50010000", "10000", false}},
+		{tx1, sums{"200000000", "0", false}},
+	}); got != want {
+		t.Errorf("the wallet's transactions %s, want %s", got, want)
+	}
 	if rc := ws.Rows[0].Reconciled; rc == nil || !*rc {
 		t.Errorf("the wallet's row at the tip: reconciled %v, want checked and equal", rc)
 	}
@@ -423,6 +483,29 @@ func testServeBitcoin(t *testing.T, dialect string) {
 				t.Errorf("transaction %s: a transfer of %q with %d decimals, want %s with 8", tx.Hash, tr.Symbol, tr.Decimals, r.net.Coin)
 			}
 		}
+	}
+
+	// One transaction, with its family's detail (the OpenAPI document's
+	// UtxoTransactionDetail, which checkOpenAPI holds it to).
+	var one struct {
+		Hash   string `json:"hash"`
+		From   string `json:"from"`
+		Fee    string `json:"fee"`
+		VSize  int    `json:"vsize"`
+		Weight int    `json:"weight"`
+		RBF    *bool  `json:"rbf"`
+		Inputs []struct {
+			Outpoint string `json:"outpoint"`
+			Value    int64  `json:"value"`
+		} `json:"inputs"`
+		Outputs []struct {
+			Address string `json:"address"`
+		} `json:"outputs"`
+	}
+	s.get(t, key, base+"/transactions/"+tx2, &one)
+	if one.Hash != tx2 || one.From != recv2 || one.Fee != "10000" || one.VSize == 0 || one.Weight <= 3*one.VSize || one.RBF == nil || *one.RBF ||
+		len(one.Inputs) != 1 || one.Inputs[0].Outpoint != tx1+":1" || one.Inputs[0].Value != 2_0000_0000 || len(one.Outputs) != 2 || one.Outputs[1].Address != change0 {
+		t.Errorf("transaction %s: %+v", tx2, one)
 	}
 
 	// A reorg of depth 2: the blocks of tx2 and tx3 are invalidated and

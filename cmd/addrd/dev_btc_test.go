@@ -18,6 +18,7 @@ func TestServeDevBitcoin(t *testing.T) {
 	_, err := devnode.Binary()
 	testenv.Need(t, "btcd", err)
 	srv := startServe(t, "--dev")
+	srv.checkOpenAPI(t)
 	addrs, descs, keys := srv.printed("dev btc address "), srv.printed("dev btc wallet descriptor "), srv.printed("dev api key ")
 	if len(addrs) != 3 || len(descs) != 2 || len(keys) != 1 || len(srv.printed("dev bitcoin chain "+devBTC)) != 1 {
 		t.Fatalf("printed %q", srv.lines)

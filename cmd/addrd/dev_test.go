@@ -14,6 +14,7 @@ import (
 // fetched from the dev chain over JSON-RPC by the same code as a node.
 func TestServeDev(t *testing.T) {
 	srv := startServe(t, "--dev")
+	srv.checkOpenAPI(t)
 	accounts, keys := srv.printed("dev account "), srv.printed("dev api key ")
 	if len(accounts) != 4 || len(keys) != 1 {
 		t.Fatalf("accounts %v, keys %q", accounts, keys)

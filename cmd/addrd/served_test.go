@@ -19,6 +19,8 @@ type served struct {
 	stderr *testenv.Buffer
 	done   chan error
 	cancel context.CancelFunc
+	// openapi, when set, checks every answer (checkOpenAPI).
+	openapi *openapiCheck
 }
 
 // startServe runs `addrd serve args...` and waits up to 60 s for it to
@@ -84,6 +86,7 @@ func (s *served) do(tb testing.TB, key, method, path string) (int, []byte) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	s.check(tb, req, resp, b)
 	return resp.StatusCode, b
 }
 

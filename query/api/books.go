@@ -616,12 +616,23 @@ func (s *Server) balancesAt(w http.ResponseWriter, r *http.Request, a query.Acco
 		return errorf(codeInvalidArgument, "time %s is after the newest stored block, %d at %s: its balances are not known yet",
 			at.Format(time.RFC3339), head.Number, timestamp(head.Time))
 	}
+	plain := make([]query.Balance, len(bs))
+	for i, b := range bs {
+		plain[i] = query.Balance{Asset: b.Asset, Block: b.Block}
+	}
+	immature, err := s.immatureOf(r.Context(), a, chain, address, plain, false)
+	if err != nil {
+		return err
+	}
 	setState(w, sub)
 	body := balancesBody{Balances: make([]balance, len(bs))}
 	for i, b := range bs {
 		contract, id := query.SplitHoldingKey(b.Contract)
 		body.Balances[i] = balance{Asset: b.Asset, Contract: contract, TokenID: id, Symbol: b.Symbol, Name: b.Name, Decimals: b.Decimals,
 			Amount: b.Amount, BlockNumber: b.Block}
+		if immature != nil {
+			body.Balances[i].split(immature[i])
+		}
 		if b.RowFound {
 			t := timestamp(b.Time)
 			body.Balances[i].UpdateTime = &t

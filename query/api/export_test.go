@@ -10,6 +10,7 @@ import (
 	"github.com/wharfhq/wharf/query/events"
 	"github.com/wharfhq/wharf/query/evm"
 	"github.com/wharfhq/wharf/query/rowjson"
+	"github.com/wharfhq/wharf/query/utxo"
 )
 
 // Patterns lists the ServeMux patterns of the /v1 routes, for the
@@ -24,36 +25,51 @@ func Patterns() []string {
 
 // BodyTypes maps the openapi schema names to the Go types written as JSON.
 var BodyTypes = map[string]reflect.Type{
-	"Error":                   reflect.TypeFor[errorBody](),
-	"Subscription":            reflect.TypeFor[subscriptionBody](),
-	"AddressPage":             reflect.TypeFor[addressPage](),
-	"Balances":                reflect.TypeFor[balancesBody](),
-	"Balance":                 reflect.TypeFor[balance](),
-	"TransactionPage":         reflect.TypeFor[transactionPage](),
-	"Transaction":             withDetail(reflect.TypeFor[transaction](), reflect.TypeFor[evm.TxDetail]()),
-	"Transfer":                reflect.TypeFor[transfer](),
-	"BalanceChangePage":       reflect.TypeFor[balanceChangePage](),
-	"BalanceChange":           reflect.TypeFor[balanceChange](),
-	"Cause":                   reflect.TypeFor[cause](),
-	"FeeParts":                reflect.TypeFor[feeParts](),
-	"EventPage":               reflect.TypeFor[eventPage](),
-	"Event":                   reflect.TypeFor[eventBody](),
-	"EventBalanceChange":      reflect.TypeFor[events.ChangeData](),
-	"EventSubscriptionState":  reflect.TypeFor[events.StateData](),
-	"EventFinalized":          reflect.TypeFor[events.FinalizedData](),
-	"Webhook":                 reflect.TypeFor[webhookBody](),
-	"WebhookList":             reflect.TypeFor[webhookList](),
-	"WebhookAttempt":          reflect.TypeFor[webhookAttempt](),
-	"DeliveryPage":            reflect.TypeFor[deliveryPage](),
-	"WalletRequest":           reflect.TypeFor[walletRequest](),
-	"Wallet":                  reflect.TypeFor[walletBody](),
-	"WalletAddresses":         reflect.TypeFor[walletAddressesBody](),
-	"WalletBalanceChangePage": reflect.TypeFor[walletChangesBody](),
-	"WalletBalanceChange":     reflect.TypeFor[walletChange](),
+	"Error":                 reflect.TypeFor[errorBody](),
+	"Subscription":          reflect.TypeFor[subscriptionBody](),
+	"AddressPage":           reflect.TypeFor[addressPage](),
+	"Balances":              reflect.TypeFor[balancesBody](),
+	"Balance":               reflect.TypeFor[balance](),
+	"TransactionPage":       reflect.TypeFor[transactionPage](),
+	"TransactionCore":       withDetail(reflect.TypeFor[transaction](), nil),
+	"EvmTransactionDetail":  reflect.TypeFor[evm.TxDetail](),
+	"UtxoTransactionDetail": reflect.TypeFor[utxo.Detail](),
+	"UtxoInput":             reflect.TypeFor[utxo.DetailInput](),
+	"UtxoOutput":            reflect.TypeFor[utxo.DetailOutput](),
+	"UnreadableTransaction": reflect.TypeFor[struct {
+		Unreadable string `json:"unreadable"`
+	}](),
+	"Transfer":                 reflect.TypeFor[transfer](),
+	"BalanceChangePage":        reflect.TypeFor[balanceChangePage](),
+	"BalanceChange":            reflect.TypeFor[balanceChange](),
+	"Cause":                    reflect.TypeFor[cause](),
+	"FeeParts":                 reflect.TypeFor[feeParts](),
+	"EventPage":                reflect.TypeFor[eventPage](),
+	"Event":                    reflect.TypeFor[eventBody](),
+	"EventBalanceChange":       reflect.TypeFor[events.ChangeData](),
+	"EventSubscriptionState":   reflect.TypeFor[events.StateData](),
+	"EventFinalized":           reflect.TypeFor[events.FinalizedData](),
+	"Webhook":                  reflect.TypeFor[webhookBody](),
+	"WebhookList":              reflect.TypeFor[webhookList](),
+	"WebhookAttempt":           reflect.TypeFor[webhookAttempt](),
+	"DeliveryPage":             reflect.TypeFor[deliveryPage](),
+	"WalletRequest":            reflect.TypeFor[walletRequest](),
+	"Wallet":                   reflect.TypeFor[walletBody](),
+	"WalletAddresses":          reflect.TypeFor[walletAddressesBody](),
+	"WalletBalanceChangePage":  reflect.TypeFor[walletChangesBody](),
+	"WalletBalanceChange":      reflect.TypeFor[walletChange](),
+	"WalletTransactionPage":    reflect.TypeFor[walletTransactionPage](),
+	"WalletTransactionAmounts": reflect.TypeFor[walletTxBody](),
 }
 
+// CompositeSchemas are the schemas made of others (allOf, oneOf), which
+// no one Go type writes: a transaction is TransactionCore and its
+// family's detail.
+var CompositeSchemas = []string{"Transaction", "WalletTransaction"}
+
 // withDetail is a transaction type t as the API writes it for a family
-// whose detail document is a detail: t's fields and detail's.
+// whose detail document is a detail (nil: none): t's fields and
+// detail's.
 func withDetail(t, detail reflect.Type) reflect.Type {
 	var fields []reflect.StructField
 	for f := range t.Fields() {
@@ -61,8 +77,10 @@ func withDetail(t, detail reflect.Type) reflect.Type {
 			fields = append(fields, f)
 		}
 	}
-	for f := range detail.Fields() {
-		fields = append(fields, f)
+	if detail != nil {
+		for f := range detail.Fields() {
+			fields = append(fields, f)
+		}
 	}
 	return reflect.StructOf(fields)
 }

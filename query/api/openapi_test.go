@@ -108,8 +108,13 @@ func TestOpenAPISchemas(t *testing.T) {
 			}
 		})
 	}
-	if len(api.BodyTypes) != len(s.Components.Schemas) {
-		t.Errorf("%d schemas for %d body types", len(s.Components.Schemas), len(api.BodyTypes))
+	for _, name := range api.CompositeSchemas {
+		if schema, ok := s.Components.Schemas[name]; !ok || len(schema.Properties) > 0 {
+			t.Errorf("schema %s: %v, want one made of others", name, schema)
+		}
+	}
+	if len(api.BodyTypes)+len(api.CompositeSchemas) != len(s.Components.Schemas) {
+		t.Errorf("%d schemas for %d body types and %d composites", len(s.Components.Schemas), len(api.BodyTypes), len(api.CompositeSchemas))
 	}
 	for _, want := range []string{
 		`requester is not subscribed for address '<address>'`, `"status":"Unauthenticated"`,

@@ -30,6 +30,8 @@ const (
 	kindSubscriptions byte = 's'
 	kindChanges       byte = 'b'
 	kindDeliveries    byte = 'd'
+	// kindWalletTransactions: a wallet's transactions.
+	kindWalletTransactions byte = 'w'
 )
 
 var errBadToken = errors.New("invalid page token")

@@ -16,15 +16,20 @@ import (
 
 // balance is a balance as the API writes it.
 type balance struct {
-	Asset       string       `json:"asset"`
-	Contract    string       `json:"contract"`
-	TokenID     string       `json:"token_id"`
-	Symbol      string       `json:"symbol"`
-	Name        string       `json:"name"`
-	Decimals    int          `json:"decimals"`
-	Amount      query.Amount `json:"amount"`
-	BlockNumber uint64       `json:"block_number"`
-	UpdateTime  *string      `json:"update_time"` // null: as of a block before the asset's first statement row
+	Asset    string       `json:"asset"`
+	Contract string       `json:"contract"`
+	TokenID  string       `json:"token_id"`
+	Symbol   string       `json:"symbol"`
+	Name     string       `json:"name"`
+	Decimals int          `json:"decimals"`
+	Amount   query.Amount `json:"amount"`
+	// Spendable and Immature split Amount on a chain some of whose
+	// outputs must wait before they can be spent (chain.Maturing: a UTXO
+	// chain's coinbase outputs), for its coin; absent elsewhere.
+	Spendable   *query.Amount `json:"spendable,omitempty"`
+	Immature    *query.Amount `json:"immature,omitempty"`
+	BlockNumber uint64        `json:"block_number"`
+	UpdateTime  *string       `json:"update_time"` // null: as of a block before the asset's first statement row
 }
 
 type balancesBody struct {
@@ -182,24 +187,40 @@ func (s *Server) balances(w http.ResponseWriter, r *http.Request, a query.Accoun
 	if err != nil {
 		return err
 	}
+	immature, err := s.immatureOf(r.Context(), a, chain, address, bs, true)
+	if err != nil {
+		return err
+	}
 	setState(w, sub)
 	buf := s.bufs.get()
 	defer s.bufs.put(buf)
-	*buf = append(appendBalances(*buf, bs), '\n')
+	*buf = append(appendBalances(*buf, bs, immature), '\n')
 	writePage(w, *buf)
 	return nil
 }
 
-// toBalance renders b as a balance of the balances read.
-func toBalance(b query.Balance) balance {
+// toBalance renders b as a balance of the balances read, split into
+// spendable and immature when immature is not nil.
+func toBalance(b query.Balance, immature *query.Amount) balance {
 	contract, id := query.SplitHoldingKey(b.Contract)
-	return balance{Asset: b.Asset, Contract: contract, TokenID: id, Symbol: b.Symbol, Name: b.Name, Decimals: b.Decimals,
+	out := balance{Asset: b.Asset, Contract: contract, TokenID: id, Symbol: b.Symbol, Name: b.Name, Decimals: b.Decimals,
 		Amount: b.Amount, BlockNumber: b.Block, UpdateTime: ptr(timestamp(b.Updated))}
+	out.split(immature)
+	return out
+}
+
+// split sets b's spendable and immature parts, when immature is not nil.
+func (b *balance) split(immature *query.Amount) {
+	if immature == nil {
+		return
+	}
+	b.Spendable, b.Immature = ptr(b.Amount.Sub(*immature)), ptr(*immature)
 }
 
 // appendBalances appends, by hand, what json.Marshal writes of the
-// balancesBody of bs (see toBalance); a test holds the two equal.
-func appendBalances(b []byte, bs []query.Balance) []byte {
+// balancesBody of bs (see toBalance), bs[i] split by immature[i] when
+// there is one; a test holds the two equal.
+func appendBalances(b []byte, bs []query.Balance, immature []*query.Amount) []byte {
 	b = append(b, `{"balances":[`...)
 	for i := range bs {
 		x := &bs[i]
@@ -221,6 +242,12 @@ func appendBalances(b []byte, bs []query.Balance) []byte {
 		b = strconv.AppendInt(b, int64(x.Decimals), 10)
 		b = append(b, `,"amount":`...)
 		b = rowjson.AppendAmount(b, x.Amount)
+		if i < len(immature) && immature[i] != nil {
+			b = append(b, `,"spendable":`...)
+			b = rowjson.AppendAmount(b, x.Amount.Sub(*immature[i]))
+			b = append(b, `,"immature":`...)
+			b = rowjson.AppendAmount(b, *immature[i])
+		}
 		b = append(b, `,"block_number":`...)
 		b = strconv.AppendUint(b, x.Block, 10)
 		b = append(b, `,"update_time":"`...)

@@ -33,15 +33,19 @@ func TestAppendBalancesJSON(t *testing.T) {
 				bs[i].Updated = time.Unix(rng.Int64N(1<<34), 0).In(time.FixedZone("X", 3600))
 			}
 		}
+		immature := make([]*query.Amount, len(bs))
 		body := balancesBody{Balances: make([]balance, len(bs))}
 		for i, b := range bs {
-			body.Balances[i] = toBalance(b)
+			if rng.IntN(3) == 0 {
+				immature[i] = ptr(query.AmountFromBig(new(big.Int).Lsh(big.NewInt(rng.Int64()), uint(rng.IntN(100)))))
+			}
+			body.Balances[i] = toBalance(b, immature[i])
 		}
 		want, err := json.Marshal(body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendBalances(nil, bs); string(got) != string(want) {
+		if got := appendBalances(nil, bs, immature); string(got) != string(want) {
 			t.Fatalf("%d balances:\n got %s\nwant %s", len(bs), got, want)
 		}
 	}

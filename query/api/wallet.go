@@ -7,9 +7,11 @@ package api
 // addresses' summed.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"regexp"
 	"slices"
@@ -270,6 +272,7 @@ func (s *Server) walletBalances(w http.ResponseWriter, r *http.Request, a query.
 		return err
 	}
 	var sum *balance
+	var immature *query.Amount // the sum of the addresses' immature parts, on a chain that splits
 	for _, x := range addrs {
 		if !x.Used {
 			continue
@@ -281,12 +284,19 @@ func (s *Server) walletBalances(w http.ResponseWriter, r *http.Request, a query.
 		if err != nil {
 			return err
 		}
-		for _, b := range bs {
+		imm, err := s.immatureOf(r.Context(), a, wl.Chain, x.Address, bs, true)
+		if err != nil {
+			return err
+		}
+		for i, b := range bs {
 			if b.Asset != query.AssetNative {
 				continue
 			}
+			if i < len(imm) && imm[i] != nil {
+				immature = ptr(imm[i].Add(ptrValue(immature)))
+			}
 			if sum == nil {
-				v := toBalance(b)
+				v := toBalance(b, nil)
 				sum = &v
 				continue
 			}
@@ -296,12 +306,24 @@ func (s *Server) walletBalances(w http.ResponseWriter, r *http.Request, a query.
 			}
 		}
 	}
+	if sum != nil {
+		sum.split(immature)
+	}
 	out := walletBalanceBody{Balances: []balance{}}
 	if sum != nil {
 		out.Balances = append(out.Balances, *sum)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// ptrValue is *p, the zero value for nil.
+func ptrValue[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
+	}
+	return v
 }
 
 // maxWalletRows bounds the rows of one address a wallet statement reads.
@@ -339,47 +361,59 @@ type walletChangesBody struct {
 	BalanceChanges []walletChange `json:"balance_changes"`
 }
 
-// walletBalanceChanges is GET /v1/chains/{chain}/wallets/{wallet}/balance_changes:
-// the wallet's statement, newest first: per block, its used addresses'
-// rows summed, each transaction's causes netted across the wallet, so
-// that change between its own addresses is internal and moves nothing
-// but the fee.
-func (s *Server) walletBalanceChanges(w http.ResponseWriter, r *http.Request, a query.Account) error {
-	wl, addrs, err := s.readWallet(r, a)
-	if err != nil {
-		return err
-	}
-	type txSum struct {
-		amount, fee, moved query.Amount // moved: the causes but the fee
-		spent              bool
-	}
-	type blockSum struct {
-		row             walletChange
-		txs             map[string]*txSum
-		order           []string
-		checked, agreed bool
-	}
-	blocks := map[uint64]*blockSum{}
+// walletTxSum is a transaction's causes in a wallet's addresses' rows of
+// a block, netted across the wallet.
+type walletTxSum struct {
+	amount, fee, moved query.Amount // moved: the causes but the fee
+	spent              bool
+}
+
+// internal reports whether the transaction moved value only between the
+// wallet's own addresses: it spent the wallet's outputs, and nothing but
+// the fee left.
+func (t *walletTxSum) internal() bool { return t.spent && t.moved.IsZero() }
+
+// walletBlock is a block of a wallet's statement: its addresses' rows
+// summed, and their causes by transaction, in the order first met.
+type walletBlock struct {
+	row             walletChange
+	txs             map[string]*walletTxSum
+	order           []string
+	checked, agreed bool
+}
+
+// walletBlocks reads the statement rows of the coin of wl's used
+// addresses in blocks from to to (both included), summed per block and
+// per transaction.
+func (s *Server) walletBlocks(ctx context.Context, a query.Account, wl query.Wallet, addrs []query.WalletAddress, from, to uint64) (map[uint64]*walletBlock, error) {
+	blocks := map[uint64]*walletBlock{}
 	for _, x := range addrs {
 		if !x.Used {
 			continue
 		}
 		var after *query.ChangeCursor
+		if to < math.MaxUint64 {
+			after = &query.ChangeCursor{Block: to + 1} // rows at or before to
+		}
+	rows:
 		for read := 0; read < maxWalletRows; {
-			rows, err := s.store.AccountBalanceChanges(r.Context(), a.ID, wl.Chain, x.Address, after, 1000)
+			rows, err := s.store.AccountBalanceChanges(ctx, a.ID, wl.Chain, x.Address, after, 1000)
 			if errors.Is(err, query.ErrNotSubscribed) {
 				break
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, c := range rows {
+				if c.Block < from {
+					break rows
+				}
 				if c.Contract != "" {
 					continue
 				}
 				b := blocks[c.Block]
 				if b == nil {
-					b = &blockSum{row: walletChange{BlockNumber: c.Block, Time: timestamp(c.Time)}, txs: map[string]*txSum{}, checked: true, agreed: true}
+					b = &walletBlock{row: walletChange{BlockNumber: c.Block, Time: timestamp(c.Time)}, txs: map[string]*walletTxSum{}, checked: true, agreed: true}
 					blocks[c.Block] = b
 				}
 				b.row.Amount = b.row.Amount.Add(c.Amount)
@@ -389,7 +423,7 @@ func (s *Server) walletBalanceChanges(w http.ResponseWriter, r *http.Request, a 
 				for _, cs := range c.Causes {
 					t := b.txs[cs.TxHash]
 					if t == nil {
-						t = &txSum{}
+						t = &walletTxSum{}
 						b.txs[cs.TxHash] = t
 						b.order = append(b.order, cs.TxHash)
 					}
@@ -410,6 +444,23 @@ func (s *Server) walletBalanceChanges(w http.ResponseWriter, r *http.Request, a 
 			after = &query.ChangeCursor{Block: last.Block, Contract: last.Contract}
 		}
 	}
+	return blocks, nil
+}
+
+// walletBalanceChanges is GET /v1/chains/{chain}/wallets/{wallet}/balance_changes:
+// the wallet's statement, newest first: per block, its used addresses'
+// rows summed, each transaction's causes netted across the wallet, so
+// that change between its own addresses is internal and moves nothing
+// but the fee.
+func (s *Server) walletBalanceChanges(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	wl, addrs, err := s.readWallet(r, a)
+	if err != nil {
+		return err
+	}
+	blocks, err := s.walletBlocks(r.Context(), a, wl, addrs, 0, math.MaxUint64)
+	if err != nil {
+		return err
+	}
 	numbers := make([]uint64, 0, len(blocks))
 	for n := range blocks {
 		numbers = append(numbers, n)
@@ -427,8 +478,7 @@ func (s *Server) walletBalanceChanges(w http.ResponseWriter, r *http.Request, a 
 		b.row.Transactions = make([]walletChangeTxBody, 0, len(b.order))
 		for _, h := range b.order {
 			t := b.txs[h]
-			b.row.Transactions = append(b.row.Transactions, walletChangeTxBody{TxHash: h, Amount: t.amount, Fee: t.fee,
-				Internal: t.spent && t.moved.IsZero()})
+			b.row.Transactions = append(b.row.Transactions, walletChangeTxBody{TxHash: h, Amount: t.amount, Fee: t.fee, Internal: t.internal()})
 		}
 		out.BalanceChanges[len(numbers)-1-i] = b.row
 	}

@@ -27,3 +27,13 @@ func Quote(s string) string {
 	}
 	return "'" + strings.ToValidUTF8(s, "\uFFFD") + "'"
 }
+
+// Maturing is a Syntax of a chain some of whose outputs cannot be spent
+// at once (a UTXO chain's coinbase outputs): the API splits its balances
+// into what is spendable and what is still immature by it.
+type Maturing interface {
+	// Maturity returns the kinds of causes (query.KindCoinbase, say)
+	// whose outputs need confirmations before a transaction of the next
+	// block may spend them, with how many each needs.
+	Maturity() map[string]uint64
+}

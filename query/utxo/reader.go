@@ -62,13 +62,16 @@ type rawBlock struct {
 }
 
 type rawTx struct {
-	TxID  string `json:"txid"`
-	Size  int    `json:"size"`
-	VSize int    `json:"vsize"`
-	Vin   []struct {
+	TxID     string `json:"txid"`
+	Size     int    `json:"size"`
+	VSize    int    `json:"vsize"`
+	Weight   int    `json:"weight"`
+	LockTime uint32 `json:"locktime"`
+	Vin      []struct {
 		Coinbase string `json:"coinbase"`
 		TxID     string `json:"txid"`
 		Vout     uint32 `json:"vout"`
+		Sequence uint32 `json:"sequence"`
 	} `json:"vin"`
 	Vout []struct {
 		Value        json.Number `json:"value"`
@@ -84,12 +87,26 @@ type Detail struct {
 	Coinbase bool `json:"coinbase,omitempty"`
 	// SpendableFrom is, for a coinbase, the first block that may spend
 	// its outputs: its own height plus CoinbaseMaturity (Mature).
-	SpendableFrom uint64         `json:"spendable_from,omitempty"`
-	Size          int            `json:"size"`
-	VSize         int            `json:"vsize"`
-	Inputs        []DetailInput  `json:"inputs"`
-	Outputs       []DetailOutput `json:"outputs"`
+	SpendableFrom uint64 `json:"spendable_from,omitempty"`
+	// Size is the serialized size in bytes, VSize the virtual size
+	// (Weight ÷ 4, rounded up) that fee rates are counted in, Weight the
+	// BIP 141 weight.
+	Size   int `json:"size"`
+	VSize  int `json:"vsize"`
+	Weight int `json:"weight"`
+	// LockTime is the transaction's nLockTime: a height below 500,000,000,
+	// else a Unix time.
+	LockTime uint32 `json:"locktime"`
+	// RBF is true when an input's sequence is below 0xfffffffe: the
+	// transaction signalled that it may be replaced (BIP 125).
+	RBF     bool           `json:"rbf"`
+	Inputs  []DetailInput  `json:"inputs"`
+	Outputs []DetailOutput `json:"outputs"`
 }
+
+// signalsRBF reports whether an input of sequence opts its transaction
+// into replacement (BIP 125).
+func signalsRBF(sequence uint32) bool { return sequence < 0xfffffffe }
 
 // DetailInput is an input: the outpoint it spends, its address and value
 // when it paid one ("" and 0 for a coinbase's).
@@ -175,7 +192,7 @@ func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool
 	}
 	for i, tx := range txs {
 		coinbase := len(tx.Vin) > 0 && tx.Vin[0].Coinbase != ""
-		d := Detail{Coinbase: coinbase, Size: tx.Size, VSize: tx.VSize}
+		d := Detail{Coinbase: coinbase, Size: tx.Size, VSize: tx.VSize, Weight: tx.Weight, LockTime: tx.LockTime}
 		if coinbase {
 			d.SpendableFrom = b.Height + CoinbaseMaturity
 		}
@@ -184,6 +201,7 @@ func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool
 		funders := map[string]bool{}
 		var spends []int // the moves of the inputs, by index in moves
 		for j, vin := range tx.Vin {
+			d.RBF = d.RBF || vin.Coinbase == "" && signalsRBF(vin.Sequence)
 			if vin.Coinbase != "" {
 				d.Inputs = append(d.Inputs, DetailInput{})
 				continue

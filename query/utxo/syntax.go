@@ -3,6 +3,7 @@ package utxo
 import (
 	"fmt"
 
+	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/chain"
 )
 
@@ -11,7 +12,10 @@ import (
 // (ParseTxID).
 type Syntax struct{ Network *Network }
 
-var _ chain.Syntax = Syntax{}
+var (
+	_ chain.Syntax   = Syntax{}
+	_ chain.Maturing = Syntax{}
+)
 
 // ParseAddress returns the canonical form of an address of s.Network.
 // Errors wrap ErrInvalidAddress.
@@ -66,4 +70,10 @@ func (Syntax) GapLimit(n int) (int, error) {
 		return DefaultGapLimit, nil
 	}
 	return n, CheckGapLimit(n)
+}
+
+// Maturity says that a coinbase output needs CoinbaseMaturity
+// confirmations (chain.Maturing).
+func (Syntax) Maturity() map[string]uint64 {
+	return map[string]uint64{query.KindCoinbase: CoinbaseMaturity}
 }
