@@ -20,7 +20,7 @@ export WHARF_REQUIRE_ALL=1
 # benchstat, pinned; run through the Go module proxy on first use.
 BENCHSTAT=${BENCHSTAT:-golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da}
 
-SECTIONS=(publish publish_image serve hosting fetch addrd books history freshness events)
+SECTIONS=(publish publish_image serve hosting fetch store addrd books history freshness events)
 
 # gobench PKG BENCH [TIMEOUT]: one iteration of a Go benchmark; prints the result line
 # and the benchmark's log lines without their file:line prefix.
@@ -96,6 +96,25 @@ bench_hosting() { script_section hosting scripts/bench-hosting.sh; }
 
 # fetch: addrd's fetcher against a JSON-RPC reference (scripts/bench-fetch.sh).
 bench_fetch() { script_section fetch scripts/bench-fetch.sh; }
+
+# store: the fetcher's write, StoreBlocks of chunks of 16 blocks of OP-stack traffic
+# (BenchmarkFetchOPGeth's chain: 20 transfers and a deposit a block, 10 subscribed
+# addresses), on SQLite and PostgreSQL, three runs of 64 chunks each: the CPU a block costs the
+# process (SQLite runs in it) and PostgreSQL's backends, the time a block, the allocations
+# of a chunk (BenchmarkStoreBlocks, query/store). Compare a change with --against REV store.
+bench_store() {
+	echo "== store: StoreBlocks of OP-stack blocks, SQLite and PostgreSQL"
+	local out
+	out=$(mktemp)
+	if ! "$GO" test -run '^$' -bench '^BenchmarkStoreBlocks$' -benchtime 64x -count 3 -timeout 15m ./query/store/ >"$out" 2>&1; then
+		cat "$out"
+		echo "bench: BenchmarkStoreBlocks failed; its output is above" >&2
+		rm -f "$out"
+		return 1
+	fi
+	grep -E '^BenchmarkStoreBlocks' "$out" | sed -E 's/^/  /'
+	rm -f "$out"
+}
 
 # addrd: the /v1 API on PostgreSQL and SQLite (scripts/bench-addrd.sh).
 bench_addrd() { script_section addrd scripts/bench-addrd.sh; }
