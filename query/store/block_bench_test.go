@@ -41,23 +41,35 @@ func BenchmarkStoreBlocks(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			batches := make([][]query.BlockData, 0, 64)
 			runtime.GC()
 			b.ReportAllocs()
 			var blocks int
 			var cpu, pgCPU time.Duration
 			for b.Loop() {
 				b.StopTimer()
-				batches = append(batches[:0], c.next(16))
-				self0, pg0 := selfCPU(b), backendsCPU(b, db)
+				chunk := c.next(16)
+				// The backends' CPU is read before and after the chunk,
+				// and before listing them again: the listings' is not
+				// the chunk's. A backend new since is the chunk's whole.
+				pids := backends(b, db)
+				pg0 := pidCPU(pids)
+				self0 := selfCPU(b)
 				b.StartTimer()
-				if err := db.StoreBlocks(ctx, "OP", batches[0]); err != nil {
+				if err := db.StoreBlocks(ctx, "OP", chunk); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
 				cpu += selfCPU(b) - self0
-				pgCPU += backendsCPU(b, db) - pg0
-				blocks += len(batches[0])
+				pg1 := pidCPU(pids)
+				for pid, t := range pidCPU(backends(b, db)) {
+					if _, ok := pg0[pid]; !ok {
+						pg1[pid] = t
+					}
+				}
+				for pid, t := range pg1 {
+					pgCPU += t - pg0[pid]
+				}
+				blocks += len(chunk)
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(blocks), "µs/block")
@@ -190,11 +202,11 @@ func selfCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// backendsCPU is the CPU time the PostgreSQL client backends of db's
-// database have used (from /proc); 0 on SQLite.
-func backendsCPU(b *testing.B, db *store.DB) time.Duration {
+// backends lists the PostgreSQL client backends of db's database; none
+// on SQLite.
+func backends(b *testing.B, db *store.DB) []int {
 	if !db.Postgres() {
-		return 0
+		return nil
 	}
 	rows, err := db.Bun().QueryContext(context.Background(),
 		"SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'")
@@ -202,12 +214,25 @@ func backendsCPU(b *testing.B, db *store.DB) time.Duration {
 		b.Fatal(err)
 	}
 	defer rows.Close()
-	var total time.Duration
+	var pids []int
 	for rows.Next() {
 		var pid int
 		if err := rows.Scan(&pid); err != nil {
 			b.Fatal(err)
 		}
+		pids = append(pids, pid)
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return pids
+}
+
+// pidCPU is the CPU time each of pids has used (from /proc), by pid; a
+// process gone is left out.
+func pidCPU(pids []int) map[int]time.Duration {
+	out := make(map[int]time.Duration, len(pids))
+	for _, pid := range pids {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
 			continue // gone
@@ -221,12 +246,9 @@ func backendsCPU(b *testing.B, db *store.DB) time.Duration {
 		}
 		u, _ := strconv.ParseInt(f[11], 10, 64)
 		s, _ := strconv.ParseInt(f[12], 10, 64)
-		total += time.Duration(u+s) * 10 * time.Millisecond
+		out[pid] = time.Duration(u+s) * 10 * time.Millisecond
 	}
-	if err := rows.Err(); err != nil {
-		b.Fatal(err)
-	}
-	return total
+	return out
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
