@@ -139,6 +139,9 @@ func (db *DB) PutBalances(ctx context.Context, balances []query.Balance) error {
 	if err := validate(nil, balances); err != nil {
 		return wrap("put balances", err)
 	}
+	if err := db.prepareWrites(ctx); err != nil {
+		return wrap("put balances", err)
+	}
 	q := db.newQuarantine()
 	return wrap("put balances", db.tell(q, db.tx(ctx, func(tx bun.Tx) error { return db.putBalances(ctx, tx, balances, q) })))
 }
@@ -160,7 +163,7 @@ func (db *DB) putBalances(ctx context.Context, tx bun.IDB, balances []query.Bala
 			updated = db.stamp()
 		}
 		rows = append(rows, balanceRow{Chain: b.Chain, Address: b.Address, Contract: b.Contract, Asset: b.Asset,
-			Symbol: b.Symbol, Name: b.Name, Decimals: b.Decimals, Amount: b.Amount, Block: b.Block, Updated: updated.UTC()})
+			Symbol: b.Symbol, Name: b.Name, Decimals: b.Decimals, Amount: b.Amount, Block: b.Block, Updated: updated})
 	}
 	// Two reads of one key in a batch: keep the later block, since one
 	// statement may not update a row twice.
@@ -174,19 +177,19 @@ func (db *DB) putBalances(ctx context.Context, tx bun.IDB, balances []query.Bala
 		return cmp.Compare(a.Contract, b.Contract)
 	})
 	rows = dedupLast(rows)
-	for part := range slices.Chunk(rows, batch) {
-		_, err := tx.NewInsert().Model(&part).
-			On("CONFLICT (chain, address, contract) DO UPDATE").
-			Set("asset = EXCLUDED.asset, symbol = EXCLUDED.symbol, name = EXCLUDED.name, decimals = EXCLUDED.decimals").
-			Set("amount = EXCLUDED.amount, block_number = EXCLUDED.block_number, updated = EXCLUDED.updated").
-			Where("balances.block_number <= EXCLUDED.block_number").
-			Exec(ctx)
-		if err != nil {
-			return err
-		}
+	args := make([]any, 0, 10*len(rows))
+	for _, r := range rows {
+		args = append(args, r.Chain, r.Address, r.Contract, r.Asset, r.Symbol, r.Name, r.Decimals, r.Amount, r.Block, r.Updated)
 	}
-	return nil
+	return db.insert(ctx, tx, balancesInsert, args, nil)
 }
+
+// balancesInsert upserts balances; a balance read at an older block than
+// the stored one is ignored.
+var balancesInsert = &insertSpec{into: "balances (chain, address, contract, asset, symbol, name, decimals, amount, block_number, updated)",
+	width: 10, conflict: "ON CONFLICT (chain, address, contract) DO UPDATE SET asset = EXCLUDED.asset, symbol = EXCLUDED.symbol, " +
+		"name = EXCLUDED.name, decimals = EXCLUDED.decimals, amount = EXCLUDED.amount, block_number = EXCLUDED.block_number, " +
+		"updated = EXCLUDED.updated WHERE balances.block_number <= EXCLUDED.block_number"}
 
 // dedupLast keeps, of sorted rows with one key, the one at the highest
 // block (the last of equals).

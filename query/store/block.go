@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -84,10 +82,13 @@ func (db *DB) StoreBlocks(ctx context.Context, chain string, blocks []query.Bloc
 	if err := validate(txs, balances); err != nil {
 		return wrap("store blocks", err)
 	}
+	if err := db.prepareWrites(ctx); err != nil {
+		return wrap("store blocks", err)
+	}
 	heads = lastHeads(heads)
 	q := db.newQuarantine()
 	return wrap("store blocks", db.tell(q, db.eventTx(ctx, func(tx bun.Tx) error {
-		if err := putBlocks(ctx, tx, chain, blocks); err != nil {
+		if err := db.putBlocks(ctx, tx, chain, blocks); err != nil {
 			return err
 		}
 		if err := db.putTransactions(ctx, tx, chain, txs, q); err != nil {
@@ -121,28 +122,20 @@ func lastHeads(heads []query.StatementHead) []query.StatementHead {
 	return out
 }
 
-// putBlocks upserts the blocks' numbers, hashes and parents, batch rows
-// per statement.
-func putBlocks(ctx context.Context, tx bun.IDB, chain string, blocks []query.BlockData) error {
-	for part := range slices.Chunk(blocks, batch) {
-		var q strings.Builder
-		q.WriteString("INSERT INTO blocks (chain, number, hash, parent_hash, time) VALUES ")
-		args := make([]any, 0, 5*len(part))
-		for i, b := range part {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?, ?)")
-			args = append(args, chain, b.Number, b.Hash, b.ParentHash, b.Time.UTC())
-		}
-		q.WriteString(` ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash,
-			parent_hash = excluded.parent_hash, time = excluded.time`)
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return fmt.Errorf("blocks: %w", err)
-		}
+// putBlocks upserts the blocks' numbers, hashes and parents.
+func (db *DB) putBlocks(ctx context.Context, tx bun.IDB, chain string, blocks []query.BlockData) error {
+	args := make([]any, 0, 5*len(blocks))
+	for _, b := range blocks {
+		args = append(args, chain, b.Number, b.Hash, b.ParentHash, b.Time)
+	}
+	if err := db.insert(ctx, tx, blocksInsert, args, nil); err != nil {
+		return fmt.Errorf("blocks: %w", err)
 	}
 	return nil
 }
+
+var blocksInsert = &insertSpec{into: "blocks (chain, number, hash, parent_hash, time)", width: 5,
+	conflict: "ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, time = excluded.time"}
 
 func (db *DB) setCheckpoint(ctx context.Context, tx bun.IDB, chain string, b query.Block) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO checkpoints (chain, number, hash, parent_hash, time) VALUES (?, ?, ?, ?, ?)

@@ -90,50 +90,28 @@ func changeEvents(changes []query.BalanceChange, fin query.Finality, now time.Ti
 // insertChanges inserts statement rows, leaving those already there as
 // they are, and writes the events of those it inserted.
 func (db *DB) insertChanges(ctx context.Context, tx bun.IDB, chain string, changes []query.BalanceChange) error {
-	verb, conflict := "INSERT INTO", " ON CONFLICT DO NOTHING"
-	if !db.postgres {
-		// As insertIgnore: no statement journal.
-		verb, conflict = "INSERT OR IGNORE INTO", ""
-	}
 	type key struct {
 		address  string
 		block    uint64
 		contract string
 	}
 	at := make(map[key]int, len(changes))
+	args := make([]any, 0, 6*len(changes))
+	for i, c := range changes {
+		args = append(args, chain, c.Address, c.Block, c.Contract, string(appendChangeDoc(nil, c)), unixTime(c.Time))
+		at[key{c.Address, c.Block, c.Contract}] = i
+	}
 	inserted := make([]bool, len(changes))
-	for off := 0; off < len(changes); off += batch {
-		part := changes[off:min(len(changes), off+batch)]
-		var q strings.Builder
-		q.WriteString(verb + " balance_changes (chain, address, block_number, contract, doc, block_time) VALUES ")
-		args := make([]any, 0, 6*len(part))
-		for i, c := range part {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?, ?, ?)")
-			args = append(args, chain, c.Address, c.Block, c.Contract, string(appendChangeDoc(nil, c)), unixTime(c.Time))
-			at[key{c.Address, c.Block, c.Contract}] = off + i
-		}
-		q.WriteString(conflict + " RETURNING address, block_number, contract")
-		rows, err := tx.QueryContext(ctx, q.String(), args...)
-		if err != nil {
+	err := db.insert(ctx, tx, changesInsert, args, func(rows *sql.Rows) error {
+		var k key
+		if err := rows.Scan(&k.address, &k.block, &k.contract); err != nil {
 			return err
 		}
-		for rows.Next() {
-			var k key
-			if err := rows.Scan(&k.address, &k.block, &k.contract); err != nil {
-				rows.Close()
-				return err
-			}
-			inserted[at[k]] = true
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
+		inserted[at[k]] = true
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	var stored []query.BalanceChange
 	for i, c := range changes {
@@ -154,23 +132,23 @@ func (db *DB) insertChanges(ctx context.Context, tx bun.IDB, chain string, chang
 
 // writeEvents inserts events in order; their ids are their positions.
 func (db *DB) writeEvents(ctx context.Context, tx bun.IDB, events []query.Event) error {
-	for part := range slices.Chunk(events, batch) {
-		var q strings.Builder
-		q.WriteString("INSERT INTO events (chain, address, kind, block_number, created, data) VALUES ")
-		args := make([]any, 0, 6*len(part))
-		for i, e := range part {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?, ?, ?)")
-			args = append(args, e.Chain, e.Address, e.Kind, e.Block, e.Created.UTC(), e.Data)
-		}
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return fmt.Errorf("events: %w", err)
-		}
+	args := make([]any, 0, 6*len(events))
+	for _, e := range events {
+		args = append(args, e.Chain, e.Address, e.Kind, e.Block, e.Created, e.Data)
+	}
+	if err := db.insert(ctx, tx, eventsInsert, args, nil); err != nil {
+		return fmt.Errorf("events: %w", err)
 	}
 	return nil
 }
+
+var (
+	// changesInsert inserts statement rows, leaving those already there
+	// as they are, and returns the keys of those it inserted.
+	changesInsert = &insertSpec{into: "balance_changes (chain, address, block_number, contract, doc, block_time)", width: 6,
+		ignore: true, returning: "address, block_number, contract"}
+	eventsInsert = &insertSpec{into: "events (chain, address, kind, block_number, created, data)", width: 6}
+)
 
 // retractEvents writes a balance_change_retracted event for every
 // statement row of chain above block number, which a rewind is about to

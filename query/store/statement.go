@@ -320,6 +320,9 @@ func (db *DB) PutStatement(ctx context.Context, chain string, changes []query.Ba
 	if err := validate(nil, balances); err != nil {
 		return wrap("put statement", err)
 	}
+	if err := db.prepareWrites(ctx); err != nil {
+		return wrap("put statement", err)
+	}
 	q := db.newQuarantine()
 	return wrap("put statement", db.tell(q, db.eventTx(ctx, func(tx bun.Tx) error {
 		if err := db.putStatement(ctx, tx, chain, changes, heads); err != nil {
@@ -336,21 +339,18 @@ func (db *DB) putStatement(ctx context.Context, tx bun.IDB, chain string, change
 			return fmt.Errorf("balance_changes: %w", err)
 		}
 	}
-	for part := range slices.Chunk(heads, batch) {
-		rows := make([]headRow, len(part))
-		for i, h := range part {
-			rows[i] = headRow{Chain: chain, Address: h.Address, Contract: h.Contract, Block: h.Block, Balance: h.Balance}
-		}
-		_, err := tx.NewInsert().Model(&rows).
-			On("CONFLICT (chain, address, contract) DO UPDATE").
-			Set("block_number = EXCLUDED.block_number, balance = EXCLUDED.balance").
-			Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("statement_heads: %w", err)
-		}
+	args := make([]any, 0, 5*len(heads))
+	for _, h := range heads {
+		args = append(args, chain, h.Address, h.Contract, h.Block, h.Balance)
+	}
+	if err := db.insert(ctx, tx, headsInsert, args, nil); err != nil {
+		return fmt.Errorf("statement_heads: %w", err)
 	}
 	return nil
 }
+
+var headsInsert = &insertSpec{into: "statement_heads (chain, address, contract, block_number, balance)", width: 5,
+	conflict: "ON CONFLICT (chain, address, contract) DO UPDATE SET block_number = EXCLUDED.block_number, balance = EXCLUDED.balance"}
 
 // Head returns the newest stored block of chain: the checkpoint.
 func (db *DB) Head(ctx context.Context, chain string) (query.Block, bool, error) {

@@ -42,6 +42,7 @@ type DB struct {
 	// r serves reads outside transactions; on PostgreSQL it is w.
 	r        *bun.DB
 	stmts    stmtCache  // the hot reads, prepared on r
+	writes   writeStmts // the fetcher's writes, prepared on w (insert.go)
 	texts    rangeTexts // the books reads' texts (rangesql.go)
 	postgres bool
 	now      func() time.Time
@@ -244,7 +245,7 @@ func (db *DB) Readers() int {
 
 // Close closes the database.
 func (db *DB) Close() error {
-	err := errors.Join(db.stmts.close(), db.w.Close())
+	err := errors.Join(db.stmts.close(), db.writes.close(), db.w.Close())
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())
 	}

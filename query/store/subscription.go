@@ -341,6 +341,9 @@ func (db *DB) StoreBackfill(ctx context.Context, chain string, job query.Backfil
 	if next >= int64(job.Next) {
 		return wrap("store backfill", fmt.Errorf("next %d not below the job's %d", next, job.Next))
 	}
+	if err := db.prepareWrites(ctx); err != nil {
+		return wrap("store backfill", err)
+	}
 	done := next < int64(job.Low)
 	q := db.newQuarantine()
 	return wrap("store backfill", db.tell(q, db.eventTx(ctx, func(tx bun.Tx) error {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/uptrace/bun"
 
@@ -63,23 +62,13 @@ func (db *DB) putTokens(ctx context.Context, tx bun.IDB, chain string, txs []que
 	}
 	now := db.stamp()
 	contracts := map[string]bool{}
-	for part := range slices.Chunk(keys, batch) {
-		var q strings.Builder
-		q.WriteString("INSERT INTO tokens (chain, contract, symbol, name, decimals, first_block, updated) VALUES ")
-		args := make([]any, 0, 7*len(part))
-		for i, k := range part {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?, ?, ?, ?)")
-			args = append(args, chain, k.Contract, k.Symbol, k.Name, k.Decimals, first[k], now)
-			contracts[k.Contract] = true
-		}
-		q.WriteString(` ON CONFLICT (chain, contract, symbol, name, decimals) DO UPDATE SET first_block = excluded.first_block
-			WHERE excluded.first_block < tokens.first_block`)
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return nil, fmt.Errorf("tokens: %w", err)
-		}
+	args := make([]any, 0, 7*len(keys))
+	for _, k := range keys {
+		args = append(args, chain, k.Contract, k.Symbol, k.Name, k.Decimals, first[k], now)
+		contracts[k.Contract] = true
+	}
+	if err := db.insert(ctx, tx, tokensInsert, args, nil); err != nil {
+		return nil, fmt.Errorf("tokens: %w", err)
 	}
 	names := make([]string, 0, len(contracts))
 	for c := range contracts {
@@ -110,6 +99,11 @@ func (db *DB) putTokens(ctx context.Context, tx bun.IDB, chain string, txs []que
 	}
 	return ids, nil
 }
+
+// tokensInsert adds a token's row, or lowers its first block.
+var tokensInsert = &insertSpec{into: "tokens (chain, contract, symbol, name, decimals, first_block, updated)", width: 7,
+	conflict: "ON CONFLICT (chain, contract, symbol, name, decimals) DO UPDATE SET first_block = excluded.first_block " +
+		"WHERE excluded.first_block < tokens.first_block"}
 
 // tokenSet collects the rows the pending transfers of some transactions
 // name (tokenPending), reads them in one statement, then fills the

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/wharfhq/wharf/query"
 )
@@ -291,6 +289,9 @@ func (db *DB) PutTransactions(ctx context.Context, chain string, txs []query.Tra
 	if err := validate(txs, nil); err != nil {
 		return wrap("put transactions", err)
 	}
+	if err := db.prepareWrites(ctx); err != nil {
+		return wrap("put transactions", err)
+	}
 	q := db.newQuarantine()
 	return wrap("put transactions", db.tell(q, db.tx(ctx, func(tx bun.Tx) error { return db.putTransactions(ctx, tx, chain, txs, q) })))
 }
@@ -312,62 +313,40 @@ func (db *DB) putTransactions(ctx context.Context, tx bun.IDB, chain string, txs
 	if err != nil {
 		return err
 	}
-	var (
-		trs   []transactionRow
-		tfs   []transferRow
-		addrs []txAddressRow
-	)
+	var trs, tfs, addrs []any
 	for _, t := range txs {
-		doc := string(appendSharedTxDoc(nil, t, db.postgres, ids))
-		trs = append(trs, transactionRow{Chain: chain, Hash: t.Hash, BlockNumber: t.BlockNumber, BlockHash: t.BlockHash,
-			BlockTime: t.BlockTime.UTC(), Index: t.Index, Status: t.Status, From: t.From, To: t.To, Value: t.Value,
-			Fee: t.Fee, Doc: &doc})
+		doc := string(appendSharedTxDoc(make([]byte, 0, txDocSize(t)), t, db.postgres, ids))
+		trs = append(trs, chain, t.Hash, t.BlockNumber, t.BlockHash, t.BlockTime, t.Index, t.Status, t.From, t.To, t.Value,
+			t.Fee, 0, doc)
 		for _, f := range t.Transfers {
-			tfs = append(tfs, transferRow{Chain: chain, Hash: t.Hash, Position: f.Position, Asset: f.Asset,
-				Contract: f.Contract, From: f.From, To: f.To, Amount: f.Amount})
+			tfs = append(tfs, chain, t.Hash, f.Position, f.Asset, f.Contract, f.From, f.To, f.Amount)
 		}
 		for _, a := range t.Addresses() {
-			addrs = append(addrs, txAddressRow{Chain: chain, Address: a, BlockNumber: t.BlockNumber, Index: t.Index, Hash: t.Hash, Doc: doc,
-				BlockTime: unixTime(t.BlockTime)})
+			addrs = append(addrs, chain, a, t.BlockNumber, t.Index, t.Hash, doc, unixTime(t.BlockTime))
 		}
 	}
-	if err := insertIgnore(ctx, tx, trs); err != nil {
+	if err := db.insert(ctx, tx, transactionsInsert, trs, nil); err != nil {
 		return fmt.Errorf("transactions: %w", err)
 	}
-	if err := insertIgnore(ctx, tx, tfs); err != nil {
+	if err := db.insert(ctx, tx, transfersInsert, tfs, nil); err != nil {
 		return fmt.Errorf("transfers: %w", err)
 	}
-	if err := insertIgnore(ctx, tx, addrs); err != nil {
+	if err := db.insert(ctx, tx, txAddressesInsert, addrs, nil); err != nil {
 		return fmt.Errorf("tx_addresses: %w", err)
 	}
 	return nil
 }
 
-// insertIgnore inserts rows in batches, skipping those whose key exists.
-// SQLite is told INSERT OR IGNORE rather than ON CONFLICT DO NOTHING: a
-// statement that cannot abort halfway needs no statement journal, a copy
-// of every page it changes, which was a fifth of the cost of a block.
-func insertIgnore[T any](ctx context.Context, tx bun.IDB, rows []T) error {
-	sqlite := tx.Dialect().Name() == dialect.SQLite
-	for part := range slices.Chunk(rows, batch) {
-		q := tx.NewInsert().Model(&part)
-		if !sqlite {
-			if _, err := q.On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
-				return err
-			}
-			continue
-		}
-		stmt, err := q.AppendQuery(q.DB().QueryGen(), nil)
-		if err != nil {
-			return err
-		}
-		// A query without arguments is run as it is, not formatted again.
-		if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE"+strings.TrimPrefix(string(stmt), "INSERT")); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// The inserts of a transaction's rows; a row whose key exists is left as
+// it is.
+var (
+	transactionsInsert = &insertSpec{into: "transactions (chain, hash, block_number, block_hash, block_time, tx_index, status, " +
+		"from_address, to_address, value, fee, nonce, doc)", width: 13, ignore: true}
+	transfersInsert = &insertSpec{into: "transfers (chain, hash, log_index, asset, contract, from_address, to_address, amount)",
+		width: 8, ignore: true}
+	txAddressesInsert = &insertSpec{into: "tx_addresses (chain, address, block_number, tx_index, hash, doc, block_time)",
+		width: 7, ignore: true}
+)
 
 // validate refuses what would store differently on the two dialects:
 // amounts that are negative or too long for NUMERIC(78, 0).

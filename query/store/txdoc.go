@@ -100,6 +100,15 @@ func appendTxDocAs(b []byte, t query.Transaction, postgres bool, version string,
 	return b
 }
 
+// txDocSize is about the length of t's document, to allocate it once.
+func txDocSize(t query.Transaction) int {
+	n := 320 + len(t.Detail) + 64*len(t.Parties)
+	for _, f := range t.Transfers {
+		n += 160 + len(f.Contract) + len(f.Symbol) + len(f.Name) + len(f.CallPath) + len(f.Error)
+	}
+	return n
+}
+
 func appendField(b []byte, s string) []byte {
 	b = strconv.AppendInt(b, int64(len(s)), 10)
 	b = append(b, ':')
