@@ -54,18 +54,6 @@ type transferRow struct {
 	Amount   query.Amount `bun:"amount"`
 }
 
-type txAddressRow struct {
-	bun.BaseModel `bun:"table:tx_addresses"`
-
-	Chain       string `bun:"chain"`
-	Address     string `bun:"address"`
-	BlockNumber uint64 `bun:"block_number"`
-	Index       uint   `bun:"tx_index"`
-	Hash        string `bun:"hash"`
-	Doc         string `bun:"doc"`        // the transaction's document, txdoc.go
-	BlockTime   *int64 `bun:"block_time"` // Unix seconds, migration 0035
-}
-
 // txColumns are the transactions columns a read selects, prefixed t.
 const txColumns = "t.chain, t.hash, t.block_number, t.block_hash, t.block_time, t.tx_index, t.status, " +
 	"t.from_address, t.to_address, t.value, t.fee, t.nonce"
