@@ -147,7 +147,9 @@ func (r *Reader) scan(ctx context.Context, blocks []query.SourceBlock, set map[s
 // builds its transactions and movements. When the logs given are only
 // those of tracked parties (filtered), a block they or anything else
 // match is read whole (every receipt and Transfer log), so that each
-// transaction comes with the transfers of all its parties.
+// transaction comes with the transfers of all its parties. A block whose
+// receipts show that no code ran in it (plainBlock) is not traced: its
+// traces would be empty.
 func (r *Reader) scanBlock(ctx context.Context, b query.SourceBlock, logs []query.TokenTransfer, dense, filtered bool, api string,
 	tracked func(string) bool, out *scanned) error {
 	var (
@@ -160,17 +162,28 @@ func (r *Reader) scanBlock(ctx context.Context, b query.SourceBlock, logs []quer
 			return err
 		}
 	}
-	if api != "" {
+	// whole reads every receipt of a block that matches, when only the
+	// tracked parties' logs are in hand.
+	whole := func(m matched) (matched, error) {
+		if !filtered || all != nil || len(m.touched) == 0 {
+			return m, nil
+		}
+		if all, logs, err = r.src.BlockReceipts(ctx, b.Block); err != nil {
+			return m, err
+		}
+		return matchBlock(b, logs, traced, tracked), nil
+	}
+	m, err := whole(matchBlock(b, logs, nil, tracked))
+	if err != nil {
+		return err
+	}
+	if api != "" && !(all != nil && plainBlock(b, all)) {
 		if traced, err = r.tracer.Traces(ctx, b, api); err != nil {
 			return &chain.InternalsError{Err: fmt.Errorf("traces of block %d: %w", b.Number, err)}
 		}
-	}
-	m := matchBlock(b, logs, traced, tracked)
-	if filtered && all == nil && len(m.touched) > 0 {
-		if all, logs, err = r.src.BlockReceipts(ctx, b.Block); err != nil {
+		if m, err = whole(matchBlock(b, logs, traced, tracked)); err != nil {
 			return err
 		}
-		m = matchBlock(b, logs, traced, tracked)
 	}
 	var receipts []query.Receipt // of m.hashes, in order
 	switch {
@@ -193,6 +206,39 @@ func (r *Reader) scanBlock(ctx context.Context, b query.SourceBlock, logs []quer
 	out.moves = blockMoves(b, out.txs, all, tracked)
 	out.touched = m.touched
 	return nil
+}
+
+// plainGas is the gas a transaction without input, access list or
+// authorizations is charged before any code runs (the EVM's base cost of
+// a transaction).
+const plainGas = 21_000
+
+// plainBlock reports whether, by its receipts (all, every one of the
+// block's), no code ran in block b: each of its transactions is a
+// successful call without input to an existing address, of a type
+// without authorizations (0 to 3), that used exactly plainGas. Every
+// opcode that can move value (CALL, CREATE, SELFDESTRUCT) costs gas
+// beyond it, and no refund brings a transaction back to its base cost
+// (refunds are less than the gas the same transaction paid for what they
+// refund), so such a block has no internal movement: its traces would
+// be empty. A chain that charges another base cost never matches, and
+// is traced.
+func plainBlock(b query.SourceBlock, all []query.Receipt) bool {
+	if len(all) != len(b.Txs) {
+		return false
+	}
+	gas := make(map[string]query.Receipt, len(all))
+	for _, r := range all {
+		gas[r.TxHash] = r
+	}
+	for _, tx := range b.Txs {
+		r, ok := gas[tx.Hash]
+		if !ok || tx.To == "" || len(tx.Input) > 0 || tx.Type > 3 || tx.System ||
+			r.Status != query.StatusSuccess || r.GasUsed != plainGas {
+			return false
+		}
+	}
+	return true
 }
 
 // activity is s in the seam's terms: each transaction's EVM fields are
