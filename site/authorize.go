@@ -24,9 +24,11 @@ func (s *Server) authorizeLimited(w *request, r *http.Request, access string, li
 	if access == publish.AccessPublic {
 		return nil
 	}
-	// A proxy's question may be answered from the short-lived cache of
-	// verified credentials; a download wharf serves itself never is.
-	p, err := s.principal(r, w.proxied != "" && s.creds != nil)
+	// A proxy's question and a registry request may be answered from the
+	// short-lived cache of checked credentials (a pull is many requests
+	// with one header); another download wharf serves itself never is.
+	cached := s.creds != nil && (w.proxied != "" || registryPath(r.URL.Path))
+	p, err := s.principal(r, cached)
 	if err != nil {
 		return err
 	}

@@ -245,7 +245,7 @@ func TestAuthRequestAudit(t *testing.T) {
 }
 
 // TestAuthRequestCredentialCache: the auth endpoint trusts a checked key
-// for ProxyCredentialTTL (500 ms) without asking the database; a key
+// for CredentialTTL (500 ms) without asking the database; a key
 // revoked in the database is refused by every server sharing it once
 // that much time has passed, by a server that had not cached it at once,
 // and a download wharf serves itself never uses the cache.

@@ -9,10 +9,13 @@ import (
 
 // credCache keeps what checking a credential (an Authorization header)
 // gave, a principal or ErrUnauthenticated, for a short time: the auth
-// endpoint answers a proxy once per download, and a database lookup (or
-// a token's signature) per download would make wharf the proxy's limit.
-// A credential revoked in the database is refused once its entry expires,
-// on every server sharing the database: within the TTL.
+// endpoint answers a proxy once per download and a registry pull is many
+// requests with one header, and a database lookup (or a token's
+// signature) for each would make the check wharf's limit. An entry is
+// found by the SHA-256 of the whole header only, so it answers nothing but
+// the same bytes. A credential revoked in the database is refused once
+// its entry expires, on every server sharing the database: within the
+// TTL. The map holds at most max entries.
 type credCache struct {
 	ttl time.Duration
 	max int
@@ -28,8 +31,8 @@ type credEntry struct {
 	until time.Time
 }
 
-// defaultCredTTL is how long a proxied download's credential is trusted
-// without asking the database again.
+// defaultCredTTL is how long a checked credential is trusted without
+// asking the database again.
 const defaultCredTTL = 500 * time.Millisecond
 
 func newCredCache(ttl time.Duration, max int, now func() time.Time) *credCache {

@@ -59,12 +59,14 @@ type Config struct {
 	// RefreshInterval bounds how stale the cached manifest and pointers may
 	// be (a Stat of each per interval); 0 checks them on every request.
 	RefreshInterval time.Duration
-	// ProxyCredentialTTL is how long the auth endpoint (a proxy's question
-	// about a download) trusts a checked Authorization header without
-	// asking Auth again: a revoked key or removed user is refused within
-	// it on every server sharing the database. 0 means 500 ms; negative
-	// asks every time. Downloads wharf serves itself always ask.
-	ProxyCredentialTTL time.Duration
+	// CredentialTTL is how long the auth endpoint (a proxy's question
+	// about a download) and the registry's API (a pull's many requests:
+	// manifests, config, layers) trust a checked Authorization header
+	// without asking Auth again: a revoked key, an organisation's lowered
+	// level or a removed user is refused within it on every server
+	// sharing the database. 0 means 500 ms; negative asks every time.
+	// Other downloads wharf serves itself always ask.
+	CredentialTTL time.Duration
 	// RateIP and BurstIP limit requests per client address; 0 is no limit.
 	RateIP  rate.Limit
 	BurstIP int
@@ -103,7 +105,7 @@ type Server struct {
 	keyLimit  *limiter
 	clients   *clientip.Resolver
 	noMetrics bool
-	creds     *credCache // nil: the auth endpoint asks Auth every time
+	creds     *credCache // nil: every request asks Auth
 	minRate   int64
 	grace     time.Duration
 	buffers   sync.Pool // copy buffers of bigCopy
@@ -165,7 +167,7 @@ func New(cfg Config) (*Server, error) {
 	s.keyLimit = newLimiter(cfg.RateKey, cfg.BurstKey, cfg.LimitBuckets, s.now)
 	s.clients = cfg.TrustedProxies
 	s.noMetrics = cfg.MetricsElsewhere
-	if ttl := cfg.ProxyCredentialTTL; ttl >= 0 {
+	if ttl := cfg.CredentialTTL; ttl >= 0 {
 		if ttl == 0 {
 			ttl = defaultCredTTL
 		}
