@@ -91,6 +91,28 @@ func (d *DB) APIKeys(ctx context.Context) ([]APIKey, error) {
 // key costs what a known one costs.
 var dummyHash = hashKey("wharf: no such key")
 
+// keyQuery finds an API key by the hex SHA-256 of its secret, with the
+// level of its organisation; the placeholder is the dialect's. Open
+// prepares it once: the check of a key is the one query of every
+// authenticated request (until the server's credential cache has it), and
+// building and parsing it anew each time cost more than running it.
+const keyQuery = `SELECT k.id, k.org_name, k.hash, k.last_used_at, k.revoked_at, o.level
+FROM api_keys AS k JOIN orgs AS o ON o.name = k.org_name
+WHERE k.hash = `
+
+// prepareKeyQuery prepares keyQuery on db.
+func prepareKeyQuery(ctx context.Context, db *bun.DB, postgres bool) (*sql.Stmt, error) {
+	q := keyQuery + "?"
+	if postgres {
+		q = keyQuery + "$1"
+	}
+	st, err := db.DB.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("prepare the API key query: %w", err)
+	}
+	return st, nil
+}
+
 // APIKey checks an organisation API key. The work is the same whatever is
 // wrong: one hash, one indexed query, one constant-time comparison.
 // Errors: site.ErrUnauthenticated, or a database error.
@@ -98,38 +120,33 @@ func (d *DB) APIKey(ctx context.Context, key string) (site.Principal, error) {
 	ctx, cancel := d.bounded(ctx)
 	defer cancel()
 	h := hashKey(key)
-	var row struct {
-		APIKey `bun:",extend"`
-		Level  string `bun:"level"`
-	}
-	err := d.db.NewSelect().Model(&row).
-		ColumnExpr("k.*, o.level").
-		ModelTableExpr("api_keys AS k").
-		Join("JOIN orgs AS o ON o.name = k.org_name").
-		Where("k.hash = ?", h).
-		Scan(ctx)
+	var (
+		id, org, hash, level string
+		lastUsed, revoked    bun.NullTime
+	)
+	err := d.keyStmt.QueryRowContext(ctx, h).Scan(&id, &org, &hash, &lastUsed, &revoked, &level)
 	found := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return site.Principal{}, fmt.Errorf("check API key: %w", d.busy(ctx, err))
 	}
 	want := dummyHash
 	if found {
-		want = row.Hash
+		want = hash
 	}
 	match := subtle.ConstantTimeCompare([]byte(want), []byte(h)) == 1
-	if !found || !match || !row.RevokedAt.IsZero() {
+	if !found || !match || !revoked.IsZero() {
 		return site.Principal{}, fmt.Errorf("%w: API key unknown or revoked", site.ErrUnauthenticated)
 	}
 	now := d.now()
-	if now.Sub(row.LastUsedAt) >= lastUseGranularity {
+	if now.Sub(lastUsed.Time) >= lastUseGranularity {
 		// Stamping the last use is best effort: a failed write must not
 		// refuse a valid key.
-		_, _ = d.db.NewUpdate().Model((*APIKey)(nil)).Set("last_used_at = ?", now).Where("id = ?", row.ID).Exec(ctx)
+		_, _ = d.db.NewUpdate().Model((*APIKey)(nil)).Set("last_used_at = ?", now).Where("id = ?", id).Exec(ctx)
 	}
 	return site.Principal{
 		Kind:  "apikey",
-		Name:  row.ID,
-		Orgs:  []string{row.Org},
-		Level: highest([]string{row.Level}),
+		Name:  id,
+		Orgs:  []string{org},
+		Level: highest([]string{level}),
 	}, nil
 }

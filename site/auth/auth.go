@@ -53,6 +53,7 @@ type DB struct {
 	OIDC *OIDC
 
 	issuer   issuerCache
+	keyStmt  *sql.Stmt // keyQuery, prepared
 	postgres bool
 	wait     time.Duration // SetPool
 }
@@ -97,6 +98,12 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		bdb.Close()
 		return nil, fmt.Errorf("open %s: %w", redact(dsn), pghint.Explain(err))
 	}
+	st, err := prepareKeyQuery(ctx, bdb, d.postgres)
+	if err != nil {
+		bdb.Close()
+		return nil, fmt.Errorf("open %s: %w", redact(dsn), pghint.Explain(err))
+	}
+	d.keyStmt = st
 	return d, nil
 }
 
@@ -219,7 +226,9 @@ func lockMigrations(ctx context.Context, m *migrate.Migrator) error {
 }
 
 // Close closes the database.
-func (d *DB) Close() error { return d.db.Close() }
+func (d *DB) Close() error {
+	return errors.Join(d.keyStmt.Close(), d.db.Close())
+}
 
 // Ping checks that the database answers.
 func (d *DB) Ping(ctx context.Context) error { return d.db.PingContext(ctx) }
