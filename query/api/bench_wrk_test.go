@@ -15,7 +15,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -198,20 +197,11 @@ func (s *benchServer) postgresCPU() map[int]time.Duration {
 		if err := rows.Scan(&pid); err != nil {
 			s.b.Fatal(err)
 		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		cpu, err := testenv.ProcessCPU(pid)
 		if err != nil {
 			continue // gone
 		}
-		// The fields after the command's closing parenthesis: utime and
-		// stime are the 12th and 13th, in clock ticks (100 a second).
-		_, rest, _ := strings.Cut(string(stat), ") ")
-		f := strings.Fields(rest)
-		if len(f) < 13 {
-			continue
-		}
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		out[pid] = time.Duration(u+st) * 10 * time.Millisecond
+		out[pid] = cpu
 	}
 	if err := rows.Err(); err != nil {
 		s.b.Fatal(err)

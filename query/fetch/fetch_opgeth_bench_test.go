@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
-	"os"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -241,22 +240,13 @@ func processCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// pidCPU is the CPU time process pid has used, from /proc/PID/stat
-// (utime and stime, the 12th and 13th fields after the command's closing
-// parenthesis, in clock ticks of 10 ms).
+// pidCPU is the CPU time process pid has used.
 func pidCPU(b *testing.B, pid int) time.Duration {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	cpu, err := testenv.ProcessCPU(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, rest, _ := strings.Cut(string(stat), ") ")
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		b.Fatalf("/proc/%d/stat: %q", pid, stat)
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+st) * 10 * time.Millisecond
+	return cpu
 }
 
 // rawReferenceLoop is referenceLoop decoding into raw JSON: blocks start+1

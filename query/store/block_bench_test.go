@@ -5,10 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -233,20 +231,11 @@ func backends(b *testing.B, db *store.DB) []int {
 func pidCPU(pids []int) map[int]time.Duration {
 	out := make(map[int]time.Duration, len(pids))
 	for _, pid := range pids {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		cpu, err := testenv.ProcessCPU(pid)
 		if err != nil {
 			continue // gone
 		}
-		// utime and stime, the 12th and 13th fields after the command's
-		// closing parenthesis, in clock ticks of 10 ms.
-		_, rest, _ := strings.Cut(string(stat), ") ")
-		f := strings.Fields(rest)
-		if len(f) < 13 {
-			continue
-		}
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		s, _ := strconv.ParseInt(f[12], 10, 64)
-		out[pid] = time.Duration(u+s) * 10 * time.Millisecond
+		out[pid] = cpu
 	}
 	return out
 }
