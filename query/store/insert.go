@@ -156,13 +156,10 @@ func (c *writeStmts) get(s *insertSpec, rows int) *sql.Stmt {
 func (c *writeStmts) close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var errs []error
-	for _, s := range c.m {
-		errs = append(errs, s.Close())
-	}
+	err := closeStmts(c.m)
 	c.m = nil
 	c.done.Store(false)
-	return errors.Join(errs...)
+	return err
 }
 
 // insert runs s over args, the values of its rows one after the other

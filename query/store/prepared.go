@@ -41,11 +41,17 @@ func (c *stmtCache) get(ctx context.Context, db *sql.DB, query string) (*sql.Stm
 func (c *stmtCache) close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	err := closeStmts(c.m)
+	c.m = nil
+	return err
+}
+
+// closeStmts closes the statements of m, joining their errors.
+func closeStmts[K comparable](m map[K]*sql.Stmt) error {
 	var errs []error
-	for _, s := range c.m {
+	for _, s := range m {
 		errs = append(errs, s.Close())
 	}
-	c.m = nil
 	return errors.Join(errs...)
 }
 
