@@ -170,7 +170,7 @@ func (h *health) state(ctx context.Context, chain string) (api.ChainHealth, erro
 		if reason, since, ok := cf.f.SyncProblem(); ok && s.SyncProblem == "" {
 			s.SyncProblem, s.SyncProblemSince = reason, since
 		}
-		if cf.f.Traces() == "none" {
+		if cf.f.InternalsSource() == "none" {
 			s.Uncovered = "no trace API: internal transfers are not covered"
 		}
 	}

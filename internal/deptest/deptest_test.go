@@ -183,7 +183,7 @@ var evmWords = []string{"gas", "nonce", "receipt", "logindex", "trace"}
 // holds, while the EVM moves behind the seam into query/evm. It only goes
 // down: a count above it fails, naming the new ones.
 var evmNames = map[string]int{
-	"query/fetch":   49,
+	"query/fetch":   0,
 	"query/store":   0,
 	"query/api":     0,
 	"query/events":  0,

@@ -196,7 +196,7 @@ func (bf *backfiller) backfillRange(ctx context.Context, from, to uint64, addres
 		bf.log.Warn("fetcher: the node lost the state of old blocks during a backfill; scanning blocks instead", "from", from, "to", to, "err", err)
 		state = false
 	}
-	found, err := bf.scan(ctx, from, to, addresses, bf.facts.covered && (state || bf.facts.traceAPI == "")) // a family without internal movements is covered
+	found, err := bf.scan(ctx, from, to, addresses, bf.facts.covered && (state || bf.facts.internalsSource == "")) // a family without internal movements is covered
 	if err != nil {
 		return nil, false, bf.nodeErr(err)
 	}

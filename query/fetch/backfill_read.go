@@ -34,8 +34,8 @@ type pastBlock struct {
 	moves  []move
 	// touched are the backfilled addresses the block touches: a party of
 	// one of its transactions, its movements, withdrawals or fees.
-	touched []string
-	traced  bool // the block's internal movements were read
+	touched   []string
+	internals bool // the block's internal movements were read
 }
 
 // move is one movement of a tracked address's balance of one asset.
@@ -56,8 +56,8 @@ func movesOf(a chain.BlockActivity) []move {
 }
 
 // pastOf is the block of activity a, for the backfilled addresses of set.
-func pastOf(a chain.BlockActivity, set map[string]bool, traced bool) pastBlock {
-	p := pastBlock{number: a.Block.Number, time: a.Block.Time, traced: traced, moves: movesOf(a), touched: touchedBy(a, set)}
+func pastOf(a chain.BlockActivity, set map[string]bool, internals bool) pastBlock {
+	p := pastBlock{number: a.Block.Number, time: a.Block.Time, internals: internals, moves: movesOf(a), touched: touchedBy(a, set)}
 	for _, tx := range a.Txs {
 		p.txs = append(p.txs, storedTx(a.Block, tx))
 	}
@@ -84,9 +84,9 @@ func (bf *backfiller) pastActivity(ctx context.Context, from, to uint64, set map
 }
 
 // scan reads every block from to to, a chunk at a time, with their
-// internal movements when traced; it returns the blocks that hold
+// internal movements too when internals is true; it returns the blocks that hold
 // something for addresses, oldest first.
-func (bf *backfiller) scan(ctx context.Context, from, to uint64, addresses []string, traced bool) ([]pastBlock, error) {
+func (bf *backfiller) scan(ctx context.Context, from, to uint64, addresses []string, internals bool) ([]pastBlock, error) {
 	if to < from || len(addresses) == 0 {
 		return nil, nil
 	}
@@ -94,12 +94,12 @@ func (bf *backfiller) scan(ctx context.Context, from, to uint64, addresses []str
 	var out []pastBlock
 	for lo := from; lo <= to; lo += pastChunk {
 		hi := min(to, lo+pastChunk-1)
-		acts, err := bf.pastActivity(ctx, lo, hi, set, backfillPass, !traced)
+		acts, err := bf.pastActivity(ctx, lo, hi, set, backfillPass, !internals)
 		if err != nil {
 			return nil, fmt.Errorf("scan %d-%d: %w", lo, hi, err)
 		}
 		for _, a := range acts {
-			if p := pastOf(a, set, traced); len(p.txs) > 0 || len(p.moves) > 0 {
+			if p := pastOf(a, set, internals); len(p.txs) > 0 || len(p.moves) > 0 {
 				out = append(out, p)
 			}
 		}
@@ -121,7 +121,7 @@ func (bf *backfiller) readFound(ctx context.Context, numbers []uint64, addresses
 		runs = append(runs, run{n, n})
 	}
 	set := addressSet(addresses)
-	traced := bf.facts.covered
+	internals := bf.facts.covered
 	found := make([][]pastBlock, len(runs))
 	err := parallel.Do(ctx, len(runs), 4, func(ctx context.Context, i int) error {
 		acts, err := bf.pastActivity(ctx, runs[i].lo, runs[i].hi, set, historyPass, false)
@@ -129,7 +129,7 @@ func (bf *backfiller) readFound(ctx context.Context, numbers []uint64, addresses
 			return err
 		}
 		for _, a := range acts {
-			found[i] = append(found[i], pastOf(a, set, traced))
+			found[i] = append(found[i], pastOf(a, set, internals))
 		}
 		return nil
 	})

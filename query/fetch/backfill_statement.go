@@ -96,7 +96,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 			running[h] = after.Sub(sum)
 			rows = append(rows, query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Contract: h.Contract,
 				Block: p.number, Time: p.time, Amount: sum, BalanceAfter: after, Causes: causes[h],
-				Internals: p.traced}) // not compared with the node at its block
+				Internals: p.internals}) // not compared with the node at its block
 			lowest[h] = len(rows) - 1
 		}
 	}
@@ -202,7 +202,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 		}
 		// running[h] is the balance above: the slice moved nothing of h.
 		rows = append(rows, query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: hi, Time: at.time,
-			Amount: diff, BalanceAfter: running[h], Difference: diff, Internals: at.traced})
+			Amount: diff, BalanceAfter: running[h], Difference: diff, Internals: at.internals})
 	}
 	// A row of a block that touched the address and moved nothing, or
 	// whose movements cancel out, and that the node agrees with.
@@ -401,7 +401,7 @@ func (bf *backfiller) pastTime(ctx context.Context, lo uint64, found []pastBlock
 	if len(headers) == 0 {
 		return pastBlock{}, fmt.Errorf("block %d: the node does not have it: %w", lo, query.ErrUnavailable)
 	}
-	return pastBlock{number: lo, time: headers[0].Time, traced: bf.facts.covered}, nil
+	return pastBlock{number: lo, time: headers[0].Time, internals: bf.facts.covered}, nil
 }
 
 func compareHoldings(a, b query.Holding) int {

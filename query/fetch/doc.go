@@ -25,7 +25,7 @@
 // gets a copy, which nothing changes after. What else they share is
 // read-only (core: the configuration, the logger, the metrics) or says
 // how it is shared: health (health.go, behind its lock: the follower
-// writes it; Health, Traces, the renewal and the refresher read it) and
+// writes it; Health, InternalsSource, the renewal and the refresher read it) and
 // the two hand-offs (handoff.go), values passed to the follower, never
 // fields written by two goroutines: learnedTokens, the tokens the
 // backfiller found an address moving, and refreshed, the balances the

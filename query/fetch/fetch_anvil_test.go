@@ -24,7 +24,7 @@ func TestStatementAnvil(t *testing.T) {
 	ctx := context.Background()
 	src, db, key := realNode(t, a.URL)
 	f := realNodeFetcher(t, db, src)
-	t.Logf("anvil's trace API: %s", f.Traces())
+	t.Logf("anvil's trace API: %s", f.InternalsSource())
 	me := a.Accounts[0]
 	send := func(to string, value *big.Int, data []byte) map[string]any {
 		t.Helper()

@@ -70,7 +70,7 @@ func BenchmarkFetch(b *testing.B) {
 		}
 		defer src.Close()
 		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Logger: slog.New(slog.DiscardHandler),
-			Traces: fetch.TracesOn})
+			Internals: fetch.InternalsOn})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -239,7 +239,7 @@ func BenchmarkFetchGeth(b *testing.B) {
 		}
 		defer src.Close()
 		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Logger: slog.New(slog.DiscardHandler),
-			Traces: fetch.TracesOn, BackfillBlocks: 1})
+			Internals: fetch.InternalsOn, BackfillBlocks: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -39,7 +39,7 @@ func TestEventsFollowReorgs(t *testing.T) {
 				// The dev chain finalizes every 32nd block and these forks
 				// may cross one, which no real chain does (the fetcher
 				// refuses it): the node here has no finalized tag.
-				e.useSource(unfinal{e.fault, e.fault}, fetch.TracesAuto)
+				e.useSource(unfinal{e.fault, e.fault}, fetch.InternalsAuto)
 				d := e.dev
 				for i := range 3 {
 					e.subscribe(d.Accounts[i])

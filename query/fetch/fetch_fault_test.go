@@ -58,15 +58,15 @@ func TestFetchNoTraceAPI(t *testing.T) {
 	// transaction of a2's, so only a reading of its balance can see it.
 	e := newEnv(t, testenv.SQLite(t), fetch.Config{RefreshInterval: time.Nanosecond})
 	d := e.dev
-	e.useSource(noTraces{e.src}, fetch.TracesOn)
+	e.useSource(noTraces{e.src}, fetch.InternalsOn)
 	if err := e.f.Probe(ctx); err == nil || !strings.Contains(err.Error(), "no trace API") {
 		t.Fatalf("probe with traces on: %v, want the node's lack of a trace API", err)
 	}
-	log := e.useSource(noTraces{e.src}, fetch.TracesAuto)
+	log := e.useSource(noTraces{e.src}, fetch.InternalsAuto)
 	if err := e.f.Probe(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.f.Traces(); got != "none" {
+	if got := e.f.InternalsSource(); got != "none" {
 		t.Errorf("Traces() = %q, want none", got)
 	}
 	if !strings.Contains(log.String(), "no trace API") || !strings.Contains(log.String(), "not covered") {
@@ -107,7 +107,7 @@ func TestFetchTraceFails(t *testing.T) {
 			e := newEnv(t, testenv.SQLite(t), fetch.Config{})
 			d := e.dev
 			src := e.fault
-			e.useSource(src, fetch.TracesOn)
+			e.useSource(src, fetch.InternalsOn)
 			a2 := d.Accounts[2]
 			e.subscribe(a2)
 			e.catchUp()
@@ -166,7 +166,7 @@ func TestFetchReorgBetweenReadAndTrace(t *testing.T) {
 	e.mine(e.must(d.Forward(ctx, 0, []common.Address{a2}, gweis(13))))
 	var once sync.Once
 	var forkErr error
-	log := e.useSource(src, fetch.TracesOn)
+	log := e.useSource(src, fetch.InternalsOn)
 	src.mu.Lock()
 	src.traces = func(ctx context.Context, b query.SourceBlock, api string) ([]query.InternalMove, error) {
 		if b.Number == parent+1 {
@@ -217,7 +217,7 @@ func TestFetchTokenWithoutTransferLog(t *testing.T) {
 	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
 	d := e.dev
 	src := e.fault
-	log := e.useSource(src, fetch.TracesOn)
+	log := e.useSource(src, fetch.InternalsOn)
 	a0 := d.Accounts[0]
 	e.subscribe(a0)
 	e.catchUp()
@@ -270,7 +270,7 @@ func TestFetchDifferenceInBusyBlock(t *testing.T) {
 	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
 	d := e.dev
 	src := e.fault
-	e.useSource(src, fetch.TracesOn)
+	e.useSource(src, fetch.InternalsOn)
 	a0, a1 := d.Accounts[0], d.Accounts[1]
 	e.subscribe(a0)
 	e.subscribe(a1)
@@ -332,7 +332,7 @@ func TestFetchDifferenceLocated(t *testing.T) {
 	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
 	d := e.dev
 	src := e.fault
-	e.useSource(src, fetch.TracesOn)
+	e.useSource(src, fetch.InternalsOn)
 	a0 := d.Accounts[0]
 	token := addr(d.Token)
 	e.subscribe(a0)
@@ -439,7 +439,7 @@ func TestUntracedChanges(t *testing.T) {
 			}
 			e := newEnv(t, testenv.SQLite(t), cfg)
 			d := e.dev
-			e.useSource(e.fault, fetch.TracesOff)
+			e.useSource(e.fault, fetch.InternalsOff)
 			subject := d.Accounts[0]
 			touch := func() (common.Hash, error) { return d.Transfer(ctx, 0, d.Accounts[2], big.NewInt(1)) }
 			if tt.backfill {

@@ -28,8 +28,8 @@ func TestStatementGeth(t *testing.T) {
 	ctx := context.Background()
 	src, db, key := realNode(t, g.URL)
 	f := realNodeFetcher(t, db, src)
-	if f.Traces() != query.TraceCallTracer {
-		t.Fatalf("trace API %q, want %s", f.Traces(), query.TraceCallTracer)
+	if f.InternalsSource() != query.TraceCallTracer {
+		t.Fatalf("trace API %q, want %s", f.InternalsSource(), query.TraceCallTracer)
 	}
 
 	me := common.HexToAddress(g.Account)

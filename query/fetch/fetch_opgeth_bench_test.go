@@ -102,7 +102,7 @@ func BenchmarkFetchOPGeth(b *testing.B) {
 		}
 		defer src.Close()
 		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Logger: slog.New(slog.DiscardHandler),
-			Traces: fetch.TracesOn, BackfillBlocks: 1})
+			Internals: fetch.InternalsOn, BackfillBlocks: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -27,8 +27,8 @@ func TestStatementOPGeth(t *testing.T) {
 	ctx := context.Background()
 	src, db, key := realNode(t, n.URL)
 	f := realNodeFetcher(t, db, src)
-	if f.Traces() != query.TraceCallTracer {
-		t.Fatalf("trace API %q, want %s", f.Traces(), query.TraceCallTracer)
+	if f.InternalsSource() != query.TraceCallTracer {
+		t.Fatalf("trace API %q, want %s", f.InternalsSource(), query.TraceCallTracer)
 	}
 	milli := func(k int64) *big.Int { return new(big.Int).Mul(big.NewInt(k), big.NewInt(1e15)) }
 	mine := func(b opgeth.Block) opgeth.Mined {

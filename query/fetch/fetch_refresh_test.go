@@ -119,7 +119,7 @@ func TestRefreshBesideHead(t *testing.T) {
 	}
 	e.subscribe(e.dev.Accounts[0])
 	e.fetch() // synced: their balances read
-	e.useSource(src, fetch.TracesAuto)
+	e.useSource(src, fetch.InternalsAuto)
 	done := make(chan error, 1)
 	go func() { done <- e.f.Run(ctx) }()
 	deadline := time.After(30 * time.Second)

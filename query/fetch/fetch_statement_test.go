@@ -98,7 +98,7 @@ func checkStatement(t *testing.T, db *store.DB, src *evm.Source, account int64, 
 func TestStatementEveryKind(t *testing.T) {
 	testenv.ForEachDB(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		e := newEnv(t, dsn, fetch.Config{Traces: fetch.TracesOn})
+		e := newEnv(t, dsn, fetch.Config{Internals: fetch.InternalsOn})
 		d := e.dev
 		a0, a1, a2, a3 := d.Accounts[0], d.Accounts[1], d.Accounts[2], d.Accounts[3]
 		gwei := func(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e9)) }

@@ -53,7 +53,7 @@ func BenchmarkFetchWebhooks(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer src.Close()
-		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Logger: slog.New(slog.DiscardHandler), Traces: fetch.TracesOn})
+		f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Logger: slog.New(slog.DiscardHandler), Internals: fetch.InternalsOn})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -104,17 +104,17 @@ type Config struct {
 	// (no step ended well) for this long: a hung or lying node shows
 	// within it. Default DefaultStallAfter.
 	StallAfter time.Duration
-	// Traces says whether internal movements are read from the node's
-	// trace API: TracesAuto (the default: when the node has one),
-	// TracesOn (a node without one is an error) or TracesOff.
-	Traces string
+	// Internals says whether internal movements are read from the node's
+	// trace API: InternalsAuto (the default: when the node has one),
+	// InternalsOn (a node without one is an error) or InternalsOff.
+	Internals string
 }
 
-// Values of Config.Traces.
+// Values of Config.Internals (the --traces flag's).
 const (
-	TracesAuto = "auto"
-	TracesOn   = "on"
-	TracesOff  = "off"
+	InternalsAuto = "auto"
+	InternalsOn   = "on"
+	InternalsOff  = "off"
 )
 
 // DefaultMaxBackoff is Config.MaxBackoff when it is zero: after a node
@@ -144,7 +144,7 @@ const DefaultLeaseTTL = 15 * time.Second
 // every subscription of the chain. FetchOnce does one step; Run repeats
 // it while this process leads the chain. Steps must not run concurrently
 // (call FetchOnce or Run, not both; CheckChain and Probe before Run or
-// between steps); Health and Traces may be called at any time.
+// between steps); Health and InternalsSource may be called at any time.
 //
 // Its state is split by the goroutine that owns it (the package comment
 // says which): the head follower's, the backfiller's and the refresher's;
@@ -175,13 +175,13 @@ type core struct {
 // nothing changes it after.
 type chainFacts struct {
 	native query.NativeCoin
-	// traceAPI is the trace API the family reads internal movements
-	// from (chain.Internals); "" when the node has none, traces are off,
-	// or the family has no internal movements.
-	traceAPI string
+	// internalsSource is the trace API the family reads internal
+	// movements from (chain.Internals); "" when the node has none, traces
+	// are off, or the family has no internal movements.
+	internalsSource string
 	// covered says the statement rows cover every movement (their
-	// Internals): internal ones from traceAPI, or a family that has none
-	// (no chain.Internals).
+	// Internals): internal ones from internalsSource, or a family that has
+	// none (no chain.Internals).
 	covered bool
 }
 
@@ -235,12 +235,12 @@ func New(cfg Config) (*Fetcher, error) {
 	if cfg.StallAfter <= 0 {
 		cfg.StallAfter = DefaultStallAfter
 	}
-	switch cfg.Traces {
+	switch cfg.Internals {
 	case "":
-		cfg.Traces = TracesAuto
-	case TracesAuto, TracesOn, TracesOff:
+		cfg.Internals = InternalsAuto
+	case InternalsAuto, InternalsOn, InternalsOff:
 	default:
-		return nil, fmt.Errorf("fetcher: traces %q: want auto, on or off", cfg.Traces)
+		return nil, fmt.Errorf("fetcher: traces %q: want auto, on or off", cfg.Internals)
 	}
 	c := &core{
 		cfg:      cfg,

@@ -119,7 +119,7 @@ func (e *env) newFetcher(st fetch.Store) {
 func (e *env) useSource(src query.Source, traces string) *testenv.Buffer {
 	e.t.Helper()
 	cfg := e.cfg
-	cfg.Traces = traces
+	cfg.Internals = traces
 	e.f = e.fetcher(e.db, src, cfg)
 	return e.log
 }

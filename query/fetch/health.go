@@ -1,7 +1,7 @@
 package fetch
 
 // Health: the outcome of the last step, the node's head, the trace API in
-// use, and the lag check. The head follower writes it; Health, Traces,
+// use, and the lag check. The head follower writes it; Health, InternalsSource,
 // the lease's renewal and the refresher read it from their goroutines.
 
 import (
@@ -25,14 +25,14 @@ type health struct {
 	// stepStart is when the running step of the head follower started
 	// (zero between steps); advanced when it last advanced: a step ended
 	// well, or stored blocks.
-	stepStart time.Time
-	advanced  time.Time
-	newest    time.Time // time of the newest stored block
-	head      uint64    // the node's head at the last step
-	probed    bool      // the node was asked for its trace API
-	traceAPI  string    // the trace API in use, "" for none
-	// covered says the statements cover every movement: with traceAPI,
-	// or on a family without internal movements.
+	stepStart       time.Time
+	advanced        time.Time
+	newest          time.Time // time of the newest stored block
+	head            uint64    // the node's head at the last step
+	probed          bool      // the node was asked for its trace API
+	internalsSource string    // the trace API in use, "" for none
+	// covered says the statements cover every movement: with
+	// internalsSource, or on a family without internal movements.
 	covered bool
 	// syncWait says why new subscriptions wait, SYNCING, since
 	// syncWaitSince; "" when they do not.
@@ -165,10 +165,10 @@ func (c *core) nodeHead() uint64 {
 	return c.health.head
 }
 
-func (c *core) setTraces(api string, covered bool) {
+func (c *core) setInternals(api string, covered bool) {
 	c.health.mu.Lock()
 	defer c.health.mu.Unlock()
-	c.health.traceAPI, c.health.covered, c.health.probed = api, covered, true
+	c.health.internalsSource, c.health.covered, c.health.probed = api, covered, true
 }
 
 // Health reports whether fetching works: an error when the last step
@@ -237,27 +237,28 @@ func (f *Fetcher) SyncProblem() (reason string, since time.Time, ok bool) {
 	return "", time.Time{}, false
 }
 
-// Traces says how internal movements are found: the trace API in use
-// (TraceCallTracer or TraceParity), "none" when the node has none or
-// traces are off (statements then say that internal movements are not
+// InternalsSource says how internal movements are found: the trace API
+// in use (TraceCallTracer or TraceParity), "none" when the node has none
+// or traces are off (statements then say that internal movements are not
 // covered), NoInternals on a chain whose family has no internal
 // movements (its blocks list every movement), or "" before the node was
 // asked.
-func (f *Fetcher) Traces() string {
+func (f *Fetcher) InternalsSource() string {
 	h := f.core.health
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
 	case !h.probed:
 		return ""
-	case h.traceAPI != "":
-		return h.traceAPI
+	case h.internalsSource != "":
+		return h.internalsSource
 	case h.covered:
 		return NoInternals
 	}
 	return "none"
 }
 
-// NoInternals is what Traces says on a chain whose family has no internal
-// movements (no chain.Internals: a UTXO chain), so none to find.
+// NoInternals is what InternalsSource says on a chain whose family has
+// no internal movements (no chain.Internals: a UTXO chain), so none to
+// find.
 const NoInternals = "not needed"

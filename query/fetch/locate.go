@@ -339,7 +339,7 @@ func (bf *backfiller) locateRows(ctx context.Context, rows []query.BalanceChange
 			}
 			bal = bal.Add(s.diff)
 			added = append(added, query.BalanceChange{Chain: bf.cfg.Chain, Address: r.Address, Contract: r.Contract, Block: s.block,
-				Time: at.time, Amount: s.diff, BalanceAfter: bal, Checked: true, Difference: s.diff, Internals: at.traced})
+				Time: at.time, Amount: s.diff, BalanceAfter: bal, Checked: true, Difference: s.diff, Internals: at.internals})
 			r.Amount, r.Difference = r.Amount.Sub(s.diff), r.Difference.Sub(s.diff)
 		}
 		r.Reconciled = r.Difference.IsZero()
@@ -370,7 +370,7 @@ func (bf *backfiller) locateAbove(ctx context.Context, h query.Holding, from, hi
 		bal = bal.Add(s.diff)
 		// The balance above may be the statement's, not read here.
 		rows = append(rows, query.BalanceChange{Chain: bf.cfg.Chain, Address: h.Address, Contract: h.Contract, Block: s.block,
-			Time: at.time, Amount: s.diff, BalanceAfter: bal, Checked: s.block != hi, Difference: s.diff, Internals: at.traced})
+			Time: at.time, Amount: s.diff, BalanceAfter: bal, Checked: s.block != hi, Difference: s.diff, Internals: at.internals})
 	}
 	return rows, nil
 }

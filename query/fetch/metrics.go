@@ -13,8 +13,8 @@ type fetchMetrics struct {
 	nodeErrors, errors, blocks, txs, reorgs prometheus.Counter
 	head, checkpoint, tracked, lastSuccess  prometheus.Gauge
 	leader                                  prometheus.Gauge
-	traceErrors, unreconciled               prometheus.Counter
-	traced                                  prometheus.Gauge
+	internalsErrors, unreconciled           prometheus.Counter
+	internalsRead                           prometheus.Gauge
 }
 
 func (m *fetchMetrics) register(reg prometheus.Registerer, chain string) error {
@@ -34,15 +34,15 @@ func (m *fetchMetrics) register(reg prometheus.Registerer, chain string) error {
 	m.tracked = gauge("tracked_addresses", "Addresses with at least one subscription.")
 	m.lastSuccess = gauge("last_success_timestamp_seconds", "When a fetch step last succeeded.")
 	m.leader = gauge("leader", "1 while this process is the chain's fetcher.")
-	m.traceErrors = counter("trace_errors_total", "Trace calls to the node that failed (retried: the checkpoint waits).")
+	m.internalsErrors = counter("trace_errors_total", "Trace calls to the node that failed (retried: the checkpoint waits).")
 	m.unreconciled = counter("unreconciled_total", "Balances read from the node that disagreed with the statement's running balance.")
-	m.traced = gauge("traced", "1 when internal movements are read from the node's trace API, 0 when they are not covered.")
+	m.internalsRead = gauge("traced", "1 when internal movements are read from the node's trace API, 0 when they are not covered.")
 	if reg == nil {
 		return nil
 	}
 	reg = prometheus.WrapRegistererWith(prometheus.Labels{"chain": chain}, reg)
 	for _, c := range []prometheus.Collector{m.nodeErrors, m.errors, m.blocks, m.txs, m.reorgs,
-		m.head, m.checkpoint, m.tracked, m.lastSuccess, m.leader, m.traceErrors, m.unreconciled, m.traced} {
+		m.head, m.checkpoint, m.tracked, m.lastSuccess, m.leader, m.internalsErrors, m.unreconciled, m.internalsRead} {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("fetcher metrics: %w", err)
 		}

@@ -158,7 +158,7 @@ func TestFetchWithoutBalances(t *testing.T) {
 		if err := e.f.Health(); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.f.Traces(); got != fetch.NoInternals {
+		if got := e.f.InternalsSource(); got != fetch.NoInternals {
 			t.Errorf("Traces() = %q on a family without internal movements, want %q", got, fetch.NoInternals)
 		}
 

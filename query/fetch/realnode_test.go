@@ -48,13 +48,13 @@ func storeWithKey(t *testing.T) (*store.DB, query.APIKey) {
 // returns.
 func realNodeFetcher(t *testing.T, db *store.DB, src *evm.Source) *fetch.Fetcher {
 	t.Helper()
-	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Traces: fetch.TracesOn,
+	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: evm.NewReader(src), Internals: fetch.InternalsOn,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Probe(context.Background()); err != nil || f.Traces() == "" {
-		t.Fatalf("probe: %q, %v; want a trace API", f.Traces(), err)
+	if err := f.Probe(context.Background()); err != nil || f.InternalsSource() == "" {
+		t.Fatalf("probe: %q, %v; want a trace API", f.InternalsSource(), err)
 	}
 	return f
 }

@@ -25,7 +25,7 @@ func (f *follower) activity(ctx context.Context, from, to uint64, set map[string
 	acts, err = f.cfg.Reader.Activity(ctx, chain.Query{From: from, To: to, Tracked: set, Pass: headPass})
 	if err != nil {
 		if ie := (*chain.InternalsError)(nil); errors.As(err, &ie) {
-			f.metrics.traceErrors.Inc()
+			f.metrics.internalsErrors.Inc()
 		}
 		return nil, false, f.nodeErr(err)
 	}

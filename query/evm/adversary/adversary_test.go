@@ -436,9 +436,9 @@ func newStack(t *testing.T, r run) *stack {
 	reader := evm.NewReader(src)
 	reader.ExhaustHistory(true)
 	cfg := fetch.Config{Chain: chainName, Store: db, Reader: reader, Logger: log,
-		BackfillAll: r.all, BackfillBlocks: r.window, Traces: fetch.TracesOff}
+		BackfillAll: r.all, BackfillBlocks: r.window, Internals: fetch.InternalsOff}
 	if r.traces {
-		cfg.Traces = fetch.TracesOn
+		cfg.Internals = fetch.InternalsOn
 	}
 	if r.refresh {
 		cfg.RefreshInterval = time.Nanosecond

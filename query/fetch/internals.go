@@ -1,6 +1,7 @@
 package fetch
 
-// Traces: which trace API, if any, internal movements are read from.
+// Internals: which source (an EVM trace API), if any, internal
+// movements are read from.
 
 import (
 	"context"
@@ -11,7 +12,7 @@ import (
 )
 
 // Probe asks the node, once, for its trace API and chooses how internal
-// movements are found (Config.Traces), saying it in the log. The
+// movements are found (Config.Internals), saying it in the log. The
 // first step does it when it was not done; addrd serve does it at start.
 // Errors: ErrUnavailable when the node cannot be asked; an error when
 // traces are on and the node has no trace API.
@@ -25,7 +26,7 @@ func (f *follower) probe(ctx context.Context) error {
 	api := ""
 	var lacks error // why the node serves no internal movements
 	in, internals := f.cfg.Reader.(chain.Internals)
-	if f.cfg.Traces != TracesOff && internals {
+	if f.cfg.Internals != InternalsOff && internals {
 		var err error
 		switch api, err = in.ProbeInternals(ctx); {
 		case errors.Is(err, chain.ErrNotImplemented):
@@ -33,24 +34,24 @@ func (f *follower) probe(ctx context.Context) error {
 		case err != nil:
 			return f.nodeErr(fmt.Errorf("fetch %s: probing the node for internal movements: %w", f.cfg.Chain, err))
 		}
-		if lacks != nil && f.cfg.Traces == TracesOn {
+		if lacks != nil && f.cfg.Internals == InternalsOn {
 			return fmt.Errorf("fetch %s: internal movements are required (traces on): %w", f.cfg.Chain, lacks)
 		}
 	}
 	// A family without internal movements lists every movement in its
 	// Activity: its statements are complete (traced) without a trace API.
-	f.facts.traceAPI, f.facts.covered, f.probed = api, api != "" || !internals, true
+	f.facts.internalsSource, f.facts.covered, f.probed = api, api != "" || !internals, true
 	if internals {
 		in.UseInternals(api)
 	}
-	f.setTraces(api, f.facts.covered)
+	f.setInternals(api, f.facts.covered)
 	switch {
 	case api != "":
-		f.metrics.traced.Set(1)
+		f.metrics.internalsRead.Set(1)
 		f.log.Info("fetcher: internal movements read from the node", "source", api)
 	case !internals:
 		f.log.Info("fetcher: the chain's family lists every movement in the blocks it reads: none inside transactions to find")
-	case f.cfg.Traces == TracesOff:
+	case f.cfg.Internals == InternalsOff:
 		f.log.Warn("fetcher: internal movements are off (traces off): not covered; statements say traced: false")
 	default:
 		f.log.Warn("fetcher: internal movements are not covered; statements say traced: false", "reason", lacks)
