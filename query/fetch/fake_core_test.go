@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
 	"github.com/wharfhq/wharf/query/chain/chaintest"
@@ -292,16 +295,23 @@ func TestFakeReorgRetracts(t *testing.T) {
 }
 
 // TestFakeNodeDown: with the node unreachable a step fails with
-// query.ErrUnavailable and Health says so, the store keeps serving; once
-// it is back, the blocks mined meanwhile are stored and Health is clear.
+// query.ErrUnavailable, Health says so, addrd_fetch_node_errors_total
+// counts it and the store keeps serving; once it is back, the blocks
+// mined meanwhile are stored and Health is clear. (How the EVM family
+// reports a node that is down is query/evm's TestReaderNodeDown and
+// TestReaderNodeDies.)
 func TestFakeNodeDown(t *testing.T) {
-	e := newFakeEnv(t, testenv.SQLite(t), chaintest.FakeConfig{Balances: true, Alloc: map[string]query.Amount{"alice": query.AmountOf(500)}}, fetch.Config{})
+	reg := prometheus.NewRegistry()
+	e := newFakeEnv(t, testenv.SQLite(t), chaintest.FakeConfig{Balances: true, Alloc: map[string]query.Amount{"alice": query.AmountOf(500)}}, fetch.Config{Metrics: reg})
 	ctx := context.Background()
 	e.fake.Mine(1)
 	e.subscribe("alice")
 	e.fetch()
 	if err := e.f.Health(); err != nil {
 		t.Fatalf("Health() = %v, want nil", err)
+	}
+	if got := testutil.ToFloat64(metric(t, reg, "addrd_fetch_node_errors_total")); got != 0 {
+		t.Fatalf("node_errors_total = %v with the node up, want 0", got)
 	}
 	e.fake.SetDown(true)
 	hash := e.fake.Pay(pay("alice", "bob", 100, 1))
@@ -311,6 +321,9 @@ func TestFakeNodeDown(t *testing.T) {
 	}
 	if err := e.f.Health(); !errors.Is(err, query.ErrUnavailable) {
 		t.Errorf("Health() with the node down = %v, want ErrUnavailable", err)
+	}
+	if got := testutil.ToFloat64(metric(t, reg, "addrd_fetch_node_errors_total")); got < 1 {
+		t.Errorf("node_errors_total = %v after a step with the node down, want ≥ 1", got)
 	}
 	if bs, err := e.db.Balances(ctx, fakeChain, "alice"); err != nil || len(bs) != 1 || bs[0].Amount != query.AmountOf(500) {
 		t.Errorf("alice's balances with the node down: %v, %v; want 500", bs, err)

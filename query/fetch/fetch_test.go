@@ -439,50 +439,6 @@ func TestFetchRestart(t *testing.T) {
 	})
 }
 
-func TestFetchNodeDown(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, testenv.SQLite(t), fetch.Config{})
-	d := e.dev
-	a := d.Accounts[0]
-	e.subscribe(a)
-	e.fetch()
-	before := e.balances(a)
-	if err := e.f.Health(); err != nil {
-		t.Fatalf("Health = %v, want nil", err)
-	}
-
-	if err := d.StopHTTP(); err != nil {
-		t.Fatal(err)
-	}
-	hash := e.must(d.Transfer(ctx, 1, a, big.NewInt(99)))
-	d.Commit()
-	err := e.f.FetchOnce(ctx)
-	if !errors.Is(err, query.ErrUnavailable) {
-		t.Fatalf("FetchOnce with the node down = %v, want ErrUnavailable", err)
-	}
-	if err := e.f.Health(); err == nil || !errors.Is(err, query.ErrUnavailable) {
-		t.Errorf("Health with the node down = %v, want ErrUnavailable", err)
-	}
-	if got := testutil.ToFloat64(metric(t, e.reg, "addrd_fetch_node_errors_total")); got < 1 {
-		t.Errorf("node_errors_total = %v, want ≥ 1", got)
-	}
-	// The store still serves what it has.
-	if got := e.balances(a); got[query.AssetNative] != before[query.AssetNative] {
-		t.Errorf("balances while the node is down = %v, want %v", got, before)
-	}
-
-	if err := d.StartHTTP(); err != nil {
-		t.Fatal(err)
-	}
-	e.catchUp()
-	if err := e.f.Health(); err != nil {
-		t.Errorf("Health after the node came back = %v", err)
-	}
-	if _, ok := byHash(e.txs(a))[hash]; !ok {
-		t.Errorf("transfer %s mined while the node was down not stored after it came back", hash)
-	}
-}
-
 func TestFetchNewSubscription(t *testing.T) {
 	testenv.ForEachDB(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
