@@ -88,7 +88,8 @@ type Transfer struct {
 	// EVM family's: the log's index in the block for a token transfer
 	// (the entries of one ERC-1155 TransferBatch log share it), -1 for
 	// the transaction's own value, -2, -3... for its internal movements
-	// in call order.
+	// in call order. The UTXO family's: the output's index (vout) for an
+	// output paid to an address, -1 - i for the spend of input i.
 	Position int
 	Asset    string // AssetNative, AssetERC20, AssetERC721 or AssetERC1155
 	Contract string // "" for native

@@ -23,6 +23,7 @@ import (
 
 	"github.com/wharfhq/wharf/internal/testenv"
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/store"
 	"github.com/wharfhq/wharf/query/utxo"
 )
 
@@ -275,7 +276,10 @@ func testServeBitcoin(t *testing.T, dialect string) {
 		t.Fatal(err)
 	}
 	key := lastLine(out)
-	s := startServe(t, "--db", db, "--chain", chain+"="+r.node.URL, "--confirmations", "0")
+	// A UTXO node's balances cost a scan: the fetcher checks them at most
+	// once a refresh interval, here shorter than the 2 s between its
+	// steps, so that every block's rows are checked.
+	s := startServe(t, "--db", db, "--chain", chain+"="+r.node.URL, "--confirmations", "0", "--refresh-interval", "1s")
 	s.checkOpenAPI(t)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -501,8 +505,27 @@ func testServeBitcoin(t *testing.T, dialect string) {
 		Outputs []struct {
 			Address string `json:"address"`
 		} `json:"outputs"`
+		Transfers []struct {
+			Position int    `json:"log_index"`
+			Kind     string `json:"kind"`
+			From     string `json:"from"`
+			To       string `json:"to"`
+			Amount   string `json:"amount"`
+		} `json:"transfers"`
 	}
 	s.get(t, key, base+"/transactions/"+tx2, &one)
+	// Each movement its transfer, at its own position: the spend of input
+	// 0 at -1, the outputs at their index.
+	if got, want := fmt.Sprint(one.Transfers), fmt.Sprint([]struct {
+		Position       int
+		Kind, From, To string
+		Amount         string
+	}{{-1, query.KindSpent, recv2, "", "200000000"}, {0, query.KindReceived, recv2, b, "50000000"}, {1, query.KindReceived, recv2, change0, "149990000"}}); got != want {
+		t.Errorf("transaction %s's transfers %s, want %s", tx2, got, want)
+	}
+	if n := storedTransfers(t, db, chain, tx2); n != 3 {
+		t.Errorf("transaction %s has %d rows in the transfers table, want one per transfer: 3", tx2, n)
+	}
 	if one.Hash != tx2 || one.From != recv2 || one.Fee != "10000" || one.VSize == 0 || one.Weight <= 3*one.VSize || one.RBF == nil || *one.RBF ||
 		len(one.Inputs) != 1 || one.Inputs[0].Outpoint != tx1+":1" || one.Inputs[0].Value != 2_0000_0000 || len(one.Outputs) != 2 || one.Outputs[1].Address != change0 {
 		t.Errorf("transaction %s: %+v", tx2, one)
@@ -545,4 +568,20 @@ func testServeBitcoin(t *testing.T, dialect string) {
 	if kinds["balance_change"] < 3 || kinds["balance_change_retracted"] < 1 {
 		t.Errorf("B's events %v, want its rows and a retraction", kinds)
 	}
+}
+
+// storedTransfers counts the rows of transaction hash in the transfers
+// table of the SQLite database at path.
+func storedTransfers(t *testing.T, path, chain, hash string) int {
+	t.Helper()
+	db, err := store.OpenNoMigrate(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.Bun().QueryRowContext(context.Background(), "SELECT count(*) FROM transfers WHERE chain = ? AND hash = ?", chain, hash).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

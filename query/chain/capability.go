@@ -25,6 +25,20 @@ type BalanceReader interface {
 	Balances(ctx context.Context, block uint64, queries []query.BalanceQuery) ([]query.Balance, error)
 }
 
+// CostlyBalances is a BalanceReader whose every reading is a scan of the
+// node's state rather than a lookup (Bitcoin Core's scan of its whole set
+// of unspent outputs: minutes on Bitcoin's mainnet). The head follower
+// then checks the statements of the addresses new blocks touched at most
+// once every Config.RefreshInterval instead of after every chunk of
+// blocks: the check reads every address touched since the one before,
+// and the rows in between say they were not checked.
+type CostlyBalances interface {
+	BalanceReader
+	// BalancesCostly reports whether a reading of balances costs such a
+	// scan (a family whose dialects differ tells them apart here).
+	BalancesCostly() bool
+}
+
 // HistorySource is a Reader that can find where an address moved without
 // reading every block: how a subscriber arriving late gets the address's
 // past (the EVM's bisection over archive state; a UTXO node's address

@@ -122,6 +122,10 @@ type Transfer struct {
 	// Ref is the transfer's place in the transaction, in the family's
 	// terms (a log index, a call path, an output index).
 	Ref string
+	// Position is its place in the transaction as the store keys it and
+	// the API writes it (query.Transfer.Position): distinct for each
+	// transfer of a transaction.
+	Position int
 	// Error says why the transfer moved nothing (a reverted call); it is
 	// listed for the record only.
 	Error string

@@ -68,6 +68,9 @@ type follower struct {
 	rowless map[query.Holding]bool
 	// mismatched are the assets whose disagreement was logged, once.
 	mismatched map[query.Holding]bool
+	// pace is when the next check of the statements is due, on a Reader
+	// whose balances cost a scan (pace.go).
+	pace checkPace
 	// historyLow is the first block of the history of each followed
 	// address whose backfill has ended, as of the current step: a token
 	// first seen later is looked at from there (anchor).

@@ -44,7 +44,8 @@ func (f *follower) activity(ctx context.Context, from, to uint64, set map[string
 
 // scan turns the activity of consecutive blocks into their transactions
 // and statement rows, and reads the balances of the addresses they
-// touch, once, at the last block, to check the statement against.
+// touch, once, at the last block, to check the statement against (paced
+// on a Reader whose balances cost a scan: checkFor).
 func (f *follower) scan(ctx context.Context, acts []chain.BlockActivity, set map[string]bool) (chunk, error) {
 	c := chunk{blocks: make([]query.Block, len(acts)), txs: make([][]query.Transaction, len(acts)), touched: make([][]string, len(acts))}
 	if len(acts) == 0 {
@@ -75,16 +76,20 @@ func (f *follower) scan(ctx context.Context, acts []chain.BlockActivity, set map
 			touched[t] = true
 		}
 	}
+	last := c.blocks[len(c.blocks)-1].Number
+	check := f.checkFor(touched, set, last)
 	var err error
-	if c.balances, err = f.readBalances(ctx, sortedKeys(touched), c.blocks[len(c.blocks)-1].Number); err != nil {
+	if c.balances, err = f.readBalances(ctx, check, last); err != nil {
 		return chunk{}, err
 	}
+	f.checkDone(check, c.balances, last)
 	if err := f.tokenInfo(ctx, f.facts.native, c.txs); err != nil {
 		return chunk{}, err
 	}
 	if err := f.statement(ctx, &c, moves); err != nil {
 		return chunk{}, err
 	}
+	c.balances = append(c.balances, f.told(touched, c.balances, c.blocks[len(c.blocks)-1])...)
 	return c, nil
 }
 
@@ -99,7 +104,7 @@ func storedTx(b query.Block, tx chain.Tx) query.Transaction {
 		Status: tx.Status, From: tx.Payer, Fee: tx.Fee, Parties: tx.Parties, Detail: tx.Detail}
 	for _, tr := range tx.Transfers {
 		contract, tokenID := query.SplitHoldingKey(tr.Holding)
-		t.Transfers = append(t.Transfers, query.Transfer{Asset: tr.Asset, Contract: contract, TokenID: tokenID, From: tr.From, To: tr.To,
+		t.Transfers = append(t.Transfers, query.Transfer{Position: tr.Position, Asset: tr.Asset, Contract: contract, TokenID: tokenID, From: tr.From, To: tr.To,
 			Amount: tr.Amount, Kind: tr.Kind, Error: tr.Error})
 	}
 	return t

@@ -10,7 +10,15 @@ import (
 	"github.com/wharfhq/wharf/query/chain"
 )
 
-var _ chain.BalanceReader = (*Reader)(nil)
+var _ chain.CostlyBalances = (*Reader)(nil)
+
+// BalancesCostly is true: a balance is a sum over the node's unspent
+// outputs, which Bitcoin Core's dialect reads by a scan of its whole set
+// (scantxoutset) and btcd's by the address's whole history
+// (searchrawtransactions) and a gettxout of each output, so the core
+// checks a statement against it at most once a refresh interval rather
+// than at every block.
+func (r *Reader) BalancesCostly() bool { return true }
 
 // Balances reads the balances of the addresses of queries at block, which
 // must be the node's tip: each is the sum of the address's unspent

@@ -200,6 +200,9 @@ func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool
 		var in, outSum int64
 		funders := map[string]bool{}
 		var spends []int // the moves of the inputs, by index in moves
+		// The transfers: each input's spend (at -1 - its index), then each
+		// output paid to an address (at its index).
+		var transfers []chain.Transfer
 		for j, vin := range tx.Vin {
 			d.RBF = d.RBF || vin.Coinbase == "" && signalsRBF(vin.Sequence)
 			if vin.Coinbase != "" {
@@ -211,13 +214,16 @@ func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool
 			in += po.Value
 			funders[po.Address] = true
 			d.Inputs = append(d.Inputs, DetailInput{Outpoint: op.String(), Address: po.Address, Value: po.Value})
+			if po.Address != "" {
+				transfers = append(transfers, chain.Transfer{Asset: query.AssetNative, From: po.Address, Amount: query.AmountOf(po.Value),
+					Kind: query.KindSpent, Ref: strconv.Itoa(j) + ":" + op.String(), Position: -1 - j})
+			}
 			if tracked[po.Address] {
 				spends = append(spends, len(moves))
 				moves = append(moves, chain.Move{Address: po.Address, Asset: query.AssetNative, Kind: query.KindSpent,
 					Tx: tx.TxID, Ref: strconv.Itoa(j) + ":" + op.String(), Amount: query.AmountOf(-po.Value)})
 			}
 		}
-		var transfers []chain.Transfer
 		for _, o := range tx.Vout {
 			op := Outpoint{tx.TxID, o.N}
 			m := made[op]
@@ -230,7 +236,8 @@ func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool
 			if coinbase {
 				kind = query.KindCoinbase
 			}
-			transfers = append(transfers, chain.Transfer{Asset: query.AssetNative, To: m.Address, Amount: query.AmountOf(m.Value), Kind: kind, Ref: strconv.FormatUint(uint64(o.N), 10)})
+			transfers = append(transfers, chain.Transfer{Asset: query.AssetNative, To: m.Address, Amount: query.AmountOf(m.Value), Kind: kind,
+				Ref: strconv.FormatUint(uint64(o.N), 10), Position: int(o.N)})
 			if tracked[m.Address] && m.Value > 0 {
 				moves = append(moves, chain.Move{Address: m.Address, Asset: query.AssetNative, Kind: kind, Tx: tx.TxID, Ref: op.String(), Amount: query.AmountOf(m.Value)})
 				r.remember(op, m)
@@ -247,7 +254,9 @@ func (r *Reader) block(ctx context.Context, b *rawBlock, tracked map[string]bool
 					Ref: strings.Join(consumed, " "), Amount: query.AmountOf(-fee)})
 			}
 			for k := range transfers {
-				transfers[k].From = payer
+				if transfers[k].Kind != query.KindSpent {
+					transfers[k].From = payer
+				}
 			}
 		}
 		if len(moves) == 0 {
