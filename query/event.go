@@ -49,6 +49,12 @@ type Event struct {
 	Created time.Time
 	// Data is the event's JSON object (docs/events.md), stored as written.
 	Data string
+	// Wallet, in a read of a requester's feed, names the requester's
+	// descriptor wallet that derived Address (Wallet.Name), "" when none
+	// did; WalletInternal says the address is on one of its change
+	// branches (WalletDescriptor.Internal).
+	Wallet         string
+	WalletInternal bool
 }
 
 // EventFilter narrows a feed read; zero fields match everything.

@@ -554,19 +554,44 @@ func testServeBitcoin(t *testing.T, dialect string) {
 	})
 	var feed struct {
 		Events []struct {
-			Type string          `json:"type"`
-			Data json.RawMessage `json:"data"`
+			Type string `json:"type"`
+			Data struct {
+				Address string `json:"address"`
+			} `json:"data"`
+			Wallet *struct {
+				Name     string `json:"name"`
+				Internal bool   `json:"internal"`
+			} `json:"wallet"`
 		} `json:"events"`
 	}
 	s.get(t, key, "/v1/events?page_size=1000", &feed)
 	kinds := map[string]int{}
+	// The events of the wallet's addresses name it, those of its change
+	// branch as internal; B's name no wallet.
+	labels := map[string]string{}
 	for _, e := range feed.Events {
-		if strings.Contains(string(e.Data), b) {
+		if e.Data.Address == b {
 			kinds[e.Type]++
+		}
+		if e.Type == query.EventBalanceChange {
+			label := "none"
+			if e.Wallet != nil {
+				label = fmt.Sprintf("%s internal=%v", e.Wallet.Name, e.Wallet.Internal)
+			}
+			if prev, ok := labels[e.Data.Address]; ok && prev != label {
+				t.Errorf("events of %s labelled %s and %s", e.Data.Address, prev, label)
+			}
+			labels[e.Data.Address] = label
 		}
 	}
 	if kinds["balance_change"] < 3 || kinds["balance_change_retracted"] < 1 {
 		t.Errorf("B's events %v, want its rows and a retraction", kinds)
+	}
+	name := "chains/" + chain + "/wallets/treasury"
+	for a, want := range map[string]string{b: "none", recv2: name + " internal=false", change0: name + " internal=true"} {
+		if labels[a] != want {
+			t.Errorf("the balance_change events of %s are labelled %q, want %q", a, labels[a], want)
+		}
 	}
 }
 

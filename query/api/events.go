@@ -36,6 +36,16 @@ type eventBody struct {
 	Timestamp string          `json:"timestamp"`
 	Cursor    string          `json:"cursor"`
 	Data      json.RawMessage `json:"data"`
+	// Wallet, on an event of an address one of the requester's
+	// descriptor wallets derived, names it.
+	Wallet *eventWallet `json:"wallet,omitempty"`
+}
+
+// eventWallet is the wallet of an event's address.
+type eventWallet struct {
+	Name string `json:"name"`
+	// Internal is true for an address of a change branch.
+	Internal bool `json:"internal"`
 }
 
 // eventRead is a read of the feed: where from, how many, what, and how

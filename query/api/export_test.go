@@ -46,6 +46,7 @@ var BodyTypes = map[string]reflect.Type{
 	"FeeParts":                 reflect.TypeFor[feeParts](),
 	"EventPage":                reflect.TypeFor[eventPage](),
 	"Event":                    reflect.TypeFor[eventBody](),
+	"EventWallet":              reflect.TypeFor[eventWallet](),
 	"EventBalanceChange":       reflect.TypeFor[events.ChangeData](),
 	"EventSubscriptionState":   reflect.TypeFor[events.StateData](),
 	"EventFinalized":           reflect.TypeFor[events.FinalizedData](),

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/rowjson"
 )
 
 // ID is an event's stable id, the webhook-id of its deliveries: the
@@ -13,7 +14,10 @@ func ID(e query.Event) string { return "evt_" + strconv.FormatInt(e.ID, 10) }
 
 // AppendJSON appends the JSON object of e as account's feed lists it:
 // {"id","type","timestamp","cursor","data"}, the envelope Standard
-// Webhooks recommends, with the cursor after e and e's stored data.
+// Webhooks recommends, with the cursor after e and e's stored data; and
+// for an address one of account's descriptor wallets derived, "wallet":
+// {"name", "internal"}: the wallet and whether the address is on a change
+// branch.
 func AppendJSON(b []byte, account int64, e query.Event) []byte {
 	return appendJSON(b, ID(e), Cursor(account, e.ID), e)
 }
@@ -37,5 +41,12 @@ func appendJSON(b []byte, id, cursor string, e query.Event) []byte {
 	b = append(b, cursor...)
 	b = append(b, `","data":`...)
 	b = append(b, e.Data...)
+	if e.Wallet != "" {
+		b = append(b, `,"wallet":{"name":`...)
+		b = rowjson.AppendString(b, e.Wallet)
+		b = append(b, `,"internal":`...)
+		b = strconv.AppendBool(b, e.WalletInternal)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }

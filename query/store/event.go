@@ -252,7 +252,15 @@ func (db *DB) AccountEvents(ctx context.Context, account int64, after int64, f q
 		return page, nil
 	}
 	var q strings.Builder
-	q.WriteString(`SELECT e.id, e.chain, e.address, e.kind, e.block_number, e.created, e.data FROM events AS e
+	// An address a wallet of the account derived is labelled with it (the
+	// first by name when several did) and its branch.
+	q.WriteString(`SELECT e.id, e.chain, e.address, e.kind, e.block_number, e.created, e.data,
+		COALESCE((SELECT wa.wallet FROM wallet_addresses AS wa WHERE wa.account_id = s.account_id AND wa.chain = e.chain
+			AND wa.address = e.address ORDER BY wa.wallet LIMIT 1), '') AS wallet,
+		COALESCE((SELECT CASE WHEN wd.internal THEN 1 ELSE 0 END FROM wallet_addresses AS wa JOIN wallet_descriptors AS wd
+			ON wd.account_id = wa.account_id AND wd.chain = wa.chain AND wd.wallet = wa.wallet AND wd.position = wa.position
+			WHERE wa.account_id = s.account_id AND wa.chain = e.chain AND wa.address = e.address ORDER BY wa.wallet LIMIT 1), 0) AS wallet_internal
+		FROM events AS e
 		JOIN subscriptions AS s ON s.account_id = ? AND s.chain = e.chain AND s.address = e.address AND e.id > s.events_from
 		WHERE e.id > ? AND e.id <= ?`)
 	args := []any{account, after, hi}
@@ -286,6 +294,9 @@ func (db *DB) AccountEvents(ctx context.Context, account int64, after int64, f q
 		BlockNumber uint64
 		Created     time.Time
 		Data        string
+		Wallet      string
+		// WalletInternal is 0 or 1.
+		WalletInternal int
 	}
 	if err := db.r.NewRaw(q.String(), args...).Scan(ctx, &rows); err != nil {
 		return query.EventPage{}, wrap("events", err)
@@ -293,7 +304,10 @@ func (db *DB) AccountEvents(ctx context.Context, account int64, after int64, f q
 	page.Events = make([]query.Event, len(rows))
 	for i, r := range rows {
 		page.Events[i] = query.Event{ID: r.ID, Chain: r.Chain, Address: r.Address, Kind: r.Kind, Block: r.BlockNumber,
-			Created: utc(r.Created), Data: r.Data}
+			Created: utc(r.Created), Data: r.Data, WalletInternal: r.WalletInternal == 1}
+		if r.Wallet != "" {
+			page.Events[i].Wallet = query.Wallet{Chain: r.Chain, ID: r.Wallet}.Name()
+		}
 	}
 	if len(rows) == limit {
 		page.Through = rows[len(rows)-1].ID
