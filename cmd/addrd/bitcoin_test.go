@@ -378,6 +378,7 @@ func testServeBitcoin(t *testing.T, dialect string) {
 	})
 	var ws struct {
 		Rows []struct {
+			BlockNumber  uint64 `json:"block_number"`
 			Amount       string `json:"amount"`
 			BalanceAfter string `json:"balance_after"`
 			Reconciled   *bool  `json:"reconciled"`
@@ -400,6 +401,9 @@ func testServeBitcoin(t *testing.T, dialect string) {
 	}
 	if !ok {
 		t.Errorf("the wallet's statement %+v; want the internal transfer %s (fee 1000), the spend %s (0.5 out, fee 10000), the receipt %s", ws.Rows, tx3, tx2, tx1)
+	}
+	if ok {
+		checkWalletBooks(t, s, key, base+wallet, [3]uint64{ws.Rows[2].BlockNumber, ws.Rows[1].BlockNumber, ws.Rows[0].BlockNumber}, tx1, tx2, tx3)
 	}
 	// The wallet's transactions, two a page: each once, with what it
 	// moved across the wallet, the change move internal.
@@ -609,4 +613,71 @@ func storedTransfers(t *testing.T, path, chain, hash string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// checkWalletBooks holds a wallet's statement in ranges and pages, and its
+// CSV export, to the wallet's three rows, oldest first at blocks, of
+// the receipt tx1, the spend tx2 and the internal transfer tx3.
+func checkWalletBooks(t *testing.T, s *served, key, path string, blocks [3]uint64, tx1, tx2, tx3 string) {
+	t.Helper()
+	type page struct {
+		Rows []struct {
+			BlockNumber uint64 `json:"block_number"`
+		} `json:"balance_changes"`
+		Next string `json:"next_page_token"`
+	}
+	read := func(query string) []uint64 {
+		var out []uint64
+		for q := query; ; {
+			var p page
+			s.get(t, key, path+"/balance_changes?"+q, &p)
+			for _, r := range p.Rows {
+				out = append(out, r.BlockNumber)
+			}
+			if p.Next == "" || len(out) > 10 {
+				return out
+			}
+			q = query + "&page_token=" + p.Next
+		}
+	}
+	b1, b2, b3 := blocks[0], blocks[1], blocks[2]
+	for _, tc := range []struct {
+		query string
+		want  []uint64
+	}{
+		{"page_size=2", []uint64{b3, b2, b1}},
+		{"page_size=1&order_by=block_number", []uint64{b1, b2, b3}},
+		{fmt.Sprintf("page_size=1&start_block=%d", b2), []uint64{b3, b2}},
+		{fmt.Sprintf("end_block=%d&order_by=block_number", b2), []uint64{b1, b2}},
+		{"start_time=2000-01-01T00:00:00Z&end_time=2000-01-02T00:00:00Z", nil},
+	} {
+		if got := read(tc.query); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("the wallet's statement ?%s: blocks %v, want %v", tc.query, got, tc.want)
+		}
+	}
+	// A token of one range is refused for another; an address's filter
+	// for the wallet's statement.
+	var p page
+	s.get(t, key, path+"/balance_changes?page_size=1", &p)
+	if status, body := s.do(t, key, "GET", path+"/balance_changes?page_size=1&order_by=block_number&page_token="+p.Next); status != 400 || !strings.Contains(string(body), "other query parameters") {
+		t.Errorf("a token of another order: %d %s", status, body)
+	}
+	if status, body := s.do(t, key, "GET", path+"/balance_changes?kind=fee"); status != 400 || !strings.Contains(string(body), "takes no kind") {
+		t.Errorf("a kind filter on a wallet's statement: %d %s", status, body)
+	}
+	// The export: a header, then a row per block oldest first.
+	status, body := s.do(t, key, "GET", path+"/balance_changes:export")
+	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	if status != 200 || len(lines) != 4 || !strings.HasPrefix(lines[0], "chain,wallet,block_number,") {
+		t.Fatalf("the wallet's export: %d\n%s", status, body)
+	}
+	for i, want := range []string{
+		fmt.Sprintf(",treasury,%d,", b1), ",200000000,2,200000000,2,0," + tx1 + ",,true,0",
+		fmt.Sprintf(",treasury,%d,", b2), ",-50010000,-0.5001,149990000,1.4999,10000," + tx2 + ",,true,0",
+		fmt.Sprintf(",treasury,%d,", b3), ",-1000,-0.00001,149989000,1.49989,1000,," + tx3 + ",true,0",
+	} {
+		if line := lines[1+i/2]; !strings.Contains(line, want) {
+			t.Errorf("the wallet's export, row %d %q, want it to hold %q", i/2, line, want)
+		}
+	}
 }

@@ -31,6 +31,7 @@ var routes = []route{
 	{"GET /v1/chains/{chain}/wallets/{wallet}/addresses", (*Server).walletAddresses},
 	{"GET /v1/chains/{chain}/wallets/{wallet}/balances", (*Server).walletBalances},
 	{"GET /v1/chains/{chain}/wallets/{wallet}/balance_changes", (*Server).walletBalanceChanges},
+	{"GET /v1/chains/{chain}/wallets/{wallet}/balance_changes:export", (*Server).exportWalletChanges},
 	{"GET /v1/chains/{chain}/wallets/{wallet}/transactions", (*Server).walletTransactions},
 	{"GET /v1/events", (*Server).events},
 	{"GET /v1/chains/{chain}/addresses/{address}/balance_changes:export", (*Server).exportChanges},

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/wharfhq/wharf/internal/rpcstatus"
 	"github.com/wharfhq/wharf/query"
@@ -359,6 +360,7 @@ type walletChangeTxBody struct {
 
 type walletChangesBody struct {
 	BalanceChanges []walletChange `json:"balance_changes"`
+	NextPageToken  string         `json:"next_page_token"`
 }
 
 // walletTxSum is a transaction's causes in a wallet's addresses' rows of
@@ -377,6 +379,7 @@ func (t *walletTxSum) internal() bool { return t.spent && t.moved.IsZero() }
 // summed, and their causes by transaction, in the order first met.
 type walletBlock struct {
 	row             walletChange
+	time            time.Time
 	txs             map[string]*walletTxSum
 	order           []string
 	checked, agreed bool
@@ -413,7 +416,7 @@ func (s *Server) walletBlocks(ctx context.Context, a query.Account, wl query.Wal
 				}
 				b := blocks[c.Block]
 				if b == nil {
-					b = &walletBlock{row: walletChange{BlockNumber: c.Block, Time: timestamp(c.Time)}, txs: map[string]*walletTxSum{}, checked: true, agreed: true}
+					b = &walletBlock{row: walletChange{BlockNumber: c.Block, Time: timestamp(c.Time)}, time: c.Time, txs: map[string]*walletTxSum{}, checked: true, agreed: true}
 					blocks[c.Block] = b
 				}
 				b.row.Amount = b.row.Amount.Add(c.Amount)
@@ -445,43 +448,4 @@ func (s *Server) walletBlocks(ctx context.Context, a query.Account, wl query.Wal
 		}
 	}
 	return blocks, nil
-}
-
-// walletBalanceChanges is GET /v1/chains/{chain}/wallets/{wallet}/balance_changes:
-// the wallet's statement, newest first: per block, its used addresses'
-// rows summed, each transaction's causes netted across the wallet, so
-// that change between its own addresses is internal and moves nothing
-// but the fee.
-func (s *Server) walletBalanceChanges(w http.ResponseWriter, r *http.Request, a query.Account) error {
-	wl, addrs, err := s.readWallet(r, a)
-	if err != nil {
-		return err
-	}
-	blocks, err := s.walletBlocks(r.Context(), a, wl, addrs, 0, math.MaxUint64)
-	if err != nil {
-		return err
-	}
-	numbers := make([]uint64, 0, len(blocks))
-	for n := range blocks {
-		numbers = append(numbers, n)
-	}
-	slices.Sort(numbers)
-	out := walletChangesBody{BalanceChanges: make([]walletChange, len(numbers))}
-	var running query.Amount
-	for i, n := range numbers {
-		b := blocks[n]
-		running = running.Add(b.row.Amount)
-		b.row.BalanceAfter = running
-		if b.checked {
-			b.row.Reconciled = ptr(b.agreed)
-		}
-		b.row.Transactions = make([]walletChangeTxBody, 0, len(b.order))
-		for _, h := range b.order {
-			t := b.txs[h]
-			b.row.Transactions = append(b.row.Transactions, walletChangeTxBody{TxHash: h, Amount: t.amount, Fee: t.fee, Internal: t.internal()})
-		}
-		out.BalanceChanges[len(numbers)-1-i] = b.row
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
 }
