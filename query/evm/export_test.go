@@ -14,3 +14,6 @@ var ChangedBlocks = changedBlocks
 func ChangedBlocksKnown(ctx context.Context, ss query.StateSource, from, to uint64, addresses []string, known []uint64) (map[uint64]bool, error) {
 	return newStateCache(ss).changedBlocks(ctx, from, to, addresses, known)
 }
+
+// PlainBlock is plainBlock, for its table test.
+var PlainBlock = plainBlock

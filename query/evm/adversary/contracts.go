@@ -217,6 +217,16 @@ func bouncerCode() []byte {
 	return a.bytes()
 }
 
+// relayCode passes all the value of any call on to payee, whatever the
+// input: a plain transfer to it (no input) runs code that moves value
+// inside the transaction, which only its traces show.
+func relayCode(payee common.Address) []byte {
+	a := newAsm()
+	a.pushN(0).pushN(0).pushN(0).pushN(0) // retSize retOffset argsSize argsOffset
+	a.op(vm.CALLVALUE).pushBytes(payee.Bytes()).op(vm.GAS, vm.CALL, vm.POP, vm.STOP)
+	return a.bytes()
+}
+
 // creatorCode creates a contract by CREATE from its input as init code,
 // with all the value it received.
 func creatorCode() []byte {

@@ -41,8 +41,8 @@ type Generator struct {
 	eoas  []common.Address // the keys' addresses
 	fresh []common.Address // addresses nobody holds a key of: recipients only
 
-	forwarder, destructor, factory, bouncer, creator, reverter common.Address
-	token, feeToken, rebaseToken, bareToken, nft, multi        common.Address
+	forwarder, destructor, factory, bouncer, creator, reverter, relay common.Address
+	token, feeToken, rebaseToken, bareToken, nft, multi               common.Address
 
 	pending     []counterfactual // CREATE2 addresses not created yet
 	destructors []common.Address // contracts that self-destruct on input
@@ -129,7 +129,7 @@ func (g *Generator) Names() map[string]string {
 		name(a, fmt.Sprintf("fresh%d", i))
 	}
 	for a, n := range map[common.Address]string{g.forwarder: "forwarder", g.destructor: "destructor", g.factory: "factory",
-		g.bouncer: "bouncer", g.creator: "creator", g.reverter: "reverter", g.token: "token", g.feeToken: "feeToken",
+		g.bouncer: "bouncer", g.creator: "creator", g.reverter: "reverter", g.relay: "relay", g.token: "token", g.feeToken: "feeToken",
 		g.rebaseToken: "rebaseToken", g.bareToken: "bareToken", g.nft: "nft", g.multi: "multi"} {
 		name(a, n)
 	}
@@ -174,7 +174,7 @@ func (g *Generator) Setup(ctx context.Context) error {
 		code []byte
 	}{
 		{&g.forwarder, devchain.ForwarderCode()}, {&g.destructor, devchain.DestructorCode()}, {&g.factory, devchain.FactoryCode()},
-		{&g.bouncer, bouncerCode()}, {&g.creator, creatorCode()}, {&g.reverter, revertCode()},
+		{&g.bouncer, bouncerCode()}, {&g.creator, creatorCode()}, {&g.reverter, revertCode()}, {&g.relay, relayCode(g.eoas[len(g.eoas)-1])},
 		{&g.token, tokenCode(0, true)}, {&g.feeToken, tokenCode(10, true)}, {&g.rebaseToken, tokenCode(0, true)},
 		{&g.bareToken, tokenCode(0, false)}, {&g.nft, nftCode()}, {&g.multi, multiCode()},
 	} {
@@ -224,7 +224,7 @@ func (g *Generator) Setup(ctx context.Context) error {
 	for _, a := range g.fresh {
 		g.candidate(a)
 	}
-	for _, a := range []common.Address{g.forwarder, g.destructor, g.factory, g.bouncer, g.creator, g.token, g.rebaseToken} {
+	for _, a := range []common.Address{g.forwarder, g.destructor, g.factory, g.bouncer, g.creator, g.relay, g.token, g.rebaseToken} {
 		g.candidate(a)
 	}
 	for _, p := range g.pending {
@@ -380,6 +380,7 @@ const (
 	ActCreate                             // CREATE, by a contract or by a transaction, with value
 	ActSelfdestruct                       // a self-destruct to another address, maybe funded in the same block
 	ActSelfdestructToItself               // a self-destruct to itself, later than its creation: the balance stays
+	ActRelay                              // a transfer without input to the relay, whose code passes the value on
 	// Not among the random ones (tests send them):
 	ActRebaseTransfer // a logged transfer of the rebasing token
 	ActPoke           // a silent rebase of the target's balance (up)
@@ -387,7 +388,7 @@ const (
 )
 
 var weighted = []Action{ActTransfer, ActTransfer, ActFailedCall, ActERC20, ActERC20, ActFeeToken, ActRebase, ActBareToken,
-	ActERC721, ActERC1155, ActERC1155Batch, ActInternal, ActInternal, ActMulti, ActCreate2, ActCounterfactual, ActCreate, ActSelfdestruct, ActSelfdestructToItself}
+	ActERC721, ActERC1155, ActERC1155Batch, ActInternal, ActInternal, ActMulti, ActCreate2, ActCounterfactual, ActCreate, ActSelfdestruct, ActSelfdestructToItself, ActRelay}
 
 // action sends one random action.
 func (g *Generator) action(ctx context.Context) error {
@@ -446,6 +447,8 @@ func (g *Generator) act(ctx context.Context, a Action, target common.Address) er
 	switch a {
 	case ActTransfer:
 		return send("transfer", &target, g.amount(), nil)
+	case ActRelay:
+		return send("relay", &g.relay, g.amount(), nil)
 	case ActFailedCall:
 		return send("failed call", &g.reverter, g.amount(), []byte{1})
 	case ActERC20:
