@@ -45,15 +45,18 @@ func AnvilBinary() (string, error) {
 	return "", fmt.Errorf("anvil: %w (make anvil installs the pinned one)", errNotFound)
 }
 
-// NewAnvil starts an anvil of the test's own and stops it at cleanup. It
-// skips or fails as Need when anvil is not installed.
-func NewAnvil(tb testing.TB) *Anvil {
+// NewAnvil starts an anvil of the test's own, with args added to its
+// command line, and stops it at cleanup. It skips or fails as Need when
+// anvil is not installed. anvil keeps the state of its recent blocks
+// only: a test that reads older ones asks for more with
+// "--max-persisted-states", N.
+func NewAnvil(tb testing.TB, args ...string) *Anvil {
 	tb.Helper()
 	bin, err := AnvilBinary()
 	Need(tb, "anvil", err)
 	var a *Anvil
 	for attempt := 0; ; attempt++ {
-		a, err = startAnvil(tb, bin)
+		a, err = startAnvil(tb, bin, args)
 		if err == nil || attempt == 2 {
 			break
 		}
@@ -71,9 +74,9 @@ func NewAnvil(tb testing.TB) *Anvil {
 	return a
 }
 
-func startAnvil(tb testing.TB, bin string) (*Anvil, error) {
+func startAnvil(tb testing.TB, bin string, args []string) (*Anvil, error) {
 	port := FreePort(tb)
-	cmd := exec.Command(bin, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--silent")
+	cmd := exec.Command(bin, append([]string{"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--silent"}, args...)...)
 	var out Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -178,7 +179,8 @@ func BenchmarkHistory(b *testing.B) {
 // the receiver of most of them (account 1, which never sends).
 func BenchmarkHistoryAnvil(b *testing.B) {
 	ctx := context.Background()
-	a := testenv.NewAnvil(b)
+	// Archive: the state of every block, which the bisection reads.
+	a := testenv.NewAnvil(b, "--max-persisted-states", strconv.Itoa(*historyBlocks+10))
 	x, receiver := common.HexToAddress(a.Accounts[3]), common.HexToAddress(a.Accounts[1])
 	every := max(4, *historyBlocks / *historyMoves)
 	t0 := time.Now()
