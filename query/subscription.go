@@ -60,4 +60,7 @@ type Tracked struct {
 type BackfillJob struct {
 	Addresses []string
 	Low, Next uint64
+	// Born is true when Low is a start height the subscribers gave (a
+	// wallet's birth height): the addresses held nothing before it.
+	Born bool
 }

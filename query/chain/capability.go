@@ -63,6 +63,21 @@ type HistoryReach interface {
 	FullHistory(ctx context.Context) (bool, error)
 }
 
+// Ledger is a Reader of a chain whose balances are nothing but the
+// movements Activity lists (a UTXO chain: an address holds the outputs
+// paid to it and not spent; nothing is allocated at the genesis, nothing
+// moves outside the blocks): an address holds nothing before the first
+// block that moved it. A late subscriber's statement then chains from
+// zero where its history starts, when nothing of the address lies
+// below: the genesis, a start height the subscriber gives (the birth
+// height of a wallet), or a block before which the history source finds
+// nothing of it.
+type Ledger interface {
+	// MovementsOnly reports whether every balance is the sum of its
+	// movements.
+	MovementsOnly() bool
+}
+
 // Internals is a Reader that can also list the movements inside
 // transactions (an EVM node's trace API): Activity lists them once
 // UseInternals chose a source.

@@ -39,6 +39,9 @@ type backfiller struct {
 	// resumed is set once the backfills that ended before this run,
 	// their balances not recorded stored, were handed to the follower.
 	resumed bool
+	// full is whether the history search answers without the state
+	// before a range (fullHistory), nil until asked in this run.
+	full *bool
 }
 
 // run runs the pending backfills beside the head follower until
@@ -47,7 +50,7 @@ type backfiller struct {
 // off after errors.
 func (bf *backfiller) run(lead context.Context, facts chainFacts) {
 	bf.facts = facts
-	bf.resumed = false
+	bf.resumed, bf.full = false, nil
 	backoff := time.Duration(0)
 	for lead.Err() == nil {
 		more, err := bf.step(lead, facts)
@@ -149,7 +152,11 @@ func (bf *backfiller) slice(ctx context.Context, job query.BackfillJob) (done bo
 	for _, p := range found {
 		txs = append(txs, p.txs...)
 	}
-	changes, err := bf.pastStatement(ctx, job, lo, found, state)
+	zero, err := bf.openingZero(ctx, job, lo)
+	if err != nil {
+		return false, fmt.Errorf("backfill %d-%d of %d addresses: %w", lo, job.Next, len(job.Addresses), bf.nodeErr(err))
+	}
+	changes, err := bf.pastStatement(ctx, job, lo, found, state, zero)
 	if err != nil {
 		return false, fmt.Errorf("backfill %d-%d of %d addresses: statement: %w", lo, job.Next, len(job.Addresses), err)
 	}
@@ -188,19 +195,94 @@ func (bf *backfiller) backfillRange(ctx context.Context, from, to uint64, addres
 		return nil, false, bf.nodeErr(err)
 	}
 	hs, searches := bf.cfg.Reader.(chain.HistorySource)
-	if state && searches && (bf.cfg.BackfillAll || historyPays(len(addresses), to-from+1)) {
-		found, err := bf.history(ctx, hs, from, to, addresses)
-		if !errors.Is(err, chain.ErrNotImplemented) {
-			return found, true, bf.nodeErr(err)
+	if searches && (bf.cfg.BackfillAll || historyPays(len(addresses), to-from+1)) {
+		// The search needs the state before the range (the EVM's
+		// bisection), unless it answers back to the genesis without it (a
+		// UTXO node's address index).
+		full := state
+		if !full {
+			if full, err = bf.fullHistory(ctx); err != nil {
+				return nil, false, bf.nodeErr(err)
+			}
 		}
-		bf.log.Warn("fetcher: the node lost the state of old blocks during a backfill; scanning blocks instead", "from", from, "to", to, "err", err)
-		state = false
+		if full {
+			found, err := bf.history(ctx, hs, from, to, addresses)
+			if !errors.Is(err, chain.ErrNotImplemented) {
+				return found, state, bf.nodeErr(err)
+			}
+			bf.log.Warn("fetcher: the node's history search stopped answering during a backfill (old state lost, or no index); scanning blocks instead", "from", from, "to", to, "err", err)
+			state, bf.full = false, nil
+		}
 	}
 	found, err := bf.scan(ctx, from, to, addresses, bf.facts.covered && (state || bf.facts.internalsSource == "")) // a family without internal movements is covered
 	if err != nil {
 		return nil, false, bf.nodeErr(err)
 	}
 	return found, state, bf.nodeErr(bf.pastTokenInfo(ctx, found))
+}
+
+// openingZero returns the addresses of job known to hold nothing before
+// block lo, the start of their history (the job's last slice), on a
+// chain whose balances are their movements (chain.Ledger): all of them
+// when lo is the genesis, else those the history search, answering back
+// to the genesis, finds nothing of below lo (one search each). Their
+// statements chain from zero there.
+func (bf *backfiller) openingZero(ctx context.Context, job query.BackfillJob, lo uint64) (map[string]bool, error) {
+	l, ok := bf.cfg.Reader.(chain.Ledger)
+	if lo != job.Low || !ok || !l.MovementsOnly() {
+		return nil, nil
+	}
+	zero := make(map[string]bool, len(job.Addresses))
+	if lo == 0 || job.Born {
+		for _, a := range job.Addresses {
+			zero[a] = true
+		}
+		return zero, nil
+	}
+	hs, ok := bf.cfg.Reader.(chain.HistorySource)
+	if !ok {
+		return zero, nil
+	}
+	if full, err := bf.fullHistory(ctx); err != nil || !full {
+		return zero, err
+	}
+	below := make([]bool, len(job.Addresses))
+	err := parallel.Do(ctx, len(job.Addresses), 4, func(ctx context.Context, i int) error {
+		blocks, err := hs.History(ctx, job.Addresses[i], 0, lo-1)
+		below[i] = len(blocks) > 0
+		return err
+	})
+	if errors.Is(err, chain.ErrNotImplemented) {
+		return zero, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range job.Addresses {
+		if !below[i] {
+			zero[a] = true
+		}
+	}
+	return zero, nil
+}
+
+// fullHistory reports whether the Reader's history search answers for
+// any range without the state before it (chain.HistoryReach), asked once
+// a run.
+func (bf *backfiller) fullHistory(ctx context.Context) (bool, error) {
+	if bf.full != nil {
+		return *bf.full, nil
+	}
+	hr, ok := bf.cfg.Reader.(chain.HistoryReach)
+	if !ok {
+		return false, nil
+	}
+	full, err := hr.FullHistory(ctx)
+	if err != nil {
+		return false, err
+	}
+	bf.full = &full
+	return full, nil
 }
 
 // historyPays reports whether searching blocks by the history of

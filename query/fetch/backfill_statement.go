@@ -28,8 +28,10 @@ import (
 // and with the state each address a found block touches has its native
 // balance checked at that block, moved or not.
 // The genesis allocation of the native coin is a row of its own, at
-// block 0.
-func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, lo uint64, found []pastBlock, state bool) ([]query.BalanceChange, error) {
+// block 0. The addresses of zero held nothing before lo (openingZero):
+// their native statements chain from zero there, every address of them
+// checked as at the end of a job with the state.
+func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, lo uint64, found []pastBlock, state bool, zero map[string]bool) ([]query.BalanceChange, error) {
 	hi := job.Next
 	var holdings []query.Holding
 	seen := make(map[query.Holding]bool)
@@ -49,9 +51,11 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 			}
 		}
 	}
-	if lo == job.Low && (state || lo == 0) {
+	if lo == job.Low {
 		for _, a := range job.Addresses {
-			add(query.Holding{Address: a})
+			if state || lo == 0 || zero[a] {
+				add(query.Holding{Address: a})
+			}
 		}
 	}
 	if len(holdings) == 0 {
@@ -100,7 +104,7 @@ func (bf *backfiller) pastStatement(ctx context.Context, job query.BackfillJob, 
 			lowest[h] = len(rows) - 1
 		}
 	}
-	before, err := bf.balancesBefore(ctx, bounds, lo, state)
+	before, err := bf.balancesBefore(ctx, bounds, lo, state, zero)
 	if err != nil {
 		return nil, err
 	}
@@ -322,12 +326,15 @@ func (bf *backfiller) balancesAbove(ctx context.Context, bounds []query.Statemen
 // balancesBefore returns the balances of the holdings before block lo
 // that are known: zero before the genesis (the native allocation at block
 // 0 when the node has that state), the balance after the last row of an
-// earlier tracking, else the node's when it has the state.
-func (bf *backfiller) balancesBefore(ctx context.Context, bounds []query.StatementBound, lo uint64, state bool) (map[query.Holding]query.Amount, error) {
+// earlier tracking, zero for the native coin of the addresses of zero
+// (nothing of them below lo), else the node's when it has the state.
+func (bf *backfiller) balancesBefore(ctx context.Context, bounds []query.StatementBound, lo uint64, state bool, zero map[string]bool) (map[query.Holding]query.Amount, error) {
 	out := make(map[query.Holding]query.Amount, len(bounds))
 	var ask []query.Holding
 	for _, b := range bounds {
 		switch {
+		case b.Contract == "" && zero[b.Address] && b.Below == nil:
+			out[b.Holding] = query.Amount{}
 		case lo == 0 && b.Contract == "" && state:
 			ask = append(ask, b.Holding)
 		case lo == 0 && b.Contract == "":

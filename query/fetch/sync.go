@@ -96,6 +96,19 @@ func (f *follower) syncBalances(ctx context.Context, addrs []string, cp uint64) 
 		return bals, err == nil, err
 	}
 	bals, err = f.balancesAt(ctx, addrs, cp)
+	if err == nil && len(bals) == 0 && len(addrs) > 0 && f.readsBalances() {
+		// A node that tells balances at its tip only, which the
+		// fetcher is too far below to carry them back from: started
+		// there with no balance, the statements would begin unchecked
+		// at zero.
+		f.setSyncWait(fmt.Sprintf("the node tells balances at its tip only, and the fetcher (at block %d of %d) is more than %d blocks below it: new subscriptions wait until it has caught up", cp, f.target, stateWindow))
+		if !f.syncWaitSaid {
+			f.syncWaitSaid = true
+			f.log.Info("fetcher: new subscriptions wait until the fetcher has caught up: the node tells balances at its tip only",
+				"addresses", len(addrs), "stored_head", cp, "target", f.target)
+		}
+		return nil, false, nil
+	}
 	switch {
 	case errors.Is(err, query.ErrNoState):
 		f.setSyncWait(fmt.Sprintf("the node keeps no state at block %d, where new subscriptions start: they wait until the fetcher (at block %d of %d) is within the node's state window", cp, cp, f.target))
@@ -121,15 +134,16 @@ const syncPass = "sync"
 // tells them at its tip only: the tip's, less the movements of the blocks
 // above at (their Activity), each said to be at at. None, ok, when the
 // node does not tell them at its tip either (the statements then start
-// unchecked); ok false when the chain moved while reading (the sync waits
-// for the next step).
+// unchecked); ok false when the chain moved while reading, or the node's
+// tip is not above at (a reorg the follower has yet to see), or too far
+// above it to carry back from: the sync waits for a next step.
 func (f *follower) carriedBack(ctx context.Context, addrs []string, at uint64) ([]query.Balance, bool, error) {
 	head, err := f.cfg.Reader.Head(ctx)
 	if err != nil {
 		return nil, false, f.nodeErr(err)
 	}
-	if head <= at || head > at+stateWindow {
-		return nil, true, nil
+	if head <= at || head > at+stateWindow+f.cfg.Confirmations {
+		return nil, false, nil
 	}
 	tip, err := f.balancesAt(ctx, addrs, head)
 	if err != nil {

@@ -181,6 +181,12 @@ func (db *DB) rewind(ctx context.Context, tx bun.IDB, chain string, number uint6
 		// start again from the node's balance (the fetcher reads it).
 		{"DELETE FROM balance_changes WHERE chain = ? AND block_number > ?", []any{chain, number}},
 		{"DELETE FROM statement_heads WHERE chain = ? AND block_number > ?", []any{chain, number}},
+		// An address synced above the fork whose backfill has stored
+		// nothing yet lost the balance its statement was to chain down
+		// from: it is synced again, at the new checkpoint.
+		{`UPDATE tracked SET needs_sync = TRUE, history_start = NULL, backfill_low = NULL, backfill_next = NULL
+			WHERE chain = ? AND active AND NOT needs_sync AND synced_to > ? AND backfill_next = synced_to AND history_start = synced_to + 1`,
+			[]any{chain, number}},
 	}
 	for _, s := range stmts {
 		if _, err := tx.ExecContext(ctx, s.q, s.args...); err != nil {

@@ -345,3 +345,24 @@ func (c *Checker) CheckHistory(ctx context.Context) ([]Violation, error) {
 	}
 	return out, nil
 }
+
+// Moved returns the net movement of address's balance in each block the
+// checker has read that moved it, by height, from the checker's own
+// reading of the blocks (the address must be tracked): what the rows of
+// its statement must say, block by block.
+func (c *Checker) Moved(address string) map[uint64]query.Amount {
+	out := map[uint64]query.Amount{}
+	for _, b := range c.blocks {
+		var sum query.Amount
+		moved := false
+		for _, m := range b.Moves {
+			if m.Address == address {
+				sum, moved = sum.Add(m.Amount), true
+			}
+		}
+		if moved && !sum.IsZero() {
+			out[b.Block.Number] = sum
+		}
+	}
+	return out
+}

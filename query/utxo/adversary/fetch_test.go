@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,13 +22,17 @@ import (
 
 // TestFetcherAdversarial runs the chain-neutral fetcher on the
 // generator's random regtest activity, on btcd and litecoind, the
-// wallet's addresses subscribed before the first block: after every
-// block or reorg it fetches to the node's tip and holds every tracked
+// wallet's addresses subscribed before the first block and its last key
+// subscribed late, halfway (its past read by the backfill): after every
+// block or reorg it fetches to the node's tip and holds every subscribed
 // address's stored balance and statement to the node alone (its unspent
-// outputs at the tip): the balance equals them, the newest row is
-// checked and reconciled, and no row of the statement shows a
-// difference, its rows chaining from zero to the balance. A failure
-// names its seed (ADDRD_UTXO_SEED=N reruns it).
+// outputs at the tip) and to the checker's own reading of the blocks:
+// the balance equals them, the newest row is checked and reconciled, no
+// row of the statement shows a difference, its rows chaining from zero
+// to the balance, each row's amount is what the address's outputs moved
+// in its block and every block that moved them has its row; a late
+// subscription is ACTIVE, covering the whole chain, once the fetcher
+// has caught up. A failure names its seed (ADDRD_UTXO_SEED=N reruns it).
 func TestFetcherAdversarial(t *testing.T) {
 	steps := env(t, "ADDRD_UTXO_STEPS", 12)
 	for _, dialect := range []string{adversary.Btcd, adversary.Core} {
@@ -83,6 +89,8 @@ func fetchPlay(t *testing.T, dialect string, seed uint64, steps int) {
 	// once a refresh interval, which the clock passes before each step.
 	const refresh = 10 * time.Minute
 	clk := testenv.NewClock(time.Now())
+	// The last key, paid from the start, is subscribed halfway.
+	late, lateStep := keys[len(keys)-1].Address.String, steps/2
 	f, err := fetch.New(fetch.Config{Chain: chain, Store: db, Reader: reader, Native: query.NativeCoin{Symbol: net.Coin, Decimals: utxo.Decimals},
 		Logger: slog.New(slog.DiscardHandler), Clock: clk, RefreshInterval: refresh})
 	if err != nil {
@@ -95,7 +103,7 @@ func fetchPlay(t *testing.T, dialect string, seed uint64, steps int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(own.Close)
-	checker := adversary.NewChecker(own, node, tracked)
+	checker := adversary.NewChecker(own, node, append(slices.Clone(tracked), late))
 	g := adversary.NewGenerator(node, dialect, keys, rand.New(rand.NewPCG(seed, 41)), checker)
 	// The fetcher starts at the genesis, so that the statements cover
 	// every block.
@@ -112,6 +120,12 @@ func fetchPlay(t *testing.T, dialect string, seed uint64, steps int) {
 		if _, err := checker.Check(ctx, dialect, g.Replaced); err != nil {
 			fail(step, "the checker: %v", err)
 		}
+		if step == lateStep {
+			if _, err := db.Subscribe(ctx, acct.ID, chain, late); err != nil {
+				t.Fatal(err)
+			}
+			tracked = append(tracked, late)
+		}
 		tip, err := truth.Head(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -122,13 +136,13 @@ func fetchPlay(t *testing.T, dialect string, seed uint64, steps int) {
 			if err := f.FetchOnce(ctx); err != nil {
 				fail(step, "FetchOnce: %v\n%s", err, tail(g.Log))
 			}
-			if cp, _, _ := db.Checkpoint(ctx, chain); cp.Number >= tip {
+			if cp, _, _ := db.Checkpoint(ctx, chain); cp.Number >= tip && allActive(ctx, t, db, acct.ID, chain, tracked) {
 				caught = true
 				break
 			}
 		}
 		if !caught {
-			fail(step, "the fetcher did not reach the tip %d in 100 steps", tip)
+			fail(step, "the fetcher did not reach the tip %d with every subscription ACTIVE in 100 steps", tip)
 		}
 		qs := make([]query.BalanceQuery, len(tracked))
 		for i, a := range tracked {
@@ -163,10 +177,42 @@ func fetchPlay(t *testing.T, dialect string, seed uint64, steps int) {
 			if len(rows) > 0 && rows[0].Block == tip && !(rows[0].Checked && rows[0].Reconciled) {
 				bad = append(bad, fmt.Sprintf("%s: the row of the tip %d is not checked and reconciled", a, tip))
 			}
+			moved := checker.Moved(a)
+			for _, r := range rows {
+				if m, ok := moved[r.Block]; !ok || m.Cmp(r.Amount) != 0 {
+					bad = append(bad, fmt.Sprintf("%s: the row of block %d moves %s, its outputs moved %s there", a, r.Block, r.Amount, m))
+				}
+				delete(moved, r.Block)
+			}
+			for _, b := range slices.Sorted(maps.Keys(moved)) {
+				bad = append(bad, fmt.Sprintf("%s: block %d moved %s of its outputs, no row says so", a, b, moved[b]))
+			}
+			sub, err := db.Subscription(ctx, acct.ID, chain, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sub.Covered || sub.HistoryStart != 0 {
+				bad = append(bad, fmt.Sprintf("%s: the subscription covers from block %d (covered %v), not the whole chain", a, sub.HistoryStart, sub.Covered))
+			}
 		}
 		if len(bad) > 0 {
 			fail(step, "%d violations:\n  %s\nthe generator's last steps:\n%s", len(bad), strings.Join(bad, "\n  "), tail(g.Log))
 		}
 	}
 	t.Logf("seed %d on %s: %d steps, %s, 0 violations", seed, dialect, steps, fmt.Sprint(g.Stats))
+}
+
+// allActive reports whether every subscription of addresses is ACTIVE.
+func allActive(ctx context.Context, t *testing.T, db *store.DB, account int64, chain string, addresses []string) bool {
+	t.Helper()
+	for _, a := range addresses {
+		sub, err := db.Subscription(ctx, account, chain, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sub.State != query.StateActive {
+			return false
+		}
+	}
+	return true
 }
