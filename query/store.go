@@ -21,6 +21,12 @@ type Store interface {
 
 	// Subscribe subscribes the account; created is false when it already was.
 	Subscribe(ctx context.Context, account int64, chain, address string) (created bool, err error)
+	// SubscribeFrom is Subscribe with a start height the subscriber gives
+	// (a birth height): the address held nothing before block start, so
+	// its history is read from there and its statement starts at zero
+	// there. It counts while the address is owed its sync (the lowest
+	// given wins); an address tracked already keeps its history.
+	SubscribeFrom(ctx context.Context, account int64, chain, address string, start uint64) (created bool, err error)
 	// Unsubscribe removes a subscription; stored data is kept. Errors: ErrNotFound.
 	Unsubscribe(ctx context.Context, account int64, chain, address string) error
 	// Subscribed reports whether the account is subscribed to any of addresses.

@@ -48,6 +48,10 @@ type Tracked struct {
 	// Covered is true when the address has been covered before (it is
 	// resubscribed): then SyncFrom is where to fill the gap from.
 	Covered bool
+	// Born is true, when NeedsSync, if a subscriber gave a start height
+	// (SubscribeFrom): StartBlock, before which the address held nothing.
+	Born       bool
+	StartBlock uint64
 	// Backfilled is true when the address is covered and no backfill of
 	// it is pending; HistoryLow is then the first block of its history,
 	// where the statement of an asset first seen later starts from.

@@ -17,7 +17,10 @@ type Wallet struct {
 	ID          string
 	Descriptors []WalletDescriptor
 	GapLimit    int
-	Created     time.Time
+	// StartBlock, when set, is the wallet's birth height: its addresses,
+	// those derived later too, held nothing before it (SubscribeFrom).
+	StartBlock *uint64
+	Created    time.Time
 }
 
 // Name is the resource name chains/{chain}/wallets/{id}.

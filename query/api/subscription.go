@@ -81,7 +81,20 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, a query.Accou
 	if err := noParams(r); err != nil {
 		return err
 	}
-	if _, err := s.store.Subscribe(r.Context(), a.ID, chain, address); err != nil {
+	req, err := readAddressRequest(r)
+	if err != nil {
+		return err
+	}
+	start, err := s.startBlock(chain, req.StartBlock)
+	if err != nil {
+		return err
+	}
+	if start != nil {
+		_, err = s.store.SubscribeFrom(r.Context(), a.ID, chain, address, *start)
+	} else {
+		_, err = s.store.Subscribe(r.Context(), a.ID, chain, address)
+	}
+	if err != nil {
 		return err
 	}
 	sub, err := s.store.Subscription(r.Context(), a.ID, chain, address)

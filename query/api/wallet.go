@@ -40,7 +40,8 @@ type walletRequest struct {
 		Descriptor string `json:"descriptor"`
 		Internal   bool   `json:"internal"`
 	} `json:"descriptors"`
-	GapLimit int `json:"gap_limit,omitempty"`
+	GapLimit   int             `json:"gap_limit,omitempty"`
+	StartBlock json.RawMessage `json:"start_block,omitempty"`
 }
 
 // walletBody is the wallet resource.
@@ -50,6 +51,7 @@ type walletBody struct {
 	Descriptors      []descriptorBody `json:"descriptors"`
 	AddressCount     int              `json:"address_count"`
 	UsedAddressCount int              `json:"used_address_count"`
+	StartBlock       *uint64          `json:"start_block"`
 	CreateTime       string           `json:"create_time"`
 }
 
@@ -80,7 +82,7 @@ type walletBalanceBody struct {
 }
 
 func toWalletBody(w query.Wallet, addrs []query.WalletAddress) walletBody {
-	b := walletBody{Name: w.Name(), GapLimit: w.GapLimit, AddressCount: len(addrs), CreateTime: timestamp(w.Created),
+	b := walletBody{Name: w.Name(), GapLimit: w.GapLimit, AddressCount: len(addrs), StartBlock: w.StartBlock, CreateTime: timestamp(w.Created),
 		Descriptors: make([]descriptorBody, len(w.Descriptors))}
 	for i, d := range w.Descriptors {
 		b.Descriptors[i] = descriptorBody{Descriptor: d.Descriptor, Internal: d.Internal, DerivedCount: d.Derived, NextIndex: d.Used + 1}
@@ -131,8 +133,11 @@ func (s *Server) putWallet(w http.ResponseWriter, r *http.Request, a query.Accou
 	if err := noParams(r); err != nil {
 		return err
 	}
-	want, err := readWalletRequest(r, d)
+	want, start, err := readWalletRequest(r, d)
 	if err != nil {
+		return err
+	}
+	if want.StartBlock, err = s.startBlock(chainName, start); err != nil {
 		return err
 	}
 	want.Chain, want.ID = chainName, id
@@ -155,49 +160,65 @@ func (s *Server) putWallet(w http.ResponseWriter, r *http.Request, a query.Accou
 	if err != nil {
 		return err
 	}
-	if got.GapLimit != want.GapLimit || !slices.EqualFunc(got.Descriptors, want.Descriptors, func(x, y query.WalletDescriptor) bool {
+	if got.GapLimit != want.GapLimit || !equalStart(got.StartBlock, want.StartBlock) || !slices.EqualFunc(got.Descriptors, want.Descriptors, func(x, y query.WalletDescriptor) bool {
 		return x.Descriptor == y.Descriptor && x.Internal == y.Internal
 	}) {
-		return &Error{Code: rpcstatus.AlreadyExists, Message: "wallet " + got.Name() + " exists with other descriptors or gap limit: DELETE it first, or PUT another name"}
+		return &Error{Code: rpcstatus.AlreadyExists, Message: "wallet " + got.Name() + " exists with other descriptors, gap limit or start block: DELETE it first, or PUT another name"}
 	}
 	writeJSON(w, http.StatusOK, toWalletBody(got, gotAddrs))
 	return nil
 }
 
+// equalStart reports whether two start heights are the same (or both
+// absent).
+func equalStart(a, b *uint64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
 // readWalletRequest reads and checks a wallet's body: its descriptors in
-// canonical form, its gap limit bounded.
-func readWalletRequest(r *http.Request, d chain.Deriver) (query.Wallet, error) {
+// canonical form, its gap limit bounded; start is its start_block, for
+// Server.startBlock.
+func readWalletRequest(r *http.Request, d chain.Deriver) (w query.Wallet, start json.RawMessage, err error) {
+	w, req, err := readWallet(r, d)
+	if string(req.StartBlock) != "null" {
+		start = req.StartBlock
+	}
+	return w, start, err
+}
+
+// readWallet does readWalletRequest's work, returning the request read.
+func readWallet(r *http.Request, d chain.Deriver) (query.Wallet, walletRequest, error) {
 	var w query.Wallet
+	var req walletRequest
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxWalletBody+1))
 	if err != nil {
-		return w, err
+		return w, req, err
 	}
 	if len(body) > maxWalletBody {
-		return w, errorf(codeInvalidArgument, "request body longer than %d bytes", maxWalletBody)
+		return w, req, errorf(codeInvalidArgument, "request body longer than %d bytes", maxWalletBody)
 	}
-	var req walletRequest
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil || dec.More() {
-		return w, errorf(codeInvalidArgument, "the body must be one JSON object with descriptors ([{descriptor, internal}]) and gap_limit: %s", quote(errText(err)))
+		return w, req, errorf(codeInvalidArgument, "the body must be one JSON object with descriptors ([{descriptor, internal}]), gap_limit and start_block: %s", quote(errText(err)))
 	}
 	if len(req.Descriptors) == 0 || len(req.Descriptors) > maxWalletDescriptors {
-		return w, errorf(codeInvalidArgument, "a wallet has 1 to %d descriptors, such as a receive branch .../0/* and a change branch .../1/* (internal): %d given", maxWalletDescriptors, len(req.Descriptors))
+		return w, req, errorf(codeInvalidArgument, "a wallet has 1 to %d descriptors, such as a receive branch .../0/* and a change branch .../1/* (internal): %d given", maxWalletDescriptors, len(req.Descriptors))
 	}
 	if w.GapLimit, err = d.GapLimit(req.GapLimit); err != nil {
-		return w, errorf(codeInvalidArgument, "%s", err.Error())
+		return w, req, errorf(codeInvalidArgument, "%s", err.Error())
 	}
 	for _, rd := range req.Descriptors {
 		c, err := d.ParseDescriptor(rd.Descriptor)
 		if err != nil {
-			return w, errorf(codeInvalidArgument, "%s", err.Error())
+			return w, req, errorf(codeInvalidArgument, "%s", err.Error())
 		}
 		if slices.ContainsFunc(w.Descriptors, func(x query.WalletDescriptor) bool { return x.Descriptor == c }) {
-			return w, errorf(codeInvalidArgument, "descriptor %s given twice", quote(c))
+			return w, req, errorf(codeInvalidArgument, "descriptor %s given twice", quote(c))
 		}
 		w.Descriptors = append(w.Descriptors, query.WalletDescriptor{Descriptor: c, Internal: rd.Internal})
 	}
-	return w, nil
+	return w, req, nil
 }
 
 // getWallet is GET /v1/chains/{chain}/wallets/{wallet}.

@@ -14,9 +14,9 @@ import (
 
 // sync gives new subscriptions their balances at once and marks them
 // synced up to cp, from where the head follower covers them, owing them a
-// backfill: the last BackfillBlocks blocks (or the whole history with
-// BackfillAll) for an address never covered, or the gap since it was
-// last tracked. The backfills run beside the head follower (backfill.go).
+// backfill: the blocks from the start height its subscriber gave, else
+// the last BackfillBlocks blocks (or the whole history with BackfillAll)
+// for an address never covered, or the gap since it was last tracked. The backfills run beside the head follower (backfill.go).
 // It returns the subscriptions synced: none while the fetcher catches up
 // from further behind than the node keeps state for (syncBalances).
 func (f *follower) sync(ctx context.Context, fresh []query.Tracked, cp query.Block) ([]query.Tracked, error) {
@@ -38,6 +38,10 @@ func (f *follower) sync(ctx context.Context, fresh []query.Tracked, cp query.Blo
 		low := t.SyncFrom
 		switch {
 		case t.Covered:
+		case t.Born:
+			// The subscriber's start height: nothing of the address
+			// lies below it.
+			low = t.StartBlock
 		case all:
 			low = 0
 		case cp.Number+1 > f.cfg.BackfillBlocks:

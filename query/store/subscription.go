@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -16,17 +17,33 @@ import (
 // Subscribe subscribes the account; created is false when it already was.
 func (db *DB) Subscribe(ctx context.Context, account int64, chain, address string) (created bool, err error) {
 	err = db.tx(ctx, func(tx bun.Tx) error {
-		created, err = db.subscribe(ctx, tx, account, chain, address)
+		created, err = db.subscribe(ctx, tx, account, chain, address, nil)
 		return err
 	})
 	return created, wrap("subscribe", err)
 }
 
-func (db *DB) subscribe(ctx context.Context, tx bun.IDB, account int64, chain, address string) (bool, error) {
+// SubscribeFrom implements query.Store.
+func (db *DB) SubscribeFrom(ctx context.Context, account int64, chain, address string, start uint64) (created bool, err error) {
+	if start > math.MaxInt64 {
+		return false, wrap("subscribe", fmt.Errorf("start block %d beyond %d", start, int64(math.MaxInt64)))
+	}
+	err = db.tx(ctx, func(tx bun.Tx) error {
+		created, err = db.subscribe(ctx, tx, account, chain, address, &start)
+		return err
+	})
+	return created, wrap("subscribe", err)
+}
+
+// subscribe subscribes account to address; start, when given, is a start
+// height the subscriber gives, kept (the lowest) while the address is
+// owed a sync.
+func (db *DB) subscribe(ctx context.Context, tx bun.IDB, account int64, chain, address string, start *uint64) (bool, error) {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO tracked (chain, address, active, needs_sync, sync_from)
 		VALUES (?, ?, FALSE, TRUE, 0) ON CONFLICT (chain, address) DO NOTHING`, chain, address); err != nil {
 		return false, err
 	}
+
 	active, err := db.lockTracked(ctx, tx, chain, address)
 	if err != nil {
 		return false, err
@@ -42,8 +59,11 @@ func (db *DB) subscribe(ctx context.Context, tx bun.IDB, account int64, chain, a
 		return false, err
 	}
 	n, err := res.RowsAffected()
-	if err != nil || n == 0 {
+	if err != nil {
 		return false, err
+	}
+	if n == 0 {
+		return false, db.startFrom(ctx, tx, chain, address, start)
 	}
 	if err := db.checkSubscriptionCount(ctx, tx, account); err != nil {
 		return false, err
@@ -51,12 +71,25 @@ func (db *DB) subscribe(ctx context.Context, tx bun.IDB, account int64, chain, a
 	if !active {
 		// The first subscriber: the fetcher owes the address its balances
 		// and the blocks from sync_from on.
-		if _, err := tx.ExecContext(ctx, "UPDATE tracked SET active = TRUE, needs_sync = TRUE WHERE chain = ? AND address = ?",
+		// A start height of an earlier tracking is forgotten.
+		if _, err := tx.ExecContext(ctx, "UPDATE tracked SET active = TRUE, needs_sync = TRUE, start_block = NULL WHERE chain = ? AND address = ?",
 			chain, address); err != nil {
 			return false, err
 		}
 	}
-	return true, nil
+	return true, db.startFrom(ctx, tx, chain, address, start)
+}
+
+// startFrom records start, when given, as the start height of address,
+// the lowest given while the address is owed its sync; an address synced
+// already keeps the history it has.
+func (db *DB) startFrom(ctx context.Context, tx bun.IDB, chain, address string, start *uint64) error {
+	if start == nil {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE tracked SET start_block = CASE WHEN start_block IS NULL OR start_block > ? THEN ? ELSE start_block END
+		WHERE chain = ? AND address = ? AND active AND needs_sync`, int64(*start), int64(*start), chain, address)
+	return err
 }
 
 // lockTracked reads whether an address is tracked and, on PostgreSQL,
@@ -250,16 +283,17 @@ func (db *DB) Tracked(ctx context.Context, chain string) ([]query.Tracked, error
 // requester's next address, never in front of it.
 func (db *DB) pendingSyncs(ctx context.Context, chain string) ([]query.Tracked, error) {
 	var rows []struct {
-		Address  string
-		SyncFrom uint64
-		Covered  bool
+		Address    string
+		SyncFrom   uint64
+		Covered    bool
+		StartBlock sql.NullInt64
 	}
 	err := db.r.NewRaw(`WITH owed AS (
 			SELECT s.address, s.created, ROW_NUMBER() OVER (PARTITION BY s.account_id ORDER BY s.created, s.address) AS turn
 			FROM subscriptions AS s JOIN tracked AS t ON t.chain = s.chain AND t.address = s.address
 			WHERE s.chain = ? AND t.active AND t.needs_sync),
 		firsts AS (SELECT address, MIN(turn) AS turn, MIN(created) AS created FROM owed GROUP BY address)
-		SELECT t.address, t.sync_from, t.history_start IS NOT NULL AS covered
+		SELECT t.address, t.sync_from, t.history_start IS NOT NULL AS covered, t.start_block
 		FROM tracked AS t JOIN firsts AS f ON f.address = t.address
 		WHERE t.chain = ? AND t.active AND t.needs_sync
 		ORDER BY f.turn, f.created, t.address`, chain, chain).Scan(ctx, &rows)
@@ -268,7 +302,8 @@ func (db *DB) pendingSyncs(ctx context.Context, chain string) ([]query.Tracked, 
 	}
 	out := make([]query.Tracked, len(rows))
 	for i, r := range rows {
-		out[i] = query.Tracked{Address: r.Address, NeedsSync: true, SyncFrom: r.SyncFrom, Covered: r.Covered}
+		out[i] = query.Tracked{Address: r.Address, NeedsSync: true, SyncFrom: r.SyncFrom, Covered: r.Covered,
+			Born: r.StartBlock.Valid, StartBlock: uint64(max(r.StartBlock.Int64, 0))}
 	}
 	return out, nil
 }
@@ -309,20 +344,21 @@ func (db *DB) Backfills(ctx context.Context, chain string) ([]query.BackfillJob,
 		Address      string
 		BackfillLow  uint64
 		BackfillNext uint64
+		Born         bool
 	}
-	err := db.r.NewRaw(`SELECT address, backfill_low, backfill_next FROM tracked
+	err := db.r.NewRaw(`SELECT address, backfill_low, backfill_next, COALESCE(start_block = backfill_low, FALSE) AS born FROM tracked
 		WHERE chain = ? AND active AND NOT needs_sync AND backfill_next IS NOT NULL
-		ORDER BY backfill_low, backfill_next, address`, chain).Scan(ctx, &rows)
+		ORDER BY backfill_low, backfill_next, born, address`, chain).Scan(ctx, &rows)
 	if err != nil {
 		return nil, wrap("backfills", err)
 	}
 	var out []query.BackfillJob
 	for _, r := range rows {
-		if n := len(out); n > 0 && out[n-1].Low == r.BackfillLow && out[n-1].Next == r.BackfillNext {
+		if n := len(out); n > 0 && out[n-1].Low == r.BackfillLow && out[n-1].Next == r.BackfillNext && out[n-1].Born == r.Born {
 			out[n-1].Addresses = append(out[n-1].Addresses, r.Address)
 			continue
 		}
-		out = append(out, query.BackfillJob{Addresses: []string{r.Address}, Low: r.BackfillLow, Next: r.BackfillNext})
+		out = append(out, query.BackfillJob{Addresses: []string{r.Address}, Low: r.BackfillLow, Next: r.BackfillNext, Born: r.Born})
 	}
 	return out, nil
 }

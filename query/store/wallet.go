@@ -15,8 +15,13 @@ var _ query.WalletStore = (*DB)(nil)
 // CreateWallet implements query.WalletStore.
 func (db *DB) CreateWallet(ctx context.Context, account int64, w query.Wallet, addrs []query.WalletAddress) (created bool, err error) {
 	err = db.tx(ctx, func(tx bun.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO wallets (account_id, chain, wallet, gap_limit, created) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (account_id, chain, wallet) DO NOTHING`, account, w.Chain, w.ID, w.GapLimit, db.stamp())
+		var start *int64
+		if w.StartBlock != nil {
+			v := int64(*w.StartBlock)
+			start = &v
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO wallets (account_id, chain, wallet, gap_limit, created, start_block) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (account_id, chain, wallet) DO NOTHING`, account, w.Chain, w.ID, w.GapLimit, db.stamp(), start)
 		if err != nil {
 			return err
 		}
@@ -45,7 +50,7 @@ func (db *DB) addWalletAddresses(ctx context.Context, tx bun.Tx, account int64, 
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, account, w.Chain, w.ID, a.Descriptor, a.Index, a.Address); err != nil {
 			return err
 		}
-		if _, err := db.subscribe(ctx, tx, account, w.Chain, a.Address); err != nil {
+		if _, err := db.subscribe(ctx, tx, account, w.Chain, a.Address, w.StartBlock); err != nil {
 			return err
 		}
 	}
@@ -80,8 +85,13 @@ func (db *DB) Wallet(ctx context.Context, account int64, chain, id string) (quer
 // wallet reads a wallet and its descriptors. Errors: query.ErrNotFound.
 func (db *DB) wallet(ctx context.Context, q bun.IDB, account int64, chain, id string) (query.Wallet, error) {
 	w := query.Wallet{Chain: chain, ID: id}
-	err := q.NewRaw("SELECT gap_limit, created FROM wallets WHERE account_id = ? AND chain = ? AND wallet = ?", account, chain, id).
-		Scan(ctx, &w.GapLimit, &w.Created)
+	var start sql.NullInt64
+	err := q.NewRaw("SELECT gap_limit, created, start_block FROM wallets WHERE account_id = ? AND chain = ? AND wallet = ?", account, chain, id).
+		Scan(ctx, &w.GapLimit, &w.Created, &start)
+	if start.Valid {
+		v := uint64(start.Int64)
+		w.StartBlock = &v
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return w, query.ErrNotFound
 	}

@@ -77,3 +77,8 @@ func (Syntax) GapLimit(n int) (int, error) {
 func (Syntax) Maturity() map[string]uint64 {
 	return map[string]uint64{query.KindCoinbase: CoinbaseMaturity}
 }
+
+// MovementsOnly reports that a UTXO chain's balances are the outputs
+// paid and not spent (chain.Ledger): an address holds nothing before its
+// first payment, so a start height (a birth height) means something.
+func (Syntax) MovementsOnly() bool { return true }
