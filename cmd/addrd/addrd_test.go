@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 // run runs addrd with args in-process and returns what it printed.
-func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
+func run(t testing.TB, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	err = newApp(&out, &errb).RunContext(context.Background(), append([]string{"addrd"}, args...))

@@ -31,7 +31,7 @@ import (
 // that sign with btcd's packages: the payer every block pays, and a
 // wallet's master key.
 type regtest struct {
-	t       *testing.T
+	t       testing.TB
 	dialect string
 	node    *testenv.BitcoinNode
 	net     *utxo.Network
@@ -41,7 +41,7 @@ type regtest struct {
 	master  *hdkeychain.ExtendedKey
 }
 
-func newRegtest(t *testing.T, dialect string) *regtest {
+func newRegtest(t testing.TB, dialect string) *regtest {
 	t.Helper()
 	r := regtestKeys(t, dialect, nil)
 	r.start(101)
@@ -50,7 +50,7 @@ func newRegtest(t *testing.T, dialect string) *regtest {
 
 // regtestKeys is a regtest of dialect's network with its keys, no node
 // yet: the payer is payer (nil: a fixed key of its own).
-func regtestKeys(t *testing.T, dialect string, payer func(*regtest) *btcec.PrivateKey) *regtest {
+func regtestKeys(t testing.TB, dialect string, payer func(*regtest) *btcec.PrivateKey) *regtest {
 	t.Helper()
 	name := "bitcoin-regtest"
 	if dialect == testenv.DialectCore {

@@ -29,6 +29,8 @@ func fetchFlags() []cli.Flag {
 			Usage: "a new subscription gets the transactions of the last `N` blocks, or with \"all\" its whole history (needs an archive node; else the last 1000 blocks)"},
 		&cli.BoolFlag{Name: "backfill-exhaustive", EnvVars: []string{"ADDRD_BACKFILL_EXHAUSTIVE"},
 			Usage: "with --backfill-blocks all, on a node without trace_filter, also read every block for contracts and addresses that never sent (a payment passing through a contract, a contract created and destroyed in one transaction): about as many calls as a block scan"},
+		&cli.DurationFlag{Name: "fetch-interval", Value: 2 * time.Second, EnvVars: []string{"ADDRD_FETCH_INTERVAL"},
+			Usage: "once caught up, the fetcher asks the node for a new block every `DURATION` (500ms with --dev): what a new block waits for at most before its rows are stored and its events sent"},
 		&cli.DurationFlag{Name: "refresh-interval", Value: 10 * time.Minute, EnvVars: []string{"ADDRD_REFRESH_INTERVAL"},
 			Usage: "every tracked address's balances are read again at least every `DURATION`, whatever the block cadence"},
 		&cli.StringFlag{Name: "traces", Value: fetch.InternalsAuto, EnvVars: []string{"ADDRD_TRACES"},
@@ -63,7 +65,7 @@ func fetchOptionsFrom(c *cli.Context) (fetchOptions, error) {
 		confirmations: c.Uint64("confirmations"),
 		exhaustive:    c.Bool("backfill-exhaustive"),
 		refresh:       c.Duration("refresh-interval"),
-		interval:      2 * time.Second,
+		interval:      c.Duration("fetch-interval"),
 		traces:        c.String("traces"),
 		leaseTTL:      c.Duration("lease-ttl"),
 		maxReorgDepth: c.Uint64("max-reorg-depth"),
@@ -89,7 +91,12 @@ func fetchOptionsFrom(c *cli.Context) (fetchOptions, error) {
 		if !c.IsSet("confirmations") {
 			o.confirmations = 0
 		}
-		o.interval = 500 * time.Millisecond
+		if !c.IsSet("fetch-interval") {
+			o.interval = 500 * time.Millisecond
+		}
+	}
+	if o.interval < 100*time.Millisecond {
+		return o, shell.Usagef("--fetch-interval %s: want at least 100ms", o.interval)
 	}
 	return o, nil
 }
