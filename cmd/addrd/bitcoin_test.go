@@ -655,6 +655,39 @@ func checkWalletBooks(t *testing.T, s *served, key, path string, blocks [3]uint6
 			t.Errorf("the wallet's statement ?%s: blocks %v, want %v", tc.query, got, tc.want)
 		}
 	}
+	// The wallet's transactions in the same ranges, by their blocks.
+	readTxs := func(query string) []uint64 {
+		var out []uint64
+		for q := query; ; {
+			var p struct {
+				Txs []struct {
+					BlockNumber uint64 `json:"block_number"`
+				} `json:"transactions"`
+				Next string `json:"next_page_token"`
+			}
+			s.get(t, key, path+"/transactions?"+q, &p)
+			for _, x := range p.Txs {
+				out = append(out, x.BlockNumber)
+			}
+			if p.Next == "" || len(out) > 10 {
+				return out
+			}
+			q = query + "&page_token=" + p.Next
+		}
+	}
+	for _, tc := range []struct {
+		query string
+		want  []uint64
+	}{
+		{"page_size=1&order_by=block_number", []uint64{b1, b2, b3}},
+		{fmt.Sprintf("page_size=1&start_block=%d", b2), []uint64{b3, b2}},
+		{fmt.Sprintf("end_block=%d", b2), []uint64{b2, b1}},
+		{"kind=fee&order_by=block_number", []uint64{b2, b3}},
+	} {
+		if got := readTxs(tc.query); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("the wallet's transactions ?%s: blocks %v, want %v", tc.query, got, tc.want)
+		}
+	}
 	// A token of one range is refused for another; an address's filter
 	// for the wallet's statement.
 	var p page

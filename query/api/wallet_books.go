@@ -7,6 +7,7 @@ package api
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -59,11 +60,11 @@ func (s *Server) walletRows(ctx context.Context, a query.Account, wl query.Walle
 	return rows, times, nil
 }
 
-// walletBooks reads a wallet statement request: the wallet, its range
-// and order (the address statement's parameters but its filters, which
-// name an address's assets and counterparties), with end_block=finalized
-// or safe at the chain's mark now.
-func (s *Server) walletBooks(r *http.Request, a query.Account, paged bool) (query.Wallet, []query.WalletAddress, bookRequest, error) {
+// walletBooks reads a wallet books request: the wallet, its range and
+// order, and with filters the address lists' filters too (a wallet's
+// statement takes none: it is of the chain's coin), with
+// end_block=finalized or safe at the chain's mark now.
+func (s *Server) walletBooks(r *http.Request, a query.Account, paged, filters bool) (query.Wallet, []query.WalletAddress, bookRequest, error) {
 	chainName, id, ws, _, err := s.chainWallet(r)
 	if err != nil {
 		return query.Wallet{}, nil, bookRequest{}, err
@@ -72,7 +73,7 @@ func (s *Server) walletBooks(r *http.Request, a query.Account, paged bool) (quer
 	if err != nil {
 		return query.Wallet{}, nil, bookRequest{}, err
 	}
-	if len(req.r.Kinds) > 0 || req.r.HasContract || req.r.TokensOnly || req.r.Counterparty != "" {
+	if !filters && len(req.r.Kinds) > 0 || !filters && (req.r.HasContract || req.r.TokensOnly || req.r.Counterparty != "") {
 		return query.Wallet{}, nil, bookRequest{}, errorf(codeInvalidArgument,
 			"a wallet's statement is of its chain's coin and takes no kind, asset, contract, token_id or counterparty filter (it takes %s); filter an address's statement instead", walletRangeParams)
 	}
@@ -124,7 +125,7 @@ func walletDigest(r query.Range, mark string) []byte {
 // wallet, so that change between its own addresses is internal and moves
 // nothing but the fee.
 func (s *Server) walletBalanceChanges(w http.ResponseWriter, r *http.Request, a query.Account) error {
-	wl, addrs, req, err := s.walletBooks(r, a, true)
+	wl, addrs, req, err := s.walletBooks(r, a, true, false)
 	if err != nil {
 		return err
 	}
@@ -194,7 +195,7 @@ var walletExportColumns = []string{"chain", "wallet", "block_number", "time", "a
 // the wallet's statement in a range as one CSV file, oldest first unless
 // order_by says otherwise, the range ended at the newest stored block.
 func (s *Server) exportWalletChanges(w http.ResponseWriter, r *http.Request, a query.Account) error {
-	wl, addrs, req, err := s.walletBooks(r, a, false)
+	wl, addrs, req, err := s.walletBooks(r, a, false, false)
 	if err != nil {
 		return err
 	}
@@ -333,4 +334,105 @@ func appendWalletRecord(b []byte, wl query.Wallet, c *walletChange, t time.Time,
 	b = append(b, ',')
 	b = append(b, c.Difference.String()...)
 	return append(b, '\n')
+}
+
+// walletTransactionRange is GET …/wallets/{wallet}/transactions with a
+// range, an order or the filters of an address's list: each used
+// address's transactions in the range, merged in the order asked, each
+// once. A page stops where the first address whose read was cut (by
+// its page or the filtered read's budget) stopped, so that nothing is
+// skipped; its token carries the cursor, the range and the mark's block.
+func (s *Server) walletTransactionRange(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	wl, addrs, req, err := s.walletBooks(r, a, true, true)
+	if err != nil {
+		return err
+	}
+	codec, err := s.tokens(r.Context())
+	if err != nil {
+		return err
+	}
+	sc := scope(a.ID, wl.Chain, "wallet", wl.ID)
+	var after *query.TxCursor
+	if req.token != "" {
+		cur, err := codec.decode(kindWalletTransactions, sc, req.token)
+		if err != nil {
+			return badToken()
+		}
+		rd := reader{b: cur}
+		c := query.TxCursor{BlockNumber: rd.uvarint(), Index: uint(rd.uvarint())}
+		end := rd.uvarint()
+		if rd.err != nil || len(rd.b) != digestSize {
+			return badToken()
+		}
+		if req.endMark != "" {
+			req.r.ToBlock = end
+		}
+		if !bytes.Equal(rd.b, walletDigest(req.r, req.endMark)) {
+			return errOtherParams
+		}
+		after = &c
+	}
+	before := func(x, y query.TxCursor) int { // x before y in the page's order
+		c := cmp.Or(cmp.Compare(x.BlockNumber, y.BlockNumber), cmp.Compare(x.Index, y.Index))
+		if req.r.Ascending {
+			return c
+		}
+		return -c
+	}
+	mine := map[string]bool{}
+	byKey := map[query.TxCursor]query.Transaction{}
+	var frontier *query.TxCursor // where the first cut read stopped
+	for _, x := range addrs {
+		mine[x.Address] = true
+		if !x.Used {
+			continue
+		}
+		_, page, err := s.store.SubscriptionTxRange(r.Context(), a.ID, wl.Chain, x.Address, req.r, after, req.size+1, budgetRows)
+		if errors.Is(err, query.ErrNotSubscribed) {
+			continue // unsubscribed by hand
+		}
+		if err != nil {
+			return err
+		}
+		for _, t := range page.Txs {
+			byKey[query.TxCursor{BlockNumber: t.BlockNumber, Index: t.Index}] = t
+		}
+		if page.Next != nil || len(page.Txs) > req.size {
+			var stop query.TxCursor
+			if n := len(page.Txs); n > 0 {
+				stop = query.TxCursor{BlockNumber: page.Txs[n-1].BlockNumber, Index: page.Txs[n-1].Index}
+			} else {
+				stop = *page.Next
+			}
+			if frontier == nil || before(stop, *frontier) < 0 {
+				frontier = &stop
+			}
+		}
+	}
+	keys := make([]query.TxCursor, 0, len(byKey))
+	for k := range byKey {
+		if frontier == nil || before(k, *frontier) <= 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, before)
+	var last *query.TxCursor
+	switch {
+	case len(keys) > req.size:
+		keys = keys[:req.size]
+		last = &keys[req.size-1]
+	case frontier != nil && len(keys) > 0:
+		last = &keys[len(keys)-1]
+	case frontier != nil:
+		last = frontier
+	}
+	var next string
+	if last != nil {
+		cur := appendUvarint(appendUvarint(appendUvarint(nil, last.BlockNumber), uint64(last.Index)), req.r.ToBlock)
+		next = codec.encode(kindWalletTransactions, sc, append(cur, walletDigest(req.r, req.endMark)...))
+	}
+	if req.endMark != "" {
+		w.Header().Set(headerEndBlock, strconv.FormatUint(req.r.ToBlock, 10))
+	}
+	return s.writeWalletTxs(w, r, a, wl, addrs, mine, keys, byKey, next)
 }

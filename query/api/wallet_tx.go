@@ -39,6 +39,9 @@ type walletTransactionPage struct {
 // as an address's are; each lists the transfers touching one of the
 // wallet's addresses.
 func (s *Server) walletTransactions(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	if hasRangeParams(r.URL.RawQuery) {
+		return s.walletTransactionRange(w, r, a)
+	}
 	chainName, id, ws, _, err := s.chainWallet(r)
 	if err != nil {
 		return err
@@ -104,12 +107,25 @@ func (s *Server) walletTransactions(w http.ResponseWriter, r *http.Request, a qu
 		last := keys[size-1]
 		next = codec.encode(kindWalletTransactions, sc, appendUvarint(appendUvarint(nil, last.BlockNumber), uint64(last.Index)))
 	}
+	return s.writeWalletTxs(w, r, a, wl, addrs, mine, keys, byKey, next)
+}
+
+// writeWalletTxs writes the page of wl's transactions of keys (in the
+// page's order), each with what it moved across the wallet, and the
+// page's next token.
+func (s *Server) writeWalletTxs(w http.ResponseWriter, r *http.Request, a query.Account, wl query.Wallet, addrs []query.WalletAddress,
+	mine map[string]bool, keys []query.TxCursor, byKey map[query.TxCursor]query.Transaction, next string) error {
+	chainName := wl.Chain
 	out := walletTransactionPage{Transactions: make([]json.RawMessage, 0, len(keys)), NextPageToken: next}
 	if len(keys) == 0 {
 		writeJSON(w, http.StatusOK, out)
 		return nil
 	}
-	blocks, err := s.walletBlocks(r.Context(), a, wl, addrs, keys[len(keys)-1].BlockNumber, keys[0].BlockNumber)
+	lo, hi := keys[len(keys)-1].BlockNumber, keys[0].BlockNumber
+	if lo > hi {
+		lo, hi = hi, lo
+	}
+	blocks, err := s.walletBlocks(r.Context(), a, wl, addrs, lo, hi)
 	if err != nil {
 		return err
 	}
