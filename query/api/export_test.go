@@ -55,6 +55,7 @@ var BodyTypes = map[string]reflect.Type{
 	"WebhookAttempt":           reflect.TypeFor[webhookAttempt](),
 	"DeliveryPage":             reflect.TypeFor[deliveryPage](),
 	"WalletRequest":            reflect.TypeFor[walletRequest](),
+	"AddressRequest":           reflect.TypeFor[addressRequest](),
 	"Wallet":                   reflect.TypeFor[walletBody](),
 	"WalletAddresses":          reflect.TypeFor[walletAddressesBody](),
 	"WalletBalanceChangePage":  reflect.TypeFor[walletChangesBody](),

@@ -43,7 +43,7 @@ func (s *Server) startBlock(chainName string, raw json.RawMessage) (*uint64, err
 // addressRequest is the body of PUT /v1/chains/{chain}/addresses/{address}:
 // none, or an object with a start height.
 type addressRequest struct {
-	StartBlock json.RawMessage `json:"start_block"`
+	StartBlock json.RawMessage `json:"start_block,omitempty"`
 }
 
 // readAddressRequest reads the optional body of an address's PUT.
