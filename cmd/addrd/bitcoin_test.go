@@ -698,6 +698,17 @@ func checkWalletBooks(t *testing.T, s *served, key, path string, blocks [3]uint6
 	if status, body := s.do(t, key, "GET", path+"/balance_changes?kind=fee"); status != 400 || !strings.Contains(string(body), "takes no kind") {
 		t.Errorf("a kind filter on a wallet's statement: %d %s", status, body)
 	}
+	// The wallet's balance as of a block, as its statement tells it.
+	for n, want := range map[uint64]string{b1 - 1: "0", b1: "200000000", b2: "149990000", b3: "149989000"} {
+		var bal apiBalances
+		s.get(t, key, fmt.Sprintf("%s/balances?block_number=%d", path, n), &bal)
+		if bal.native() != want || bal.Balances[0].Block != n {
+			t.Errorf("the wallet's balances at block %d: %+v, want %s", n, bal, want)
+		}
+	}
+	if status, body := s.do(t, key, "GET", path+"/balances?time=2999-01-01T00:00:00Z"); status != 400 || !strings.Contains(string(body), "after the newest stored block") {
+		t.Errorf("the wallet's balances after the head: %d %s", status, body)
+	}
 	// The export: a header, then a row per block oldest first.
 	status, body := s.do(t, key, "GET", path+"/balance_changes:export")
 	lines := strings.Split(strings.TrimSpace(string(body)), "\n")

@@ -289,6 +289,9 @@ func (s *Server) walletAddresses(w http.ResponseWriter, r *http.Request, a query
 // sum of its used addresses' balances of the chain's coin, as of the
 // oldest block one of them was read at.
 func (s *Server) walletBalances(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	if r.URL.RawQuery != "" {
+		return s.walletBalancesAt(w, r, a)
+	}
 	wl, addrs, err := s.readWallet(r, a)
 	if err != nil {
 		return err

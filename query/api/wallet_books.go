@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/wharfhq/wharf/query"
+	"github.com/wharfhq/wharf/query/chain"
 )
 
 // kindWalletChanges: a wallet's statement.
@@ -435,4 +436,99 @@ func (s *Server) walletTransactionRange(w http.ResponseWriter, r *http.Request, 
 		w.Header().Set(headerEndBlock, strconv.FormatUint(req.r.ToBlock, 10))
 	}
 	return s.writeWalletTxs(w, r, a, wl, addrs, mine, keys, byKey, next)
+}
+
+// walletBalancesAt is GET …/wallets/{wallet}/balances?block_number=N or
+// ?time=T: the wallet's balance of its chain's coin as its statement
+// tells it after block N (finalized or safe: the chain's mark), or after
+// the last block of its statement at or before T, without a call to the
+// node; split into spendable and immature on a chain some of whose
+// outputs mature.
+func (s *Server) walletBalancesAt(w http.ResponseWriter, r *http.Request, a query.Account) error {
+	chainName, id, ws, _, err := s.chainWallet(r)
+	if err != nil {
+		return err
+	}
+	q, err := parseQuery(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	var (
+		block    uint64
+		at       time.Time
+		hasBlock bool
+	)
+	for k, v := range q {
+		if len(v) > 1 {
+			return errorf(codeInvalidArgument, "query parameter %s given %d times", quote(k), len(v))
+		}
+		switch k {
+		case "block_number":
+			if block, err = s.blockNumber(r.Context(), chainName, v[0]); err != nil {
+				return err
+			}
+			hasBlock = true
+		case "time":
+			if at, err = parseTime("time", v[0]); err != nil {
+				return err
+			}
+		default:
+			return errorf(codeInvalidArgument, "unknown query parameter %s (balances take block_number or time)", quote(k))
+		}
+	}
+	if hasBlock && !at.IsZero() {
+		return errorf(codeInvalidArgument, "give block_number or time, not both")
+	}
+	wl, addrs, err := ws.Wallet(r.Context(), a.ID, chainName, id)
+	if errors.Is(err, query.ErrNotFound) {
+		return errorf(codeNotFound, "the requester has no wallet %s on %s", quote(id), chainName)
+	}
+	if err != nil {
+		return err
+	}
+	head, _, err := s.store.Head(r.Context(), chainName)
+	if err != nil {
+		return err
+	}
+	switch {
+	case hasBlock && block > head.Number:
+		return errorf(codeInvalidArgument, "block_number %d is after the newest stored block, %d: its balances are not known yet", block, head.Number)
+	case !at.IsZero() && at.After(head.Time):
+		return errorf(codeInvalidArgument, "time %s is after the newest stored block, %d at %s: its balances are not known yet",
+			at.Format(time.RFC3339), head.Number, timestamp(head.Time))
+	}
+	rows, times, err := s.walletRows(r.Context(), a, wl, addrs)
+	if err != nil {
+		return err
+	}
+	l, err := s.walletCoin(r.Context(), a, wl, addrs)
+	if err != nil {
+		return err
+	}
+	b := balance{Asset: query.AssetNative, Symbol: l.Symbol, Decimals: l.Decimals, BlockNumber: block}
+	for i, c := range rows {
+		if hasBlock && c.BlockNumber > block || !hasBlock && times[i].After(at) {
+			break
+		}
+		b.Amount, b.UpdateTime = c.BalanceAfter, ptr(c.Time)
+		if !hasBlock {
+			b.BlockNumber = c.BlockNumber
+		}
+	}
+	if m, ok := s.syntax[chainName].(chain.Maturing); ok {
+		var immature query.Amount
+		for _, x := range addrs {
+			if !x.Used {
+				continue
+			}
+			v, err := s.immature(r.Context(), a, chainName, x.Address, b.BlockNumber, m.Maturity())
+			if err != nil {
+				return err
+			}
+			immature = immature.Add(v)
+		}
+		b.split(&immature)
+	}
+	writeJSON(w, http.StatusOK, walletBalanceBody{Balances: []balance{b}})
+	return nil
 }
