@@ -683,6 +683,8 @@ func checkWalletBooks(t *testing.T, s *served, key, path string, blocks [3]uint6
 		{fmt.Sprintf("page_size=1&start_block=%d", b2), []uint64{b3, b2}},
 		{fmt.Sprintf("end_block=%d", b2), []uint64{b2, b1}},
 		{"kind=fee&order_by=block_number", []uint64{b2, b3}},
+		{"kind=spent", []uint64{b3, b2}},
+		{"kind=received&order_by=block_number", []uint64{b1, b2, b3}},
 	} {
 		if got := readTxs(tc.query); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("the wallet's transactions ?%s: blocks %v, want %v", tc.query, got, tc.want)

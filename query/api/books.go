@@ -30,7 +30,8 @@ const budgetRows = 10_000
 
 // kinds are the movement kinds a kind filter takes.
 var kinds = []string{query.KindTransaction, query.KindInternal, query.KindToken, query.KindFee, query.KindMint, query.KindWithdrawal,
-	query.KindFeeIncome, query.KindCreation, query.KindSelfdestruct, query.KindBurn, query.KindGenesis}
+	query.KindFeeIncome, query.KindCreation, query.KindSelfdestruct, query.KindBurn, query.KindGenesis,
+	query.KindReceived, query.KindSpent, query.KindCoinbase}
 
 // rangeParams are the parameters of the books lists, beside page_size and
 // page_token.
