@@ -179,9 +179,9 @@ func inCore(path string) bool {
 var evmWords = []string{"gas", "nonce", "receipt", "logindex", "trace"}
 
 // evmNames is how many names of EVM concepts each core package's code
-// (identifiers and string literals, not comments; tests aside) still
-// holds, while the EVM moves behind the seam into query/evm. It only goes
-// down: a count above it fails, naming the new ones.
+// may hold (identifiers and string literals, not comments; tests aside):
+// none, the EVM's are in query/evm. A count above it fails, naming the
+// new ones.
 var evmNames = map[string]int{
 	"query/fetch":   0,
 	"query/store":   0,
