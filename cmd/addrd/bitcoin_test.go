@@ -650,6 +650,9 @@ func checkWalletBooks(t *testing.T, s *served, key, path string, blocks [3]uint6
 		{fmt.Sprintf("page_size=1&start_block=%d", b2), []uint64{b3, b2}},
 		{fmt.Sprintf("end_block=%d&order_by=block_number", b2), []uint64{b1, b2}},
 		{"start_time=2000-01-01T00:00:00Z&end_time=2000-01-02T00:00:00Z", nil},
+		// Finalized by depth on a UTXO chain: 128 blocks below the head,
+		// which is not above block 128 here.
+		{"end_block=finalized&page_size=1", nil},
 	} {
 		if got := read(tc.query); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("the wallet's statement ?%s: blocks %v, want %v", tc.query, got, tc.want)
