@@ -309,6 +309,16 @@ func (f *follower) storeChunks(ctx context.Context, cs []chunk) (int, error) {
 	return len(data), nil
 }
 
+// replaced reports whether the node's block of cp's number is not cp
+// (another branch's, or none: the node's chain is shorter).
+func (f *follower) replaced(ctx context.Context, cp query.Block) (bool, error) {
+	blocks, err := f.cfg.Reader.Headers(ctx, cp.Number, cp.Number)
+	if err != nil {
+		return false, f.nodeErr(err)
+	}
+	return len(blocks) != 1 || blocks[0].Hash != cp.Hash, nil
+}
+
 // rewind handles a reorg under the checkpoint cp: it walks back to the
 // newest stored block that is still on the node's chain and rewinds the
 // store to it; the next step fetches the new blocks. A chain that no
@@ -477,6 +487,18 @@ func (f *follower) fetch(ctx context.Context) (bool, error) {
 		// backfill's, for the addresses that want it.
 		if cp, err = f.storeFirst(ctx, target, set); err != nil {
 			return false, err
+		}
+	}
+	if ok && cp.Number >= target {
+		// Caught up, the stored head may have been replaced by a branch
+		// no taller (which no new block shows yet): balances read at the
+		// tip would be the new branch's.
+		replaced, err := f.replaced(ctx, cp)
+		if err != nil {
+			return false, err
+		}
+		if replaced {
+			return true, f.rewind(ctx, cp)
 		}
 	}
 	if len(fresh) > 0 {
