@@ -309,14 +309,16 @@ func (f *follower) storeChunks(ctx context.Context, cs []chunk) (int, error) {
 	return len(data), nil
 }
 
-// replaced reports whether the node's block of cp's number is not cp
-// (another branch's, or none: the node's chain is shorter).
+// replaced reports whether the node's block of cp's number is another
+// than cp. A node without one (its chain shorter than the stored one: a
+// node resynchronising, or one that lies) replaces nothing: what is
+// stored stays until the node's chain is taller again.
 func (f *follower) replaced(ctx context.Context, cp query.Block) (bool, error) {
 	blocks, err := f.cfg.Reader.Headers(ctx, cp.Number, cp.Number)
 	if err != nil {
 		return false, f.nodeErr(err)
 	}
-	return len(blocks) != 1 || blocks[0].Hash != cp.Hash, nil
+	return len(blocks) == 1 && blocks[0].Hash != cp.Hash, nil
 }
 
 // rewind handles a reorg under the checkpoint cp: it walks back to the

@@ -29,8 +29,9 @@ import (
 // fetches to the node's tip and holds every subscribed address's stored
 // balance and statement to the node alone (its unspent outputs at the
 // tip) and to the checker's own reading of the blocks: the balance
-// equals them, the newest row is checked and reconciled, no row of the
-// statement shows a difference, its rows chaining from zero to the
+// equals them, the newest row is checked and reconciled (a late
+// subscriber's may be its backfill's, not compared at its block), no row
+// of the statement shows a difference, its rows chaining from zero to the
 // balance, each row's amount is what the address's outputs moved in its
 // block and every block that moved them has its row; every subscription
 // is ACTIVE once the fetcher has caught up, covering the whole chain
@@ -196,7 +197,9 @@ func fetchPlay(t *testing.T, dialect string, seed uint64, steps int) {
 						a, r.Block, r.Amount, r.BalanceAfter, sum, r.Checked, r.Reconciled, r.Difference))
 				}
 			}
-			if len(rows) > 0 && rows[0].Block == tip && !(rows[0].Checked && rows[0].Reconciled) {
+			// The late subscriber's row of the block it was synced at is
+			// the backfill's, not compared there (its balance is, above).
+			if len(rows) > 0 && rows[0].Block == tip && !(rows[0].Checked && rows[0].Reconciled) && !(a == late && !rows[0].Checked) {
 				bad = append(bad, fmt.Sprintf("%s: the row of the tip %d is not checked and reconciled", a, tip))
 			}
 			moved := checker.Moved(a)
