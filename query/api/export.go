@@ -162,18 +162,7 @@ func appendExportRecord(b []byte, chain, address string, c *query.BalanceChange,
 	b = append(b, ',')
 	b = append(b, id...)
 	b = append(b, ',')
-	b = appendCSVField(b, safeCell(l.Symbol))
-	b = append(b, ',')
-	b = strconv.AppendInt(b, int64(l.Decimals), 10)
-	b = append(b, ',')
-	b = append(b, c.Amount.String()...)
-	b = append(b, ',')
-	b = appendDecimal(b, c.Amount.String(), l.Decimals)
-	b = append(b, ',')
-	b = append(b, c.BalanceAfter.String()...)
-	b = append(b, ',')
-	b = appendDecimal(b, c.BalanceAfter.String(), l.Decimals)
-	b = append(b, ',')
+	b = appendAmounts(b, l, c.Amount, c.BalanceAfter)
 	for i, cs := range c.Causes {
 		if slices.ContainsFunc(c.Causes[:i], func(p query.Cause) bool { return p.Kind == cs.Kind }) {
 			continue
@@ -283,4 +272,21 @@ func appendDecimal(b []byte, amount string, decimals int) []byte {
 		b = append(b, '0')
 	}
 	return append(b, frac...)
+}
+
+// appendAmounts appends the CSV fields of a row's holding and amounts,
+// each followed by a comma: the symbol, the decimals, the amount and the
+// balance after it, each in base units and as a decimal.
+func appendAmounts(b []byte, l query.Label, amount, after query.Amount) []byte {
+	b = appendCSVField(b, safeCell(l.Symbol))
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(l.Decimals), 10)
+	b = append(b, ',')
+	for _, a := range []string{amount.String(), after.String()} {
+		b = append(b, a...)
+		b = append(b, ',')
+		b = appendDecimal(b, a, l.Decimals)
+		b = append(b, ',')
+	}
+	return b
 }
