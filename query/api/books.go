@@ -560,39 +560,11 @@ func (s *Server) blockNumber(ctx context.Context, chain, v string) (uint64, erro
 // block of the statement at or before T), without a call to the node.
 // block_number=finalized (or safe) is the chain's finalized (safe) mark.
 func (s *Server) balancesAt(w http.ResponseWriter, r *http.Request, a query.Account, chain, address string) error {
-	q, err := parseQuery(r.URL.RawQuery)
+	o, err := s.parseAsOf(r, chain)
 	if err != nil {
 		return err
 	}
-	var (
-		block    uint64
-		at       time.Time
-		asked    string
-		hasBlock bool
-	)
-	for k, v := range q {
-		if len(v) > 1 {
-			return errorf(codeInvalidArgument, "query parameter %s given %d times", quote(k), len(v))
-		}
-		switch k {
-		case "block_number":
-			n, err := s.blockNumber(r.Context(), chain, v[0])
-			if err != nil {
-				return err
-			}
-			block, hasBlock, asked = n, true, "block "+strconv.FormatUint(n, 10)
-		case "time":
-			if at, err = parseTime("time", v[0]); err != nil {
-				return err
-			}
-			asked = "time " + v[0]
-		default:
-			return errorf(codeInvalidArgument, "unknown query parameter %s (balances take block_number or time)", quote(k))
-		}
-	}
-	if hasBlock && !at.IsZero() {
-		return errorf(codeInvalidArgument, "give block_number or time, not both")
-	}
+	block, at, hasBlock, asked := o.block, o.at, o.hasBlock, o.asked
 	sub, bs, head, err := s.store.SubscriptionBalancesAt(r.Context(), a.ID, chain, address, block, at)
 	switch {
 	case errors.Is(err, query.ErrNotSubscribed):
@@ -611,11 +583,9 @@ func (s *Server) balancesAt(w http.ResponseWriter, r *http.Request, a query.Acco
 	case hasBlock && block < sub.HistoryStart:
 		return errorf(codeInvalidArgument, "block_number %d is before the covered history of %s, which starts at history_start_block %d",
 			block, address, sub.HistoryStart)
-	case hasBlock && block > head.Number:
-		return errorf(codeInvalidArgument, "block_number %d is after the newest stored block, %d: its balances are not known yet", block, head.Number)
-	case !at.IsZero() && at.After(head.Time):
-		return errorf(codeInvalidArgument, "time %s is after the newest stored block, %d at %s: its balances are not known yet",
-			at.Format(time.RFC3339), head.Number, timestamp(head.Time))
+	}
+	if err := o.known(head); err != nil {
+		return err
 	}
 	plain := make([]query.Balance, len(bs))
 	for i, b := range bs {

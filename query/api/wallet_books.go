@@ -438,36 +438,11 @@ func (s *Server) walletBalancesAt(w http.ResponseWriter, r *http.Request, a quer
 	if err != nil {
 		return err
 	}
-	q, err := parseQuery(r.URL.RawQuery)
+	o, err := s.parseAsOf(r, chainName)
 	if err != nil {
 		return err
 	}
-	var (
-		block    uint64
-		at       time.Time
-		hasBlock bool
-	)
-	for k, v := range q {
-		if len(v) > 1 {
-			return errorf(codeInvalidArgument, "query parameter %s given %d times", quote(k), len(v))
-		}
-		switch k {
-		case "block_number":
-			if block, err = s.blockNumber(r.Context(), chainName, v[0]); err != nil {
-				return err
-			}
-			hasBlock = true
-		case "time":
-			if at, err = parseTime("time", v[0]); err != nil {
-				return err
-			}
-		default:
-			return errorf(codeInvalidArgument, "unknown query parameter %s (balances take block_number or time)", quote(k))
-		}
-	}
-	if hasBlock && !at.IsZero() {
-		return errorf(codeInvalidArgument, "give block_number or time, not both")
-	}
+	block, at, hasBlock := o.block, o.at, o.hasBlock
 	wl, addrs, err := ws.Wallet(r.Context(), a.ID, chainName, id)
 	if errors.Is(err, query.ErrNotFound) {
 		return errorf(codeNotFound, "the requester has no wallet %s on %s", quote(id), chainName)
@@ -479,12 +454,8 @@ func (s *Server) walletBalancesAt(w http.ResponseWriter, r *http.Request, a quer
 	if err != nil {
 		return err
 	}
-	switch {
-	case hasBlock && block > head.Number:
-		return errorf(codeInvalidArgument, "block_number %d is after the newest stored block, %d: its balances are not known yet", block, head.Number)
-	case !at.IsZero() && at.After(head.Time):
-		return errorf(codeInvalidArgument, "time %s is after the newest stored block, %d at %s: its balances are not known yet",
-			at.Format(time.RFC3339), head.Number, timestamp(head.Time))
+	if err := o.known(head); err != nil {
+		return err
 	}
 	rows, times, err := s.walletRows(r.Context(), a, wl, addrs)
 	if err != nil {
