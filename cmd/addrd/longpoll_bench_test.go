@@ -34,7 +34,7 @@ func rssMiB(b *testing.B, pid int) float64 {
 }
 
 // BenchmarkLongPoll: an addrd serve process (SQLite, no fetcher) holds
-// 1,000 long polls of GET /v1/events at once; its RSS then against the
+// 1,000 long polls of GET /v1/events at once, of 20 requesters; its RSS then against the
 // same process idle (target: under 200 MiB), and the time from one event
 // written (by another process: the replica's 100 ms poll finds it) to
 // all 1,000 answered with it.
@@ -47,9 +47,21 @@ func BenchmarkLongPoll(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		key, secret, _ := db.CreateAPIKey(ctx, "bench")
+		// Twenty requesters, 50 polls each: under a key's limit of
+		// requests at once (64).
 		const addr = "0x00000000000000000000000000000000000000aa"
-		db.Subscribe(ctx, key.AccountID, "ETH", addr)
+		type requester struct{ id, secret string }
+		var keys []requester
+		for i := range clients / 50 {
+			key, secret, err := db.CreateAPIKey(ctx, fmt.Sprintf("bench %d", i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := db.Subscribe(ctx, key.AccountID, "ETH", addr); err != nil {
+				b.Fatal(err)
+			}
+			keys = append(keys, requester{key.ID, secret})
+		}
 		p := startProc(b, "--db", dsn, "--chain", "ETH=http://127.0.0.1:1", "--fetch=false", "--webhooks=false", "--log-level", "warn")
 		idle := rssMiB(b, p.cmd.Process.Pid)
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: 0}, Timeout: time.Minute}
@@ -57,10 +69,10 @@ func BenchmarkLongPoll(b *testing.B) {
 		var mu sync.Mutex
 		var answered []time.Time
 		errs := make(chan error, clients)
-		for range clients {
+		for i := range clients {
 			wg.Go(func() {
 				req, _ := http.NewRequest("GET", p.base+"/v1/events?wait_seconds=20&kind=balance_change", nil)
-				req.SetBasicAuth(key.ID, secret)
+				req.SetBasicAuth(keys[i%len(keys)].id, keys[i%len(keys)].secret)
 				resp, err := client.Do(req)
 				if err != nil {
 					errs <- err
