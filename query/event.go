@@ -61,7 +61,11 @@ type Event struct {
 type EventFilter struct {
 	Chain   string
 	Address string
-	Kinds   []string
+	// Wallet, when set, is the ID of one of the account's descriptor
+	// wallets on Chain (set with it): the events of the addresses it
+	// derived match.
+	Wallet string
+	Kinds  []string
 	// FromBlock and, when HasToBlock, ToBlock bound the events' blocks,
 	// both included (a feed read only: webhooks take no block range).
 	FromBlock, ToBlock uint64

@@ -64,6 +64,8 @@ func (s *Server) eventParams(r *http.Request, a query.Account) (eventRead, error
 		return eventRead{}, err
 	}
 	p := eventRead{after: -1, size: defaultEventSize}
+	var chainParam string
+	var wallet walletFilter
 	for k, v := range q {
 		if len(v) > 1 {
 			return eventRead{}, errorf(codeInvalidArgument, "query parameter %s given %d times", quote(k), len(v))
@@ -93,9 +95,13 @@ func (s *Server) eventParams(r *http.Request, a query.Account) (eventRead, error
 			if !slices.Contains(s.chains, v[0]) {
 				return eventRead{}, errorf(codeInvalidArgument, "unknown chain %s; this server serves %v", quote(v[0]), s.chains)
 			}
-			p.filter.Chain = v[0]
+			chainParam = v[0]
 		case "address":
 			if p.filter.Address, err = s.parseAddress("", v[0]); err != nil {
+				return eventRead{}, err
+			}
+		case "wallet":
+			if wallet, err = s.parseWalletName(v[0]); err != nil {
 				return eventRead{}, err
 			}
 		case "kind":
@@ -119,9 +125,13 @@ func (s *Server) eventParams(r *http.Request, a query.Account) (eventRead, error
 			}
 		default:
 			return eventRead{}, errorf(codeInvalidArgument,
-				"unknown query parameter %s (this list takes after, page_size, wait_seconds, chain, address, kind, start_block and end_block)", quote(k))
+				"unknown query parameter %s (this list takes after, page_size, wait_seconds, chain, address, wallet, kind, start_block and end_block)", quote(k))
 		}
 	}
+	if p.filter.Chain, err = walletChain(chainParam, wallet); err != nil {
+		return eventRead{}, err
+	}
+	p.filter.Wallet = wallet.id
 	if p.filter.HasToBlock && p.filter.FromBlock > p.filter.ToBlock {
 		return eventRead{}, errorf(codeInvalidArgument, "start_block %d is after end_block %d: the range is reversed", p.filter.FromBlock, p.filter.ToBlock)
 	}

@@ -32,6 +32,7 @@ type webhookBody struct {
 	Description    string   `json:"description"`
 	Chain          string   `json:"chain"`
 	Address        string   `json:"address"`
+	Wallet         string   `json:"wallet"`
 	Kinds          []string `json:"kinds"`
 	State          string   `json:"state"`
 	DisabledReason string   `json:"disabled_reason"`
@@ -73,6 +74,7 @@ type webhookRequest struct {
 	Description *string   `json:"description"`
 	Chain       *string   `json:"chain"`
 	Address     *string   `json:"address"`
+	Wallet      *string   `json:"wallet"`
 	Kinds       *[]string `json:"kinds"`
 	Enabled     *bool     `json:"enabled"`
 	After       *string   `json:"after"`
@@ -84,6 +86,9 @@ func toWebhookBody(w query.Webhook, secret string) webhookBody {
 		Failures: w.Failures, Secret: secret, CreateTime: timestamp(w.Created), UpdateTime: timestamp(w.Updated)}
 	if b.Kinds == nil {
 		b.Kinds = []string{}
+	}
+	if w.Filter.Wallet != "" {
+		b.Wallet = query.Wallet{Chain: w.Filter.Chain, ID: w.Filter.Wallet}.Name()
 	}
 	if w.Failures > 0 && w.State == query.WebhookActive {
 		b.NextAttempt = timestamp(w.NextAttempt)
@@ -117,7 +122,7 @@ func (s *Server) readWebhookRequest(r *http.Request, a query.Account, w *query.W
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil || dec.More() {
-		return false, errorf(codeInvalidArgument, "the body must be one JSON object with url, description, chain, address, kinds, enabled or after: %s", quote(errText(err)))
+		return false, errorf(codeInvalidArgument, "the body must be one JSON object with url, description, chain, address, wallet, kinds, enabled or after: %s", quote(errText(err)))
 	}
 	switch {
 	case req.URL != nil:
@@ -134,12 +139,29 @@ func (s *Server) readWebhookRequest(r *http.Request, a query.Account, w *query.W
 		}
 		w.Description = *req.Description
 	}
+	// A wallet filter, the request's or the endpoint's, sets the chain.
+	wallet := walletFilter{chain: w.Filter.Chain, id: w.Filter.Wallet}
+	if req.Wallet != nil {
+		wallet = walletFilter{}
+		if *req.Wallet != "" {
+			if wallet, err = s.parseWalletName(*req.Wallet); err != nil {
+				return false, err
+			}
+		}
+	}
+	chainParam := w.Filter.Chain
 	if req.Chain != nil {
 		if *req.Chain != "" && !slices.Contains(s.chains, *req.Chain) {
 			return false, errorf(codeInvalidArgument, "unknown chain %s; this server serves %v", quote(*req.Chain), s.chains)
 		}
-		w.Filter.Chain = *req.Chain
+		chainParam = *req.Chain
+	} else if req.Wallet != nil {
+		chainParam = "" // the endpoint's chain was its old wallet's, or is the new one's
 	}
+	if w.Filter.Chain, err = walletChain(chainParam, wallet); err != nil {
+		return false, err
+	}
+	w.Filter.Wallet = wallet.id
 	if req.Address != nil {
 		w.Filter.Address = ""
 		if *req.Address != "" {

@@ -253,17 +253,24 @@ func (db *DB) AccountEvents(ctx context.Context, account int64, after int64, f q
 	}
 	var q strings.Builder
 	// An address a wallet of the account derived is labelled with it (the
-	// first by name when several did) and its branch.
+	// first by name when several did, the filter's wallet when there is
+	// one) and its branch.
+	label, args := "", []any{}
+	if f.Wallet != "" {
+		label = " AND wa.wallet = ?"
+		args = append(args, f.Wallet, f.Wallet)
+	}
 	q.WriteString(`SELECT e.id, e.chain, e.address, e.kind, e.block_number, e.created, e.data,
 		COALESCE((SELECT wa.wallet FROM wallet_addresses AS wa WHERE wa.account_id = s.account_id AND wa.chain = e.chain
-			AND wa.address = e.address ORDER BY wa.wallet LIMIT 1), '') AS wallet,
+			AND wa.address = e.address` + label + ` ORDER BY wa.wallet LIMIT 1), '') AS wallet,
 		COALESCE((SELECT CASE WHEN wd.internal THEN 1 ELSE 0 END FROM wallet_addresses AS wa JOIN wallet_descriptors AS wd
 			ON wd.account_id = wa.account_id AND wd.chain = wa.chain AND wd.wallet = wa.wallet AND wd.position = wa.position
-			WHERE wa.account_id = s.account_id AND wa.chain = e.chain AND wa.address = e.address ORDER BY wa.wallet LIMIT 1), 0) AS wallet_internal
+			WHERE wa.account_id = s.account_id AND wa.chain = e.chain AND wa.address = e.address` + label + `
+			ORDER BY wa.wallet LIMIT 1), 0) AS wallet_internal
 		FROM events AS e
 		JOIN subscriptions AS s ON s.account_id = ? AND s.chain = e.chain AND s.address = e.address AND e.id > s.events_from
 		WHERE e.id > ? AND e.id <= ?`)
-	args := []any{account, after, hi}
+	args = append(args, account, after, hi)
 	if f.Chain != "" {
 		q.WriteString(" AND e.chain = ?")
 		args = append(args, f.Chain)
@@ -271,6 +278,11 @@ func (db *DB) AccountEvents(ctx context.Context, account int64, after int64, f q
 	if f.Address != "" {
 		q.WriteString(" AND e.address = ?")
 		args = append(args, f.Address)
+	}
+	if f.Wallet != "" {
+		q.WriteString(` AND EXISTS (SELECT 1 FROM wallet_addresses AS wa WHERE wa.account_id = s.account_id
+			AND wa.chain = e.chain AND wa.wallet = ? AND wa.address = e.address)`)
+		args = append(args, f.Wallet)
 	}
 	if len(f.Kinds) > 0 {
 		q.WriteString(" AND e.kind IN (?)")

@@ -23,7 +23,7 @@ import (
 )
 
 // webhookColumns are the columns of a webhookRow.
-const webhookColumns = `id, account_id, url, description, chain, address, kinds, secret, old_secret, old_until, cursor,
+const webhookColumns = `id, account_id, url, description, chain, address, wallet, kinds, secret, old_secret, old_until, cursor,
 	state, disabled_reason, failures, failing_since, next_attempt, created, updated`
 
 type webhookRow struct {
@@ -33,6 +33,7 @@ type webhookRow struct {
 	Description    string
 	Chain          string
 	Address        string
+	Wallet         string
 	Kinds          string
 	Secret         string
 	OldSecret      string
@@ -49,7 +50,7 @@ type webhookRow struct {
 
 func (r webhookRow) webhook() query.Webhook {
 	w := query.Webhook{ID: r.ID, Account: r.AccountID, URL: r.URL, Description: r.Description,
-		Filter: query.EventFilter{Chain: r.Chain, Address: r.Address}, Secret: r.Secret, OldSecret: r.OldSecret,
+		Filter: query.EventFilter{Chain: r.Chain, Address: r.Address, Wallet: r.Wallet}, Secret: r.Secret, OldSecret: r.OldSecret,
 		Cursor: r.Cursor, State: r.State, DisabledReason: r.DisabledReason, Failures: r.Failures,
 		NextAttempt: utc(r.NextAttempt), Created: utc(r.Created), Updated: utc(r.Updated)}
 	if r.Kinds != "" {
@@ -96,8 +97,8 @@ func (db *DB) CreateWebhook(ctx context.Context, w query.Webhook) (query.Webhook
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO webhooks (`+webhookColumns+`, lease_holder, lease_ms)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0)`,
-			w.ID, w.Account, w.URL, w.Description, w.Filter.Chain, w.Filter.Address, strings.Join(w.Filter.Kinds, ","),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0)`,
+			w.ID, w.Account, w.URL, w.Description, w.Filter.Chain, w.Filter.Address, w.Filter.Wallet, strings.Join(w.Filter.Kinds, ","),
 			w.Secret, w.OldSecret, nullTime(w.OldUntil), w.Cursor, w.State, w.DisabledReason, w.Failures,
 			nullTime(w.FailingSince), w.NextAttempt, w.Created, w.Updated)
 		return err
@@ -138,13 +139,13 @@ func (db *DB) Webhook(ctx context.Context, account int64, id string) (query.Webh
 // replica delivering it, whose run then records nothing
 // (query.ErrLeaseGone). Errors: query.ErrNotFound.
 func (db *DB) UpdateWebhook(ctx context.Context, w query.Webhook, restart bool) error {
-	res, err := db.w.ExecContext(ctx, `UPDATE webhooks SET url = ?, description = ?, chain = ?, address = ?, kinds = ?,
+	res, err := db.w.ExecContext(ctx, `UPDATE webhooks SET url = ?, description = ?, chain = ?, address = ?, wallet = ?, kinds = ?,
 		secret = ?, old_secret = ?, old_until = ?, state = ?, disabled_reason = ?,
 		cursor = CASE WHEN ? THEN ? ELSE cursor END, failures = CASE WHEN ? THEN ? ELSE failures END,
 		failing_since = CASE WHEN ? THEN ? ELSE failing_since END, next_attempt = CASE WHEN ? THEN ? ELSE next_attempt END,
 		updated = ?, lease_holder = '', lease_ms = 0
 		WHERE account_id = ? AND id = ?`,
-		w.URL, w.Description, w.Filter.Chain, w.Filter.Address, strings.Join(w.Filter.Kinds, ","), w.Secret, w.OldSecret,
+		w.URL, w.Description, w.Filter.Chain, w.Filter.Address, w.Filter.Wallet, strings.Join(w.Filter.Kinds, ","), w.Secret, w.OldSecret,
 		nullTime(w.OldUntil), w.State, w.DisabledReason, restart, w.Cursor, restart, w.Failures,
 		restart, nullTime(micro(w.FailingSince)), restart, micro(w.NextAttempt), db.stamp(), w.Account, w.ID)
 	if err != nil {

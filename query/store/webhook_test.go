@@ -76,3 +76,36 @@ func TestWebhookQueue(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookWalletFilter: an endpoint's wallet filter is stored with it,
+// changed by an update and cleared by one.
+func TestWebhookWalletFilter(t *testing.T) {
+	each(t, func(t *testing.T, db *store.DB, clk *testenv.Clock) {
+		ctx := context.Background()
+		k, _, _ := db.CreateAPIKey(ctx, "alice")
+		w, err := db.CreateWebhook(ctx, query.Webhook{Account: k.AccountID, URL: "https://hooks.example.com/", Secret: "whsec_AAAA",
+			Filter: query.EventFilter{Chain: "ETH", Wallet: "treasury"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"treasury", "vault", ""} {
+			if w.Filter.Wallet != want {
+				w.Filter.Wallet = want
+				if err := db.UpdateWebhook(ctx, w, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := db.Webhook(ctx, k.AccountID, w.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			list, err := db.Webhooks(ctx, k.AccountID)
+			if err != nil || len(list) != 1 {
+				t.Fatalf("list %+v %v", list, err)
+			}
+			if got.Filter.Wallet != want || got.Filter.Chain != "ETH" || list[0].Filter.Wallet != want {
+				t.Errorf("wallet filter read %q (listed %q), want %q", got.Filter.Wallet, list[0].Filter.Wallet, want)
+			}
+		}
+	})
+}
