@@ -80,3 +80,16 @@ type AccountWallet struct {
 	Account int64
 	Wallet  Wallet
 }
+
+// WalletStatementStore reads the statements of many addresses in a
+// bounded number of queries: a Store that has it serves a wallet's
+// statement without a read per address (probed by type assertion).
+type WalletStatementStore interface {
+	// WalletBalanceChanges hands fn the statement rows (of every asset)
+	// of each of addresses account is subscribed to, address by address
+	// in the order of their text, each address's newest first: its rows
+	// at or below block to, at most limit of them, those of them at or
+	// above block from. The row fn gets, and its Causes, are reused for
+	// the next one.
+	WalletBalanceChanges(ctx context.Context, account int64, chain string, addresses []string, from, to uint64, limit int, fn func(*BalanceChange) error) error
+}

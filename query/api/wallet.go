@@ -411,8 +411,46 @@ type walletBlock struct {
 
 // walletBlocks reads the statement rows of the coin of wl's used
 // addresses in blocks from to to (both included), summed per block and
-// per transaction.
+// per transaction: in a bounded number of queries when the store reads
+// many addresses' statements at once, else a read per address.
 func (s *Server) walletBlocks(ctx context.Context, a query.Account, wl query.Wallet, addrs []query.WalletAddress, from, to uint64) (map[uint64]*walletBlock, error) {
+	ws, ok := s.store.(query.WalletStatementStore)
+	if !ok {
+		return s.walletBlocksEach(ctx, a, wl, addrs, from, to)
+	}
+	var used []string
+	for _, x := range addrs {
+		if x.Used {
+			used = append(used, x.Address)
+		}
+	}
+	rowsOf := map[string][]query.BalanceChange{}
+	err := ws.WalletBalanceChanges(ctx, a.ID, wl.Chain, used, from, to, maxWalletRows, func(c *query.BalanceChange) error {
+		if c.Contract == "" {
+			r := *c
+			r.Causes = slices.Clone(c.Causes)
+			rowsOf[c.Address] = append(rowsOf[c.Address], r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	blocks := map[uint64]*walletBlock{}
+	for _, x := range addrs {
+		if !x.Used {
+			continue
+		}
+		for i := range rowsOf[x.Address] {
+			addWalletRow(blocks, &rowsOf[x.Address][i])
+		}
+	}
+	return blocks, nil
+}
+
+// walletBlocksEach is walletBlocks reading each used address's rows by
+// itself, newest first, at most maxWalletRows of each.
+func (s *Server) walletBlocksEach(ctx context.Context, a query.Account, wl query.Wallet, addrs []query.WalletAddress, from, to uint64) (map[uint64]*walletBlock, error) {
 	blocks := map[uint64]*walletBlock{}
 	for _, x := range addrs {
 		if !x.Used {
@@ -431,36 +469,12 @@ func (s *Server) walletBlocks(ctx context.Context, a query.Account, wl query.Wal
 			if err != nil {
 				return nil, err
 			}
-			for _, c := range rows {
-				if c.Block < from {
+			for i := range rows {
+				if rows[i].Block < from {
 					break rows
 				}
-				if c.Contract != "" {
-					continue
-				}
-				b := blocks[c.Block]
-				if b == nil {
-					b = &walletBlock{row: walletChange{BlockNumber: c.Block, Time: timestamp(c.Time)}, time: c.Time, txs: map[string]*walletTxSum{}, checked: true, agreed: true}
-					blocks[c.Block] = b
-				}
-				b.row.Amount = b.row.Amount.Add(c.Amount)
-				b.row.Difference = b.row.Difference.Add(c.Difference)
-				b.checked = b.checked && c.Checked
-				b.agreed = b.agreed && c.Reconciled
-				for _, cs := range c.Causes {
-					t := b.txs[cs.TxHash]
-					if t == nil {
-						t = &walletTxSum{}
-						b.txs[cs.TxHash] = t
-						b.order = append(b.order, cs.TxHash)
-					}
-					t.amount = t.amount.Add(cs.Amount)
-					if cs.Kind == query.KindFee {
-						t.fee = t.fee.Sub(cs.Amount)
-					} else {
-						t.moved = t.moved.Add(cs.Amount)
-					}
-					t.spent = t.spent || cs.Kind == query.KindSpent || cs.Kind == query.KindFee
+				if rows[i].Contract == "" {
+					addWalletRow(blocks, &rows[i])
 				}
 			}
 			read += len(rows)
@@ -472,4 +486,32 @@ func (s *Server) walletBlocks(ctx context.Context, a query.Account, wl query.Wal
 		}
 	}
 	return blocks, nil
+}
+
+// addWalletRow adds statement row c of the wallet's coin to its block.
+func addWalletRow(blocks map[uint64]*walletBlock, c *query.BalanceChange) {
+	b := blocks[c.Block]
+	if b == nil {
+		b = &walletBlock{row: walletChange{BlockNumber: c.Block, Time: timestamp(c.Time)}, time: c.Time, txs: map[string]*walletTxSum{}, checked: true, agreed: true}
+		blocks[c.Block] = b
+	}
+	b.row.Amount = b.row.Amount.Add(c.Amount)
+	b.row.Difference = b.row.Difference.Add(c.Difference)
+	b.checked = b.checked && c.Checked
+	b.agreed = b.agreed && c.Reconciled
+	for _, cs := range c.Causes {
+		t := b.txs[cs.TxHash]
+		if t == nil {
+			t = &walletTxSum{}
+			b.txs[cs.TxHash] = t
+			b.order = append(b.order, cs.TxHash)
+		}
+		t.amount = t.amount.Add(cs.Amount)
+		if cs.Kind == query.KindFee {
+			t.fee = t.fee.Sub(cs.Amount)
+		} else {
+			t.moved = t.moved.Add(cs.Amount)
+		}
+		t.spent = t.spent || cs.Kind == query.KindSpent || cs.Kind == query.KindFee
+	}
 }
