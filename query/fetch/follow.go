@@ -309,16 +309,33 @@ func (f *follower) storeChunks(ctx context.Context, cs []chunk) (int, error) {
 	return len(data), nil
 }
 
-// replaced reports whether the node's block of cp's number is another
-// than cp. A node without one (its chain shorter than the stored one: a
-// node resynchronising, or one that lies) replaces nothing: what is
-// stored stays until the node's chain is taller again.
-func (f *follower) replaced(ctx context.Context, cp query.Block) (bool, error) {
-	blocks, err := f.cfg.Reader.Headers(ctx, cp.Number, cp.Number)
+// replaced reports whether the stored chain up to cp is no longer the
+// node's: its block of cp's number is another than cp, or, where the
+// node's chain ends below cp (at head), its block at head is another than
+// the one stored there (a reorg to a branch shorter than the stored one,
+// which a UTXO chain of more work can be). A node whose chain ends below
+// cp on the stored blocks (a node resynchronising) replaces nothing: what
+// is stored stays until the node's chain is taller again.
+func (f *follower) replaced(ctx context.Context, cp query.Block, head uint64) (bool, error) {
+	n := min(cp.Number, head)
+	blocks, err := f.cfg.Reader.Headers(ctx, n, n)
 	if err != nil {
 		return false, f.nodeErr(err)
 	}
-	return len(blocks) == 1 && blocks[0].Hash != cp.Hash, nil
+	if len(blocks) != 1 {
+		return false, nil
+	}
+	if n == cp.Number {
+		return blocks[0].Hash != cp.Hash, nil
+	}
+	stored, err := f.cfg.Store.StoredBlock(ctx, f.cfg.Chain, n)
+	if errors.Is(err, query.ErrNotFound) {
+		return false, nil // below the first stored block
+	}
+	if err != nil {
+		return false, err
+	}
+	return blocks[0].Hash != stored.Hash, nil
 }
 
 // rewind handles a reorg under the checkpoint cp: it walks back to the
@@ -495,7 +512,7 @@ func (f *follower) fetch(ctx context.Context) (bool, error) {
 		// Caught up, the stored head may have been replaced by a branch
 		// no taller (which no new block shows yet): balances read at the
 		// tip would be the new branch's.
-		replaced, err := f.replaced(ctx, cp)
+		replaced, err := f.replaced(ctx, cp, head)
 		if err != nil {
 			return false, err
 		}
