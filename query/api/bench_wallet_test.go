@@ -144,23 +144,7 @@ func pageToken(b *testing.B, body []byte) string {
 func seedWallet(b *testing.B, db *store.DB, syn utxo.Syntax, account int64, addrs, perAddr int) (string, []string) {
 	b.Helper()
 	ctx := context.Background()
-	desc, err := syn.ParseDescriptor("wpkh(" + regtestTpub + "/0/*)")
-	if err != nil {
-		b.Fatal(err)
-	}
-	derived, err := syn.Derive(desc, 0, uint32(addrs))
-	if err != nil {
-		b.Fatal(err)
-	}
-	wl := query.Wallet{Chain: "BTCREGTEST", ID: "bench", GapLimit: 20,
-		Descriptors: []query.WalletDescriptor{{Descriptor: desc, Derived: uint32(addrs), Used: int64(addrs - 1)}}}
-	was := make([]query.WalletAddress, addrs)
-	for k := range was {
-		was[k] = query.WalletAddress{Address: derived[k], Index: uint32(k)}
-	}
-	if _, err := db.CreateWallet(ctx, account, wl, was); err != nil {
-		b.Fatal(err)
-	}
+	derived := createWallet(b, db, syn, account, "bench", addrs)
 	var blocks []query.BlockData
 	balance := make([]int64, addrs)
 	flush := func() {
@@ -194,7 +178,7 @@ func seedWallet(b *testing.B, db *store.DB, syn utxo.Syntax, account int64, addr
 	if err := db.MarkSynced(ctx, "BTCREGTEST", derived, 0, 0); err != nil {
 		b.Fatal(err)
 	}
-	return wl.ID, derived
+	return "bench", derived
 }
 
 // walletCallStore counts the store reads the API makes.

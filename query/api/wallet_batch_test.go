@@ -132,24 +132,8 @@ func TestWalletStatementBatched(t *testing.T) {
 func seedRandomWallet(t *testing.T, db *store.DB, syn utxo.Syntax, account int64, rng *rand.Rand) uint64 {
 	t.Helper()
 	ctx := context.Background()
-	desc, err := syn.ParseDescriptor("wpkh(" + regtestTpub + "/0/*)")
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 2 + rng.IntN(30)
-	derived, err := syn.Derive(desc, 0, uint32(n))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl := query.Wallet{Chain: "BTCREGTEST", ID: "oracle", GapLimit: 20,
-		Descriptors: []query.WalletDescriptor{{Descriptor: desc, Derived: uint32(n), Used: int64(n - 1)}}}
-	was := make([]query.WalletAddress, n)
-	for k := range was {
-		was[k] = query.WalletAddress{Address: derived[k], Index: uint32(k)}
-	}
-	if _, err := db.CreateWallet(ctx, account, wl, was); err != nil {
-		t.Fatal(err)
-	}
+	derived := createWallet(t, db, syn, account, "oracle", n)
 	used := derived[:1+rng.IntN(n)]
 	balance := map[string]query.Amount{}
 	heads := uint64(5 + rng.IntN(60))
@@ -207,4 +191,29 @@ func seedRandomWallet(t *testing.T, db *store.DB, syn utxo.Syntax, account int64
 		t.Fatal(err)
 	}
 	return heads
+}
+
+// createWallet creates, for account, the BTCREGTEST wallet id of the
+// regtest tpub's receive branch with its first n addresses derived and
+// used, and returns them.
+func createWallet(tb testing.TB, db *store.DB, syn utxo.Syntax, account int64, id string, n int) []string {
+	tb.Helper()
+	desc, err := syn.ParseDescriptor("wpkh(" + regtestTpub + "/0/*)")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	derived, err := syn.Derive(desc, 0, uint32(n))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wl := query.Wallet{Chain: "BTCREGTEST", ID: id, GapLimit: 20,
+		Descriptors: []query.WalletDescriptor{{Descriptor: desc, Derived: uint32(n), Used: int64(n - 1)}}}
+	was := make([]query.WalletAddress, n)
+	for k := range was {
+		was[k] = query.WalletAddress{Address: derived[k], Index: uint32(k)}
+	}
+	if _, err := db.CreateWallet(context.Background(), account, wl, was); err != nil {
+		tb.Fatal(err)
+	}
+	return derived
 }

@@ -119,6 +119,29 @@ func walletDigest(r query.Range, mark string) []byte {
 	return sum[:digestSize]
 }
 
+// walletCursor decodes req's page token of kind for the wallet of scope
+// sc: read takes the cursor's fields, then the range's end (a mark's
+// block, set in req) and the digest of the range, which must be req's.
+func walletCursor(codec tokenCodec, kind byte, sc []byte, req *bookRequest, read func(*reader)) error {
+	cur, err := codec.decode(kind, sc, req.token)
+	if err != nil {
+		return badToken()
+	}
+	rd := reader{b: cur}
+	read(&rd)
+	end := rd.uvarint()
+	if rd.err != nil || len(rd.b) != digestSize {
+		return badToken()
+	}
+	if req.endMark != "" {
+		req.r.ToBlock = end
+	}
+	if !bytes.Equal(rd.b, walletDigest(req.r, req.endMark)) {
+		return errOtherParams
+	}
+	return nil
+}
+
 // walletBalanceChanges is GET /v1/chains/{chain}/wallets/{wallet}/balance_changes:
 // the wallet's statement, newest first (order_by=block_number: oldest
 // first), in a block and time range, paged: per block, its used
@@ -137,20 +160,9 @@ func (s *Server) walletBalanceChanges(w http.ResponseWriter, r *http.Request, a 
 	sc := scope(a.ID, wl.Chain, "wallet", wl.ID)
 	var after *uint64
 	if req.token != "" {
-		cur, err := codec.decode(kindWalletChanges, sc, req.token)
-		if err != nil {
-			return badToken()
-		}
-		rd := reader{b: cur}
-		block, end := rd.uvarint(), rd.uvarint()
-		if rd.err != nil || len(rd.b) != digestSize {
-			return badToken()
-		}
-		if req.endMark != "" {
-			req.r.ToBlock = end
-		}
-		if !bytes.Equal(rd.b, walletDigest(req.r, req.endMark)) {
-			return errOtherParams
+		var block uint64
+		if err := walletCursor(codec, kindWalletChanges, sc, &req, func(rd *reader) { block = rd.uvarint() }); err != nil {
+			return err
 		}
 		after = &block
 	}
@@ -344,21 +356,10 @@ func (s *Server) walletTransactionRange(w http.ResponseWriter, r *http.Request, 
 	sc := scope(a.ID, wl.Chain, "wallet", wl.ID)
 	var after *query.TxCursor
 	if req.token != "" {
-		cur, err := codec.decode(kindWalletTransactions, sc, req.token)
-		if err != nil {
-			return badToken()
-		}
-		rd := reader{b: cur}
-		c := query.TxCursor{BlockNumber: rd.uvarint(), Index: uint(rd.uvarint())}
-		end := rd.uvarint()
-		if rd.err != nil || len(rd.b) != digestSize {
-			return badToken()
-		}
-		if req.endMark != "" {
-			req.r.ToBlock = end
-		}
-		if !bytes.Equal(rd.b, walletDigest(req.r, req.endMark)) {
-			return errOtherParams
+		var c query.TxCursor
+		read := func(rd *reader) { c = query.TxCursor{BlockNumber: rd.uvarint(), Index: uint(rd.uvarint())} }
+		if err := walletCursor(codec, kindWalletTransactions, sc, &req, read); err != nil {
+			return err
 		}
 		after = &c
 	}

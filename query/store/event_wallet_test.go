@@ -28,21 +28,7 @@ func TestAccountEventsWallet(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, a := range []string{addrA, addrB, addrC} {
-			for _, acct := range []int64{alice, bob} {
-				if _, err := db.Subscribe(ctx, acct, "ETH", a); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		var changes []query.BalanceChange
-		for _, a := range []string{addrA, addrB, addrC} {
-			changes = append(changes, query.BalanceChange{Chain: "ETH", Address: a, Block: 1, Time: block(1).Time, Amount: query.AmountOf(5),
-				BalanceAfter: query.AmountOf(5), Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: "0x01", Amount: query.AmountOf(5)}}})
-		}
-		if err := db.StoreBlocks(ctx, "ETH", []query.BlockData{{Block: block(1), Changes: changes}}); err != nil {
-			t.Fatal(err)
-		}
+		payThree(t, db, alice, bob)
 		for _, tc := range []struct {
 			account int64
 			want    map[string]string
@@ -88,21 +74,7 @@ func TestAccountEventsWalletFilter(t *testing.T) {
 		if _, err := db.CreateWallet(ctx, bob, w("bobs", recv), []query.WalletAddress{{Address: addrC, Descriptor: 0}}); err != nil {
 			t.Fatal(err)
 		}
-		for _, a := range []string{addrA, addrB, addrC} {
-			for _, acct := range []int64{alice, bob} {
-				if _, err := db.Subscribe(ctx, acct, "ETH", a); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		var changes []query.BalanceChange
-		for _, a := range []string{addrA, addrB, addrC} {
-			changes = append(changes, query.BalanceChange{Chain: "ETH", Address: a, Block: 1, Time: block(1).Time, Amount: query.AmountOf(5),
-				BalanceAfter: query.AmountOf(5), Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: "0x01", Amount: query.AmountOf(5)}}})
-		}
-		if err := db.StoreBlocks(ctx, "ETH", []query.BlockData{{Block: block(1), Changes: changes}}); err != nil {
-			t.Fatal(err)
-		}
+		payThree(t, db, alice, bob)
 		for _, tc := range []struct {
 			account int64
 			wallet  string
@@ -131,4 +103,24 @@ func TestAccountEventsWalletFilter(t *testing.T) {
 			}
 		}
 	})
+}
+
+// payThree subscribes accounts to addrA, addrB and addrC and stores
+// block 1, paying each 5 in one transaction.
+func payThree(t *testing.T, db *store.DB, accounts ...int64) {
+	t.Helper()
+	ctx := context.Background()
+	var changes []query.BalanceChange
+	for _, a := range []string{addrA, addrB, addrC} {
+		for _, acct := range accounts {
+			if _, err := db.Subscribe(ctx, acct, "ETH", a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		changes = append(changes, query.BalanceChange{Chain: "ETH", Address: a, Block: 1, Time: block(1).Time, Amount: query.AmountOf(5),
+			BalanceAfter: query.AmountOf(5), Causes: []query.Cause{{Kind: query.KindTransaction, TxHash: "0x01", Amount: query.AmountOf(5)}}})
+	}
+	if err := db.StoreBlocks(ctx, "ETH", []query.BlockData{{Block: block(1), Changes: changes}}); err != nil {
+		t.Fatal(err)
+	}
 }
